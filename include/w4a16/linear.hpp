@@ -1,0 +1,45 @@
+// The public entry point: a linear layer bound to a chosen kernel and its prepared weights.
+//   auto lin = w4a16::Linear::create(q.view(), {.act_dtype = DType::f16});
+//   lin.forward(x, out);          // CPU, or CUDA with the caller's stream and workspace
+#pragma once
+#include <memory>
+#include <string>
+
+#include "w4a16/core/canonical.hpp"
+#include "w4a16/registry/registry.hpp"
+
+namespace w4a16 {
+
+struct LinearOptions {
+  DType act_dtype = DType::f16;
+  Device device = Device::cpu;
+  int device_index = 0;
+  std::string backend;       // force a kernel by name ("" = choose)
+  std::int64_t max_m = 4096; // workspace is sized for M <= max_m
+  void* stream = nullptr;    // for CUDA prepare uploads
+};
+
+class Linear {
+ public:
+  // `w` may live on the host (CUDA kernels upload it in prepare).
+  static Linear create(const CanonicalView& w, const LinearOptions& opt);
+  const Kernel& kernel() const { return *kernel_; }
+  const LinearConfig& config() const { return config_; }
+  const Decision& decision() const { return decision_; }
+  std::size_t workspace_bytes() const { return ws_bytes_; }
+  std::size_t weight_bytes() const { return prepared_->device_bytes(); }
+  // Caller-owned workspace (>= workspace_bytes()) and stream; never allocates.
+  void run(const TensorView& x, const TensorView& out, void* workspace, void* stream) const;
+  // Convenience for the CPU or tests: uses an internal workspace (allocated at create()).
+  void forward(const TensorView& x, const TensorView& out, void* stream = nullptr) const;
+
+ private:
+  const Kernel* kernel_ = nullptr;
+  LinearConfig config_;
+  Decision decision_;
+  std::shared_ptr<PreparedWeights> prepared_;
+  std::size_t ws_bytes_ = 0;
+  std::shared_ptr<void> owned_ws_;
+};
+
+}  // namespace w4a16

@@ -1,0 +1,28 @@
+// LinearConfig: everything a kernel needs to know to say whether it can implement a layer.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "w4a16/core/canonical.hpp"
+
+namespace w4a16 {
+
+struct LinearConfig {
+  std::int64_t k_full = 0, n_full = 0;  // the whole layer
+  std::int64_t k = 0, n = 0;            // this partition (== full without tensor parallelism)
+  ScalarType scalar = ScalarType::uint4b8;
+  DType act_dtype = DType::f16;   // x
+  DType out_dtype = DType::f16;   // y
+  int group_size = 128;           // 32, 64, 128, 256, kChannelwise
+  bool has_zeros = false;         // == (scalar == uint4)
+  bool act_order = false;
+  bool has_bias = false;
+  Device device = Device::cpu;
+  int capability = 0;             // 0 on the CPU, 80, 90 (sm_90a) ... on CUDA
+
+  static LinearConfig from(const CanonicalView& w, DType act_dtype, Device device, int capability);
+  QuantSpec spec() const { return QuantSpec{n, k, group_size, scalar}; }
+  std::string describe() const;  // one line, for explain and errors
+};
+
+}  // namespace w4a16

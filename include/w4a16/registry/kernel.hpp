@@ -1,0 +1,60 @@
+// The kernel interface every registered kernel implements (the registry's only view of it).
+//   can_implement(config) -> "" for yes, else the failing condition ("group_size 48 not in {32,...}")
+//   prepare(canonical)    -> the kernel's own weights, tagged with its layout name
+//   workspace_bytes(config, max_m)
+//   run(x, prepared, out, workspace, stream): launch only, never allocates (CUDA-graph safe)
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "w4a16/core/canonical.hpp"
+#include "w4a16/registry/config.hpp"
+
+namespace w4a16 {
+
+// A kernel's prepared weights. The layout tag is checked on every run(), so weights
+// prepared by one kernel can never be fed to another with a different layout.
+class PreparedWeights {
+ public:
+  virtual ~PreparedWeights() = default;
+  virtual std::string_view layout() const = 0;  // e.g. "cpu.canonical", "cuda.tc16x64.v1"
+  virtual std::size_t device_bytes() const = 0;  // memory it holds (reported to users)
+  const LinearConfig& config() const { return config_; }
+
+ protected:
+  explicit PreparedWeights(const LinearConfig& c) : config_(c) {}
+  LinearConfig config_;
+};
+
+struct RunArgs {
+  TensorView x;    // [M, K] act_dtype, rows may be strided (stride[1] == 1)
+  TensorView out;  // [M, N] out_dtype, rows may be strided (stride[1] == 1)
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+  void* stream = nullptr;  // cudaStream_t for CUDA kernels; ignored on the CPU
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual std::string_view name() const = 0;
+  virtual Device device() const = 0;
+  virtual int min_capability() const { return 0; }
+  // Empty string: yes. Otherwise the reason, naming the failing condition.
+  virtual std::string can_implement(const LinearConfig& c) const = 0;
+  // The layout tag this kernel's prepare() produces and run() accepts.
+  virtual std::string_view layout() const = 0;
+  // `w` is a host or device view matching `c`; stream used for CUDA uploads.
+  virtual std::unique_ptr<PreparedWeights> prepare(const CanonicalView& w, const LinearConfig& c,
+                                                   void* stream = nullptr) const = 0;
+  virtual std::size_t workspace_bytes(const LinearConfig& c, std::int64_t max_m) const = 0;
+  virtual void run(const PreparedWeights& w, const RunArgs& args) const = 0;
+};
+
+// Checks shared by every run(): layout tag, x/out dtypes, shapes, devices, strides,
+// workspace size. Throws w4a16::Error naming the argument.
+void check_run_args(const Kernel& kernel, const PreparedWeights& w, const RunArgs& args, std::size_t ws_needed);
+
+}  // namespace w4a16

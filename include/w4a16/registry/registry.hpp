@@ -1,0 +1,48 @@
+// The one place that knows every kernel: per-platform priority lists, selection, override.
+//   W4A16_DISABLED_KERNELS=a,b   skip these names
+//   W4A16_LINEAR_BACKEND=name    force one (any registered name; validated)
+#pragma once
+#include <string>
+#include <vector>
+
+#include "w4a16/registry/kernel.hpp"
+
+namespace w4a16 {
+
+enum class Platform { cpu, sm80, sm90 };
+Platform platform_of(Device d, int capability);
+
+struct KernelEntry {
+  const Kernel* kernel;
+  // Kernels never chosen by default on any configuration say why here (e.g. the slow
+  // CPU reference exists to be the oracle). Empty for kernels that selection may pick.
+  std::string override_only_reason;
+};
+
+// All registered kernels (stable order).
+const std::vector<KernelEntry>& all_kernels();
+const Kernel* find_kernel(std::string_view name);  // nullptr if unknown
+// The priority list of a platform, first = preferred.
+std::vector<const Kernel*> priority_list(Platform p);
+
+struct SelectOptions {
+  std::string backend;                  // forced kernel name, "" = choose (falls back to W4A16_LINEAR_BACKEND)
+  std::vector<std::string> disabled;    // in addition to W4A16_DISABLED_KERNELS
+  bool read_environment = true;
+};
+
+struct Decision {
+  const Kernel* chosen = nullptr;
+  struct Refusal {
+    std::string kernel;
+    std::string reason;
+  };
+  std::vector<Refusal> refused;  // every kernel above the chosen one, in order, with its reason
+  std::string text() const;      // printable explanation
+};
+
+// Walks the priority list; throws unsupported listing every kernel and its reason when none fits,
+// not_found when a forced backend name is not registered.
+Decision choose(const LinearConfig& c, const SelectOptions& opt = {});
+
+}  // namespace w4a16

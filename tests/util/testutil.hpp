@@ -1,0 +1,47 @@
+// Shared test helpers: fresh random data, an independent f64 GEMM, named tolerances.
+// Every test draws new random inputs per run (seeded from the clock unless W4A16_SEED is
+// set; the seed is printed on failure via SCOPED_TRACE in the callers).
+#pragma once
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "w4a16/core/canonical.hpp"
+
+namespace w4a16::test {
+
+// Named tolerances: ||out - ref|| / ||ref|| bounds, written once (shared/STYLE.md 6).
+constexpr double kTolF16 = 2e-3;   // fp16 activations/outputs
+constexpr double kTolBF16 = 1e-2;  // bf16 activations/outputs
+inline double tolerance(DType t) { return t == DType::bf16 ? kTolBF16 : kTolF16; }
+
+std::uint64_t seed();            // W4A16_SEED or a fresh clock-derived seed, printed once
+std::mt19937_64& rng();          // process-wide generator seeded with seed()
+
+// A random canonical layer: q, z uniform 0..15, scales in [0.5, 1.5] * scale_mag (positive),
+// bias ~ N(0, 1) if requested, a random permutation if act_order.
+QuantizedLinear random_linear(const QuantSpec& spec, DType scale_dtype, bool bias, bool act_order,
+                              float scale_mag = 0.02f);
+
+// Random activations [M, K] of dtype f16/bf16 (values N(0,1) rounded to the dtype), with a
+// row stride >= K (elements); returned as raw 16-bit storage of M * row_stride elements.
+std::vector<std::uint16_t> random_act(std::int64_t m, std::int64_t k, DType dtype, std::int64_t row_stride = 0);
+
+// y = x . w^T + b in f64; x [M, K] (float values), w [N, K] row-major, b [N] or empty.
+std::vector<double> gemm_f64(const std::vector<double>& x, const std::vector<double>& w,
+                             const std::vector<double>& b, std::int64_t m, std::int64_t n, std::int64_t k);
+
+// Dequantized weights [N, K] in original channel order, computed straight from the packed
+// canonical bits and the FORMATS.md definition (independent of library code).
+std::vector<double> dequant_f64(const QuantizedLinear& w);
+std::vector<double> bias_f64(const QuantizedLinear& w);
+
+// 16-bit float storage -> doubles ([M, K] with row stride).
+std::vector<double> to_f64(const std::uint16_t* p, DType dtype, std::int64_t m, std::int64_t k,
+                           std::int64_t row_stride);
+
+double rel_error(const std::vector<double>& out, const std::vector<double>& ref);  // NaN-safe: NaN -> inf
+
+inline std::uint16_t poison_bits(DType t) { return t == DType::bf16 ? 0x7fc1 : 0x7e01; }  // quiet NaNs
+
+}  // namespace w4a16::test
