@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -60,7 +62,8 @@ class TensorStore {
   std::vector<std::string> names() const;  // sorted
   bool contains(const std::string& name) const;
   const TensorInfo& info(const std::string& name) const;
-  TensorView view(const std::string& name) const;  // maps the shard holding it (lazily, once)
+  TensorView view(const std::string& name) const;  // from the shard holding it (all shards are
+                                                   // opened and checked against the index in open_dir)
   std::string file_of(const std::string& name) const;
 
  private:
