@@ -1,0 +1,209 @@
+// cpu.fast.v1: prepare, argument checks, activation gather and run-time ISA dispatch.
+// Contract and layout in fast.hpp; the kernels are fast_avx2.cpp and fast_scalar.cpp.
+#include "fast.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "fast_impl.hpp"
+#include "reference.hpp"
+#include "w4a16/core/error.hpp"
+#include "w4a16/core/half.hpp"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace w4a16::kernels::cpu {
+
+std::size_t FastWeights::bytes() const {
+  return qweight.size() * sizeof(std::uint32_t) + scales.size() * sizeof(std::uint16_t) +
+         zeros.size() * sizeof(std::uint32_t) + bias.size() * sizeof(float) + perm.size() * sizeof(std::int32_t);
+}
+
+bool fast_supports(DType act_dtype, const QuantSpec& spec, std::string* why) {
+  auto no = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
+  if (!is_activation_dtype(act_dtype))
+    return no("act_dtype " + std::string(dtype_name(act_dtype)) + " not in {float16, bfloat16}");
+  try {
+    spec.validate("spec");
+  } catch (const Error& e) {
+    return no(e.what());
+  }
+  if (why) why->clear();
+  return true;
+}
+
+FastWeights fast_prepare(const CanonicalView& w, DType act_dtype) {
+  detail::check_host_weights(w, "w");
+  if (!is_activation_dtype(act_dtype))
+    fail(ErrorCode::dtype_mismatch, "act_dtype", "float16 or bfloat16", std::string(dtype_name(act_dtype)));
+  const QuantSpec& s = w.spec;
+  const std::int64_t N = s.n, K = s.k, G = s.groups(), words = K / 8;
+  FastWeights f;
+  f.spec = s;
+  f.act_dtype = act_dtype;
+  f.scale_dtype = w.scale_dtype;
+  f.blocks = (N + kBlockRows - 1) / kBlockRows;
+  const auto Nb = static_cast<std::size_t>(f.blocks);
+  f.qweight.assign(Nb * static_cast<std::size_t>(words) * kBlockRows, 0u);
+  f.scales.assign(Nb * static_cast<std::size_t>(G) * kBlockRows, 0u);  // 0 bits = +0.0 in f16 and bf16
+  for (std::int64_t n = 0; n < N; ++n) {
+    const std::int64_t b = n / kBlockRows, l = n % kBlockRows;
+    const std::int32_t* src = w.qweight + n * words;
+    std::uint32_t* dst = &f.qweight[static_cast<std::size_t>((b * words) * kBlockRows + l)];
+    for (std::int64_t j = 0; j < words; ++j) dst[j * kBlockRows] = static_cast<std::uint32_t>(src[j]);
+    for (std::int64_t g = 0; g < G; ++g)
+      f.scales[static_cast<std::size_t>((b * G + g) * kBlockRows + l)] = w.scales[n * G + g];
+  }
+  if (s.has_zeros()) {  // N % 8 == 0 here (spec.validate), so canonical row r of zeros is block r
+    f.zeros.resize(Nb * static_cast<std::size_t>(G));
+    std::memcpy(f.zeros.data(), w.zeros.data(), f.zeros.size() * sizeof(std::uint32_t));
+  }
+  if (w.has_bias()) {
+    f.bias.assign(Nb * kBlockRows, 0.f);
+    for (std::int64_t n = 0; n < N; ++n) f.bias[static_cast<std::size_t>(n)] = f16x_to_float(w.scale_dtype, w.bias[n]);
+  }
+  if (w.act_order()) {
+    f.perm.assign(w.perm, w.perm + K);
+    for (std::int64_t kk = 0; kk < K; ++kk)  // a view not made by make_canonical_view could hold anything
+      if (f.perm[static_cast<std::size_t>(kk)] < 0 || f.perm[static_cast<std::size_t>(kk)] >= K)
+        fail(ErrorCode::invalid_argument, "w.perm", "values in 0.." + std::to_string(K - 1),
+             std::to_string(f.perm[static_cast<std::size_t>(kk)]) + " at index " + std::to_string(kk));
+  }
+  return f;
+}
+
+namespace {
+
+bool cpu_has_avx2() {
+#if defined(W4A16_CPU_HAVE_AVX2_TU) && (defined(__GNUC__) || defined(__clang__))
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  return ok;
+#else
+  return false;
+#endif
+}
+
+FastIsa resolve(FastIsa isa) { return isa == FastIsa::best ? (cpu_has_avx2() ? FastIsa::avx2 : FastIsa::scalar) : isa; }
+
+int thread_count(int requested) {
+#if defined(_OPENMP)
+  return requested > 0 ? requested : omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+// Per-calling-thread buffers, reused across calls (grown, never shrunk).
+struct Scratch {
+  AlignedVector<float> xf, xsum;
+};
+Scratch& scratch() {
+  static thread_local Scratch s;
+  return s;
+}
+
+void gather_x(const FastWeights& w, const TensorView& x, impl::XPrep prep, Scratch& sc, int threads) {
+  const std::int64_t M = x.shape[0], K = w.spec.k, G = w.spec.groups(), gl = w.spec.group_len();
+  sc.xf.resize(static_cast<std::size_t>(M * K));
+  if (prep.sums) sc.xsum.resize(static_cast<std::size_t>(M * G));
+  const std::int32_t* perm = w.act_order() ? w.perm.data() : nullptr;
+  const auto* xb = x.ptr<const std::uint16_t>();
+  const std::int64_t xs = x.stride[0];
+  const DType dt = x.dtype;
+  float* xf = sc.xf.data();
+  float* xsum = sc.xsum.data();
+  // 2^-4i for lane i = k % 8 < 7 (lane 7 is shifted, not masked, in the AVX2 decode kernel).
+  static constexpr float kPre[8] = {1.f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 1.f};
+#pragma omp parallel for schedule(static) num_threads(threads) if (M * K >= (1 << 16))
+  for (std::int64_t m = 0; m < M; ++m) {
+    const std::uint16_t* row = xb + m * xs;
+    float* dst = xf + m * K;
+    for (std::int64_t kk = 0; kk < K; ++kk) dst[kk] = f16x_to_float(dt, row[perm ? perm[kk] : kk]);
+    if (prep.sums)
+      for (std::int64_t g = 0; g < G; ++g) {
+        double acc = 0;  // f64 so the zero-point term adds no error of its own
+        for (std::int64_t kk = g * gl; kk < (g + 1) * gl; ++kk) acc += dst[kk];
+        xsum[m * G + g] = static_cast<float>(acc);
+      }
+    if (prep.prescale)
+      for (std::int64_t kk = 0; kk < K; ++kk) dst[kk] *= kPre[kk % 8];  // exact: a power of two
+  }
+}
+
+}  // namespace
+
+bool fast_isa_available(FastIsa isa) {
+  switch (isa) {
+    case FastIsa::best:
+    case FastIsa::scalar: return true;
+    case FastIsa::avx2: return cpu_has_avx2();
+  }
+  return false;
+}
+
+std::string_view fast_isa_name(FastIsa isa) { return resolve(isa) == FastIsa::avx2 ? "avx2" : "scalar"; }
+
+void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& out, FastIsa isa, int num_threads) {
+  if (w.blocks <= 0 || w.qweight.empty())
+    fail(ErrorCode::invalid_argument, "w", "weights made by fast_prepare (layout cpu.fast.v1)", "empty FastWeights");
+  const std::int64_t N = w.spec.n, K = w.spec.k;
+  if (static_cast<std::int64_t>(w.qweight.size()) != w.blocks * (K / 8) * kBlockRows ||
+      static_cast<std::int64_t>(w.scales.size()) != w.blocks * w.spec.groups() * kBlockRows)
+    fail(ErrorCode::layout_mismatch, "w", "cpu.fast.v1 arrays sized for " + w.spec.describe(), "arrays of other sizes");
+  detail::check_matrix(x, "x", "[M, K]", -1, K, {w.act_dtype});
+  const std::int64_t M = x.shape[0];
+  detail::check_matrix(out, "out", "[M, N]", M, N, {w.act_dtype});
+  if (num_threads < 0) fail(ErrorCode::invalid_argument, "num_threads", ">= 0 (0 = all)", std::to_string(num_threads));
+  const FastIsa chosen = resolve(isa);
+  if (chosen == FastIsa::avx2 && !cpu_has_avx2())
+    fail(ErrorCode::unsupported, "isa", "an implementation this CPU runs (scalar)", "avx2 (needs AVX2, FMA and F16C)");
+  if (M == 0) return;
+
+  impl::Problem p;
+  p.w = &w;
+  p.m = M;
+  p.n = N;
+  p.k = K;
+  p.groups = w.spec.groups();
+  p.group_len = w.spec.group_len();
+  p.out = out.data;
+  p.out_stride = out.stride[0];
+  p.out_dtype = out.dtype;
+  p.threads = thread_count(num_threads);
+  const impl::XPrep prep = chosen == FastIsa::avx2 ? impl::avx2_xprep(M) : impl::XPrep{false, true};
+  Scratch& sc = scratch();
+  gather_x(w, x, prep, sc, p.threads);
+  p.xf = sc.xf.data();
+  p.xsum = prep.sums ? sc.xsum.data() : nullptr;
+  if (chosen == FastIsa::avx2)
+    impl::run_avx2(p);
+  else
+    impl::run_scalar(p);
+}
+
+void fast_gemm(const FastWeights& w, const TensorView& x, const TensorView& out, int num_threads) {
+  fast_gemm_isa(w, x, out, FastIsa::best, num_threads);
+}
+
+namespace impl {
+void store_row(const Problem& p, std::int64_t m, std::int64_t n0, const float* v, std::int64_t count) {
+  const float* bias = p.w->has_bias() ? p.w->bias.data() + n0 : nullptr;
+  auto* dst = static_cast<std::uint16_t*>(p.out) + m * p.out_stride + n0;
+  for (std::int64_t i = 0; i < count; ++i) dst[i] = float_to_f16x(p.out_dtype, bias ? v[i] + bias[i] : v[i]);
+}
+}  // namespace impl
+
+#if !defined(W4A16_CPU_HAVE_AVX2_TU)
+namespace impl {
+XPrep avx2_xprep(std::int64_t) { return {}; }
+void run_avx2(const Problem&) { fail(ErrorCode::internal, "run_avx2 called in a build without the AVX2 kernels"); }
+}  // namespace impl
+#endif
+
+}  // namespace w4a16::kernels::cpu

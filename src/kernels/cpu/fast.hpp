@@ -1,0 +1,98 @@
+// The fast CPU W4A16 GEMM: y[M, N] = x[:, perm] . W^T + bias with fp32 accumulation.
+//
+//   fast_prepare  canonical host view -> FastWeights (layout tag "cpu.fast.v1", a host copy)
+//   fast_gemm     x [M, K] act_dtype (float16 | bfloat16), out [M, N] act_dtype; both host,
+//                 rows may be strided (stride[1] == 1); any M >= 0; num_threads 0 = all
+//   fast_supports every spec that passes QuantSpec::validate (uint4 and uint4b8, group
+//                 32/64/128/256/channelwise, any N, K % 8 == 0), act dtype f16 or bf16
+//
+// Layout "cpu.fast.v1" (rows of W grouped in blocks of kBlockRows = 8 = one AVX2 vector of
+// fp32 accumulators, one output row per lane):
+//   qweight  u32 [Nb][K/8][8]   word (b, j, l) = canonical word (8b + l, j): the 8 nibbles
+//                               q[8b + l, 8j .. 8j + 7] (nibble i = k offset i), so one 32-byte
+//                               load gives 8 rows x 8 k and `(v >> 4i) & 15` gives 8 lanes of
+//                               rows at k = 8j + i (the AVX2 kernel uses `v & (15 << 4i)`
+//                               and pre-scales x by 2^-4i instead, one op fewer)
+//   scales   u16 [Nb][G][8]     s[8b + l, g], raw bits of the canonical scale dtype (no rounding)
+//   zeros    u32 [Nb][G]        uint4 only: the canonical packed word, nibble l = z[8b + l, g]
+//   bias     f32 [Nb * 8]       or empty
+//   perm     i32 [K]            act-order or empty; x is gathered once per call
+// Nb = ceil(N / 8); padded rows hold q = 0, s = 0, z = 0 and are never written to out.
+// Arrays are 64-byte aligned. Scales and zero points stay 16-bit and 4-bit so the bytes a
+// decode call streams are the canonical N*K/2 + N*G*2 (+ N*G/2).
+//
+// Paths (fast.cpp chooses; all accumulate in fp32):
+//   AVX2+FMA+F16C (fast_avx2.cpp), when __builtin_cpu_supports says so at run time:
+//     decode   M < kPrefillMinM: streams the packed weights once per 4 rows of x, per group
+//              sum_k q*x is accumulated and s * (acc - z * sum_k x) applied at the group's end
+//     prefill  M >= kPrefillMinM: 16-row panels dequantized to fp32 in 256-k chunks (L1),
+//              reused by every row of a 96-row block of x (6 x 16 register tile)
+//   scalar (fast_scalar.cpp): the same math in portable C++.
+// Checked by tests/kernels_cpu (w4a16_test_kernels_cpu) against reference_gemm.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "w4a16/core/canonical.hpp"
+#include "w4a16/core/tensor.hpp"
+
+namespace w4a16::kernels::cpu {
+
+constexpr std::int64_t kBlockRows = 8;     // rows of W per block: one 8-lane fp32 vector
+constexpr std::int64_t kPrefillMinM = 17;  // M at which the dequantize-to-panel path takes over
+
+// 64-byte aligned storage, so 32-byte vector loads never split a cache line.
+template <class T>
+struct AlignedAllocator {
+  using value_type = T;
+  AlignedAllocator() = default;
+  template <class U> AlignedAllocator(const AlignedAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <class U> bool operator==(const AlignedAllocator<U>&) const { return true; }
+};
+template <class T> using AlignedVector = std::vector<T, AlignedAllocator<T>>;
+
+struct FastWeights {
+  static constexpr std::string_view kLayout = "cpu.fast.v1";
+  std::string_view layout() const { return kLayout; }
+
+  QuantSpec spec;                     // N, K, group size, scalar type (of this layer)
+  DType act_dtype = DType::f16;       // x and out
+  DType scale_dtype = DType::f16;     // dtype of the stored scale bits
+  std::int64_t blocks = 0;            // Nb = ceil(N / 8)
+  AlignedVector<std::uint32_t> qweight;  // [Nb][K/8][8]
+  AlignedVector<std::uint16_t> scales;   // [Nb][G][8]
+  AlignedVector<std::uint32_t> zeros;    // [Nb][G] (uint4) or empty
+  AlignedVector<float> bias;             // [Nb * 8] or empty
+  std::vector<std::int32_t> perm;        // [K] or empty
+
+  bool has_bias() const { return !bias.empty(); }
+  bool act_order() const { return !perm.empty(); }
+  std::size_t bytes() const;  // host memory held by the arrays above
+};
+
+// `w` must be a host view; act_dtype float16 or bfloat16. Throws naming the argument.
+FastWeights fast_prepare(const CanonicalView& w, DType act_dtype);
+// out = x[:, perm] . W^T + bias. Throws naming the argument on any mismatch.
+void fast_gemm(const FastWeights& w, const TensorView& x, const TensorView& out, int num_threads = 0);
+// True iff fast_prepare/fast_gemm implement this configuration; otherwise *why says which
+// condition failed (why may be null).
+bool fast_supports(DType act_dtype, const QuantSpec& spec, std::string* why);
+
+// The implementations behind fast_gemm. `best` is what fast_gemm runs: avx2 when this CPU
+// has AVX2, FMA and F16C (and the library was built for x86-64), else scalar. Tests run both.
+enum class FastIsa { best, scalar, avx2 };
+bool fast_isa_available(FastIsa isa);
+std::string_view fast_isa_name(FastIsa isa);  // "avx2" / "scalar"; best resolves to the one chosen
+// fast_gemm on a named implementation; throws `unsupported` naming `isa` if it is not available.
+void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& out, FastIsa isa, int num_threads = 0);
+
+}  // namespace w4a16::kernels::cpu
