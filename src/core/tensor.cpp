@@ -81,7 +81,8 @@ std::string describe(const TensorView& t) {
   return s;
 }
 
-HostTensor::HostTensor(DType dtype, std::vector<std::int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
+HostTensor::HostTensor(DType dtype, std::vector<std::int64_t> shape)
+    : dtype_(dtype), defined_(true), shape_(std::move(shape)) {
   for (auto v : shape_)
     if (v < 0) fail(ErrorCode::shape_mismatch, "HostTensor", "non-negative extents", shape_str(shape_));
   std::size_t bytes = nbytes();
@@ -90,12 +91,14 @@ HostTensor::HostTensor(DType dtype, std::vector<std::int64_t> shape) : dtype_(dt
 }
 
 std::int64_t HostTensor::numel() const {
+  if (!defined_) return 0;
   std::int64_t n = 1;
   for (auto v : shape_) n *= v;
   return n;
 }
 
 TensorView HostTensor::view() const {
+  if (!defined_) return TensorView();
   return TensorView(const_cast<unsigned char*>(storage_.data()), dtype_, shape_);
 }
 

@@ -1,5 +1,6 @@
 #include "testutil.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>

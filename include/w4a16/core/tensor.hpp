@@ -58,7 +58,7 @@ class HostTensor {
   template <class T> T* ptr() { return reinterpret_cast<T*>(storage_.data()); }
   template <class T> const T* ptr() const { return reinterpret_cast<const T*>(storage_.data()); }
   TensorView view() const;
-  bool empty() const { return shape_.empty(); }
+  bool empty() const { return !defined_; }  // default-constructed: no tensor (a 0-rank scalar is not empty)
 
  private:
   struct alignas(64) Block { unsigned char b[64]; };
@@ -68,6 +68,7 @@ class HostTensor {
     const unsigned char* data() const { return blocks.empty() ? nullptr : blocks.front().b; }
   };
   DType dtype_ = DType::f16;
+  bool defined_ = false;
   std::vector<std::int64_t> shape_;
   Storage storage_;
 };
