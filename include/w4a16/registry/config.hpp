@@ -20,9 +20,17 @@ struct LinearConfig {
   Device device = Device::cpu;
   int capability = 0;             // 0 on the CPU, 80, 90 (sm_90a) ... on CUDA
 
+  // The config of canonical weights `w` run with activations (and outputs) of `act_dtype`.
   static LinearConfig from(const CanonicalView& w, DType act_dtype, Device device, int capability);
   QuantSpec spec() const { return QuantSpec{n, k, group_size, scalar}; }
   std::string describe() const;  // one line, for explain and errors
+  // "" when the fields are consistent with shared/FORMATS.md (a canonical layer of this shape
+  // can exist); otherwise the first broken rule. Every kernel's can_implement starts with it.
+  std::string invalid_reason() const;
 };
+
+// Throws (naming `arg`) unless the canonical weights `w` are the layer `c` describes: the
+// guard of every prepare(), so weights and config can never disagree.
+void check_weights_match(const CanonicalView& w, const LinearConfig& c, std::string_view arg = "weights");
 
 }  // namespace w4a16

@@ -51,10 +51,15 @@ class Kernel {
                                                    void* stream = nullptr) const = 0;
   virtual std::size_t workspace_bytes(const LinearConfig& c, std::int64_t max_m) const = 0;
   virtual void run(const PreparedWeights& w, const RunArgs& args) const = 0;
+  // Byte alignment run() needs of x, out and workspace base pointers and of the row strides of
+  // x and out (in bytes); 1 = element alignment only. check_run_args enforces it.
+  virtual std::size_t io_alignment() const { return 1; }
 };
 
-// Checks shared by every run(): layout tag, x/out dtypes, shapes, devices, strides,
-// workspace size. Throws w4a16::Error naming the argument.
+// Checks shared by every run(): layout tag of `w` == kernel.layout(), the kernel accepts
+// w.config(), x [M, K] act_dtype and out [M, N] out_dtype on the config's device, rank 2,
+// inner stride 1, row strides >= the row extent, alignment (kernel.io_alignment()), workspace
+// >= ws_needed bytes. Throws w4a16::Error naming the argument, what was expected and given.
 void check_run_args(const Kernel& kernel, const PreparedWeights& w, const RunArgs& args, std::size_t ws_needed);
 
 }  // namespace w4a16

@@ -1,6 +1,9 @@
 // The one place that knows every kernel: per-platform priority lists, selection, override.
-//   W4A16_DISABLED_KERNELS=a,b   skip these names
-//   W4A16_LINEAR_BACKEND=name    force one (any registered name; validated)
+//   W4A16_DISABLED_KERNELS=a,b   skip these names (each validated against the registry)
+//   W4A16_LINEAR_BACKEND=name    force one (any registered name; validated; "" or "auto" = choose)
+// Selection is a pure function of (LinearConfig, options, environment): no GPU is touched, so
+// every platform's decision can be tested on the CPU from LinearConfig::capability alone.
+// docs/REGISTRY.md lists the kernels, the priority lists and the override-only reasons.
 #pragma once
 #include <string>
 #include <vector>
@@ -10,7 +13,10 @@
 namespace w4a16 {
 
 enum class Platform { cpu, sm80, sm90 };
+// cpu for Device::cpu; on CUDA sm90 for capability >= 90, else sm80 (kernels below their
+// min_capability are then refused with that reason).
 Platform platform_of(Device d, int capability);
+std::string_view platform_name(Platform p);  // "cpu", "sm80", "sm90"
 
 struct KernelEntry {
   const Kernel* kernel;
@@ -38,11 +44,18 @@ struct Decision {
     std::string reason;
   };
   std::vector<Refusal> refused;  // every kernel above the chosen one, in order, with its reason
+  std::string config_text;       // LinearConfig::describe() of the config decided on
+  Platform platform = Platform::cpu;
+  std::vector<std::string> priority;  // the platform's list, by name, first = preferred
+  std::string forced_by;         // "" (chosen by priority), "SelectOptions.backend" or "W4A16_LINEAR_BACKEND"
+  std::vector<Refusal> not_listed;  // kernels outside the priority list and why (override-only, device)
   std::string text() const;      // printable explanation
 };
 
 // Walks the priority list; throws unsupported listing every kernel and its reason when none fits,
-// not_found when a forced backend name is not registered.
+// not_found when a forced backend name (or a disabled name) is not registered, unsupported with
+// the kernel's reason when a forced kernel refuses the config, invalid_argument when the forced
+// kernel is also disabled.
 Decision choose(const LinearConfig& c, const SelectOptions& opt = {});
 
 }  // namespace w4a16

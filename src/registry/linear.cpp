@@ -1,0 +1,60 @@
+// Linear: create() decides (choose), prepares and sizes the workspace once; run()/forward()
+// only launch. forward() uses the workspace allocated at create(), so no call allocates.
+#include "w4a16/linear.hpp"
+
+#include <cstdlib>
+#include <new>
+
+#include "adapters.hpp"
+#include "w4a16/core/error.hpp"
+
+namespace w4a16 {
+
+Linear Linear::create(const CanonicalView& w, const LinearOptions& opt) {
+  if (opt.max_m < 1) fail(ErrorCode::invalid_argument, "max_m", ">= 1", std::to_string(opt.max_m));
+  int capability = 0;
+  if (opt.device == Device::cuda) {
+#if W4A16_HAVE_CUDA
+    capability = registry_detail::cuda_capability(opt.device_index);
+#else
+    fail(ErrorCode::unsupported, "device", "cpu (this build of w4a16 has no CUDA kernels)", "cuda");
+#endif
+  }
+  Linear lin;
+  lin.config_ = LinearConfig::from(w, opt.act_dtype, opt.device, capability);
+  SelectOptions so;
+  so.backend = opt.backend;
+  lin.decision_ = choose(lin.config_, so);
+  lin.kernel_ = lin.decision_.chosen;
+  lin.prepared_ = std::shared_ptr<PreparedWeights>(lin.kernel_->prepare(w, lin.config_, opt.stream));
+  lin.ws_bytes_ = lin.kernel_->workspace_bytes(lin.config_, opt.max_m);
+  if (lin.ws_bytes_ > 0) {
+    if (opt.device == Device::cpu) {
+      // 256-byte alignment satisfies every kernel's io_alignment().
+      void* p = ::operator new(lin.ws_bytes_, std::align_val_t(256));
+      lin.owned_ws_ = std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(256)); });
+    } else {
+#if W4A16_HAVE_CUDA
+      lin.owned_ws_ = registry_detail::cuda_alloc(lin.ws_bytes_, opt.device_index);
+#endif
+    }
+  }
+  return lin;
+}
+
+void Linear::run(const TensorView& x, const TensorView& out, void* workspace, void* stream) const {
+  if (!kernel_) fail(ErrorCode::invalid_argument, "Linear", "a Linear made by Linear::create", "an empty Linear");
+  RunArgs a;
+  a.x = x;
+  a.out = out;
+  a.workspace = workspace;
+  a.workspace_bytes = workspace ? ws_bytes_ : 0;
+  a.stream = stream;
+  kernel_->run(*prepared_, a);
+}
+
+void Linear::forward(const TensorView& x, const TensorView& out, void* stream) const {
+  run(x, out, owned_ws_.get(), stream);
+}
+
+}  // namespace w4a16

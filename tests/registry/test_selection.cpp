@@ -1,0 +1,287 @@
+// Selection: the backend override accepts every registered name (API and environment),
+// unknown and disabled names are validated, a refusing forced kernel is an error with its
+// reason, nothing-fits lists every kernel, and Decision::text explains the decision.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "grid.hpp"
+#include "testutil.hpp"
+#include "w4a16/core/error.hpp"
+
+namespace w4a16 {
+namespace {
+
+const Platform kPlatforms[] = {Platform::cpu, Platform::sm80, Platform::sm90};
+
+// A grid config (valid, on the kernel's own device) that `k` accepts, if there is one.
+std::optional<LinearConfig> accepted_config(const Kernel& k) {
+  for (Platform p : kPlatforms)
+    for (const LinearConfig& c : test::config_grid(p, {.small_shapes_only = false, .with_invalid = false}))
+      if (k.device() == c.device && test::forced_refusal(c, k.name()).empty()) return c;
+  return std::nullopt;
+}
+
+LinearConfig cpu_config(DType act = DType::f16) {
+  LinearConfig c;
+  c.n = c.n_full = 64;
+  c.k = c.k_full = 256;
+  c.act_dtype = c.out_dtype = act;
+  return c;
+}
+
+SelectOptions no_env() {
+  SelectOptions o;
+  o.read_environment = false;
+  return o;
+}
+
+template <class F>
+Error expect_error(F&& f, ErrorCode code) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(error_code_name(e.code()), error_code_name(code)) << e.what();
+    return e;
+  }
+  ADD_FAILURE() << "no w4a16::Error thrown (expected " << error_code_name(code) << ")";
+  return Error(ErrorCode::internal, "");
+}
+
+TEST(Registry, NamesAreUniqueAndFindable) {
+  std::set<std::string_view> names;
+  ASSERT_GE(all_kernels().size(), 2u);
+  for (const KernelEntry& e : all_kernels()) {
+    ASSERT_NE(e.kernel, nullptr);
+    EXPECT_TRUE(names.insert(e.kernel->name()).second) << "duplicate kernel name " << e.kernel->name();
+    EXPECT_EQ(find_kernel(e.kernel->name()), e.kernel);
+  }
+  EXPECT_EQ(find_kernel("no_such_kernel"), nullptr);
+#if W4A16_HAVE_CUDA
+  for (const char* n : {"cuda_decode", "cuda_prefill", "cuda_hybrid", "cuda_dense_cache"}) EXPECT_NE(find_kernel(n), nullptr) << n;
+#endif
+  for (const char* n : {"cpu_reference", "cpu_fast"}) EXPECT_NE(find_kernel(n), nullptr) << n;
+}
+
+// (a) every registered name is accepted by the backend override, through the API ...
+TEST(Override, EveryRegisteredNameIsAcceptedByTheApi) {
+  for (const KernelEntry& e : all_kernels()) {
+    SCOPED_TRACE(std::string(e.kernel->name()));
+    std::optional<LinearConfig> c = accepted_config(*e.kernel);
+    ASSERT_TRUE(c.has_value()) << "no grid configuration is accepted when forcing " << e.kernel->name();
+    SelectOptions o = no_env();
+    o.backend = std::string(e.kernel->name());
+    Decision d = choose(*c, o);
+    ASSERT_EQ(d.chosen, e.kernel);
+    EXPECT_EQ(d.forced_by, "SelectOptions.backend");
+    EXPECT_NE(d.text().find("forced by SelectOptions.backend"), std::string::npos) << d.text();
+  }
+}
+
+// ... and through W4A16_LINEAR_BACKEND.
+TEST(Override, EveryRegisteredNameIsAcceptedByTheEnvironment) {
+  for (const KernelEntry& e : all_kernels()) {
+    SCOPED_TRACE(std::string(e.kernel->name()));
+    std::optional<LinearConfig> c = accepted_config(*e.kernel);
+    ASSERT_TRUE(c.has_value());
+    test::ScopedEnv env("W4A16_LINEAR_BACKEND", std::string(e.kernel->name()));
+    test::ScopedEnv dis("W4A16_DISABLED_KERNELS", std::nullopt);
+    Decision d = choose(*c);
+    ASSERT_EQ(d.chosen, e.kernel);
+    EXPECT_EQ(d.forced_by, "W4A16_LINEAR_BACKEND");
+    // read_environment = false ignores it: the default choice comes back.
+    Decision plain = choose(*c, no_env());
+    EXPECT_TRUE(plain.forced_by.empty());
+  }
+}
+
+TEST(Override, ApiOptionWinsOverTheEnvironmentAndAutoMeansChoose) {
+  LinearConfig c = cpu_config();
+  test::ScopedEnv env("W4A16_LINEAR_BACKEND", std::string("cpu_fast"));
+  test::ScopedEnv dis("W4A16_DISABLED_KERNELS", std::nullopt);
+  SelectOptions o;
+  o.backend = "cpu_reference";
+  EXPECT_EQ(choose(c, o).chosen->name(), "cpu_reference");
+  EXPECT_EQ(choose(c).chosen->name(), "cpu_fast");
+  test::ScopedEnv env2("W4A16_LINEAR_BACKEND", std::string("auto"));
+  Decision d = choose(c);
+  EXPECT_TRUE(d.forced_by.empty());
+  EXPECT_EQ(d.chosen, priority_list(Platform::cpu).front());
+}
+
+TEST(Override, UnknownNameIsNotFoundListingEveryRegisteredName) {
+  LinearConfig c = cpu_config();
+  SelectOptions o = no_env();
+  o.backend = "marlin";
+  Error e = expect_error([&] { choose(c, o); }, ErrorCode::not_found);
+  std::string m = e.what();
+  EXPECT_NE(m.find("SelectOptions.backend"), std::string::npos) << m;
+  EXPECT_NE(m.find("\"marlin\""), std::string::npos) << m;
+  for (const KernelEntry& k : all_kernels()) EXPECT_NE(m.find(std::string(k.kernel->name())), std::string::npos) << m;
+
+  test::ScopedEnv env("W4A16_LINEAR_BACKEND", std::string("cpu_fastest"));
+  Error e2 = expect_error([&] { choose(c); }, ErrorCode::not_found);
+  EXPECT_NE(std::string(e2.what()).find("W4A16_LINEAR_BACKEND"), std::string::npos) << e2.what();
+  for (const KernelEntry& k : all_kernels())
+    EXPECT_NE(std::string(e2.what()).find(std::string(k.kernel->name())), std::string::npos) << e2.what();
+}
+
+TEST(Override, ForcedKernelThatRefusesIsAnErrorWithItsReason) {
+  LinearConfig c = cpu_config(DType::f32);  // cpu_fast: float16 / bfloat16 activations only
+  ASSERT_FALSE(find_kernel("cpu_fast")->can_implement(c).empty());
+  SelectOptions o = no_env();
+  o.backend = "cpu_fast";
+  Error e = expect_error([&] { choose(c, o); }, ErrorCode::unsupported);
+  std::string m = e.what();
+  EXPECT_NE(m.find("\"cpu_fast\""), std::string::npos) << m;
+  EXPECT_NE(m.find(find_kernel("cpu_fast")->can_implement(c)), std::string::npos) << m;
+  EXPECT_NE(m.find(c.describe()), std::string::npos) << m;
+
+  // A kernel of another device: the reason says so.
+  for (const KernelEntry& k : all_kernels())
+    if (k.kernel->device() == Device::cuda) {
+      o.backend = std::string(k.kernel->name());
+      Error e2 = expect_error([&] { choose(cpu_config(), o); }, ErrorCode::unsupported);
+      EXPECT_NE(std::string(e2.what()).find("a cuda kernel; the config is on cpu"), std::string::npos) << e2.what();
+    }
+}
+
+TEST(Disabled, EnvironmentAndOptionSkipKernelsWithTheReason) {
+  LinearConfig c = cpu_config();
+  test::ScopedEnv be("W4A16_LINEAR_BACKEND", std::nullopt);
+  {
+    test::ScopedEnv env("W4A16_DISABLED_KERNELS", std::string(" cpu_fast , ,"));  // spaces and empty items tolerated
+    Error e = expect_error([&] { choose(c); }, ErrorCode::unsupported);
+    EXPECT_NE(std::string(e.what()).find("cpu_fast: disabled by W4A16_DISABLED_KERNELS"), std::string::npos) << e.what();
+    // Still forcible by name? No: forcing a disabled kernel is a contradiction and says so.
+    SelectOptions o;
+    o.backend = "cpu_fast";
+    Error e2 = expect_error([&] { choose(c, o); }, ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e2.what()).find("W4A16_DISABLED_KERNELS disables"), std::string::npos) << e2.what();
+    // Another kernel can be forced.
+    o.backend = "cpu_reference";
+    EXPECT_EQ(choose(c, o).chosen->name(), "cpu_reference");
+  }
+  {
+    test::ScopedEnv env("W4A16_DISABLED_KERNELS", std::nullopt);
+    EXPECT_EQ(choose(c).chosen->name(), "cpu_fast");  // the guard above restored the environment
+    SelectOptions o;
+    o.disabled = {"cpu_fast"};
+    Error e = expect_error([&] { choose(c, o); }, ErrorCode::unsupported);
+    EXPECT_NE(std::string(e.what()).find("cpu_fast: disabled by SelectOptions.disabled"), std::string::npos) << e.what();
+  }
+  {
+    test::ScopedEnv env("W4A16_DISABLED_KERNELS", std::string("cpu_fast,typo_kernel"));
+    Error e = expect_error([&] { choose(c); }, ErrorCode::not_found);
+    EXPECT_NE(std::string(e.what()).find("W4A16_DISABLED_KERNELS"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"typo_kernel\""), std::string::npos) << e.what();
+    SelectOptions o = no_env();  // not read at all
+    EXPECT_EQ(choose(c, o).chosen->name(), "cpu_fast");
+    o.disabled = {"typo_kernel"};
+    expect_error([&] { choose(c, o); }, ErrorCode::not_found);
+  }
+}
+
+#if W4A16_HAVE_CUDA
+TEST(Disabled, DisablingTheHybridFallsThroughTheSm90List) {
+  // A config the hybrid accepts on sm90; disabled, the next kernel of the list takes it.
+  std::optional<LinearConfig> hc;
+  for (const LinearConfig& c : test::config_grid(Platform::sm90, {.small_shapes_only = false, .with_invalid = false}))
+    if (find_kernel("cuda_hybrid")->can_implement(c).empty() && find_kernel("cuda_decode")->can_implement(c).empty()) {
+      hc = c;
+      break;
+    }
+  ASSERT_TRUE(hc.has_value());
+  SelectOptions o = no_env();
+  EXPECT_EQ(choose(*hc, o).chosen->name(), "cuda_hybrid");
+  o.disabled = {"cuda_hybrid"};
+  Decision d = choose(*hc, o);
+  EXPECT_EQ(d.chosen->name(), "cuda_decode");
+  ASSERT_EQ(d.refused.size(), 1u);
+  EXPECT_EQ(d.refused[0].kernel, "cuda_hybrid");
+  EXPECT_NE(d.text().find("cuda_hybrid: disabled by SelectOptions.disabled"), std::string::npos) << d.text();
+}
+#endif
+
+TEST(NothingFits, OneErrorListsEveryKernelAndItsReason) {
+  for (Platform p : kPlatforms) {
+    LinearConfig c = cpu_config();
+    test::set_platform(c, p);
+    c.group_size = 48;  // valid for no kernel
+    Error e = expect_error([&] { choose(c, no_env()); }, ErrorCode::unsupported);
+    std::string m = e.what();
+    SCOPED_TRACE(m);
+    EXPECT_NE(m.find("no kernel implements " + c.describe()), std::string::npos);
+    for (const KernelEntry& k : all_kernels()) {
+      std::string line = "\n  " + std::string(k.kernel->name()) + ": ";
+      std::size_t at = m.find(line);
+      ASSERT_NE(at, std::string::npos) << k.kernel->name();
+      std::string reason = m.substr(at + line.size(), m.find('\n', at + 1) - at - line.size());
+      EXPECT_FALSE(reason.empty()) << k.kernel->name();
+      if (k.kernel->device() == c.device && c.capability >= k.kernel->min_capability()) {
+        EXPECT_EQ(reason, k.kernel->can_implement(c)) << k.kernel->name();
+      }
+    }
+  }
+  // A config only an override-only kernel accepts: the error says how to force it.
+  LinearConfig c = cpu_config(DType::f32);
+  Error e = expect_error([&] { choose(c, no_env()); }, ErrorCode::unsupported);
+  EXPECT_NE(std::string(e.what()).find("cpu_reference: override-only (it is the oracle"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("force it with backend=cpu_reference"), std::string::npos) << e.what();
+}
+
+// Decision::text: the chosen kernel, every refusal above it with its reason, the kernels outside the list.
+TEST(Explain, TextListsChosenRefusalsAndTheRest) {
+  std::size_t with_refusals = 0;
+  for (Platform p : kPlatforms)
+    for (const LinearConfig& c : test::config_grid(p)) {
+      Decision d;
+      try {
+        d = choose(c, no_env());
+      } catch (const Error& e) {
+        ASSERT_EQ(e.code(), ErrorCode::unsupported) << e.what();
+        continue;
+      }
+      std::string t = d.text();
+      ASSERT_NE(t.find("chosen:   " + std::string(d.chosen->name())), std::string::npos) << t;
+      ASSERT_NE(t.find("config:   " + c.describe()), std::string::npos) << t;
+      ASSERT_NE(t.find("platform: " + std::string(platform_name(p))), std::string::npos) << t;
+      for (const Decision::Refusal& r : d.refused) {
+        ASSERT_FALSE(r.reason.empty());
+        ASSERT_NE(t.find("  " + r.kernel + ": " + r.reason), std::string::npos) << t;
+      }
+      with_refusals += !d.refused.empty();
+      for (const KernelEntry& k : all_kernels())  // chosen, refused, behind the chosen one, or outside the list
+        ASSERT_NE(t.find(std::string(k.kernel->name())), std::string::npos) << k.kernel->name() << "\n" << t;
+      for (const Decision::Refusal& r : d.not_listed) ASSERT_NE(t.find("  " + r.kernel + ": " + r.reason), std::string::npos) << t;
+    }
+#if W4A16_HAVE_CUDA
+  EXPECT_GT(with_refusals, 0u) << "the sm90 list has kernels behind the hybrid; some config must reach them";
+#endif
+  // The override-only reason is part of the explanation.
+  Decision d = choose(cpu_config(), no_env());
+  EXPECT_NE(d.text().find("cpu_reference: override-only: it is the oracle"), std::string::npos) << d.text();
+}
+
+TEST(Platform, OfDeviceAndCapability) {
+  EXPECT_EQ(platform_of(Device::cpu, 0), Platform::cpu);
+  EXPECT_EQ(platform_of(Device::cuda, 80), Platform::sm80);
+  EXPECT_EQ(platform_of(Device::cuda, 86), Platform::sm80);
+  EXPECT_EQ(platform_of(Device::cuda, 90), Platform::sm90);
+  EXPECT_EQ(platform_of(Device::cuda, 75), Platform::sm80);
+  // Below every CUDA kernel's minimum: nothing fits, and each says why.
+  LinearConfig c = cpu_config();
+  c.device = Device::cuda;
+  c.capability = 75;
+  Error e = expect_error([&] { choose(c, no_env()); }, ErrorCode::unsupported);
+#if W4A16_HAVE_CUDA
+  EXPECT_NE(std::string(e.what()).find("cuda_decode: capability 75 below its minimum 80"), std::string::npos) << e.what();
+#else
+  EXPECT_NE(std::string(e.what()).find("cpu_fast: a cpu kernel; the config is on cuda"), std::string::npos) << e.what();
+#endif
+}
+
+}  // namespace
+}  // namespace w4a16
