@@ -1,0 +1,44 @@
+// Skinny W4A16 decode GEMM on the tensor-core layout "cuda.tc16x64.v1" (src/kernels/cuda/tc).
+//   y[M, N] = x[:, perm] . W^T + bias     x (M, K) act dtype, row stride x_stride (elements)
+//                                         y (M, N) act dtype, row stride y_stride (elements)
+// Plan (per shape, host-side heuristic, see decode.cu) and run (launch only) are split; run
+// never allocates and is safe inside CUDA-graph capture. The split-K reduction goes through the
+// distributed shared memory of a thread-block cluster in a fixed order: deterministic, and no
+// workspace is needed (decode_workspace_bytes returns 0; a null workspace is accepted).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "tc/tc_weights.hpp"
+
+namespace w4a16::kernels::cuda {
+
+// How one M-chunk (<= 16 tokens) is spread over the GPU.
+struct DecodePlan {
+  int warps_n = 8;     // warps of a block along N (each owns one 16-row stripe); warps_n * warps_k = 8
+  int warps_k = 1;     // warps of a block along K (reduced in shared memory)
+  int splits = 1;      // blocks of a cluster along K (reduced through distributed shared memory), 1..8
+  int tiles_per_warp = 0;   // 64-wide k tiles each warp streams
+  int row_blocks = 0;       // grid extent along N
+  std::size_t smem_bytes = 0;  // dynamic shared memory per block
+  std::string describe() const;
+};
+
+// The plan decode_run uses for M-chunks of `m_chunk` tokens (1..16). W4A16_DECODE_PLAN="wn,splits"
+// overrides the heuristic (benchmark exploration); invalid overrides throw invalid_argument.
+DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk);
+
+// Workspace decode_run needs: 0 (the reduction lives in shared memory); kept for the registry API.
+std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m);
+
+// y[M,N] = x[:, perm] . W^T + bias. Any M >= 0 (chunks of 16 tokens, one launch each).
+// Requirements (checked, w4a16::Error otherwise): w in layout cuda.tc16x64.v1; x, y device pointers,
+// 2-byte aligned; x_stride >= K, y_stride >= N; x rows that are 16-byte aligned (x and x_stride % 8)
+// take the vector staging path, others a scalar path (same results).
+void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
+                void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
+
+}  // namespace w4a16::kernels::cuda

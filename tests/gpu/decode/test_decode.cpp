@@ -1,0 +1,311 @@
+// GPU tests of the decode kernel (src/kernels/cuda/decode) against the f64 host reference
+// (test::dequant_f64 + test::gemm_f64): every accepted configuration (dtype x scalar type x group
+// size x bias x act-order) at M = 1..16 and beyond, odd N and K, real model shapes, strided x and y
+// rows, poisoned outputs and guard bytes, forced plans (every split-K path), graph capture, bitwise
+// run-to-run determinism, and every rejection path. Skips with the reason when no GPU is present.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common.cuh"
+#include "decode/decode.hpp"
+#include "tc/tc_weights.hpp"
+#include "testutil.hpp"
+#include "w4a16/core/error.hpp"
+
+namespace w4a16::kernels::cuda {
+namespace {
+
+bool have_gpu(std::string* why) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    *why = std::string("no CUDA GPU: ") + (e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount = 0");
+    cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
+#define REQUIRE_GPU()                      \
+  do {                                     \
+    std::string why_;                      \
+    if (!have_gpu(&why_)) GTEST_SKIP() << why_; \
+  } while (0)
+
+template <class T>
+struct DevBuf {
+  T* p = nullptr;
+  std::size_t count = 0;
+  explicit DevBuf(std::size_t c) : count(c) { W4A16_CUDA_TRY(cudaMalloc(&p, std::max<std::size_t>(c, 1) * sizeof(T))); }
+  ~DevBuf() { cudaFree(p); }
+  void upload(const std::vector<T>& v) { W4A16_CUDA_TRY(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice)); }
+  std::vector<T> download() const {
+    std::vector<T> v(count);
+    W4A16_CUDA_TRY(cudaMemcpy(v.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost));
+    return v;
+  }
+};
+
+constexpr std::int64_t kGuard = 64;  // poisoned elements past the last output row
+
+struct Layer {
+  QuantizedLinear q;
+  std::unique_ptr<TcWeights> w;
+  std::vector<double> wf, bf;  // f64 dequantized [N, K] (original channel order) and bias
+};
+
+Layer make_layer(const QuantSpec& spec, DType act, bool bias, bool act_order, DType scale_dtype) {
+  Layer L;
+  L.q = test::random_linear(spec, scale_dtype, bias, act_order);
+  L.w = tc_prepare(L.q.view(), act, nullptr);
+  L.wf = test::dequant_f64(L.q);
+  L.bf = test::bias_f64(L.q);
+  return L;
+}
+
+// Runs decode on random x [m, K] (row stride xs) into a poisoned y (row stride ys) and checks it
+// against the reference; returns the output bits for determinism checks.
+std::vector<std::uint16_t> check_run(const Layer& L, DType act, std::int64_t m, std::int64_t xs_extra, std::int64_t ys_extra,
+                                     const std::string& what) {
+  const std::int64_t N = L.q.spec().n, K = L.q.spec().k, xs = K + xs_extra, ys = N + ys_extra;
+  SCOPED_TRACE(what + " M=" + std::to_string(m) + " x_stride=" + std::to_string(xs) + " y_stride=" + std::to_string(ys) +
+               " seed=" + std::to_string(test::seed()));
+  std::vector<std::uint16_t> xh = test::random_act(m, K, act, xs);
+  DevBuf<std::uint16_t> xd(xh.size()), yd(static_cast<std::size_t>(m * ys + kGuard));
+  xd.upload(xh);
+  const std::uint16_t poison = test::poison_bits(act);
+  yd.upload(std::vector<std::uint16_t>(yd.count, poison));
+  std::size_t ws_bytes = decode_workspace_bytes(N, K, L.q.spec().group_size, L.q.act_order(), m);
+  DevBuf<unsigned char> ws(ws_bytes);
+  decode_run(*L.w, xd.p, m, xs, yd.p, ys, ws.p, ws_bytes, nullptr);
+  W4A16_CUDA_TRY(cudaDeviceSynchronize());
+  std::vector<std::uint16_t> yh = yd.download();
+  std::vector<double> ref = test::gemm_f64(test::to_f64(xh.data(), act, m, K, xs), L.wf, L.bf, m, N, K);
+  std::vector<double> out = test::to_f64(yh.data(), act, m, N, ys);
+  const double err = test::rel_error(out, ref);
+  EXPECT_LE(err, test::tolerance(act)) << what << " M=" << m;
+  int untouched_bad = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = N; j < ys; ++j)
+      if (yh[static_cast<std::size_t>(i * ys + j)] != poison) ++untouched_bad;
+  for (std::int64_t g = 0; g < kGuard; ++g)
+    if (yh[static_cast<std::size_t>(m * ys + g)] != poison) ++untouched_bad;
+  EXPECT_EQ(untouched_bad, 0) << "writes past N or past the last row";
+  return yh;
+}
+
+struct Cfg {
+  DType act;
+  ScalarType st;
+  int g;
+  bool bias, act_order;
+};
+
+std::string name(const QuantSpec& s, const Cfg& c) {
+  return s.describe() + " " + std::string(dtype_name(c.act)) + (c.bias ? " bias" : "") + (c.act_order ? " act_order" : "");
+}
+
+// Every configuration the kernel accepts, M = 1..16, on an odd shape (N = 200 = 8 * 25,
+// K = 768 = 256 * 3 so every group size divides), strided rows on every other M.
+TEST(Decode, EveryConfigurationM1To16) {
+  REQUIRE_GPU();
+  for (DType act : {DType::f16, DType::bf16})
+    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
+      for (int g : {32, 64, 128, 256, kChannelwise})
+        for (bool bias : {false, true})
+          for (bool ao : {false, true}) {
+            Cfg c{act, st, g, bias, ao};
+            QuantSpec spec{200, 768, g, st};
+            Layer L = make_layer(spec, act, bias, ao, act);
+            for (std::int64_t m = 1; m <= 16; ++m) check_run(L, act, m, (m % 2) ? 0 : 8, (m % 3) ? 0 : 5, name(spec, c));
+          }
+}
+
+// Odd extents: K not a multiple of 64 (padding tiles), N not a multiple of 16, unaligned x rows.
+TEST(Decode, OddShapesAndScalarStaging) {
+  REQUIRE_GPU();
+  struct S { std::int64_t n, k; int g; ScalarType st; };
+  for (S s : {S{100, 328, kChannelwise, ScalarType::uint4b8}, S{200, 328, kChannelwise, ScalarType::uint4},
+              S{24, 96, 32, ScalarType::uint4}, S{8, 8, kChannelwise, ScalarType::uint4}, S{1000, 1000 - 40 + 64 * 3, 32, ScalarType::uint4b8},
+              S{1, 64, 64, ScalarType::uint4b8}, S{72, 1344, 64, ScalarType::uint4}})
+    for (DType act : {DType::f16, DType::bf16}) {
+      QuantSpec spec{s.n, s.k, s.g, s.st};
+      Layer L = make_layer(spec, act, true, false, DType::f16);
+      for (std::int64_t m : {1, 3, 8, 9, 16}) {
+        check_run(L, act, m, 0, 0, spec.describe());
+        check_run(L, act, m, 3, 1, spec.describe() + " unaligned x rows");  // odd stride: scalar staging path
+      }
+    }
+}
+
+// M beyond one chunk of 16 tokens.
+TEST(Decode, LargerM) {
+  REQUIRE_GPU();
+  QuantSpec spec{328, 1024, 128, ScalarType::uint4};
+  for (DType act : {DType::f16, DType::bf16}) {
+    Layer L = make_layer(spec, act, true, true, DType::f16);
+    for (std::int64_t m : {17, 24, 33, 100}) check_run(L, act, m, 8, 3, spec.describe());
+  }
+}
+
+// Real model layer shapes (Qwen2.5-0.5B, Llama-3-8B), g = 128.
+TEST(Decode, ModelShapes) {
+  REQUIRE_GPU();
+  struct S { std::int64_t n, k; };
+  int i = 0;
+  for (S s : {S{1152, 896}, S{896, 896}, S{9728, 896}, S{896, 4864}, S{6144, 4096}, S{4096, 14336}}) {
+    const DType act = (i % 2) ? DType::bf16 : DType::f16;
+    const ScalarType st = (i / 2 % 2) ? ScalarType::uint4 : ScalarType::uint4b8;
+    ++i;
+    QuantSpec spec{s.n, s.k, 128, st};
+    Layer L = make_layer(spec, act, i % 3 == 0, false, act);
+    for (std::int64_t m : {1, 4, 16}) check_run(L, act, m, 0, 0, spec.describe());
+  }
+}
+
+// Every plan shape (warps along N/K, cluster splits) through the override, so each reduction
+// path is checked whatever the heuristic picks.
+TEST(Decode, ForcedPlans) {
+  REQUIRE_GPU();
+  QuantSpec spec{392, 2560, 64, ScalarType::uint4};
+  Layer L = make_layer(spec, DType::f16, true, true, DType::f16);
+  for (const char* plan : {"8,1", "4,2", "2,3", "1,8", "8,8", "4,5", "1,1"}) {
+    setenv("W4A16_DECODE_PLAN", plan, 1);
+    for (std::int64_t m : {1, 7, 13}) check_run(L, DType::f16, m, 0, 0, spec.describe() + " plan " + plan);
+  }
+  unsetenv("W4A16_DECODE_PLAN");
+}
+
+// Same inputs, same bits, three times (split-K reduced in a fixed order).
+TEST(Decode, BitwiseDeterministic) {
+  REQUIRE_GPU();
+  QuantSpec spec{4096, 14336, 128, ScalarType::uint4};
+  Layer L = make_layer(spec, DType::bf16, false, false, DType::bf16);
+  const std::int64_t N = spec.n, K = spec.k;
+  for (std::int64_t m : {1, 16}) {
+    std::vector<std::uint16_t> xh = test::random_act(m, K, DType::bf16);
+    DevBuf<std::uint16_t> xd(xh.size()), yd(static_cast<std::size_t>(m * N));
+    xd.upload(xh);
+    std::vector<std::uint16_t> first;
+    for (int r = 0; r < 3; ++r) {
+      W4A16_CUDA_TRY(cudaMemset(yd.p, 0xff, yd.count * 2));
+      decode_run(*L.w, xd.p, m, K, yd.p, N, nullptr, 0, nullptr);
+      W4A16_CUDA_TRY(cudaDeviceSynchronize());
+      auto y = yd.download();
+      if (r == 0) first = y;
+      else EXPECT_EQ(0, std::memcmp(first.data(), y.data(), y.size() * 2)) << "run " << r << " differs, M=" << m;
+    }
+    std::vector<double> ref = test::gemm_f64(test::to_f64(xh.data(), DType::bf16, m, K, K), L.wf, L.bf, m, N, K);
+    EXPECT_LE(test::rel_error(test::to_f64(first.data(), DType::bf16, m, N, N), ref), test::kTolBF16);
+  }
+}
+
+// Captured in a CUDA graph and replayed: the same result as the reference.
+TEST(Decode, GraphCaptureReplay) {
+  REQUIRE_GPU();
+  QuantSpec spec{1152, 896, 128, ScalarType::uint4b8};
+  Layer L = make_layer(spec, DType::f16, true, false, DType::f16);
+  const std::int64_t N = spec.n, K = spec.k, m = 1;
+  std::vector<std::uint16_t> xh = test::random_act(m, K, DType::f16);
+  DevBuf<std::uint16_t> xd(xh.size()), yd(static_cast<std::size_t>(N));
+  xd.upload(xh);
+  cudaStream_t s;
+  W4A16_CUDA_TRY(cudaStreamCreate(&s));
+  decode_run(*L.w, xd.p, m, K, yd.p, N, nullptr, 0, s);  // first call outside capture (function attributes)
+  W4A16_CUDA_TRY(cudaStreamSynchronize(s));
+  W4A16_CUDA_TRY(cudaMemset(yd.p, 0xff, N * 2));
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  W4A16_CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  decode_run(*L.w, xd.p, m, K, yd.p, N, nullptr, 0, s);
+  W4A16_CUDA_TRY(cudaStreamEndCapture(s, &g));
+  W4A16_CUDA_TRY(cudaGraphInstantiate(&ge, g, 0));
+  for (int r = 0; r < 3; ++r) W4A16_CUDA_TRY(cudaGraphLaunch(ge, s));
+  W4A16_CUDA_TRY(cudaStreamSynchronize(s));
+  auto y = yd.download();
+  std::vector<double> ref = test::gemm_f64(test::to_f64(xh.data(), DType::f16, m, K, K), L.wf, L.bf, m, N, K);
+  EXPECT_LE(test::rel_error(test::to_f64(y.data(), DType::f16, m, N, N), ref), test::kTolF16);
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
+}
+
+// A device canonical view prepares to the same bytes as the host one.
+TEST(Decode, PrepareFromDeviceView) {
+  REQUIRE_GPU();
+  QuantSpec spec{72, 256, 64, ScalarType::uint4};
+  QuantizedLinear q = test::random_linear(spec, DType::f16, true, true);
+  auto up = [](const HostTensor& t) {
+    void* p = nullptr;
+    W4A16_CUDA_TRY(cudaMalloc(&p, t.nbytes()));
+    W4A16_CUDA_TRY(cudaMemcpy(p, t.data(), t.nbytes(), cudaMemcpyHostToDevice));
+    return p;
+  };
+  void *qw = up(q.qweight()), *sc = up(q.scales()), *zs = up(q.zeros()), *bi = up(q.bias()), *pe = up(q.perm());
+  CanonicalTensors t;
+  t.qweight = TensorView(qw, DType::i32, {spec.n, spec.k / 8}, Device::cuda);
+  t.scales = TensorView(sc, DType::f16, {spec.n, spec.groups()}, Device::cuda);
+  t.zeros = TensorView(zs, DType::i32, {spec.n / 8, spec.groups()}, Device::cuda);
+  t.bias = TensorView(bi, DType::f16, {spec.n}, Device::cuda);
+  t.perm = TensorView(pe, DType::i32, {spec.k}, Device::cuda);
+  auto wd = tc_prepare(make_canonical_view(t, spec), DType::bf16, nullptr);
+  TcHostLayout L = tc_layout_host(q.view(), DType::bf16);
+  std::vector<std::int32_t> qd(L.qweight.size());
+  W4A16_CUDA_TRY(cudaMemcpy(qd.data(), wd->qweight, qd.size() * 4, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(qd, L.qweight);
+  std::vector<std::uint16_t> sd(L.scales.size());
+  W4A16_CUDA_TRY(cudaMemcpy(sd.data(), wd->scales, sd.size() * 2, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(sd, L.scales);
+  EXPECT_EQ(wd->bytes, L.qweight.size() * 4 + L.scales.size() * 2 + L.zeros.size() + L.bias.size() * 2 + L.perm.size() * 4);
+  for (void* p : {qw, sc, zs, bi, pe}) cudaFree(p);
+}
+
+template <class F>
+void expect_error(F f, ErrorCode code, const std::string& arg) {
+  try {
+    f();
+    ADD_FAILURE() << "accepted; expected an error naming " << arg;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(arg), std::string::npos) << e.what();
+  }
+}
+
+TEST(Decode, Rejections) {
+  REQUIRE_GPU();
+  QuantSpec spec{64, 128, 64, ScalarType::uint4b8};
+  Layer L = make_layer(spec, DType::f16, false, false, DType::f16);
+  DevBuf<std::uint16_t> xd(4 * 128 + 8), yd(4 * 64 + 8);
+  W4A16_CUDA_TRY(cudaMemset(yd.p, 0x11, yd.count * 2));
+  expect_error([&] { decode_run(*L.w, xd.p, -1, 128, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "m");
+  expect_error([&] { decode_run(*L.w, xd.p, 1, 127, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "x_stride");
+  expect_error([&] { decode_run(*L.w, xd.p, 1, 128, yd.p, 63, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "y_stride");
+  expect_error([&] { decode_run(*L.w, nullptr, 1, 128, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "x");
+  expect_error([&] { decode_run(*L.w, xd.p, 1, 128, nullptr, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "y");
+  expect_error([&] { decode_run(*L.w, reinterpret_cast<char*>(xd.p) + 1, 1, 128, yd.p, 64, nullptr, 0, nullptr); },
+               ErrorCode::alignment, "x");
+  {
+    const char* saved = L.w->layout;
+    L.w->layout = "cpu.fast.v1";  // another kernel's prepared weights
+    expect_error([&] { decode_run(*L.w, xd.p, 1, 128, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::layout_mismatch, "weights");
+    L.w->layout = saved;
+  }
+  {
+    setenv("W4A16_DECODE_PLAN", "3,2", 1);
+    expect_error([&] { decode_run(*L.w, xd.p, 1, 128, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "W4A16_DECODE_PLAN");
+    unsetenv("W4A16_DECODE_PLAN");
+  }
+  expect_error([&] { tc_prepare(L.q.view(), DType::f32, nullptr); }, ErrorCode::dtype_mismatch, "act_dtype");
+  // M = 0 is valid and writes nothing.
+  decode_run(*L.w, xd.p, 0, 128, yd.p, 64, nullptr, 0, nullptr);
+  W4A16_CUDA_TRY(cudaDeviceSynchronize());
+  for (std::uint16_t v : yd.download()) ASSERT_EQ(v, 0x1111);
+  EXPECT_EQ(decode_workspace_bytes(64, 128, 64, false, 16), 0u);
+}
+
+}  // namespace
+}  // namespace w4a16::kernels::cuda
