@@ -1,0 +1,294 @@
+// The MoE layer on the CPU: argument checks, the f64 oracle, and the fast fp32 path.
+//   x act [T, H], topk_ids int32 [T, k], topk_weights fp32 [T, k], out act [T, H]
+//   w13 [E, 2I, H] (gate rows, then up rows), w2 [E, H, I], canonical per expert.
+// Checked by tests/moe/test_moe_cpu.cpp (every T, k, dtype, scalar type, group size there).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "w4a16/core/error.hpp"
+#include "w4a16/core/half.hpp"
+#include "w4a16/moe/moe.hpp"
+
+namespace w4a16::moe {
+
+namespace {
+
+struct Checked {
+  std::int64_t T = 0;
+  int k = 0;
+  DType act = DType::f16;
+};
+
+Checked check_args(const MoeWeights& w, const MoeArgs& a) {
+  const MoeSpec& s = w.spec();
+  if (!a.x.defined()) fail(ErrorCode::invalid_argument, "x", "float16 or bfloat16 [T, H]", "no tensor");
+  if (!is_activation_dtype(a.x.dtype)) fail(ErrorCode::dtype_mismatch, "x", "float16 or bfloat16 [T, H]", describe(a.x));
+  if (a.x.rank != 2 || a.x.size(1) != s.hidden)
+    fail(ErrorCode::shape_mismatch, "x", "[T, H] with H = " + std::to_string(s.hidden), describe(a.x));
+  check_device(a.x, "x", Device::cpu);
+  check_contiguous(a.x, "x");
+  Checked c;
+  c.T = a.x.size(0);
+  c.act = a.x.dtype;
+  check_dtype(a.topk_ids, "topk_ids", DType::i32);
+  if (a.topk_ids.rank != 2 || a.topk_ids.size(0) != c.T)
+    fail(ErrorCode::shape_mismatch, "topk_ids", "int32 [T, k] with T = " + std::to_string(c.T), describe(a.topk_ids));
+  c.k = static_cast<int>(a.topk_ids.size(1));
+  if (c.k < 1 || c.k > s.experts)
+    fail(ErrorCode::shape_mismatch, "topk_ids", "k in [1, E = " + std::to_string(s.experts) + "]", describe(a.topk_ids));
+  check_device(a.topk_ids, "topk_ids", Device::cpu);
+  check_contiguous(a.topk_ids, "topk_ids");
+  check_dtype(a.topk_weights, "topk_weights", DType::f32);
+  check_shape(a.topk_weights, "topk_weights", {c.T, c.k}, "[T, k]");
+  check_device(a.topk_weights, "topk_weights", Device::cpu);
+  check_contiguous(a.topk_weights, "topk_weights");
+  check_dtype(a.out, "out", c.act);
+  check_shape(a.out, "out", {c.T, s.hidden}, "[T, H]");
+  check_device(a.out, "out", Device::cpu);
+  check_contiguous(a.out, "out");
+  const auto* ids = a.topk_ids.ptr<const std::int32_t>();
+  for (std::int64_t i = 0; i < c.T * c.k; ++i)
+    if (ids[i] < 0 || ids[i] >= s.experts)
+      fail(ErrorCode::invalid_argument, "topk_ids[" + std::to_string(i / c.k) + ", " + std::to_string(i % c.k) + "]",
+           "an expert id in [0, " + std::to_string(s.experts) + ")", std::to_string(ids[i]));
+  return c;
+}
+
+double silu(double v) { return v / (1.0 + std::exp(-v)); }
+
+}  // namespace
+
+void moe_reference(const MoeWeights& w, const MoeArgs& a) {
+  const Checked c = check_args(w, a);
+  const MoeSpec& s = w.spec();
+  const std::int64_t H = s.hidden, I = s.intermediate;
+  const auto* x = a.x.ptr<const std::uint16_t>();
+  const auto* ids = a.topk_ids.ptr<const std::int32_t>();
+  const auto* tw = a.topk_weights.ptr<const float>();
+  auto* out = a.out.ptr<std::uint16_t>();
+  std::vector<double> xt(static_cast<std::size_t>(H)), h(static_cast<std::size_t>(I)), y(static_cast<std::size_t>(H));
+  for (std::int64_t t = 0; t < c.T; ++t) {
+    for (std::int64_t i = 0; i < H; ++i) xt[i] = f16x_to_float(c.act, x[t * H + i]);
+    std::fill(y.begin(), y.end(), 0.0);
+    for (int j = 0; j < c.k; ++j) {
+      const int e = ids[t * c.k + j];
+      const CanonicalView w13 = w.w13(e), w2 = w.w2(e);
+      for (std::int64_t n = 0; n < I; ++n) {
+        double gate = 0, up = 0;
+        for (std::int64_t i = 0; i < H; ++i) {
+          gate += xt[i] * w13.w(n, i);
+          up += xt[i] * w13.w(I + n, i);
+        }
+        h[n] = silu(gate) * up;
+      }
+      for (std::int64_t n = 0; n < H; ++n) {
+        double acc = 0;
+        for (std::int64_t i = 0; i < I; ++i) acc += h[i] * w2.w(n, i);
+        y[n] += static_cast<double>(tw[t * c.k + j]) * acc;
+      }
+    }
+    for (std::int64_t n = 0; n < H; ++n) out[t * H + n] = float_to_f16x(c.act, static_cast<float>(y[n]));
+  }
+}
+
+// ---- Fast path ----------------------------------------------------------------------------
+namespace {
+
+constexpr std::int64_t kRowsPerItem = 16;  // rows of one work item: enough to amortise scheduling
+
+struct Workspace {  // carved from the caller's bytes, in this order (each 64-byte aligned)
+  float* xf;          // [T, H] x in fp32
+  float* h;           // [S, I] silu(gate) * up per slot
+  float* y;           // [S, H] per-slot expert output, before the routing weight
+  float* rowbuf;      // [threads, max(H, I)] one dequantized weight row per thread
+  std::int32_t* off;  // [E + 1] start of each expert's slots in `slots`
+  std::int32_t* slots;  // [S] slot ids grouped by expert, ascending within an expert
+  std::int32_t* items;  // [E * max(ceil(I/R), ceil(H/R))] packed (expert, chunk) work items
+};
+
+std::size_t align64(std::size_t b) { return (b + 63) / 64 * 64; }
+
+std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* base, Workspace* ws) {
+  const std::size_t S = static_cast<std::size_t>(T * k), H = static_cast<std::size_t>(s.hidden),
+                    I = static_cast<std::size_t>(s.intermediate), E = static_cast<std::size_t>(s.experts);
+  const std::size_t chunks = static_cast<std::size_t>((std::max(s.hidden, s.intermediate) + kRowsPerItem - 1) / kRowsPerItem);
+  const std::size_t sizes[] = {4 * T * H, 4 * S * I, 4 * S * H, 4 * static_cast<std::size_t>(threads) * std::max(H, I),
+                               4 * (E + 1), 4 * S, 4 * E * chunks};
+  std::size_t off = 0;
+  unsigned char* p = static_cast<unsigned char*>(base);
+  void* ptrs[7];
+  for (int i = 0; i < 7; ++i) {
+    ptrs[i] = p ? p + off : nullptr;
+    off += align64(sizes[i]);
+  }
+  if (ws) {
+    ws->xf = static_cast<float*>(ptrs[0]);
+    ws->h = static_cast<float*>(ptrs[1]);
+    ws->y = static_cast<float*>(ptrs[2]);
+    ws->rowbuf = static_cast<float*>(ptrs[3]);
+    ws->off = static_cast<std::int32_t*>(ptrs[4]);
+    ws->slots = static_cast<std::int32_t*>(ptrs[5]);
+    ws->items = static_cast<std::int32_t*>(ptrs[6]);
+  }
+  return off + 64;  // + 64: room to align the caller's base
+}
+
+// Row n of a canonical host layer, dequantized to fp32: w = (q - z) * s.
+void dequant_row(const CanonicalView& w, std::int64_t n, float* dst) {
+  const std::int64_t K = w.spec.k, gl = w.spec.group_len(), G = w.spec.groups();
+  const std::uint32_t* q = reinterpret_cast<const std::uint32_t*>(w.qweight) + n * (K / 8);
+  for (std::int64_t g = 0; g < G; ++g) {
+    const float sc = w.s(n, g);
+    const float zs = static_cast<float>(w.z(n, g)) * sc;  // (q - z) s = q s - z s
+    for (std::int64_t j = g * gl / 8; j < (g + 1) * gl / 8; ++j) {
+      const std::uint32_t word = q[j];
+      for (int i = 0; i < 8; ++i) dst[8 * j + i] = static_cast<float>((word >> (4 * i)) & 0xfu) * sc - zs;
+    }
+  }
+}
+
+// Eight independent partial sums so the compiler can vectorize without reassociating.
+float dot(const float* a, const float* b, std::int64_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += a[i + l] * b[i + l];
+  float r = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; i < n; ++i) r += a[i] * b[i];
+  return r;
+}
+
+int thread_id() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+}  // namespace
+
+std::size_t moe_cpu_workspace_bytes(const MoeSpec& s, std::int64_t tokens, int top_k, int threads) {
+  s.validate();
+  return carve(s, tokens, top_k, std::max(threads, 1), nullptr, nullptr);
+}
+
+void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t workspace_bytes, int threads) {
+  const Checked c = check_args(w, a);
+  const MoeSpec& s = w.spec();
+  threads = std::max(threads, 1);
+#ifndef _OPENMP
+  threads = 1;  // built without OpenMP: one thread, the same result
+#endif
+  const std::size_t need = moe_cpu_workspace_bytes(s, c.T, c.k, threads);
+  if (workspace == nullptr || workspace_bytes < need)
+    fail(ErrorCode::invalid_argument, "workspace", ">= " + std::to_string(need) + " bytes (moe_cpu_workspace_bytes)",
+         std::to_string(workspace == nullptr ? 0 : workspace_bytes) + " bytes");
+  auto* base = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(workspace) + 63) / 64 * 64);
+  Workspace ws{};
+  carve(s, c.T, c.k, threads, base, &ws);
+
+  const std::int64_t T = c.T, H = s.hidden, I = s.intermediate, S = T * c.k;
+  const int E = s.experts, k = c.k;
+  const auto* x = a.x.ptr<const std::uint16_t>();
+  const auto* ids = a.topk_ids.ptr<const std::int32_t>();
+  const auto* tw = a.topk_weights.ptr<const float>();
+  auto* out = a.out.ptr<std::uint16_t>();
+  const std::int64_t RB = std::max(H, I);
+
+  for (std::int64_t i = 0; i < T * H; ++i) ws.xf[i] = f16x_to_float(c.act, x[i]);
+  // Counting sort of slots by expert (ascending slot order within an expert).
+  std::fill(ws.off, ws.off + E + 1, 0);
+  for (std::int64_t i = 0; i < S; ++i) ++ws.off[ids[i] + 1];
+  for (int e = 0; e < E; ++e) ws.off[e + 1] += ws.off[e];
+  {
+    std::int32_t* cursor = ws.items;  // borrowed as E cursors before the item list is built
+    std::copy(ws.off, ws.off + E, cursor);
+    for (std::int64_t i = 0; i < S; ++i) ws.slots[cursor[ids[i]]++] = static_cast<std::int32_t>(i);
+  }
+  auto build_items = [&](std::int64_t rows) {
+    const std::int32_t chunks = static_cast<std::int32_t>((rows + kRowsPerItem - 1) / kRowsPerItem);
+    std::int32_t n = 0;
+    for (int e = 0; e < E; ++e)
+      if (ws.off[e + 1] > ws.off[e])
+        for (std::int32_t ch = 0; ch < chunks; ++ch) ws.items[n++] = e * chunks + ch;
+    return std::pair<std::int32_t, std::int32_t>(n, chunks);
+  };
+
+  // GEMM 1 + SiLU(gate) * up: item = (expert, 16 rows of I); each weight row dequantized once.
+  auto [n1, ch1] = build_items(I);
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+  for (std::int32_t it = 0; it < n1; ++it) {
+    const int e = ws.items[it] / ch1;
+    const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch1) * kRowsPerItem;
+    const CanonicalView w13 = w.w13(e);
+    float* buf = ws.rowbuf + thread_id() * RB;
+    for (std::int64_t n = r0; n < std::min(I, r0 + kRowsPerItem); ++n) {
+      dequant_row(w13, n, buf);
+      for (std::int32_t p = ws.off[e]; p < ws.off[e + 1]; ++p) {
+        const std::int32_t sl = ws.slots[p];
+        ws.h[sl * I + n] = dot(buf, ws.xf + (sl / k) * H, H);  // gate, for now
+      }
+      dequant_row(w13, I + n, buf);
+      for (std::int32_t p = ws.off[e]; p < ws.off[e + 1]; ++p) {
+        const std::int32_t sl = ws.slots[p];
+        const float g = ws.h[sl * I + n];
+        ws.h[sl * I + n] = g / (1.f + std::exp(-g)) * dot(buf, ws.xf + (sl / k) * H, H);
+      }
+    }
+  }
+  // GEMM 2: item = (expert, 16 rows of H).
+  auto [n2, ch2] = build_items(H);
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+  for (std::int32_t it = 0; it < n2; ++it) {
+    const int e = ws.items[it] / ch2;
+    const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch2) * kRowsPerItem;
+    const CanonicalView w2 = w.w2(e);
+    float* buf = ws.rowbuf + thread_id() * RB;
+    for (std::int64_t n = r0; n < std::min(H, r0 + kRowsPerItem); ++n) {
+      dequant_row(w2, n, buf);
+      for (std::int32_t p = ws.off[e]; p < ws.off[e + 1]; ++p) {
+        const std::int32_t sl = ws.slots[p];
+        ws.y[sl * H + n] = dot(buf, ws.h + sl * I, I);
+      }
+    }
+  }
+  // Weighted sum over the k slots of each token, in slot order (deterministic).
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t n = 0; n < H; ++n) {
+      float acc = 0.f;
+      for (int j = 0; j < k; ++j) acc += tw[t * k + j] * ws.y[(t * k + j) * H + n];
+      out[t * H + n] = float_to_f16x(c.act, acc);
+    }
+}
+
+void router_logits_cpu(const TensorView& x, const TensorView& router, float* logits) {
+  if (!is_activation_dtype(x.dtype)) fail(ErrorCode::dtype_mismatch, "x", "float16 or bfloat16 [T, H]", describe(x));
+  if (!is_activation_dtype(router.dtype))
+    fail(ErrorCode::dtype_mismatch, "router", "float16 or bfloat16 [E, H]", describe(router));
+  if (x.rank != 2 || router.rank != 2 || x.size(1) != router.size(1))
+    fail(ErrorCode::shape_mismatch, "router", "[E, H] with H = x.shape[1] = " + std::to_string(x.rank == 2 ? x.size(1) : -1),
+         describe(router));
+  check_contiguous(x, "x");
+  check_contiguous(router, "router");
+  const std::int64_t T = x.size(0), E = router.size(0), H = x.size(1);
+  const auto* xp = x.ptr<const std::uint16_t>();
+  const auto* rp = router.ptr<const std::uint16_t>();
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t e = 0; e < E; ++e) {
+      double acc = 0;
+      for (std::int64_t i = 0; i < H; ++i)
+        acc += static_cast<double>(f16x_to_float(x.dtype, xp[t * H + i])) * f16x_to_float(router.dtype, rp[e * H + i]);
+      logits[t * E + e] = static_cast<float>(acc);
+    }
+}
+
+}  // namespace w4a16::moe

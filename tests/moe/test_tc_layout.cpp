@@ -1,0 +1,83 @@
+// The host packer of "cuda.tc16x64.v1" (docs/LAYOUT.md), unpacked here the way the kernels
+// read it: fragment register r of a word is (w >> 4r) & 0x000f000f, low half (row gid + 8*(r&1),
+// column 2t + 8*(r>>1)), high half the next column. Bit-exact, padding included.
+#include <gtest/gtest.h>
+
+#include "testutil.hpp"
+#include "w4a16/core/error.hpp"
+#include "w4a16/core/half.hpp"
+#include "w4a16/moe/moe.hpp"
+
+namespace w4a16::moe {
+namespace {
+
+struct Case {
+  std::int64_t n, k;
+  int g;
+  ScalarType st;
+  DType scale, act;
+};
+
+class TcLayout : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TcLayout, UnpacksToTheCanonicalValues) {
+  const Case c = GetParam();
+  QuantSpec spec{c.n, c.k, c.g, c.st};
+  QuantizedLinear q = test::random_linear(spec, c.scale, false, false);
+  const CanonicalView v = q.view();
+  const Tc16x64Sizes sz = tc16x64_sizes(spec);
+  ASSERT_EQ(sz.n_pad % 64, 0);
+  ASSERT_EQ(sz.k_pad % 64, 0);
+  std::vector<std::uint32_t> qw(sz.qweight_bytes / 4, 0xdeadbeef);
+  std::vector<std::uint16_t> sc(sz.scales_bytes / 2, 0xffff);
+  std::vector<std::uint8_t> zz(sz.zeros_bytes + 1, 0xee);
+  tc16x64_pack(v, c.act, qw.data(), sc.data(), zz.data());
+  const std::int64_t KT = sz.k_pad / 64;
+  for (std::int64_t nt = 0; nt < sz.n_pad / 16; ++nt)
+    for (std::int64_t kt = 0; kt < KT; ++kt)
+      for (int lane = 0; lane < 32; ++lane)
+        for (int j = 0; j < 4; ++j) {
+          const std::uint32_t w = qw[static_cast<std::size_t>(((nt * KT + kt) * 32 + lane) * 4 + j)];
+          for (int r = 0; r < 4; ++r)
+            for (int half = 0; half < 2; ++half) {
+              const std::uint32_t val = ((w >> (4 * r)) >> (16 * half)) & 0xf;
+              const std::int64_t n = 16 * nt + lane / 4 + 8 * (r & 1);
+              const std::int64_t k = 64 * kt + 16 * j + 2 * (lane % 4) + 8 * (r >> 1) + half;
+              const std::uint32_t want = (n < c.n && k < c.k) ? static_cast<std::uint32_t>(v.q(n, k)) : 0u;
+              ASSERT_EQ(val, want) << "n=" << n << " k=" << k;
+            }
+        }
+  for (std::int64_t g = 0; g < sz.groups; ++g)
+    for (std::int64_t n = 0; n < sz.n_pad; ++n) {
+      // Lane gid of n-tile nt reads its rows (gid, gid + 8) as one 32-bit word at 16 nt + 2 gid.
+      const std::int64_t nt = n / 16, r = n % 16, pos = 16 * nt + 2 * (r % 8) + r / 8;
+      const std::uint16_t want = n < c.n ? float_to_f16x(c.act, v.s(n, g)) : 0;
+      ASSERT_EQ(sc[static_cast<std::size_t>(g * sz.n_pad + pos)], want) << "scale n=" << n << " g=" << g;
+      if (spec.has_zeros()) {
+        const std::uint8_t byte = zz[static_cast<std::size_t>((g * (sz.n_pad / 16) + nt) * 8 + r % 8)];
+        const int got = (byte >> (4 * (r / 8))) & 0xf;
+        ASSERT_EQ(got, n < c.n ? v.z(n, g) : 0) << "zero n=" << n << " g=" << g;
+      }
+    }
+  if (spec.has_zeros()) {
+    EXPECT_EQ(zz.back(), 0xee) << "wrote past the zeros";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, TcLayout,
+                         ::testing::Values(Case{64, 128, 32, ScalarType::uint4, DType::f16, DType::f16},
+                                           Case{128, 256, 128, ScalarType::uint4b8, DType::f16, DType::bf16},
+                                           Case{40, 96, 32, ScalarType::uint4, DType::bf16, DType::bf16},
+                                           Case{16, 200, kChannelwise, ScalarType::uint4b8, DType::bf16, DType::f16},
+                                           Case{192, 512, 256, ScalarType::uint4, DType::f16, DType::f16}));
+
+TEST(TcLayoutReject, ActOrder) {
+  QuantizedLinear q = test::random_linear({64, 64, 32, ScalarType::uint4b8}, DType::f16, false, true);
+  std::vector<std::uint8_t> buf(1 << 16);
+  EXPECT_THROW(tc16x64_pack(q.view(), DType::f16, buf.data(), buf.data(), buf.data()), Error);
+  QuantizedLinear q2 = test::random_linear({64, 64, 32, ScalarType::uint4b8}, DType::f16, false, false);
+  EXPECT_THROW(tc16x64_pack(q2.view(), DType::f32, buf.data(), buf.data(), buf.data()), Error);
+}
+
+}  // namespace
+}  // namespace w4a16::moe
