@@ -1,0 +1,192 @@
+// fast_gemm (every implementation this CPU runs: scalar always, avx2 where present) against
+// reference_gemm within the named tolerance (test::tolerance), its prepared layout, and its
+// rejection paths.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "cpu_test_common.hpp"
+#include "fast.hpp"
+#include "reference.hpp"
+
+namespace w4a16::test {
+namespace {
+
+using namespace kernels::cpu;
+
+std::vector<FastIsa> isas() {
+  std::vector<FastIsa> v{FastIsa::scalar};
+  if (fast_isa_available(FastIsa::avx2)) v.push_back(FastIsa::avx2);
+  return v;
+}
+
+struct FastCase {
+  QuantSpec spec;
+  DType act, scale_dtype;
+  bool bias, act_order;
+  std::int64_t m, x_pad, out_pad;
+};
+
+std::string describe(const FastCase& c) {
+  return c.spec.describe() + " act=" + std::string(dtype_name(c.act)) + " scales=" + std::string(dtype_name(c.scale_dtype)) +
+         (c.bias ? " bias" : "") + (c.act_order ? " act_order" : "") + " M=" + std::to_string(c.m) +
+         " x_pad=" + std::to_string(c.x_pad) + " out_pad=" + std::to_string(c.out_pad);
+}
+
+// Runs every implementation with 1 and 4 threads; checks each against the f32 reference and
+// checks that the thread count does not change a single bit (each output has one owner).
+void run_case(const FastCase& c) {
+  SCOPED_TRACE(describe(c) + " W4A16_SEED=" + std::to_string(seed()));
+  QuantizedLinear w = random_linear(c.spec, c.scale_dtype, c.bias, c.act_order);
+  const std::int64_t K = c.spec.k, N = c.spec.n;
+  std::vector<std::uint16_t> xs = random_act(c.m, K, c.act, K + c.x_pad);
+  TensorView x = act_view(xs, c.act, c.m, K, K + c.x_pad);
+
+  PoisonedMatrix ref(DType::f32, c.m, N, 0);
+  reference_gemm(w.view(), x, ref.view());
+  const std::vector<double> r = ref.values();
+
+  FastWeights f = fast_prepare(w.view(), c.act);
+  for (FastIsa isa : isas()) {
+    SCOPED_TRACE(std::string("isa=") + std::string(fast_isa_name(isa)));
+    PoisonedMatrix o1(c.act, c.m, N, c.out_pad), o4(c.act, c.m, N, c.out_pad);
+    fast_gemm_isa(f, x, o1.view(), isa, 1);
+    fast_gemm_isa(f, x, o4.view(), isa, 4);
+    EXPECT_EQ(o1.unwritten(), 0) << "elements of out left poisoned";
+    EXPECT_EQ(o1.pad_touched() + o4.pad_touched(), 0) << "writes outside [M, N]";
+    const double err = rel_error(o1.values(), r);
+    EXPECT_LE(err, tolerance(c.act)) << "relative error vs reference_gemm";
+    EXPECT_EQ(std::memcmp(o1.storage.data(), o4.storage.data(), o1.storage.size() * 4), 0)
+        << "1 and 4 threads differ";
+  }
+}
+
+TEST(CpuFast, MatchesReferenceEveryGroupScalarDtypeAndM) {
+  std::vector<std::int64_t> ms;
+  for (std::int64_t m = 1; m <= 16; ++m) ms.push_back(m);
+  for (std::int64_t m : {17, 33, 100}) ms.push_back(m);
+  std::uniform_int_distribution<int> coin(0, 1), pad(0, 3);
+  int cases = 0;
+  for (std::int64_t m : ms)
+    for (DType act : {DType::f16, DType::bf16})
+      for (int gs : kGroupSizes)
+        for (ScalarType st : {ScalarType::uint4, ScalarType::uint4b8}) {
+          // Every other scale dtype mixes f16 checkpoint scales with bf16 activations, and back.
+          FastCase c{random_spec(gs, st, m > 16 ? 3 : 5), act, coin(rng()) ? DType::bf16 : DType::f16, coin(rng()) == 1,
+                     coin(rng()) == 1, m, 8 * pad(rng()) + 3 * pad(rng()), pad(rng())};
+          run_case(c);
+          ++cases;
+        }
+  EXPECT_EQ(cases, 19 * 2 * 5 * 2);
+}
+
+TEST(CpuFast, BiasActOrderAndPanelTails) {
+  // N = 8 x {1, 3, 5, 7, 9} blocks covers every tail of the 4-block (M = 1) and 2-block
+  // panels; K = 640 is two full 256-k prefill chunks and a half one.
+  for (std::int64_t blocks : {1, 3, 5, 7, 9})
+    for (std::int64_t m : {1, 2, 5, 17, 23})
+      for (bool bias : {false, true}) {
+        QuantSpec s{8 * blocks, 640, 128, bias ? ScalarType::uint4 : ScalarType::uint4b8};
+        run_case(FastCase{s, m % 2 ? DType::f16 : DType::bf16, DType::f16, bias, !bias, m, 0, 1});
+      }
+}
+
+TEST(CpuFast, ModelShapeQwenO) {
+  // A real layer shape (Qwen2.5-0.5B o_proj, 896 x 896, g = 128) at decode and prefill M.
+  for (std::int64_t m : {1, 4, 17})
+    for (DType act : {DType::f16, DType::bf16})
+      run_case(FastCase{QuantSpec{896, 896, 128, ScalarType::uint4}, act, act, true, false, m, 0, 0});
+}
+
+TEST(CpuFast, MZeroWritesNothing) {
+  QuantizedLinear w = random_linear(QuantSpec{16, 64, 32, ScalarType::uint4}, DType::f16, true, true);
+  FastWeights f = fast_prepare(w.view(), DType::f16);
+  PoisonedMatrix out(DType::f16, 1, 16, 0);
+  TensorView ov = out.view();
+  ov.shape[0] = 0;
+  for (FastIsa isa : isas()) EXPECT_NO_THROW(fast_gemm_isa(f, TensorView(nullptr, DType::f16, {0, 64}), ov, isa));
+  EXPECT_EQ(out.unwritten(), 16);
+}
+
+TEST(CpuFast, PreparedLayout) {
+  // cpu.fast.v1: word (b, j, l) = canonical word (8b + l, j); padded rows are zero.
+  QuantSpec s{20, 64, 32, ScalarType::uint4b8};
+  QuantizedLinear w = random_linear(s, DType::bf16, true, false);
+  FastWeights f = fast_prepare(w.view(), DType::f16);
+  EXPECT_EQ(f.layout(), "cpu.fast.v1");
+  ASSERT_EQ(f.blocks, 3);
+  ASSERT_EQ(f.qweight.size(), 3u * 8 * 8);
+  for (std::int64_t n = 0; n < 24; ++n)
+    for (std::int64_t j = 0; j < 8; ++j) {
+      const std::uint32_t want = n < 20 ? static_cast<std::uint32_t>(w.qweight().ptr<std::int32_t>()[n * 8 + j]) : 0u;
+      ASSERT_EQ(f.qweight[static_cast<std::size_t>(((n / 8) * 8 + j) * 8 + n % 8)], want) << "n=" << n << " j=" << j;
+    }
+  EXPECT_TRUE(f.zeros.empty());
+  EXPECT_EQ(f.bytes(), 3u * 8 * 8 * 4 + 3u * 2 * 8 * 2 + 24u * 4);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(f.qweight.data()) % 64, 0u);
+}
+
+TEST(CpuFast, SupportsClaims) {
+  std::string why;
+  EXPECT_TRUE(fast_supports(DType::f16, QuantSpec{4096, 4096, 128, ScalarType::uint4}, &why)) << why;
+  EXPECT_TRUE(fast_supports(DType::bf16, QuantSpec{20, 72, kChannelwise, ScalarType::uint4b8}, &why)) << why;
+  EXPECT_FALSE(fast_supports(DType::f32, QuantSpec{64, 64, 32, ScalarType::uint4}, &why));
+  EXPECT_NE(why.find("act_dtype"), std::string::npos) << why;
+  EXPECT_FALSE(fast_supports(DType::f16, QuantSpec{64, 64, 48, ScalarType::uint4}, &why));
+  EXPECT_NE(why.find("group_size"), std::string::npos) << why;
+  EXPECT_FALSE(fast_supports(DType::f16, QuantSpec{20, 64, 32, ScalarType::uint4}, &why));  // zeros need N % 8 == 0
+  EXPECT_NE(why.find("N"), std::string::npos) << why;
+  EXPECT_TRUE(fast_supports(DType::f16, QuantSpec{64, 64, 32, ScalarType::uint4}, nullptr));
+}
+
+class CpuFastRejects : public ::testing::Test {
+ protected:
+  QuantSpec s{16, 64, 32, ScalarType::uint4};
+  QuantizedLinear w = random_linear(s, DType::f16, false, false);
+  FastWeights f = fast_prepare(w.view(), DType::f16);
+  std::vector<std::uint16_t> xs = random_act(3, 64, DType::f16);
+  std::vector<std::uint16_t> os = std::vector<std::uint16_t>(3 * 16 * 2);
+  TensorView x() { return TensorView(xs.data(), DType::f16, {3, 64}); }
+  TensorView out() { return TensorView(os.data(), DType::f16, {3, 16}); }
+};
+
+TEST_F(CpuFastRejects, PrepareActDtype) {
+  expect_error([&] { fast_prepare(w.view(), DType::f32); }, ErrorCode::dtype_mismatch, "act_dtype");
+}
+TEST_F(CpuFastRejects, PrepareDeviceWeights) {
+  CanonicalView v = w.view();
+  v.device = Device::cuda;
+  expect_error([&] { fast_prepare(v, DType::f16); }, ErrorCode::invalid_argument, "w");
+}
+TEST_F(CpuFastRejects, XDtypeOtherThanActDtype) {
+  expect_error([&] { fast_gemm(f, TensorView(xs.data(), DType::bf16, {3, 64}), out()); }, ErrorCode::dtype_mismatch, "x");
+}
+TEST_F(CpuFastRejects, XKMismatch) {
+  expect_error([&] { fast_gemm(f, TensorView(xs.data(), DType::f16, {3, 32}), out()); }, ErrorCode::shape_mismatch, "x");
+}
+TEST_F(CpuFastRejects, XNonUnitInnerStride) {
+  TensorView v(xs.data(), DType::f16, {1, 64});
+  v.stride[1] = 2;
+  expect_error([&] { fast_gemm(f, v, TensorView(os.data(), DType::f16, {1, 16})); }, ErrorCode::layout_mismatch, "x");
+}
+TEST_F(CpuFastRejects, OutShapeAndDtype) {
+  expect_error([&] { fast_gemm(f, x(), TensorView(os.data(), DType::f16, {3, 8})); }, ErrorCode::shape_mismatch, "out");
+  expect_error([&] { fast_gemm(f, x(), TensorView(os.data(), DType::bf16, {3, 16})); }, ErrorCode::dtype_mismatch, "out");
+  TensorView o = out();
+  o.stride[1] = 2;
+  o.stride[0] = 32;
+  expect_error([&] { fast_gemm(f, x(), o); }, ErrorCode::layout_mismatch, "out");
+}
+TEST_F(CpuFastRejects, EmptyWeights) {
+  expect_error([&] { fast_gemm(FastWeights{}, x(), out()); }, ErrorCode::invalid_argument, "w");
+}
+TEST_F(CpuFastRejects, NegativeThreads) {
+  expect_error([&] { fast_gemm(f, x(), out(), -1); }, ErrorCode::invalid_argument, "num_threads");
+}
+TEST_F(CpuFastRejects, UnavailableIsa) {
+  if (fast_isa_available(FastIsa::avx2)) GTEST_SKIP() << "this CPU runs the avx2 kernels; nothing to reject";
+  expect_error([&] { fast_gemm_isa(f, x(), out(), FastIsa::avx2); }, ErrorCode::unsupported, "isa");
+}
+
+}  // namespace
+}  // namespace w4a16::test
