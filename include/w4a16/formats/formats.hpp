@@ -54,7 +54,9 @@ struct GptqTensors {
 // the layer is not symmetric or the version is wrong). g_idx (optional unless desc_act):
 // values must lie in 0..G-1; a g_idx equal to k / g gives no perm; any other g_idx needs
 // desc_act = true and exactly g channels per group, and gives perm = stable argsort(g_idx),
-// qweight rows reordered to canonical order (scales keep their group index).
+// qweight rows reordered to canonical order (scales keep their group index). GPTQ stores only
+// each channel's group, so canonical -> GPTQ -> canonical returns a perm listing each group's
+// channels in increasing order: bit-exact when the perm already was so, else the same weights.
 QuantizedLinear gptq_to_canonical(const GptqTensors& t, const GptqOptions& opt);
 struct GptqHost {
   HostTensor qweight, qzeros, scales, g_idx, bias;
