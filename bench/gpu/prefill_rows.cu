@@ -1,0 +1,222 @@
+// Benchmark rows of the prefill kernels: see prefill_rows.hpp.
+#include "prefill_rows.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "common.cuh"
+#include "gpu_timer.hpp"
+#include "prefill/prefill.hpp"
+#include "tc/tc_weights.hpp"
+#include "testutil.hpp"
+#include "w4a16/core/error.hpp"
+
+namespace w4a16::bench {
+
+namespace kc = w4a16::kernels::cuda;
+
+namespace {
+
+struct Dev {
+  void* p = nullptr;
+  std::size_t bytes = 0;
+  explicit Dev(std::size_t b) : bytes(b) { W4A16_CUDA_TRY(cudaMalloc(&p, std::max<std::size_t>(b, 256))); }
+  ~Dev() { cudaFree(p); }
+  Dev(const Dev&) = delete;
+  Dev& operator=(const Dev&) = delete;
+};
+
+// Deterministic pseudo-random 16-bit floats in [-1, 1) (never zeros: PERF.md "never time on zeros").
+__global__ void fill_kernel(std::uint16_t* p, std::size_t n, std::uint32_t seed, bool bf16) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u ^ seed;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    const float f = (static_cast<float>(h & 0xffffff) / 16777216.f) * 2.f - 1.f;
+    if (bf16) {
+      __nv_bfloat16 b = __float2bfloat16_rn(f);
+      p[i] = *reinterpret_cast<std::uint16_t*>(&b);
+    } else {
+      half b = __float2half_rn(f);
+      p[i] = *reinterpret_cast<std::uint16_t*>(&b);
+    }
+  }
+}
+
+void fill(void* p, std::size_t n, std::uint32_t seed, DType t) {
+  fill_kernel<<<1024, 256>>>(static_cast<std::uint16_t*>(p), n, seed, t == DType::bf16);
+  W4A16_CUDA_TRY(cudaGetLastError());
+}
+
+void cublas_try(cublasStatus_t s) {
+  if (s != CUBLAS_STATUS_SUCCESS) fail(ErrorCode::cuda_error, "cuBLAS status " + std::to_string(static_cast<int>(s)));
+}
+
+double rel_err_dev(const void* a, const void* b, std::int64_t count, DType t) {
+  std::vector<std::uint16_t> ha(static_cast<std::size_t>(count)), hb(ha.size());
+  W4A16_CUDA_TRY(cudaMemcpy(ha.data(), a, ha.size() * 2, cudaMemcpyDeviceToHost));
+  W4A16_CUDA_TRY(cudaMemcpy(hb.data(), b, hb.size() * 2, cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < ha.size(); ++i) {
+    const double x = f16x_to_float(t, ha[i]), y = f16x_to_float(t, hb[i]);
+    if (!std::isfinite(x)) return INFINITY;
+    num += (x - y) * (x - y);
+    den += y * y;
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+}  // namespace
+
+std::string prefill_csv_header() {
+  return "kernel,shape,N,K,M,dtype,format,group,plan,us,TB/s,pct_4.4TB/s,TFLOP/s,speedup_vs_cublas_f16,rel_err";
+}
+
+std::string prefill_csv_row(const PrefillRow& r) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%s,%s,%lld,%lld,%lld,%s,%s,%d,%s,%.2f,%.3f,%.1f,%.1f,%.3f,%.2e", r.kernel.c_str(), r.shape.c_str(),
+                static_cast<long long>(r.n), static_cast<long long>(r.k), static_cast<long long>(r.m),
+                std::string(dtype_name(r.act)).c_str(), r.format.c_str(), r.group, r.plan.c_str(), r.us, r.tbps, 100 * r.tbps / 4.4,
+                r.tflops, r.vs_cublas_f16, r.rel_err);
+  return buf;
+}
+
+std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t stream) {
+  std::vector<PrefillRow> rows;
+  const std::int64_t n = spec.n, k = spec.k;
+  std::int64_t max_m = 0;
+  for (auto m : spec.ms) max_m = std::max(max_m, m);
+
+  QuantSpec qs;
+  qs.n = n;
+  qs.k = k;
+  qs.group_size = spec.group;
+  qs.scalar = spec.scalar;
+  QuantizedLinear q = test::random_linear(qs, spec.act, false, false);
+  std::vector<std::unique_ptr<kc::TcWeights>> ws;
+  ws.push_back(kc::tc_prepare(q.view(), spec.act, stream));
+  const int copies = cold_l2_copies(ws[0]->bytes);
+  for (int i = 1; i < copies; ++i) ws.push_back(kc::tc_clone(*ws[0], stream));
+  auto dc = kc::dense_cache_prepare(*ws[0], stream);
+
+  Dev x(static_cast<std::size_t>(max_m * k * 2)), y(static_cast<std::size_t>(max_m * n * 2)), yref(static_cast<std::size_t>(max_m * n * 2));
+  fill(x.p, static_cast<std::size_t>(max_m * k), 12345u, spec.act);
+  const std::size_t ws_bytes = std::max(kc::prefill_workspace_bytes(n, k, spec.group, false, max_m), kc::dense_cache_workspace_bytes(max_m));
+  Dev work(ws_bytes);
+
+  // Peers: dense weights of each dtype, rotating copies for a cold L2.
+  cublasHandle_t h;
+  cublas_try(cublasCreate(&h));
+  cublas_try(cublasSetStream(h, stream));
+  cublas_try(cublasSetWorkspace(h, work.p, work.bytes));
+  const std::size_t dense_bytes = static_cast<std::size_t>(n * k * 2);
+  const int dcopies = cold_l2_copies(dense_bytes);
+  std::vector<std::unique_ptr<Dev>> dense16, dense_bf;
+  Dev xpeer(static_cast<std::size_t>(max_m * k * 2));
+  if (spec.peers) {
+    for (int i = 0; i < dcopies; ++i) {
+      dense16.push_back(std::make_unique<Dev>(dense_bytes));
+      fill(dense16.back()->p, dense_bytes / 2, 777u + i, DType::f16);
+      dense_bf.push_back(std::make_unique<Dev>(dense_bytes));
+      fill(dense_bf.back()->p, dense_bytes / 2, 999u + i, DType::bf16);
+    }
+  }
+  W4A16_CUDA_TRY(cudaDeviceSynchronize());
+
+  const std::string format = spec.scalar == ScalarType::uint4 ? "uint4" : "uint4b8";
+  const double gsz = spec.group == kChannelwise ? 1.0 : static_cast<double>(k) / spec.group;
+  const int cap = kc::device_capability(), sms = kc::device_sm_count();
+  TimerOptions opt;
+
+  for (std::int64_t m : spec.ms) {
+    const double flops = 2.0 * m * n * k;
+    const double int4_bytes = n * k / 2.0 + n * gsz * 2 + (spec.scalar == ScalarType::uint4 ? n * gsz / 2 : 0) + 2.0 * m * k + 2.0 * m * n;
+    const double dense_b = 2.0 * n * k + 2.0 * m * k + 2.0 * m * n;
+    double cublas16_us = 0;
+    auto add = [&](const std::string& kernel, const std::string& plan, double us, double bytes, double err) {
+      PrefillRow r;
+      r.kernel = kernel;
+      r.shape = spec.shape;
+      r.format = kernel.rfind("cublas", 0) == 0 ? "dense" : format;
+      r.plan = plan;
+      r.n = n;
+      r.k = k;
+      r.m = m;
+      r.act = spec.act;
+      r.group = spec.group;
+      r.us = us;
+      r.tbps = bytes / (us * 1e-6) / 1e12;
+      r.tflops = flops / (us * 1e-6) / 1e12;
+      r.vs_cublas_f16 = cublas16_us > 0 ? cublas16_us / us : 0;
+      r.rel_err = err;
+      rows.push_back(r);
+      std::fprintf(stderr, "%s\n", prefill_csv_row(r).c_str());
+    };
+    auto gemm = [&](const void* wd, DType t, void* out) {
+      const float alpha = 1.f, beta = 0.f;
+      const cudaDataType_t dt = t == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+      cublas_try(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha, wd, dt,
+                              static_cast<int>(k), x.p, dt, static_cast<int>(k), &beta, out, dt, static_cast<int>(n),
+                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    };
+    if (spec.peers) {
+      // The peers run on the same x bits reinterpreted per dtype; values are finite in both.
+      opt.copies = dcopies;
+      cublas16_us = time_graph([&](int i, cudaStream_t) { gemm(dense16[static_cast<std::size_t>(i % dcopies)]->p, DType::f16, y.p); }, opt, stream).median_us;
+      add("cublas_f16", "", cublas16_us, dense_b, 0);
+      const double bf = time_graph([&](int i, cudaStream_t) { gemm(dense_bf[static_cast<std::size_t>(i % dcopies)]->p, DType::bf16, y.p); }, opt, stream).median_us;
+      add("cublas_bf16", "", bf, dense_b, 0);
+    }
+    // Reference output of these weights: the dense cache (cuBLAS on the dequantized copy).
+    kc::dense_cache_run(*dc, *ws[0], x.p, m, k, yref.p, n, work.p, work.bytes, stream);
+    W4A16_CUDA_TRY(cudaStreamSynchronize(stream));
+    opt.copies = 1;  // the dense cache is one copy per layer (>= 3x L2 for the shapes of interest)
+    const double dc_us =
+        time_graph([&](int, cudaStream_t s) { kc::dense_cache_run(*dc, *ws[0], x.p, m, k, y.p, n, work.p, work.bytes, s); }, opt, stream).median_us;
+    add("dense_cache", "", dc_us, dense_b, 0);
+
+    auto run_int4 = [&](const std::string& name, const kc::PrefillPlan* plan) {
+      auto call = [&](int i, cudaStream_t s) {
+        const kc::TcWeights& w = *ws[static_cast<std::size_t>(i % copies)];
+        if (plan)
+          kc::prefill_run_plan(w, *plan, x.p, m, k, y.p, n, work.p, work.bytes, s);
+        else
+          kc::prefill_run(w, x.p, m, k, y.p, n, work.p, work.bytes, s);
+      };
+      W4A16_CUDA_TRY(cudaMemset(y.p, 0xff, y.bytes));
+      call(0, stream);
+      W4A16_CUDA_TRY(cudaStreamSynchronize(stream));
+      const double err = rel_err_dev(y.p, yref.p, m * n, spec.act);
+      opt.copies = copies;
+      const double us = time_graph(call, opt, stream).median_us;
+      const kc::PrefillPlan p = plan ? *plan : kc::prefill_plan(n, k, m, cap, sms);
+      add(name, p.describe(), us, int4_bytes, err);
+    };
+    run_int4("cuda_prefill", nullptr);
+    if (spec.all_configs) {
+      const kc::PrefillPlan def = kc::prefill_plan(n, k, m, cap, sms);
+      for (int c = 0; c < kc::prefill_config_count(); ++c) {
+        if (kc::prefill_config(c).path != kc::prefill_config(def.config).path) continue;
+        for (int split : {1, 2, 4}) {
+          if (split > 1 && split * m > kc::kPrefillMaxSplitRows) continue;
+          kc::PrefillPlan p;
+          p.config = c;
+          p.split = split;
+          p.k_tiles_per_split = (k + 63) / 64 / split;
+          run_int4("cuda_prefill:" + kc::prefill_config(c).name() + ":s" + std::to_string(split), &p);
+        }
+      }
+    }
+  }
+  cublasDestroy(h);
+  return rows;
+}
+
+}  // namespace w4a16::bench

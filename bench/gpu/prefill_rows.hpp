@@ -1,0 +1,53 @@
+// Benchmark rows of the prefill kernels for the shared GPU sweep (bench/gpu, the decode
+// developer's), owned by the prefill developer. Coordination happens only through this header:
+//
+//   std::vector<PrefillRow> rows = prefill_rows(spec, stream);
+//
+// times, for one (shape, M, act dtype, scalar type, group), with the shared timer
+// (bench/common/gpu_timer: cold L2 through rotating weight copies, graph replay, median):
+//   "cuda_prefill"           prefill_run with its default plan
+//   "cuda_prefill:<config>"  every compiled config, forced (only if spec.all_configs)
+//   "dense_cache"            dense_cache_run (dequantized copy + cuBLAS)
+//   "cublas_f16"/"cublas_bf16"  cublasGemmEx on dense weights of the act dtype (the peer)
+// and checks every int4 row against the dense-cache output of the same weights (rel_err).
+// Link: bench/gpu/prefill_rows.cu, w4a16_cuda_kernels, w4a16_gpu_timer, w4a16_testutil.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "w4a16/core/dtype.hpp"
+
+namespace w4a16::bench {
+
+struct PrefillBenchSpec {
+  std::string shape;  // "llama8b.gate_up"
+  std::int64_t n = 0, k = 0;
+  std::vector<std::int64_t> ms;  // M values timed on the same weights
+  DType act = DType::f16;
+  ScalarType scalar = ScalarType::uint4b8;
+  int group = 128;
+  bool all_configs = false;  // also time every forced tile config (tuning)
+  bool peers = true;         // time cuBLAS on dense weights too
+};
+
+struct PrefillRow {
+  std::string kernel, shape, format, plan;  // plan: the chosen config / split (int4 rows)
+  std::int64_t n = 0, k = 0, m = 0;
+  DType act = DType::f16;
+  int group = 128;
+  double us = 0;        // median per call
+  double tbps = 0;      // bytes that the call must move / time (PERF.md byte count)
+  double tflops = 0;    // 2 M N K / time
+  double vs_cublas_f16 = 0;  // cuBLAS fp16 us / us (>1 = faster), 0 if not timed
+  double rel_err = 0;   // vs the dense-cache output (int4 rows), 0 for peers
+};
+
+std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t stream);
+
+std::string prefill_csv_header();
+std::string prefill_csv_row(const PrefillRow& r);
+
+}  // namespace w4a16::bench

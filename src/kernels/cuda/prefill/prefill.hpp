@@ -1,0 +1,104 @@
+// The tensor-core prefill path of the CUDA W4A16 linear (issue 5), over the shared prepared
+// weight layout "cuda.tc16x64.v1" (docs/LAYOUT.md, made by tc_prepare in tc/tc_weights.hpp).
+//
+//   y[M, N] = x[:, perm] . W^T + bias      x (M, K) act dtype, row stride x_stride (elements)
+//                                          y (M, N) act dtype, row stride y_stride (elements)
+// Swap-AB: W is the A operand (64 weight rows = one wgmma m64 block), the tokens of x are the
+// N side of the instruction, staged in shared memory. Two code paths, chosen by prefill_plan:
+//   wgmma   (sm_90a): wgmma.mma_async m64n{64,128,256}k16, A = dequantized W in registers,
+//           B = x tile from 128B-swizzled shared memory (cp.async multi-stage pipeline)
+//   mma     (sm_80+): mma.sync.m16n8k16 on the same tiles (ldmatrix from the same smem layout)
+// Split-K (deterministic: fp32 partials in the workspace, summed in split order by a second
+// kernel) where the output tiles alone cannot fill the SMs.
+//
+// prefill_run never allocates and only enqueues work on `stream`: safe to capture in a CUDA
+// graph. The workspace (caller-owned, >= prefill_workspace_bytes for the largest M used)
+// holds the act-order gather of x and the split-K partials.
+//
+// Alignment: x and y 16-byte... x must be 16-byte aligned with x_stride % 8 == 0 (cp.async
+// 16-byte copies) unless act_order (then x is gathered into the workspace first and may have
+// any stride); y needs 2-byte alignment only.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "tc/tc_weights.hpp"
+#include "w4a16/core/dtype.hpp"
+
+namespace w4a16::kernels::cuda {
+
+// What this build/kernel can run on: capability 90 with the sm_90a cubin (wgmma path), or
+// capability >= 80 with the sm_80 cubin (mma.sync path).
+bool prefill_supported(int capability);
+
+// Workspace for every M <= max_m: act-order gather (max_m * K * 2 bytes) + split-K partials
+// (split * M * N * 4 bytes, split * M <= kPrefillMaxSplitRows).
+std::size_t prefill_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m);
+
+// y[M,N] = x[:, perm] . W^T + bias on the tensor cores. Any M >= 0. Throws w4a16::Error.
+void prefill_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
+                 void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
+
+// ---- Plan: which tile configuration and split (pure function of the problem; printable) ----
+enum class PrefillPath : std::uint8_t { wgmma, mma };
+
+// One compiled tile configuration.
+struct PrefillConfig {
+  PrefillPath path;
+  int bm;       // tokens per CTA tile (the wgmma N extent), 64 / 128 / 256
+  int wg;       // warpgroups per CTA (4 warps each); consumer warps all, no producer warp
+  int mb;       // 64-row weight blocks per warpgroup; CTA rows BN = 64 * wg * mb
+  int stages;   // x-tile shared-memory stages of the cp.async pipeline
+  int bn() const { return 64 * wg * mb; }
+  int threads() const { return 128 * wg; }
+  std::string name() const;  // "wgmma_bm256_bn128_s4"
+};
+
+struct PrefillPlan {
+  int config = -1;          // index into prefill_configs()
+  int split = 1;            // K splits (1 = none)
+  std::int64_t k_tiles_per_split = 0;  // 64-wide k tiles per split
+  double est_us = 0;        // the heuristic's estimate (for `explain` output, not a promise)
+  std::string describe() const;
+};
+
+constexpr std::int64_t kPrefillMaxSplit = 8;
+constexpr std::int64_t kPrefillMaxSplitRows = 512;  // split * round_up(M, bm) bound: caps partial bytes
+
+int prefill_config_count();
+const PrefillConfig& prefill_config(int i);
+
+// The heuristic (documented in prefill.cu): every config of the device's path, every split
+// 1..8, minimize max(compute / efficiency(bm) with wave quantization, bytes / bandwidth).
+PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count);
+
+// prefill_run with a forced plan (tests and benchmarks exercise every config). plan.split and
+// k_tiles_per_split are normalized; throws if the config cannot run on this device.
+void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x, std::int64_t m, std::int64_t x_stride,
+                      void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
+// Workspace a given plan needs at M = m.
+std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& plan, std::int64_t m);
+
+// ---- Opt-in dequantized prefill cache: an fp16/bf16 copy of W + cuBLAS ----
+struct DenseCache {
+  void* w = nullptr;        // device (N, K) act dtype, original channel order (perm undone)
+  std::int64_t n = 0, k = 0;
+  DType dtype = DType::f16;
+  std::size_t bytes = 0;    // memory cost of the cache (the dense copy)
+  void* cublas_handle = nullptr;  // cublasHandle_t, created at prepare
+  DenseCache() = default;
+  DenseCache(const DenseCache&) = delete;
+  DenseCache& operator=(const DenseCache&) = delete;
+  ~DenseCache();
+};
+
+std::unique_ptr<DenseCache> dense_cache_prepare(const TcWeights& w, cudaStream_t stream);  // dequantize on the GPU
+std::size_t dense_cache_workspace_bytes(std::int64_t max_m);
+void dense_cache_run(const DenseCache& c, const TcWeights& w /*bias*/, const void* x, std::int64_t m, std::int64_t x_stride,
+                     void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
+
+}  // namespace w4a16::kernels::cuda

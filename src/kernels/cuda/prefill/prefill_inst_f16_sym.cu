@@ -1,0 +1,8 @@
+// Explicit instantiation of the prefill kernels for f16 activations, uint4b8 (z = 8):
+// every config of W4A16_PREFILL_CONFIGS (prefill_launch.cuh). One file per (dtype, scalar type)
+// keeps the build parallel.
+#include "prefill/prefill_launch.cuh"
+
+namespace w4a16::kernels::cuda::prefill_detail {
+const KernelEntry* kernels_f16_sym() { return make_entries<half, false>(); }
+}  // namespace w4a16::kernels::cuda::prefill_detail

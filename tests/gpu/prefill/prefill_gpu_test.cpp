@@ -1,0 +1,429 @@
+// GPU tests of the tensor-core prefill kernel and the dense cache (issue 5) against the f64
+// host reference (test::dequant_f64 + test::gemm_f64; sampled rows for large M), on the
+// layout made by tc_prepare. Every test skips with the reason where no usable GPU exists.
+// Run: build-prefill/b/gpu_prefill/prefill_gpu_test (or ctest -R prefill in the main build).
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common.cuh"
+#include "prefill/prefill.hpp"
+#include "tc/tc_weights.hpp"
+#include "testutil.hpp"
+#include "w4a16/core/error.hpp"
+
+namespace w4a16::kernels::cuda {
+namespace {
+
+std::string gpu_skip_reason() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    return "no CUDA device";
+  }
+  const int cap = device_capability();
+  if (!prefill_supported(cap)) return "prefill kernel not built for capability " + std::to_string(cap);
+  return {};
+}
+#define SKIP_WITHOUT_GPU()                             \
+  do {                                                 \
+    const std::string r = gpu_skip_reason();           \
+    if (!r.empty()) GTEST_SKIP() << r;                 \
+  } while (0)
+
+struct DevBuf {
+  void* p = nullptr;
+  std::size_t bytes = 0;
+  explicit DevBuf(std::size_t b) : bytes(b) { W4A16_CUDA_TRY(cudaMalloc(&p, std::max<std::size_t>(b, 256))); }
+  ~DevBuf() { cudaFree(p); }
+  DevBuf(const DevBuf&) = delete;
+  DevBuf& operator=(const DevBuf&) = delete;
+};
+
+struct Case {
+  DType act = DType::f16;
+  DType scale = DType::f16;  // checkpoint scale dtype (tc_prepare converts to act)
+  ScalarType scalar = ScalarType::uint4b8;
+  int g = 128;
+  bool bias = false, act_order = false;
+  std::int64_t n = 200, k = 768;
+  std::string str() const {
+    return std::string(dtype_name(act)) + "/" + std::string(dtype_name(scale)) + " " + std::string(scalar_type_name(scalar)) +
+           " g=" + std::to_string(g) + (bias ? " bias" : "") + (act_order ? " act_order" : "") + " N=" + std::to_string(n) +
+           " K=" + std::to_string(k);
+  }
+};
+
+struct Layer {
+  QuantizedLinear q;
+  std::unique_ptr<TcWeights> w;
+  std::vector<double> wd, b;  // f64 dequantized [N, K] original order, bias
+};
+
+Layer make_layer(const Case& c) {
+  QuantSpec spec;
+  spec.n = c.n;
+  spec.k = c.k;
+  spec.group_size = c.g;
+  spec.scalar = c.scalar;
+  Layer l;
+  l.q = test::random_linear(spec, c.scale, c.bias, c.act_order);
+  l.w = tc_prepare(l.q.view(), c.act, nullptr);
+  l.wd = test::dequant_f64(l.q);
+  l.b = test::bias_f64(l.q);
+  return l;
+}
+
+// Rows of a big M to check against the f64 reference (all rows when M is small).
+std::vector<std::int64_t> sample_rows(std::int64_t m) {
+  std::vector<std::int64_t> r;
+  if (m <= 128) {
+    r.resize(static_cast<std::size_t>(m));
+    std::iota(r.begin(), r.end(), 0);
+    return r;
+  }
+  std::set<std::int64_t> s = {0, 1, 63, 64, 127, 128, 255, 256, m / 2, m - 2, m - 1};
+  std::uniform_int_distribution<std::int64_t> d(0, m - 1);
+  while (s.size() < 48) s.insert(d(test::rng()));
+  return {s.begin(), s.end()};
+}
+
+struct RunOpts {
+  std::optional<PrefillPlan> plan;  // forced plan, else the default prefill_run
+  std::int64_t x_pad = 0, y_pad = 0;  // extra elements per row (strided rows)
+};
+
+// Runs one call, checks guards / padding / every written element, returns the relative error
+// on the sampled rows; `out` receives y (M x y_stride) for determinism checks.
+double run_check(const Case& c, Layer& l, std::int64_t m, const RunOpts& o, std::vector<std::uint16_t>* out = nullptr) {
+  const std::int64_t xs = c.k + o.x_pad, ys = c.n + o.y_pad;
+  const std::vector<std::uint16_t> x = test::random_act(m, c.k, c.act, xs);
+  const std::int64_t guard = 512;  // poisoned elements after y's last row
+  const std::size_t y_elems = static_cast<std::size_t>(m * ys + guard);
+  const std::uint16_t poison = test::poison_bits(c.act);
+  std::vector<std::uint16_t> y(y_elems, poison);
+  DevBuf dx(x.size() * 2), dy(y_elems * 2);
+  W4A16_CUDA_TRY(cudaMemcpy(dx.p, x.data(), x.size() * 2, cudaMemcpyHostToDevice));
+  W4A16_CUDA_TRY(cudaMemcpy(dy.p, y.data(), y_elems * 2, cudaMemcpyHostToDevice));
+  const std::size_t ws_bytes = o.plan ? prefill_plan_workspace_bytes(*l.w, *o.plan, m)
+                                      : prefill_workspace_bytes(c.n, c.k, c.g, c.act_order, m);
+  DevBuf ws(ws_bytes);
+  if (o.plan)
+    prefill_run_plan(*l.w, *o.plan, dx.p, m, xs, dy.p, ys, ws.p, ws.bytes, nullptr);
+  else
+    prefill_run(*l.w, dx.p, m, xs, dy.p, ys, ws.p, ws.bytes, nullptr);
+  W4A16_CUDA_TRY(cudaDeviceSynchronize());
+  W4A16_CUDA_TRY(cudaMemcpy(y.data(), dy.p, y_elems * 2, cudaMemcpyDeviceToHost));
+  for (std::int64_t i = 0; i < guard; ++i)
+    if (y[static_cast<std::size_t>(m * ys + i)] != poison) {
+      ADD_FAILURE() << c.str() << " M=" << m << ": guard element " << i << " after y overwritten";
+      break;
+    }
+  std::int64_t unwritten = 0, pad_touched = 0;
+  for (std::int64_t r = 0; r < m; ++r) {
+    for (std::int64_t j = 0; j < c.n; ++j) unwritten += y[static_cast<std::size_t>(r * ys + j)] == poison;
+    for (std::int64_t j = c.n; j < ys; ++j) pad_touched += y[static_cast<std::size_t>(r * ys + j)] != poison;
+  }
+  EXPECT_EQ(unwritten, 0) << c.str() << " M=" << m << ": outputs left poisoned";
+  EXPECT_EQ(pad_touched, 0) << c.str() << " M=" << m << ": row padding past N written";
+  if (out) *out = y;
+
+  const std::vector<std::int64_t> rows = sample_rows(m);
+  const std::int64_t rm = static_cast<std::int64_t>(rows.size());
+  std::vector<double> xr(static_cast<std::size_t>(rm * c.k)), yr(static_cast<std::size_t>(rm * c.n));
+  for (std::int64_t i = 0; i < rm; ++i) {
+    const std::int64_t r = rows[static_cast<std::size_t>(i)];
+    for (std::int64_t j = 0; j < c.k; ++j)
+      xr[static_cast<std::size_t>(i * c.k + j)] = f16x_to_float(c.act, x[static_cast<std::size_t>(r * xs + j)]);
+    for (std::int64_t j = 0; j < c.n; ++j)
+      yr[static_cast<std::size_t>(i * c.n + j)] = f16x_to_float(c.act, y[static_cast<std::size_t>(r * ys + j)]);
+  }
+  const std::vector<double> ref = test::gemm_f64(xr, l.wd, l.b, rm, c.n, c.k);
+  return test::rel_error(yr, ref);
+}
+
+std::vector<int> device_configs() {
+  std::vector<int> v;
+  const int cap = device_capability();
+  const PrefillPlan def = prefill_plan(1024, 1024, 1024, cap, 132);
+  const PrefillPath path = prefill_config(def.config).path;
+  for (int i = 0; i < prefill_config_count(); ++i)
+    if (prefill_config(i).path == path || prefill_config(i).path == PrefillPath::mma) v.push_back(i);
+  return v;
+}
+
+// Every accepted configuration (dtype x scalar x group x bias x act-order) through the default plan.
+TEST(PrefillGpu, EveryConfigurationMatchesReference) {
+  SKIP_WITHOUT_GPU();
+  SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
+  int checked = 0;
+  for (DType act : {DType::f16, DType::bf16})
+    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
+      for (int g : {32, 64, 128, 256, kChannelwise})
+        for (int flags = 0; flags < 4; ++flags) {
+          Case c;
+          c.act = act;
+          c.scale = act;
+          c.scalar = st;
+          c.g = g;
+          c.bias = flags & 1;
+          c.act_order = flags & 2;
+          // Odd factors: N = 8 * 25, K = g * 3 (or 8 * 45 channelwise: not a multiple of 64).
+          c.n = 200;
+          c.k = g == kChannelwise ? 360 : 3 * g;
+          Layer l = make_layer(c);
+          for (std::int64_t m : {17, 100}) {
+            const double e = run_check(c, l, m, {});
+            EXPECT_LE(e, test::tolerance(act)) << c.str() << " M=" << m;
+            ++checked;
+          }
+        }
+  EXPECT_EQ(checked, 2 * 2 * 5 * 4 * 2);
+}
+
+// fp16 checkpoint scales with bf16 activations (tc_prepare rounds them once to bf16).
+TEST(PrefillGpu, Fp16ScalesWithBf16Activations) {
+  SKIP_WITHOUT_GPU();
+  Case c;
+  c.act = DType::bf16;
+  c.scale = DType::f16;
+  c.scalar = ScalarType::uint4;
+  c.n = 136;
+  c.k = 1152;
+  Layer l = make_layer(c);
+  EXPECT_LE(run_check(c, l, 33, {}), test::tolerance(c.act)) << c.str();
+}
+
+// Every compiled tile config this device runs, forced, at every M of the brief, with splits.
+TEST(PrefillGpu, EveryKernelConfigAndSplit) {
+  SKIP_WITHOUT_GPU();
+  SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
+  for (DType act : {DType::f16, DType::bf16}) {
+    Case c;
+    c.act = act;
+    c.scale = act;
+    c.scalar = act == DType::f16 ? ScalarType::uint4 : ScalarType::uint4b8;
+    c.g = 64;
+    c.bias = true;
+    c.n = 392;   // 8 * 49: N_pad 448, last CTA row block partial
+    c.k = 1344;  // 64 * 21: 21 k tiles, splits of 2 and 3 uneven
+    Layer l = make_layer(c);
+    for (int cfg : device_configs())
+      for (std::int64_t m : {17, 33, 100, 1000, 4097})
+        for (int split : {1, 2, 3}) {
+          if (split > 1 && m > 100) continue;  // the heuristic never splits there; keeps the test short
+          PrefillPlan p;
+          p.config = cfg;
+          p.split = split;
+          RunOpts o;
+          o.plan = p;
+          const double e = run_check(c, l, m, o);
+          EXPECT_LE(e, test::tolerance(act)) << c.str() << " " << prefill_config(cfg).name() << " split=" << split << " M=" << m;
+        }
+  }
+}
+
+// A real layer shape at large M with the default plan (sampled rows).
+TEST(PrefillGpu, LargeMRealShape) {
+  SKIP_WITHOUT_GPU();
+  Case c;
+  c.n = 4096;
+  c.k = 4096;
+  c.scalar = ScalarType::uint4;
+  Layer l = make_layer(c);
+  std::printf("plan M=4097 %s\n", prefill_plan(c.n, c.k, 4097, device_capability(), device_sm_count()).describe().c_str());
+  EXPECT_LE(run_check(c, l, 4097, {}), test::tolerance(c.act));
+}
+
+TEST(PrefillGpu, StridedRowsLeavePaddingUntouched) {
+  SKIP_WITHOUT_GPU();
+  for (bool act_order : {false, true}) {
+    Case c;
+    c.act_order = act_order;
+    c.bias = true;
+    c.n = 120;
+    c.k = 640;
+    Layer l = make_layer(c);
+    RunOpts o;
+    o.x_pad = act_order ? 3 : 24;  // act-order gathers, so any stride works
+    o.y_pad = 5;
+    EXPECT_LE(run_check(c, l, 100, o), test::tolerance(c.act)) << c.str();
+  }
+}
+
+TEST(PrefillGpu, DeterministicAcrossRunsWithSplitK) {
+  SKIP_WITHOUT_GPU();
+  Case c;
+  c.n = 264;
+  c.k = 2048;
+  Layer l = make_layer(c);
+  PrefillPlan p = prefill_plan(c.n, c.k, 64, device_capability(), device_sm_count());
+  p.split = 3;
+  const std::int64_t m = 64;
+  std::vector<std::uint16_t> x = test::random_act(m, c.k, c.act);
+  DevBuf dx(x.size() * 2), dy(static_cast<std::size_t>(m * c.n * 2)), ws(prefill_plan_workspace_bytes(*l.w, p, m));
+  W4A16_CUDA_TRY(cudaMemcpy(dx.p, x.data(), x.size() * 2, cudaMemcpyHostToDevice));
+  std::vector<std::uint16_t> first, again(static_cast<std::size_t>(m * c.n));
+  for (int rep = 0; rep < 5; ++rep) {
+    W4A16_CUDA_TRY(cudaMemset(dy.p, 0xff, dy.bytes));
+    prefill_run_plan(*l.w, p, dx.p, m, c.k, dy.p, c.n, ws.p, ws.bytes, nullptr);
+    W4A16_CUDA_TRY(cudaMemcpy(again.data(), dy.p, dy.bytes, cudaMemcpyDeviceToHost));
+    if (rep == 0)
+      first = again;
+    else
+      EXPECT_EQ(std::memcmp(first.data(), again.data(), dy.bytes), 0) << "run " << rep << " differs bitwise";
+  }
+}
+
+TEST(PrefillGpu, GraphCaptureReplaysTheSameResult) {
+  SKIP_WITHOUT_GPU();
+  Case c;
+  c.act_order = true;
+  c.bias = true;
+  c.n = 512;
+  c.k = 1024;
+  Layer l = make_layer(c);
+  const std::int64_t m = 48;
+  std::vector<std::uint16_t> x = test::random_act(m, c.k, c.act);
+  DevBuf dx(x.size() * 2), dy(static_cast<std::size_t>(m * c.n * 2)), ws(prefill_workspace_bytes(c.n, c.k, c.g, true, m));
+  W4A16_CUDA_TRY(cudaMemcpy(dx.p, x.data(), x.size() * 2, cudaMemcpyHostToDevice));
+  cudaStream_t s;
+  W4A16_CUDA_TRY(cudaStreamCreate(&s));
+  prefill_run(*l.w, dx.p, m, c.k, dy.p, c.n, ws.p, ws.bytes, s);
+  W4A16_CUDA_TRY(cudaStreamSynchronize(s));
+  std::vector<std::uint16_t> eager(static_cast<std::size_t>(m * c.n)), replay(eager.size());
+  W4A16_CUDA_TRY(cudaMemcpy(eager.data(), dy.p, dy.bytes, cudaMemcpyDeviceToHost));
+  W4A16_CUDA_TRY(cudaMemset(dy.p, 0xff, dy.bytes));
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  W4A16_CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  prefill_run(*l.w, dx.p, m, c.k, dy.p, c.n, ws.p, ws.bytes, s);
+  W4A16_CUDA_TRY(cudaStreamEndCapture(s, &g));
+  W4A16_CUDA_TRY(cudaGraphInstantiate(&ge, g, 0));
+  W4A16_CUDA_TRY(cudaGraphLaunch(ge, s));
+  W4A16_CUDA_TRY(cudaStreamSynchronize(s));
+  W4A16_CUDA_TRY(cudaMemcpy(replay.data(), dy.p, dy.bytes, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(std::memcmp(eager.data(), replay.data(), dy.bytes), 0);
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
+}
+
+TEST(PrefillGpu, ZeroRowsIsANoOp) {
+  SKIP_WITHOUT_GPU();
+  Case c;
+  Layer l = make_layer(c);
+  // M = 0: nothing is read or written, null x / y / workspace are fine.
+  EXPECT_NO_THROW(prefill_run(*l.w, nullptr, 0, c.k, nullptr, c.n, nullptr, 0, nullptr));
+}
+
+void expect_error(ErrorCode code, const std::function<void()>& f, const char* what) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": no error thrown";
+  } catch (const Error& e) {
+    EXPECT_EQ(static_cast<int>(e.code()), static_cast<int>(code)) << what << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected"), std::string::npos) << what << ": " << e.what();
+  }
+}
+
+TEST(PrefillGpu, RejectsBadArguments) {
+  SKIP_WITHOUT_GPU();
+  Case c;
+  c.n = 64;
+  c.k = 256;
+  Layer l = make_layer(c);
+  const std::int64_t m = 16;
+  DevBuf dx(static_cast<std::size_t>(m * (c.k + 8) * 2 + 64)), dy(static_cast<std::size_t>(m * c.n * 2));
+  DevBuf ws(prefill_workspace_bytes(c.n, c.k, c.g, false, m));
+  auto run = [&](const TcWeights& w, const void* x, std::int64_t mm, std::int64_t xs, std::int64_t ys, std::size_t wsb) {
+    prefill_run(w, x, mm, xs, dy.p, ys, ws.p, wsb, nullptr);
+  };
+  expect_error(ErrorCode::invalid_argument, [&] { run(*l.w, dx.p, -1, c.k, c.n, ws.bytes); }, "M < 0");
+  expect_error(ErrorCode::shape_mismatch, [&] { run(*l.w, dx.p, m, c.k - 8, c.n, ws.bytes); }, "x_stride < K");
+  expect_error(ErrorCode::shape_mismatch, [&] { run(*l.w, dx.p, m, c.k, c.n - 1, ws.bytes); }, "y_stride < N");
+  expect_error(ErrorCode::alignment, [&] { run(*l.w, static_cast<char*>(dx.p) + 2, m, c.k, c.n, ws.bytes); }, "x misaligned");
+  expect_error(ErrorCode::alignment, [&] { run(*l.w, dx.p, m, c.k + 4, c.n, ws.bytes); }, "x_stride % 8");
+  expect_error(ErrorCode::invalid_argument, [&] { prefill_run(*l.w, nullptr, m, c.k, dy.p, c.n, ws.p, ws.bytes, nullptr); }, "null x");
+  const char* tag = l.w->layout;
+  l.w->layout = "cpu.canonical";
+  expect_error(ErrorCode::layout_mismatch, [&] { run(*l.w, dx.p, m, c.k, c.n, ws.bytes); }, "wrong layout tag");
+  l.w->layout = tag;
+  // A forced split needs its partials in the workspace.
+  PrefillPlan p = prefill_plan(c.n, c.k, m, device_capability(), device_sm_count());
+  p.split = 2;
+  expect_error(ErrorCode::invalid_argument,
+               [&] { prefill_run_plan(*l.w, p, dx.p, m, c.k, dy.p, c.n, ws.p, 16, nullptr); }, "workspace too small");
+  expect_error(ErrorCode::invalid_argument, [&] { prefill_config(prefill_config_count()); }, "config index");
+}
+
+// The plan is a valid, printable decision for every PERF.md shape and M; report occupancy.
+TEST(PrefillGpu, PlanCoversPerfShapes) {
+  SKIP_WITHOUT_GPU();
+  const int cap = device_capability(), sms = device_sm_count();
+  const std::int64_t shapes[][2] = {{1152, 896}, {896, 896}, {9728, 896}, {896, 4864}, {6144, 4096},
+                                    {4096, 4096}, {28672, 4096}, {4096, 14336}, {8192, 8192}, {57344, 8192}};
+  for (auto& s : shapes)
+    for (std::int64_t m : {32, 64, 128, 256, 1024, 4096}) {
+      const PrefillPlan p = prefill_plan(s[0], s[1], m, cap, sms);
+      ASSERT_GE(p.config, 0);
+      EXPECT_GE(p.split, 1);
+      EXPECT_LE(p.split * m, std::max<std::int64_t>(kPrefillMaxSplitRows, m));
+      // The default workspace covers the plan's split-K partials.
+      if (p.split > 1) {
+        EXPECT_LE(static_cast<std::size_t>(p.split * m * s[0] * 4), prefill_workspace_bytes(s[0], s[1], 128, false, m));
+      }
+      std::printf("plan %6lldx%-6lld M=%-5lld %s\n", static_cast<long long>(s[0]), static_cast<long long>(s[1]),
+                  static_cast<long long>(m), p.describe().c_str());
+    }
+}
+
+// ---- dense cache ----
+TEST(DenseCacheGpu, MatchesReferenceAndReportsBytes) {
+  SKIP_WITHOUT_GPU();
+  for (DType act : {DType::f16, DType::bf16})
+    for (bool act_order : {false, true}) {
+      Case c;
+      c.act = act;
+      c.scale = act;
+      c.scalar = act_order ? ScalarType::uint4 : ScalarType::uint4b8;
+      c.g = act_order ? 32 : kChannelwise;
+      c.bias = true;
+      c.act_order = act_order;
+      c.n = 200;
+      c.k = act_order ? 224 : 360;
+      Layer l = make_layer(c);
+      auto dc = dense_cache_prepare(*l.w, nullptr);
+      EXPECT_EQ(dc->bytes, static_cast<std::size_t>(c.n * c.k * 2));
+      const std::int64_t m = 33, ys = c.n + 3;
+      std::vector<std::uint16_t> x = test::random_act(m, c.k, act);
+      DevBuf dx(x.size() * 2), dy(static_cast<std::size_t>(m * ys * 2)), ws(dense_cache_workspace_bytes(m));
+      std::vector<std::uint16_t> y(static_cast<std::size_t>(m * ys), test::poison_bits(act));
+      W4A16_CUDA_TRY(cudaMemcpy(dx.p, x.data(), x.size() * 2, cudaMemcpyHostToDevice));
+      W4A16_CUDA_TRY(cudaMemcpy(dy.p, y.data(), dy.bytes, cudaMemcpyHostToDevice));
+      dense_cache_run(*dc, *l.w, dx.p, m, c.k, dy.p, ys, ws.p, ws.bytes, nullptr);
+      W4A16_CUDA_TRY(cudaDeviceSynchronize());
+      W4A16_CUDA_TRY(cudaMemcpy(y.data(), dy.p, dy.bytes, cudaMemcpyDeviceToHost));
+      std::vector<double> yd = test::to_f64(y.data(), act, m, c.n, ys);
+      std::vector<double> ref = test::gemm_f64(test::to_f64(x.data(), act, m, c.k, c.k), l.wd, l.b, m, c.n, c.k);
+      EXPECT_LE(test::rel_error(yd, ref), test::tolerance(act)) << c.str();
+      std::int64_t pad_touched = 0;
+      for (std::int64_t r = 0; r < m; ++r)
+        for (std::int64_t j = c.n; j < ys; ++j) pad_touched += y[static_cast<std::size_t>(r * ys + j)] != test::poison_bits(act);
+      EXPECT_EQ(pad_touched, 0);
+      expect_error(ErrorCode::invalid_argument,
+                   [&] { dense_cache_run(*dc, *l.w, dx.p, m, c.k, dy.p, ys, ws.p, 1024, nullptr); }, "dense workspace");
+    }
+}
+
+}  // namespace
+}  // namespace w4a16::kernels::cuda
