@@ -20,8 +20,21 @@ const Kernel& cuda_prefill_kernel();      // "cuda_prefill",     cuda.tc16x64.v1
 const Kernel& cuda_hybrid_kernel();       // "cuda_hybrid",      cuda.tc16x64.v1, sm_90a: decode or prefill by M
 const Kernel& cuda_dense_cache_kernel();  // "cuda_dense_cache", cuda.dense_cache.v1 (opt-in fp16/bf16 copy)
 
-int cuda_capability(int device_index);                                     // 10 * major + minor
-std::shared_ptr<void> cuda_alloc(std::size_t bytes, int device_index);     // cudaMalloc, freed by the deleter
+bool cuda_build_runs_on(int capability);  // this build holds a cubin for it (W4A16_CUDA_ARCHS)
+int cuda_capability(int device_index);    // 10 * major + minor
+std::shared_ptr<void> cuda_alloc(std::size_t bytes, int device_index);  // cudaMalloc, freed by the deleter
+
+// Makes `device_index` current for the scope (prepare uploads there), restores the previous.
+class CudaDeviceScope {
+ public:
+  explicit CudaDeviceScope(int device_index);
+  ~CudaDeviceScope();
+  CudaDeviceScope(const CudaDeviceScope&) = delete;
+  CudaDeviceScope& operator=(const CudaDeviceScope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
 #endif
 
 }  // namespace w4a16::registry_detail

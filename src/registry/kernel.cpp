@@ -52,9 +52,9 @@ void check_run_args(const Kernel& kernel, const PreparedWeights& w, const RunArg
   if (std::string why = kernel.can_implement(c); !why.empty())
     fail(ErrorCode::unsupported, "weights", "a config kernel " + kname + " implements",
          c.describe() + " (" + why + ")");
-  const std::size_t align = kernel.io_alignment();
-  check_matrix(args.x, "x", c.act_dtype, c.k, "K", c.device, align);
-  check_matrix(args.out, "out", c.out_dtype, c.n, "N", c.device, align);
+  const IoAlignment align = kernel.io_alignment(c);
+  check_matrix(args.x, "x", c.act_dtype, c.k, "K", c.device, align.x);
+  check_matrix(args.out, "out", c.out_dtype, c.n, "N", c.device, align.out);
   if (args.x.shape[0] != args.out.shape[0])
     fail(ErrorCode::shape_mismatch, "out", "M = " + std::to_string(args.x.shape[0]) + " rows (the rows of x)",
          describe(args.out));
@@ -64,7 +64,7 @@ void check_run_args(const Kernel& kernel, const PreparedWeights& w, const RunArg
          std::to_string(args.workspace_bytes) + " bytes");
   if (ws_needed > 0 && args.workspace == nullptr)
     fail(ErrorCode::invalid_argument, "workspace", std::to_string(ws_needed) + " bytes", "a null pointer");
-  if (ws_needed > 0 && align > 1) check_aligned(args.workspace, align, "workspace");
+  if (ws_needed > 0 && align.workspace > 1) check_aligned(args.workspace, align.workspace, "workspace");
 }
 
 }  // namespace w4a16

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <new>
+#include <optional>
 
 #include "adapters.hpp"
 #include "w4a16/core/error.hpp"
@@ -20,6 +21,11 @@ Linear Linear::create(const CanonicalView& w, const LinearOptions& opt) {
     fail(ErrorCode::unsupported, "device", "cpu (this build of w4a16 has no CUDA kernels)", "cuda");
 #endif
   }
+#if W4A16_HAVE_CUDA
+  // Prepare uploads and the workspace land on the requested device.
+  std::optional<registry_detail::CudaDeviceScope> scope;
+  if (opt.device == Device::cuda) scope.emplace(opt.device_index);
+#endif
   Linear lin;
   lin.config_ = LinearConfig::from(w, opt.act_dtype, opt.device, capability);
   SelectOptions so;

@@ -14,6 +14,15 @@ namespace w4a16 {
 
 using namespace registry_detail;
 
+#if W4A16_HAVE_CUDA
+// Whether this build runs on some sm_8x GPU (W4A16_CUDA_ARCHS holds an 8x cubin).
+static bool sm80_build() {
+  for (int cap = 80; cap < 90; ++cap)
+    if (cuda_build_runs_on(cap)) return true;
+  return false;
+}
+#endif
+
 const std::vector<KernelEntry>& all_kernels() {
   static const std::vector<KernelEntry> entries = [] {
     std::vector<KernelEntry> e;
@@ -22,8 +31,13 @@ const std::vector<KernelEntry>& all_kernels() {
     e.push_back({&cpu_fast_kernel(), ""});
 #if W4A16_HAVE_CUDA
     e.push_back({&cuda_hybrid_kernel(), ""});
-    e.push_back({&cuda_decode_kernel(), ""});
-    e.push_back({&cuda_prefill_kernel(), ""});
+    e.push_back({&cuda_decode_kernel(),
+                 sm80_build() ? ""
+                              : "on sm_90 cuda_hybrid runs it for small M on the same weights (it claims the same "
+                                "configurations), and this build holds no sm_80 cubin, where it would lead the list"});
+    e.push_back({&cuda_prefill_kernel(),
+                 "on sm_90 cuda_hybrid runs it for large M on the same weights (it claims the same configurations); "
+                 "forced, every M takes the prefill path"});
     e.push_back({&cuda_dense_cache_kernel(), "holds an fp16/bf16 copy of the weights; opt-in per layer"});
 #endif
     return e;
@@ -59,11 +73,18 @@ namespace {
 std::vector<std::string_view> priority_names(Platform p) {
   switch (p) {
     case Platform::cpu: return {"cpu_fast"};
-    // sm_80 has no wgmma, so neither the prefill path nor the hybrid exists there.
-    case Platform::sm80: return {"cuda_decode"};
-    // The hybrid first: one weight copy, the faster path per M. Decode and prefill follow for
-    // the configurations where only one of the two paths exists (the hybrid needs both).
-    case Platform::sm90: return {"cuda_hybrid", "cuda_decode", "cuda_prefill"};
+#if W4A16_HAVE_CUDA
+    // sm_80 has no wgmma, so neither the prefill kernel nor the hybrid exists there.
+    case Platform::sm80:
+      if (sm80_build()) return {"cuda_decode"};
+      return {};
+    // The hybrid alone: one weight copy, the faster path per M. Decode and prefill claim the
+    // same configurations as the hybrid, so behind it they would be dead entries; they stay
+    // forcible by name (override-only, reasons in all_kernels()).
+    case Platform::sm90: return {"cuda_hybrid"};
+#else
+    case Platform::sm80: case Platform::sm90: return {};
+#endif
   }
   return {};
 }

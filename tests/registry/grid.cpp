@@ -42,6 +42,9 @@ const int kGroups[] = {32, 64, 128, 256, kChannelwise, 48 /* not a supported gro
 
 std::vector<LinearConfig> config_grid(Platform p, const GridOptions& opt) {
   std::vector<LinearConfig> out;
+  // sm80 stands for every sm_8x GPU: a build may hold an 80, 86 or 89 cubin only.
+  const std::vector<int> caps = p == Platform::sm80 ? std::vector<int>{80, 86, 89} : std::vector<int>{-1};
+  for (int cap : caps)
   for (const Shape& s : kShapes) {
     if (opt.small_shapes_only && !s.small) continue;
     for (DType act : kDtypes)
@@ -61,6 +64,7 @@ std::vector<LinearConfig> config_grid(Platform p, const GridOptions& opt) {
                 c.has_bias = bias != 0;
                 c.act_order = ao != 0;
                 set_platform(c, p);
+                if (cap > 0) c.capability = cap;
                 if (!opt.with_invalid && !c.invalid_reason().empty()) continue;
                 out.push_back(c);
               }

@@ -116,7 +116,7 @@ class StrictKernel final : public Kernel {
   void run(const PreparedWeights& w, const RunArgs& a) const override {
     check_run_args(*this, w, a, workspace_bytes(w.config(), a.x.shape[0]));
   }
-  std::size_t io_alignment() const override { return 16; }
+  IoAlignment io_alignment(const LinearConfig&) const override { return {16, 16, 16}; }
 };
 
 TEST(RunArgs, EveryRejectionNamesItsArgument) {

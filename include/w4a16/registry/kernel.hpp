@@ -36,6 +36,13 @@ struct RunArgs {
   void* stream = nullptr;  // cudaStream_t for CUDA kernels; ignored on the CPU
 };
 
+// Byte alignments a kernel needs of its run() arguments.
+struct IoAlignment {
+  std::size_t x = 1;          // x base pointer and x row stride (in bytes)
+  std::size_t out = 1;        // out base pointer and out row stride (in bytes)
+  std::size_t workspace = 1;  // workspace base pointer
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -51,14 +58,13 @@ class Kernel {
                                                    void* stream = nullptr) const = 0;
   virtual std::size_t workspace_bytes(const LinearConfig& c, std::int64_t max_m) const = 0;
   virtual void run(const PreparedWeights& w, const RunArgs& args) const = 0;
-  // Byte alignment run() needs of x, out and workspace base pointers and of the row strides of
-  // x and out (in bytes); 1 = element alignment only. check_run_args enforces it.
-  virtual std::size_t io_alignment() const { return 1; }
+  // Alignment run() needs (check_run_args enforces it); 1 = element alignment only.
+  virtual IoAlignment io_alignment(const LinearConfig& c) const { return {}; }
 };
 
 // Checks shared by every run(): layout tag of `w` == kernel.layout(), the kernel accepts
 // w.config(), x [M, K] act_dtype and out [M, N] out_dtype on the config's device, rank 2,
-// inner stride 1, row strides >= the row extent, alignment (kernel.io_alignment()), workspace
+// inner stride 1, row strides >= the row extent, alignment (kernel.io_alignment(config)), workspace
 // >= ws_needed bytes. Throws w4a16::Error naming the argument, what was expected and given.
 void check_run_args(const Kernel& kernel, const PreparedWeights& w, const RunArgs& args, std::size_t ws_needed);
 
