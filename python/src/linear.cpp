@@ -1,0 +1,259 @@
+// w4a16._core.Linear (a layer bound to a kernel chosen by the registry, for one device and
+// activation dtype), the registry listing and explain. Runs never allocate: the caller passes
+// `out` (the Python layer allocates it with x's framework) and the stream.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "bind.hpp"
+#include "w4a16/core/error.hpp"
+#include "w4a16/linear.hpp"
+#include "w4a16/registry/registry.hpp"
+
+namespace w4a16::py {
+namespace {
+
+struct PyLinear {
+  Linear lin;
+  LinearOptions opt;
+  // What the prepared weights may point into: a kernel is free to run on the canonical
+  // tensors it was given (cpu_reference does), so their owners live as long as this object.
+  std::shared_ptr<const QuantizedLinear> owner;
+  std::vector<nb::object> arrays;
+};
+
+Device parse_device(std::string_view s) {
+  if (s == "cpu") return Device::cpu;
+  if (s == "cuda") return Device::cuda;
+  fail(ErrorCode::invalid_argument, "device", "\"cpu\" or \"cuda\"", "\"" + std::string(s) + "\"");
+}
+
+DType parse_act(std::string_view s, std::string_view arg) {
+  std::optional<DType> d = parse_dtype(s);
+  if (!d || !is_activation_dtype(*d))
+    fail(ErrorCode::dtype_mismatch, arg, "float16 or bfloat16", "\"" + std::string(s) + "\"");
+  return *d;
+}
+
+void check_cuda_built(Device d, std::string_view arg) {
+#ifndef W4A16_PY_HAVE_CUDA
+  if (d == Device::cuda)
+    fail(ErrorCode::unsupported, arg,
+         "a CPU array (this build of w4a16 has no CUDA kernels: rebuild with W4A16_ENABLE_CUDA=ON, see docs/PYTHON.md)",
+         "a CUDA array");
+#else
+  (void)d;
+  (void)arg;
+#endif
+}
+
+LinearOptions make_options(std::string_view act_dtype, std::string_view device, int device_index,
+                           std::string_view backend, std::int64_t max_m, std::uintptr_t stream) {
+  LinearOptions o;
+  o.act_dtype = parse_act(act_dtype, "dtype");
+  o.device = parse_device(device);
+  check_cuda_built(o.device, "device");
+  o.device_index = device_index;
+  o.backend = std::string(backend);
+  if (max_m < 1) fail(ErrorCode::invalid_argument, "max_m", ">= 1", std::to_string(max_m));
+  o.max_m = max_m;
+  o.stream = reinterpret_cast<void*>(stream);
+  return o;
+}
+
+// x [M, K] of an activation dtype: checked here so the message names what the Python caller
+// passed (the kernels check again, in their terms).
+nb::tuple check_x(const InArray& x_arr, std::int64_t k, std::string_view bits16) {
+  TensorView x = to_view(x_arr, "x", bits16);
+  std::string want = "float16 or bfloat16 [M, K=" + std::to_string(k) + "]";
+  if (!is_activation_dtype(x.dtype)) fail(ErrorCode::dtype_mismatch, "x", want, describe(x));
+  if (x.rank != 2 || x.size(1) != k) fail(ErrorCode::shape_mismatch, "x", want, describe(x));
+  check_cuda_built(x.device, "x");
+  return nb::make_tuple(std::string(dtype_name(x.dtype)), std::string(device_name(x.device)), x.device_index);
+}
+
+void run_linear(const PyLinear& self, const InArray& x_arr, const OutArray& out_arr, std::uintptr_t stream,
+                std::string_view bits16) {
+  TensorView x = to_view(x_arr, "x", bits16);
+  TensorView out = to_view(out_arr, "out", bits16);
+  const LinearOptions& o = self.opt;
+  for (const auto& [t, arg] : {std::pair{&x, "x"}, std::pair{&out, "out"}}) {
+    if (t->device != o.device || (o.device == Device::cuda && t->device_index != o.device_index)) {
+      std::string where = std::string(device_name(o.device));
+      if (o.device == Device::cuda) where += ":" + std::to_string(o.device_index);
+      std::string got = std::string(device_name(t->device));
+      if (t->device == Device::cuda) got += ":" + std::to_string(t->device_index);
+      fail(ErrorCode::invalid_argument, arg, "an array on " + where + " (the device this Linear was prepared for)",
+           got + " " + describe(*t));
+    }
+  }
+  if (x.rank == 2 && x.size(0) > o.max_m)
+    fail(ErrorCode::shape_mismatch, "x", "at most max_m = " + std::to_string(o.max_m) + " rows", describe(x));
+  nb::gil_scoped_release release;  // kernels may run for a while and never touch Python
+  self.lin.forward(x, out, reinterpret_cast<void*>(stream));
+}
+
+nb::dict decision_dict(const Decision& d) {
+  nb::dict r;
+  r["chosen"] = d.chosen ? nb::cast(std::string(d.chosen->name())) : nb::none();
+  nb::list refused;
+  for (const auto& f : d.refused) refused.append(nb::make_tuple(f.kernel, f.reason));
+  r["refused"] = refused;
+  r["text"] = d.text();
+  return r;
+}
+
+SelectOptions select_options(std::string_view backend, const std::vector<std::string>& disabled) {
+  SelectOptions s;
+  s.backend = std::string(backend);
+  s.disabled = disabled;
+  return s;
+}
+
+}  // namespace
+
+void bind_linear(nb::module_& m) {
+  nb::class_<PyLinear>(m, "Linear", "A layer bound to one kernel for one device and activation dtype.")
+      .def_prop_ro("kernel", [](const PyLinear& l) { return std::string(l.lin.kernel().name()); })
+      .def_prop_ro("layout", [](const PyLinear& l) { return std::string(l.lin.kernel().layout()); })
+      .def_prop_ro("decision", [](const PyLinear& l) { return decision_dict(l.lin.decision()); })
+      .def_prop_ro("config", [](const PyLinear& l) { return l.lin.config().describe(); })
+      .def_prop_ro("weight_bytes", [](const PyLinear& l) { return l.lin.weight_bytes(); })
+      .def_prop_ro("workspace_bytes", [](const PyLinear& l) { return l.lin.workspace_bytes(); })
+      .def_prop_ro("max_m", [](const PyLinear& l) { return l.opt.max_m; })
+      .def_prop_ro("dtype", [](const PyLinear& l) { return std::string(dtype_name(l.opt.act_dtype)); })
+      .def_prop_ro("device", [](const PyLinear& l) { return std::string(device_name(l.opt.device)); })
+      .def_prop_ro("device_index", [](const PyLinear& l) { return l.opt.device_index; })
+      .def("run", &run_linear, nb::arg("x"), nb::arg("out"), nb::arg("stream") = 0, nb::arg("dtype") = "",
+           "out[M, N] = x[M, K] . W^T (+ bias) on the Linear's device; stream is a cudaStream_t as int.");
+
+  m.def(
+      "make_linear",
+      [](const Layer& layer, std::string_view act_dtype, std::string_view device, int device_index,
+         std::string_view backend, std::int64_t max_m, std::uintptr_t stream) {
+        auto* p = new PyLinear();
+        std::unique_ptr<PyLinear> guard(p);
+        p->opt = make_options(act_dtype, device, device_index, backend, max_m, stream);
+        p->owner = layer.q;
+        {
+          nb::gil_scoped_release release;  // CUDA prepare uploads and repacks
+          p->lin = Linear::create(layer.q->view(), p->opt);
+        }
+        return guard.release();
+      },
+      nb::arg("layer"), nb::arg("dtype"), nb::arg("device") = "cpu", nb::arg("device_index") = 0,
+      nb::arg("backend") = "", nb::arg("max_m") = 4096, nb::arg("stream") = 0, nb::rv_policy::take_ownership);
+
+  m.def(
+      "make_linear_tensors",
+      [](nb::object qweight_o, nb::object scales_o, nb::object zeros_o, nb::object bias_o, nb::object perm_o,
+         int group_size, std::optional<std::string> scalar, std::string_view act_dtype, std::string_view device,
+         int device_index, std::string_view backend, std::int64_t max_m, std::uintptr_t stream,
+         std::string_view bits16) {
+        // Canonical tensors on the host or the device (torch ops): viewed, never copied here.
+        auto* p = new PyLinear();
+        std::unique_ptr<PyLinear> guard(p);
+        p->opt = make_options(act_dtype, device, device_index, backend, max_m, stream);
+        auto view = [&](nb::object o, const char* arg, std::string_view b16) -> TensorView {
+          if (o.is_none()) return {};
+          InArray a = nb::cast<InArray>(o);
+          p->arrays.push_back(o);
+          TensorView v = to_view(a, arg, b16);
+          if (v.numel() == 0 && std::string_view(arg) != "qweight" && std::string_view(arg) != "scales")
+            return {};  // the torch ops pass absent optional tensors as empty ones
+          return v;
+        };
+        CanonicalTensors t;
+        t.qweight = view(qweight_o, "qweight", "");
+        t.scales = view(scales_o, "scales", bits16);
+        t.zeros = view(zeros_o, "zeros", "");
+        t.bias = view(bias_o, "bias", bits16);
+        t.perm = view(perm_o, "perm", "");
+        if (t.qweight.rank != 2)
+          fail(ErrorCode::shape_mismatch, "qweight", "int32 [N, K/8] (canonical, packed along K)", describe(t.qweight));
+        QuantSpec s;
+        s.n = t.qweight.size(0);
+        s.k = t.qweight.size(1) * 8;
+        s.group_size = group_size;
+        s.scalar = t.zeros.defined() ? ScalarType::uint4 : ScalarType::uint4b8;
+        if (scalar) {
+          std::optional<ScalarType> st = parse_scalar_type(*scalar);
+          if (!st) fail(ErrorCode::invalid_argument, "scalar_type", "\"uint4\" or \"uint4b8\"", "\"" + *scalar + "\"");
+          s.scalar = *st;
+        }
+        CanonicalView w = make_canonical_view(t, s);
+        if (w.device != p->opt.device)
+          fail(ErrorCode::invalid_argument, "qweight", std::string("weights on ") + std::string(device_name(p->opt.device)),
+               std::string(device_name(w.device)) + " " + describe(t.qweight));
+        {
+          nb::gil_scoped_release release;
+          p->lin = Linear::create(w, p->opt);
+        }
+        return guard.release();
+      },
+      nb::arg("qweight"), nb::arg("scales"), nb::arg("zeros").none(), nb::arg("bias").none(), nb::arg("perm").none(),
+      nb::arg("group_size"), nb::arg("scalar_type").none(), nb::arg("dtype"), nb::arg("device") = "cpu",
+      nb::arg("device_index") = 0, nb::arg("backend") = "", nb::arg("max_m") = 4096, nb::arg("stream") = 0,
+      nb::arg("bits16") = "", nb::rv_policy::take_ownership);
+
+  m.def("check_x", &check_x, nb::arg("x"), nb::arg("k"), nb::arg("dtype") = "",
+        "Validates x [M, K] and returns (dtype, device, device_index).");
+
+  m.def("kernels", []() {
+    nb::list out;
+    for (const KernelEntry& e : all_kernels()) {
+      nb::dict d;
+      d["name"] = std::string(e.kernel->name());
+      d["device"] = std::string(device_name(e.kernel->device()));
+      d["min_capability"] = e.kernel->min_capability();
+      d["layout"] = std::string(e.kernel->layout());
+      d["override_only_reason"] = e.override_only_reason;
+      out.append(d);
+    }
+    return out;
+  });
+
+  m.def(
+      "explain_layer",
+      [](const Layer& layer, std::string_view act_dtype, std::string_view device, int capability,
+         std::string_view backend, const std::vector<std::string>& disabled) {
+        LinearConfig c = LinearConfig::from(layer.q->view(), parse_act(act_dtype, "dtype"), parse_device(device), capability);
+        return decision_dict(choose(c, select_options(backend, disabled)));
+      },
+      nb::arg("layer"), nb::arg("dtype"), nb::arg("device"), nb::arg("capability"), nb::arg("backend") = "",
+      nb::arg("disabled") = std::vector<std::string>{});
+
+  m.def(
+      "explain_config",
+      [](std::int64_t n, std::int64_t k, int group_size, std::string_view scalar, std::string_view act_dtype,
+         std::string_view device, int capability, bool bias, bool act_order, std::string_view backend,
+         const std::vector<std::string>& disabled) {
+        LinearConfig c;
+        c.n = c.n_full = n;
+        c.k = c.k_full = k;
+        std::optional<ScalarType> st = parse_scalar_type(scalar);
+        if (!st) fail(ErrorCode::invalid_argument, "scalar_type", "\"uint4\" or \"uint4b8\"", "\"" + std::string(scalar) + "\"");
+        c.scalar = *st;
+        c.act_dtype = c.out_dtype = parse_act(act_dtype, "dtype");
+        c.group_size = group_size;
+        c.has_zeros = c.scalar == ScalarType::uint4;
+        c.act_order = act_order;
+        c.has_bias = bias;
+        c.device = parse_device(device);
+        c.capability = capability;
+        return decision_dict(choose(c, select_options(backend, disabled)));
+      },
+      nb::arg("n"), nb::arg("k"), nb::arg("group_size"), nb::arg("scalar_type"), nb::arg("dtype"), nb::arg("device"),
+      nb::arg("capability"), nb::arg("bias"), nb::arg("act_order"), nb::arg("backend") = "",
+      nb::arg("disabled") = std::vector<std::string>{});
+
+#ifdef W4A16_PY_HAVE_CUDA
+  m.attr("has_cuda") = true;
+#else
+  m.attr("has_cuda") = false;
+#endif
+}
+
+}  // namespace w4a16::py

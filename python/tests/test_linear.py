@@ -1,0 +1,138 @@
+"""QuantizedLinear.__call__ on the CPU vs a numpy f64 reference computed from the spec."""
+
+import numpy as np
+import pytest
+
+import w4a16
+from conftest import TOL, awq_pack, dequant_kn, gptq_qweight, gptq_qzeros, group_of, random_layer, rel_err
+
+CPU_KERNELS = [k["name"] for k in w4a16.kernels() if k["device"] == "cpu"]
+
+
+def make_awq(rng, n, k, g, bias=False):
+    q, z, s = random_layer(rng, n, k, g)
+    b = rng.standard_normal(n).astype(np.float16) if bias else None
+    layer = w4a16.from_awq(awq_pack(q), awq_pack(z), s, g, b)
+    w = dequant_kn(q, z, s, group_of(k, g))  # [N, K] f64
+    return layer, w, (None if b is None else b.astype(np.float64))
+
+
+def ref_out(x, w, b):
+    y = np.asarray(x, np.float64) @ w.T
+    return y if b is None else y + b
+
+
+def test_kernels_lists_the_cpu_reference():
+    ks = w4a16.kernels()
+    names = [k["name"] for k in ks]
+    assert "cpu_reference" in names and len(names) == len(set(names))
+    for k in ks:
+        assert set(k) == {"name", "device", "min_capability", "layout", "override_only_reason"}
+
+
+@pytest.mark.parametrize("backend", CPU_KERNELS)
+@pytest.mark.parametrize("m", [1, 3, 16, 33])
+@pytest.mark.parametrize("g,bias", [(128, False), (32, True), (-1, False)])
+def test_call_fp16_matches_f64_reference(rng, backend, m, g, bias):
+    n, k = 72, 256
+    layer, w, b = make_awq(rng, n, k, g, bias)
+    x = rng.standard_normal((m, k)).astype(np.float16)
+    y = layer(x, backend=backend)
+    assert isinstance(y, np.ndarray) and y.dtype == np.float16 and y.shape == (m, n)
+    assert layer.kernel == backend
+    assert rel_err(y, ref_out(x, w, b)) <= TOL["float16"]
+
+
+@pytest.mark.parametrize("backend", CPU_KERNELS)
+def test_call_bf16_bits_from_numpy(rng, backend):
+    n, k, g, m = 64, 256, 64, 5
+    q, z, s = random_layer(rng, n, k, g, scale_dtype=np.float32)
+    s_bits = w4a16.float32_to_bfloat16_bits(s)
+    layer = w4a16.from_gptq(gptq_qweight(q), gptq_qzeros(z, "gptq_v2"), s_bits, None, group_size=g, sym=False,
+                            desc_act=False, checkpoint_format="gptq_v2", dtype="bfloat16")
+    assert layer.scale_dtype == "bfloat16"
+    w = dequant_kn(q, z, w4a16.bfloat16_bits_to_float32(s_bits), group_of(k, g))
+    xf = rng.standard_normal((m, k)).astype(np.float32)
+    xb = w4a16.float32_to_bfloat16_bits(xf)
+    y = layer(xb, dtype="bfloat16", backend=backend)
+    assert y.dtype == np.uint16 and y.shape == (m, n)  # bfloat16 bits back
+    ref = ref_out(w4a16.bfloat16_bits_to_float32(xb), w, None)
+    assert rel_err(w4a16.bfloat16_bits_to_float32(y), ref) <= TOL["bfloat16"]
+
+
+def test_call_act_order_layer(rng):
+    n, k, g, m = 32, 256, 64, 4
+    q, z, s = random_layer(rng, n, k, g, asym=False)
+    g_idx = rng.permutation(np.arange(k) // g).astype(np.int32)
+    layer = w4a16.from_gptq(gptq_qweight(q), gptq_qzeros(z), s, g_idx, group_size=g, sym=True, desc_act=True)
+    x = rng.standard_normal((m, k)).astype(np.float16)
+    for backend in CPU_KERNELS:
+        assert rel_err(layer(x, backend=backend), ref_out(x, dequant_kn(q, z, s, g_idx), None)) <= TOL["float16"]
+
+
+def test_leading_dims_and_vectors(rng):
+    layer, w, b = make_awq(rng, 16, 128, 32, bias=True)
+    x3 = rng.standard_normal((2, 3, 128)).astype(np.float16)
+    y3 = layer(x3)
+    assert y3.shape == (2, 3, 16)
+    assert rel_err(y3.reshape(6, 16), ref_out(x3.reshape(6, 128), w, b)) <= TOL["float16"]
+    x1 = x3[0, 0]
+    y1 = layer(x1)
+    assert y1.shape == (16,)
+    assert rel_err(y1, ref_out(x1[None], w, b)[0]) <= TOL["float16"]
+
+
+def test_strided_inputs(rng):
+    layer, w, b = make_awq(rng, 32, 128, 64)
+    wide = rng.standard_normal((5, 200)).astype(np.float16)
+    rows = wide[:, :128]  # padded rows: inner stride 1, row stride 200 (no copy needed)
+    assert not rows.flags.c_contiguous
+    assert rel_err(layer(rows), ref_out(rows, w, b)) <= TOL["float16"]
+    every_other = rng.standard_normal((4, 256)).astype(np.float16)[:, ::2]  # inner stride 2
+    assert rel_err(layer(every_other), ref_out(every_other, w, b)) <= TOL["float16"]
+    transposed = np.ascontiguousarray(rng.standard_normal((128, 3)).astype(np.float16)).T  # column-major
+    assert rel_err(layer(transposed), ref_out(transposed, w, b)) <= TOL["float16"]
+    # the input is never modified
+    before = every_other.copy()
+    layer(every_other)
+    np.testing.assert_array_equal(every_other, before)
+
+
+def test_out_buffer_is_written_and_returned(rng):
+    layer, w, b = make_awq(rng, 24, 128, 32)
+    x = rng.standard_normal((3, 128)).astype(np.float16)
+    out = np.full((3, 24), np.nan, np.float16)  # poisoned: every element must be overwritten
+    res = layer(x, out=out)
+    assert res is out
+    assert not np.isnan(out).any()
+    assert rel_err(out, ref_out(x, w, b)) <= TOL["float16"]
+
+
+def test_properties_and_repr(rng):
+    layer, _, _ = make_awq(rng, 64, 256, 128, bias=True)
+    assert (layer.n, layer.k, layer.group_size, layer.groups) == (64, 256, 128, 2)
+    assert layer.scalar_type == "uint4" and layer.scale_dtype == "float16"
+    assert layer.bytes == 64 * 256 // 2 + 64 * 2 * 2 + 8 * 2 * 4 + 64 * 2
+    assert layer.kernel in CPU_KERNELS  # the registry's default choice, before any call
+    assert "N=64" in repr(layer) and "K=256" in repr(layer)
+
+
+def test_many_rows_grow_the_workspace(rng):
+    layer, w, b = make_awq(rng, 8, 64, 32)
+    x = rng.standard_normal((4097, 64)).astype(np.float16)
+    assert rel_err(layer(x), ref_out(x, w, b)) <= TOL["float16"]
+
+
+def test_explain_for_a_layer_and_for_a_config(rng):
+    layer, _, _ = make_awq(rng, 64, 256, 128)
+    text = layer.explain()
+    assert layer.kernel in text and "N=64" in text and "K=256" in text
+    forced = layer.explain(backend="cpu_reference")
+    assert "cpu_reference" in forced
+    d = w4a16.choose(n=4096, k=4096, group_size=128, scalar_type="uint4b8")
+    assert d["chosen"] in CPU_KERNELS and d["text"]
+    assert all(isinstance(r, tuple) and len(r) == 2 for r in d["refused"])
+    # nothing fits on a CUDA device in a CPU-only build, or the CUDA kernels refuse g=48
+    with pytest.raises(w4a16.Error) as e:
+        w4a16.explain(n=64, k=96, group_size=48, device="cuda")
+    assert "48" in str(e.value) or "cuda" in str(e.value)

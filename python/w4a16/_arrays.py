@@ -1,0 +1,144 @@
+"""Array plumbing between Python frameworks and the extension: which framework an array
+comes from, 2-D views of activations, output allocation in the caller's framework, the
+current CUDA stream, and bfloat16 bit helpers for numpy (which has no bfloat16 dtype).
+
+Nothing here computes: the extension reads every array through DLPack / the buffer protocol
+without copying, and the kernels do the rest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import DTypeError, fail
+
+
+def kind_of(x) -> str:
+    """"numpy", "torch", "cupy" or "dlpack" (any other DLPack producer)."""
+    if isinstance(x, np.ndarray):
+        return "numpy"
+    mod = type(x).__module__ or ""
+    if mod.startswith("torch") and hasattr(x, "is_cuda"):
+        return "torch"
+    if mod.startswith("cupy"):
+        return "cupy"
+    if hasattr(x, "__dlpack__"):
+        return "dlpack"
+    raise fail(DTypeError, "x", "a numpy array or a DLPack tensor (torch, cupy, ...)", type(x).__name__)
+
+
+def is_cuda(x, kind: str) -> bool:
+    if kind == "torch":
+        return bool(x.is_cuda)
+    if kind == "cupy":
+        return True
+    if kind == "dlpack" and hasattr(x, "__dlpack_device__"):
+        return x.__dlpack_device__()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
+    return False
+
+
+def as_rows(x, kind: str, k: int):
+    """x [..., K] -> (x2 [M, K] with unit inner stride, leading shape). Reshapes are views where
+    the layout allows; a copy is made only when the innermost stride is not 1 (the kernels read
+    rows of K contiguous values; row padding, e.g. x[:, :K] of a wider array, is kept as is)."""
+    if kind == "dlpack":
+        return x, None  # unknown framework: passed through; the extension checks it
+    shape = tuple(x.shape)
+    if len(shape) == 0:
+        return x, None  # the extension names the rank error
+    lead = shape[:-1]
+    if kind == "torch":
+        x2 = x.detach()
+        x2 = x2.reshape(-1, shape[-1]) if len(shape) != 2 else x2
+        if x2.shape[-1] > 1 and x2.stride(-1) != 1:
+            x2 = x2.contiguous()
+        return x2, lead
+    # numpy and cupy share the API (strides in bytes)
+    x2 = x.reshape(-1, shape[-1]) if len(shape) != 2 else x
+    if x2.shape[-1] > 1 and x2.strides[-1] != x2.itemsize:
+        x2 = x2.copy(order="C")
+    return x2, lead
+
+
+def empty_out(x2, kind: str, m: int, n: int, dtype: str):
+    """A new [M, N] output in x's framework, dtype and device."""
+    if kind == "torch":
+        import torch
+
+        return torch.empty((m, n), dtype=x2.dtype, device=x2.device)
+    if kind == "cupy":
+        import cupy
+
+        return cupy.empty((m, n), dtype=x2.dtype)
+    if kind == "numpy":
+        return np.empty((m, n), dtype=x2.dtype)  # float16, or uint16 bits for bfloat16
+    # Other DLPack producers on the CPU get numpy back (the extension refuses CUDA ones).
+    return np.empty((m, n), dtype=np.float16 if dtype == "float16" else np.uint16)
+
+
+def reshape_out(out, lead):
+    if lead is None or len(lead) == 1:
+        return out
+    return out.reshape(*lead, out.shape[-1])
+
+
+def current_stream(x, kind: str) -> int:
+    """The caller's current CUDA stream as an integer cudaStream_t (0 on the CPU)."""
+    if kind == "torch" and x.is_cuda:
+        import torch
+
+        return int(torch.cuda.current_stream(x.device).cuda_stream)
+    if kind == "cupy":
+        import cupy
+
+        return int(cupy.cuda.get_current_stream().ptr)
+    return 0
+
+
+def export(x, kind: str):
+    """What to hand to the extension. CUDA torch tensors go as a DLPack capsule made with
+    stream=-1 ("no synchronization", DLPack spec): the kernel is launched on the caller's
+    current stream, so the producer must not insert a cross-stream wait (it would also break
+    CUDA-graph capture)."""
+    if kind == "torch":
+        x = x.detach()
+        if x.is_cuda:
+            try:
+                return x.__dlpack__(stream=-1)
+            except (TypeError, RuntimeError, BufferError):
+                import torch.utils.dlpack
+
+                return torch.utils.dlpack.to_dlpack(x)
+    return x
+
+
+def host(x):
+    """A host array for the converters (which run on the CPU): torch/cupy device arrays are
+    copied to the host once, at load time; everything else passes through."""
+    if x is None:
+        return None
+    kind = type(x).__module__ or ""
+    if kind.startswith("torch"):
+        x = x.detach()
+        return x.cpu() if x.is_cuda else x
+    if kind.startswith("cupy"):
+        import cupy
+
+        return cupy.asnumpy(x)
+    return x
+
+
+# ---- bfloat16 bits for numpy -------------------------------------------------------------
+
+
+def float32_to_bfloat16_bits(a) -> np.ndarray:
+    """float32 values -> uint16 bfloat16 bits, round to nearest even (NaN stays NaN)."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = (u & 0x7FFFFFFF) > 0x7F800000
+    return np.where(nan, ((u >> 16) | 0x40).astype(np.uint16), rounded)
+
+
+def bfloat16_bits_to_float32(b) -> np.ndarray:
+    """uint16 bfloat16 bits -> float32 (exact)."""
+    return (np.ascontiguousarray(b, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
