@@ -392,6 +392,10 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk) {
       if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
     }
   }
+  // Each block stages its K range of x in shared memory: 8 cluster ranks x 200 KB bound K.
+  if (best.row_blocks == 0)
+    fail(ErrorCode::unsupported, "weights", "K whose x chunk fits 8 blocks of 200 KB shared memory (K <= 51200 at M > 8)",
+         "K=" + std::to_string(k) + " M-chunk=" + std::to_string(m_chunk));
   return best;
 }
 
