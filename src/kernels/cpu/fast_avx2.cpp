@@ -98,47 +98,47 @@ void decode_tile(const Problem& p, i64 m0, i64 b0) {
   const i64 K = p.k, G = p.groups, words = K / 8, wpg = p.group_len / 8;  // words per group
   const bool bf16 = w.scale_dtype == DType::bf16, zp = !w.zeros.empty();
   const std::uint32_t* qb[NV];  // (K/8, 8) words of block b0 + v
-  for (int v = 0; v < NV; ++v) qb[v] = w.qweight.data() + (b0 + v) * words * kBlockRows;
+  _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) qb[v] = w.qweight.data() + (b0 + v) * words * kBlockRows;
   const float* xr[MT];  // (K) prescaled x rows
-  for (int i = 0; i < MT; ++i) xr[i] = p.xf + (m0 + i) * K;
+  _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i) xr[i] = p.xf + (m0 + i) * K;
 
   __m256 y[MT][NV];
-  for (int i = 0; i < MT; ++i)
-    for (int v = 0; v < NV; ++v) y[i][v] = _mm256_setzero_ps();
+  _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i)
+    _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) y[i][v] = _mm256_setzero_ps();
 
   for (i64 g = 0; g < G; ++g) {
     __m256 acc[S][MT][NV];
-    for (int s = 0; s < S; ++s)
-      for (int i = 0; i < MT; ++i)
-        for (int v = 0; v < NV; ++v) acc[s][i][v] = _mm256_setzero_ps();
+    _Pragma("GCC unroll 8") for (int s = 0; s < S; ++s)
+      _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i)
+        _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) acc[s][i][v] = _mm256_setzero_ps();
     for (i64 j = g * wpg; j < (g + 1) * wpg; ++j) {
       __m256i wv[NV];
-      for (int v = 0; v < NV; ++v) wv[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(qb[v] + j * kBlockRows));
+      _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) wv[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(qb[v] + j * kBlockRows));
       auto step = [&]<int I>(std::integral_constant<int, I>) {
         __m256 u[NV];
-        for (int v = 0; v < NV; ++v) u[v] = nibble_prescaled<I>(wv[v]);
-        for (int i = 0; i < MT; ++i) {
+        _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) u[v] = nibble_prescaled<I>(wv[v]);
+        _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i) {
           const __m256 xb = _mm256_broadcast_ss(xr[i] + 8 * j + I);
-          for (int v = 0; v < NV; ++v) acc[I % S][i][v] = _mm256_fmadd_ps(u[v], xb, acc[I % S][i][v]);
+          _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) acc[I % S][i][v] = _mm256_fmadd_ps(u[v], xb, acc[I % S][i][v]);
         }
       };
       [&]<int... I>(std::integer_sequence<int, I...>) {
         (step(std::integral_constant<int, I>{}), ...);
       }(std::make_integer_sequence<int, 8>{});
     }
-    for (int v = 0; v < NV; ++v) {
+    _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) {
       const __m256 sc = load_scales(w.scales.data() + ((b0 + v) * G + g) * kBlockRows, bf16);
       const __m256 z = zp ? unpack_zeros(w.zeros[static_cast<std::size_t>((b0 + v) * G + g)]) : _mm256_set1_ps(8.f);
-      for (int i = 0; i < MT; ++i) {
+      _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i) {
         __m256 a = acc[0][i][v];
-        for (int s = 1; s < S; ++s) a = _mm256_add_ps(a, acc[s][i][v]);
+        _Pragma("GCC unroll 8") for (int s = 1; s < S; ++s) a = _mm256_add_ps(a, acc[s][i][v]);
         const __m256 t = _mm256_fnmadd_ps(z, _mm256_broadcast_ss(p.xsum + (m0 + i) * G + g), a);  // acc - z * sum x
         y[i][v] = _mm256_fmadd_ps(sc, t, y[i][v]);
       }
     }
   }
-  for (int i = 0; i < MT; ++i)
-    for (int v = 0; v < NV; ++v) store8(p, m0 + i, (b0 + v) * kBlockRows, y[i][v]);
+  _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i)
+    _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) store8(p, m0 + i, (b0 + v) * kBlockRows, y[i][v]);
 }
 
 using DecodeFn = void (*)(const Problem&, i64, i64);
@@ -212,19 +212,19 @@ void dequant_panel(const Problem& p, i64 b0, i64 k0, i64 kc, float* wp) {
 template <int MT>
 void prefill_tile(const float* x, i64 xs, const float* wp, i64 kc, float* c) {
   __m256 acc[MT][2];
-  for (int i = 0; i < MT; ++i) {
+  _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i) {
     acc[i][0] = _mm256_load_ps(c + i * kPanelRows);
     acc[i][1] = _mm256_load_ps(c + i * kPanelRows + 8);
   }
   for (i64 kk = 0; kk < kc; ++kk) {
     const __m256 w0 = _mm256_load_ps(wp + kk * kPanelRows), w1 = _mm256_load_ps(wp + kk * kPanelRows + 8);
-    for (int i = 0; i < MT; ++i) {
+    _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i) {
       const __m256 xb = _mm256_broadcast_ss(x + i * xs + kk);
       acc[i][0] = _mm256_fmadd_ps(xb, w0, acc[i][0]);
       acc[i][1] = _mm256_fmadd_ps(xb, w1, acc[i][1]);
     }
   }
-  for (int i = 0; i < MT; ++i) {
+  _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i) {
     _mm256_store_ps(c + i * kPanelRows, acc[i][0]);
     _mm256_store_ps(c + i * kPanelRows + 8, acc[i][1]);
   }
