@@ -127,6 +127,17 @@ std::string fmt(double v, int prec) {
   return b;
 }
 
+constexpr const char* kCsvHeader =
+    "kernel,shape,n,k,m,dtype,format,group,us,tb_per_s,pct_of_4.4TBps,tflops,speedup_vs_cublas_f16,rel_err,ok,plan\n";
+
+std::string csv_line(const SweepRow& r) {
+  std::ostringstream f;
+  f << r.kernel << ',' << r.shape << ',' << r.n << ',' << r.k << ',' << r.m << ',' << r.dtype << ',' << r.format << ','
+    << r.group << ',' << fmt(r.us, 3) << ',' << fmt(r.tbps, 4) << ',' << fmt(r.pct, 2) << ',' << fmt(r.tflops, 3) << ','
+    << fmt(r.speedup_vs_cublas_f16, 3) << ',' << r.rel_err << ',' << (r.ok ? 1 : 0) << ",\"" << r.plan << "\"\n";
+  return f.str();
+}
+
 }  // namespace
 
 std::vector<SweepShape> perf_shapes() {
@@ -160,12 +171,19 @@ std::vector<SweepRow> run_gpu_sweep(const SweepOptions& opt_in, std::vector<std:
   if (opt.ms.empty()) opt.ms = {1, 2, 3, 4, 8, 12, 16, 32, 64};
   std::vector<std::unique_ptr<BenchKernel>> kernels;
   if (opt.builtin_kernels) kernels = builtin_kernels();
+  if (!opt.builtin_cublas)
+    kernels.erase(std::remove_if(kernels.begin(), kernels.end(), [](const auto& k) { return k->dense(); }), kernels.end());
   for (auto& e : extra) kernels.push_back(std::move(e));
   const std::int64_t max_m = *std::max_element(opt.ms.begin(), opt.ms.end());
 
   cudaStream_t s;
   cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
   std::vector<SweepRow> rows;
+  std::unique_ptr<std::ofstream> progress;
+  if (!opt.progress_csv.empty()) {
+    progress = std::make_unique<std::ofstream>(opt.progress_csv);
+    *progress << kCsvHeader;
+  }
   TimerOptions topt;
   topt.replays = std::max(opt.replays, 7);
 
@@ -230,6 +248,7 @@ std::vector<SweepRow> run_gpu_sweep(const SweepOptions& opt_in, std::vector<std:
                        r.shape.c_str(), static_cast<long long>(m), r.dtype.c_str(), r.format.c_str(), r.group, r.us, r.tbps, r.pct,
                        r.rel_err, r.ok ? "ok" : "FAIL", r.plan.c_str());
         rows.push_back(r);
+        if (progress) { *progress << csv_line(r); progress->flush(); }
       }
     };
 
@@ -292,11 +311,8 @@ std::vector<SweepRow> run_gpu_sweep(const SweepOptions& opt_in, std::vector<std:
 void write_csv(const std::vector<SweepRow>& rows, const std::string& path) {
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot write " + path);
-  f << "kernel,shape,n,k,m,dtype,format,group,us,tb_per_s,pct_of_4.4TBps,tflops,speedup_vs_cublas_f16,rel_err,ok,plan\n";
-  for (const auto& r : rows)
-    f << r.kernel << ',' << r.shape << ',' << r.n << ',' << r.k << ',' << r.m << ',' << r.dtype << ',' << r.format << ','
-      << r.group << ',' << fmt(r.us, 3) << ',' << fmt(r.tbps, 4) << ',' << fmt(r.pct, 2) << ',' << fmt(r.tflops, 3) << ','
-      << fmt(r.speedup_vs_cublas_f16, 3) << ',' << r.rel_err << ',' << (r.ok ? 1 : 0) << ",\"" << r.plan << "\"\n";
+  f << kCsvHeader;
+  for (const auto& r : rows) f << csv_line(r);
 }
 
 std::string format_table(const std::vector<SweepRow>& rows) {

@@ -58,8 +58,10 @@ struct SweepOptions {
   std::string extra_group_shape = "8192x8192";  // also g = 32, 64, 256, channelwise on this shape
   std::vector<int> extra_groups{32, 64, 256, kChannelwise};
   bool builtin_kernels = true;  // cuda_decode, cublas (fp16/bf16 of the case's dtype)
+  bool builtin_cublas = true;   // with builtin_kernels: also the cuBLAS rows
   int replays = 9;
   bool verbose = true;          // one line per row on stderr
+  std::string progress_csv;     // if set: rows appended as measured (speedups 0), so a cut run keeps them
 };
 
 struct SweepRow {

@@ -1,5 +1,6 @@
 // w4a16_bench_gpu: the GPU sweep of shared/PERF.md (decode kernel + cuBLAS fp16/bf16, same process).
 //   w4a16_bench_gpu [--csv PATH] [--shapes a,b] [--ms 1,2,4] [--dtypes f16,bf16] [--quick] [--no-extra-groups]
+//                   [--no-cublas] [--scalars uint4b8,uint4]
 // Writes the CSV, prints the table; exit status 1 if any timed configuration failed its check.
 #include <cstdio>
 #include <cstring>
@@ -41,11 +42,20 @@ int main(int argc, char** argv) {
         opt.dtypes.push_back(*d);
       }
     } else if (a == "--quick") {
-      shape_filter = {"8192x8192", "llama8b.gate_up", "qwen0.5b.gate_up"};
-      opt.ms = {1, 4, 16};
+      shape_filter = {"qwen0.5b.o", "qwen0.5b.gate_up", "llama8b.down", "llama8b.gate_up", "8192x8192"};
+      opt.ms = {1, 4, 8, 16};
     } else if (a == "--no-extra-groups") opt.extra_groups.clear();
+    else if (a == "--no-cublas") opt.builtin_cublas = false;
+    else if (a == "--scalars") {
+      opt.scalars.clear();
+      for (auto& t : split(next())) {
+        auto st = parse_scalar_type(t);
+        if (!st) { std::fprintf(stderr, "--scalars: expected uint4b8 or uint4, got %s\n", t.c_str()); return 2; }
+        opt.scalars.push_back(*st);
+      }
+    }
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--csv PATH] [--shapes a,b] [--ms 1,2,4] [--dtypes f16,bf16] [--quick] [--no-extra-groups]\n", argv[0]);
+      std::printf("usage: %s [--csv PATH] [--shapes a,b] [--ms 1,2,4] [--dtypes f16,bf16] [--quick] [--no-extra-groups] [--no-cublas] [--scalars uint4b8,uint4]\n", argv[0]);
       return 0;
     } else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
   }
@@ -55,6 +65,7 @@ int main(int argc, char** argv) {
       if (s.name == f) opt.shapes.push_back(s);
   }
   if (opt.shapes.empty()) { std::fprintf(stderr, "--shapes matched no PERF.md shape\n"); return 2; }
+  opt.progress_csv = csv;  // rewritten with the speedups at the end
   try {
     auto rows = bench::run_gpu_sweep(opt);
     bench::write_csv(rows, csv);

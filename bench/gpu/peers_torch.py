@@ -84,7 +84,7 @@ def tinygemm_pack(q, inner_k_tiles=8):
     return torch._convert_weight_to_int4pack(q_u8, inner_k_tiles)
 
 
-def run(shapes, ms, log):
+def run(shapes, ms, log, progress=None):
     rows = []
     torch.backends.cuda.matmul.allow_tf32 = False
     gen = torch.Generator(device="cuda")
@@ -166,11 +166,19 @@ def main():
         shapes = [s for s in SHAPES if s[0] in ("8192x8192", "llama8b.gate_up", "qwen0.5b.gate_up")]
         ms = [1, 4, 16]
 
+    progress = open(a.csv, "w", newline="")  # rows as measured; rewritten with speedups at the end
+    pw = csv.DictWriter(progress, fieldnames=COLUMNS)
+    pw.writeheader()
+
     def log(r):
+        pw.writerow(r)
+        progress.flush()
         print(f"{r['kernel']:<18} {r['shape']:<17} M={r['m']:<3} {r['dtype']:<9} {r['us']:>9} us {r['tb_per_s']:>7} TB/s "
               f"err={r['rel_err']} {'ok' if r['ok'] else 'FAIL'}", file=sys.stderr, flush=True)
 
+
     rows = run(shapes, ms, log)
+    progress.close()
     with open(a.csv, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS)
         w.writeheader()
