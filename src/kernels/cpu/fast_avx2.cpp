@@ -18,7 +18,10 @@
 // prefill (M >= kPrefillMinM): a 16-row panel of W is dequantized to fp32 ((q - z) * s, exact)
 //   256 k at a time into a 16 KB L1 buffer and reused by all rows of a 96-row block of x with a
 //   6 x 16 register tile (12 accumulators, 2 loads + 6 broadcasts per 12 FMAs).
-// Check: w4a16_test_kernels_cpu (FastAvx2*), bench: w4a16_bench_cpu.
+// Every register-tile loop carries _Pragma("GCC unroll 8"): without it GCC 12 unrolled them too
+// late to keep the accumulator arrays in registers and stored every accumulator after every FMA
+// (prefill ran at 60% of its speed).
+// Check: w4a16_test_kernels_cpu (CpuFast*), bench: w4a16_bench_cpu.
 #include "fast_impl.hpp"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)

@@ -4,7 +4,7 @@
 //   out [M][N] act dtype
 // Per (row block, x row, group): acc[l] = sum_k q * x in fp32, then out[l] += s * (acc - z * sum_k x),
 // the same factoring as the AVX2 decode kernel; the lane loop is written so compilers vectorize it.
-// Configurations: all that fast_supports accepts. Check: w4a16_test_kernels_cpu (FastScalar*).
+// Configurations: all that fast_supports accepts. Check: w4a16_test_kernels_cpu (CpuFast*, isa=scalar).
 #include <algorithm>
 
 #include "fast_impl.hpp"
