@@ -19,9 +19,8 @@ struct PyLinear {
   Linear lin;
   LinearOptions opt;
   // What the prepared weights may point into: a kernel is free to run on the canonical
-  // tensors it was given (cpu_reference does), so their owners live as long as this object.
+  // tensors it was given (cpu_reference does), so their owner lives as long as this object.
   std::shared_ptr<const QuantizedLinear> owner;
-  std::vector<nb::object> arrays;
 };
 
 Device parse_device(std::string_view s) {
@@ -145,58 +144,6 @@ void bind_linear(nb::module_& m) {
       },
       nb::arg("layer"), nb::arg("dtype"), nb::arg("device") = "cpu", nb::arg("device_index") = 0,
       nb::arg("backend") = "", nb::arg("max_m") = 4096, nb::arg("stream") = 0, nb::rv_policy::take_ownership);
-
-  m.def(
-      "make_linear_tensors",
-      [](nb::object qweight_o, nb::object scales_o, nb::object zeros_o, nb::object bias_o, nb::object perm_o,
-         int group_size, std::optional<std::string> scalar, std::string_view act_dtype, std::string_view device,
-         int device_index, std::string_view backend, std::int64_t max_m, std::uintptr_t stream,
-         std::string_view bits16) {
-        // Canonical tensors on the host or the device (torch ops): viewed, never copied here.
-        auto* p = new PyLinear();
-        std::unique_ptr<PyLinear> guard(p);
-        p->opt = make_options(act_dtype, device, device_index, backend, max_m, stream);
-        auto view = [&](nb::object o, const char* arg, std::string_view b16) -> TensorView {
-          if (o.is_none()) return {};
-          InArray a = nb::cast<InArray>(o);
-          p->arrays.push_back(o);
-          TensorView v = to_view(a, arg, b16);
-          if (v.numel() == 0 && std::string_view(arg) != "qweight" && std::string_view(arg) != "scales")
-            return {};  // the torch ops pass absent optional tensors as empty ones
-          return v;
-        };
-        CanonicalTensors t;
-        t.qweight = view(qweight_o, "qweight", "");
-        t.scales = view(scales_o, "scales", bits16);
-        t.zeros = view(zeros_o, "zeros", "");
-        t.bias = view(bias_o, "bias", bits16);
-        t.perm = view(perm_o, "perm", "");
-        if (t.qweight.rank != 2)
-          fail(ErrorCode::shape_mismatch, "qweight", "int32 [N, K/8] (canonical, packed along K)", describe(t.qweight));
-        QuantSpec s;
-        s.n = t.qweight.size(0);
-        s.k = t.qweight.size(1) * 8;
-        s.group_size = group_size;
-        s.scalar = t.zeros.defined() ? ScalarType::uint4 : ScalarType::uint4b8;
-        if (scalar) {
-          std::optional<ScalarType> st = parse_scalar_type(*scalar);
-          if (!st) fail(ErrorCode::invalid_argument, "scalar_type", "\"uint4\" or \"uint4b8\"", "\"" + *scalar + "\"");
-          s.scalar = *st;
-        }
-        CanonicalView w = make_canonical_view(t, s);
-        if (w.device != p->opt.device)
-          fail(ErrorCode::invalid_argument, "qweight", std::string("weights on ") + std::string(device_name(p->opt.device)),
-               std::string(device_name(w.device)) + " " + describe(t.qweight));
-        {
-          nb::gil_scoped_release release;
-          p->lin = Linear::create(w, p->opt);
-        }
-        return guard.release();
-      },
-      nb::arg("qweight"), nb::arg("scales"), nb::arg("zeros").none(), nb::arg("bias").none(), nb::arg("perm").none(),
-      nb::arg("group_size"), nb::arg("scalar_type").none(), nb::arg("dtype"), nb::arg("device") = "cpu",
-      nb::arg("device_index") = 0, nb::arg("backend") = "", nb::arg("max_m") = 4096, nb::arg("stream") = 0,
-      nb::arg("bits16") = "", nb::rv_policy::take_ownership);
 
   m.def("check_x", &check_x, nb::arg("x"), nb::arg("k"), nb::arg("dtype") = "",
         "Validates x [M, K] and returns (dtype, device, device_index).");

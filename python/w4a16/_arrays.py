@@ -96,19 +96,17 @@ def current_stream(x, kind: str) -> int:
 
 
 def export(x, kind: str):
-    """What to hand to the extension. CUDA torch tensors go as a DLPack capsule made with
-    stream=-1 ("no synchronization", DLPack spec): the kernel is launched on the caller's
-    current stream, so the producer must not insert a cross-stream wait (it would also break
-    CUDA-graph capture)."""
+    """What to hand to the extension. CUDA torch tensors go as a DLPack capsule from
+    torch.utils.dlpack.to_dlpack, which inserts no cross-stream wait (Tensor.__dlpack__() with
+    no stream makes the legacy default stream wait on the current one, which would also break
+    CUDA-graph capture); the kernel is launched on the caller's current stream instead.
+    A capsule is consumed by one import: export again for each call into the extension."""
     if kind == "torch":
         x = x.detach()
         if x.is_cuda:
-            try:
-                return x.__dlpack__(stream=-1)
-            except (TypeError, RuntimeError, BufferError):
-                import torch.utils.dlpack
+            import torch.utils.dlpack
 
-                return torch.utils.dlpack.to_dlpack(x)
+            return torch.utils.dlpack.to_dlpack(x)
     return x
 
 

@@ -1,1 +1,273 @@
-"""placeholder"""
+"""w4a16.torch: PyTorch custom ops and an nn.Module over the w4a16 kernels.
+
+Ops (schemas declared once below; CPU and CUDA kernels call the extension; fake kernels give
+torch.compile / FakeTensor the output shapes without running anything):
+
+  torch.ops.w4a16.prepare(qweight, qzeros, scales, g_idx, format, group_size, sym=True,
+                          desc_act=False, checkpoint_format="gptq")
+      -> (qweight [N, K/8] int32, scales [N, G], zeros [N/8, G] int32 or [0], perm [K] int32 or [0])
+      An AWQ ("awq") or GPTQ ("gptq") layer converted to the canonical layout, on the input's
+      device. Absent outputs are empty tensors (a custom op returns no optional tensors): zeros
+      for uint4b8 (GPTQ sym), perm for AWQ or a GPTQ layer given without g_idx. With g_idx the
+      perm is always [K] (the identity when g_idx is k / g), so shapes never depend on values.
+
+  torch.ops.w4a16.gemm(x, qweight, scales, zeros, bias, perm, group_size, scalar_type, backend="")
+      -> y [..., N] = x [..., K] . W^T (+ bias), x float16 or bfloat16, on x's device and current
+      stream. zeros / bias / perm may be None or empty. The kernel's own weight layout is
+      prepared once per (weights, device, dtype, backend) and cached; the cache entry goes away
+      with the qweight tensor, and a changed tensor version (in-place update) rebuilds it.
+
+W4A16Linear(nn.Module) holds the canonical tensors as buffers and calls w4a16::gemm; build it
+from an AWQ/GPTQ layer (tensors or a checkpoint folder + prefix) or from a float nn.Linear.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Optional
+
+import numpy as np
+import torch
+
+from . import _core
+from .errors import ArgumentError, fail
+from .linear import QuantizedLinear, load_linear
+
+__all__ = ["W4A16Linear", "gemm", "prepare", "to_torch"]
+
+_PREPARE_SCHEMA = (
+    "prepare(Tensor qweight, Tensor? qzeros, Tensor scales, Tensor? g_idx, str format, int group_size, "
+    'bool sym=True, bool desc_act=False, str checkpoint_format="gptq") -> (Tensor, Tensor, Tensor, Tensor)'
+)
+_GEMM_SCHEMA = (
+    "gemm(Tensor x, Tensor qweight, Tensor scales, Tensor? zeros, Tensor? bias, Tensor? perm, int group_size, "
+    'str scalar_type, str backend="") -> Tensor'
+)
+
+_lib = torch.library.Library("w4a16", "DEF")
+_lib.define(_PREPARE_SCHEMA)
+_lib.define(_GEMM_SCHEMA)
+
+_register_fake = getattr(torch.library, "register_fake", None) or torch.library.impl_abstract  # torch < 2.4
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+
+
+def to_torch(a: Optional[np.ndarray], device, bfloat16: bool = False) -> Optional[torch.Tensor]:
+    """A numpy array from the extension as a torch tensor on `device` (bfloat16 arrives as uint16 bits)."""
+    if a is None:
+        return None
+    a = np.array(a)  # a writable copy: the extension's views are read-only
+    t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) if bfloat16 else torch.from_numpy(a)
+    return t.to(device)
+
+
+def _absent(t: Optional[torch.Tensor]) -> bool:
+    return t is None or t.numel() == 0
+
+
+def _canonical(layer: QuantizedLinear, device, perm_always: bool):
+    t = layer.tensors()
+    bf16 = layer.scale_dtype == "bfloat16"
+    empty = torch.empty(0, dtype=torch.int32, device=device)
+    qweight = to_torch(t["qweight"], device)
+    scales = to_torch(t["scales"], device, bf16)
+    zeros = to_torch(t["zeros"], device) if t["zeros"] is not None else empty
+    if t["perm"] is not None:
+        perm = to_torch(t["perm"], device)
+    elif perm_always:
+        perm = torch.arange(layer.k, dtype=torch.int32, device=device)
+    else:
+        perm = empty.clone()
+    return qweight, scales, zeros, perm
+
+
+def _host(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+    return None if _absent(t) else t.detach().cpu()
+
+
+# ---- w4a16::prepare --------------------------------------------------------------------------
+
+
+def _prepare_impl(qweight, qzeros, scales, g_idx, format, group_size, sym=True, desc_act=False,
+                  checkpoint_format="gptq"):
+    device = qweight.device
+    if format == "awq":
+        layer = QuantizedLinear.from_awq(_host(qweight), _host(qzeros), _host(scales), group_size)
+    elif format == "gptq":
+        layer = QuantizedLinear.from_gptq(_host(qweight), _host(qzeros), _host(scales), _host(g_idx),
+                                          group_size=group_size, sym=sym, desc_act=desc_act,
+                                          checkpoint_format=checkpoint_format)
+    else:
+        raise fail(ArgumentError, "format", '"awq" or "gptq"', repr(format))
+    return _canonical(layer, device, perm_always=format == "gptq" and not _absent(g_idx))
+
+
+_lib.impl("prepare", _prepare_impl, "CPU")
+_lib.impl("prepare", _prepare_impl, "CUDA")
+
+
+@_register_fake("w4a16::prepare", lib=_lib)
+def _prepare_fake(qweight, qzeros, scales, g_idx, format, group_size, sym=True, desc_act=False,
+                  checkpoint_format="gptq"):
+    if format == "awq":  # qweight [K, N/8]
+        k, n, has_zeros, has_perm = qweight.shape[0], qweight.shape[1] * 8, True, False
+    elif format == "gptq":  # qweight [K/8, N]
+        k, n, has_zeros, has_perm = qweight.shape[0] * 8, qweight.shape[1], not sym, g_idx is not None
+    else:
+        raise fail(ArgumentError, "format", '"awq" or "gptq"', repr(format))
+    g = 1 if group_size == -1 else k // group_size
+    return (
+        qweight.new_empty((n, k // 8), dtype=torch.int32),
+        scales.new_empty((n, g)),
+        qweight.new_empty((n // 8, g) if has_zeros else (0,), dtype=torch.int32),
+        qweight.new_empty((k,) if has_perm else (0,), dtype=torch.int32),
+    )
+
+
+def prepare(qweight, qzeros, scales, g_idx=None, *, format: str, group_size: int, sym: bool = True,
+            desc_act: bool = False, checkpoint_format: str = "gptq"):
+    """torch.ops.w4a16.prepare with keywords."""
+    return torch.ops.w4a16.prepare(qweight, qzeros, scales, g_idx, format, group_size, sym, desc_act,
+                                   checkpoint_format)
+
+
+# ---- w4a16::gemm -----------------------------------------------------------------------------
+
+# (id(qweight), key) -> QuantizedLinear holding host copies of the canonical tensors; its
+# prepared per-device kernels live inside it. The finalizer on qweight drops the entries.
+_cache: dict = {}
+_finalized: set = set()
+
+
+def _version(t):
+    return None if t is None else (t.data_ptr(), t._version, tuple(t.shape), t.dtype)
+
+
+def _layer_for(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend) -> QuantizedLinear:
+    key = (id(qweight), _version(qweight), _version(scales), _version(zeros), _version(bias), _version(perm),
+           group_size, scalar_type, backend)
+    layer = _cache.get(key)
+    if layer is not None:
+        return layer
+    p = _host(perm)
+    if p is not None and torch.equal(p, torch.arange(p.numel(), dtype=p.dtype)):
+        p = None  # the identity (a GPTQ g_idx equal to k / g): no act-order gather needed
+    layer = QuantizedLinear.from_canonical(_host(qweight), _host(scales), _host(zeros), _host(bias), p,
+                                           group_size=group_size, scalar_type=scalar_type, backend=backend)
+    for old in [k for k in _cache if k[0] == id(qweight)]:
+        del _cache[old]  # an older version of the same tensor
+    _cache[key] = layer
+    if id(qweight) not in _finalized:
+        _finalized.add(id(qweight))
+        weakref.finalize(qweight, _drop, id(qweight))
+    return layer
+
+
+def _drop(ident):
+    _finalized.discard(ident)
+    for k in [k for k in _cache if k[0] == ident]:
+        del _cache[k]
+
+
+def _gemm_impl(x, qweight, scales, zeros, bias, perm, group_size, scalar_type, backend=""):
+    layer = _layer_for(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend)
+    return layer(x)  # a new tensor of x's dtype on x's device, [..., N]; x's current stream
+
+
+_lib.impl("gemm", _gemm_impl, "CPU")
+_lib.impl("gemm", _gemm_impl, "CUDA")
+
+
+@_register_fake("w4a16::gemm", lib=_lib)
+def _gemm_fake(x, qweight, scales, zeros, bias, perm, group_size, scalar_type, backend=""):
+    torch._check(x.dtype in (torch.float16, torch.bfloat16), lambda: f"x: expected float16 or bfloat16, got {x.dtype}")
+    torch._check(x.shape[-1] == qweight.shape[1] * 8, lambda: "x: expected [..., K] with K = 8 * qweight.shape[1]")
+    return x.new_empty((*x.shape[:-1], qweight.shape[0]))
+
+
+def gemm(x, qweight, scales, zeros=None, bias=None, perm=None, *, group_size: int, scalar_type: str,
+         backend: str = ""):
+    """torch.ops.w4a16.gemm with keywords."""
+    return torch.ops.w4a16.gemm(x, qweight, scales, zeros, bias, perm, group_size, scalar_type, backend)
+
+
+# ---- W4A16Linear -----------------------------------------------------------------------------
+
+
+class W4A16Linear(torch.nn.Module):
+    """A linear layer with 4-bit weights in the canonical layout (buffers), run by w4a16::gemm.
+
+    Constructors: from_awq, from_gptq (checkpoint tensors), from_checkpoint (folder + prefix),
+    from_quantized (a w4a16.QuantizedLinear), from_linear (quantizes a float nn.Linear).
+    Move it with .to(device) like any module; the kernel layout is prepared on first use.
+    """
+
+    def __init__(self, qweight: torch.Tensor, scales: torch.Tensor, zeros: Optional[torch.Tensor] = None,
+                 bias: Optional[torch.Tensor] = None, perm: Optional[torch.Tensor] = None, *, group_size: int,
+                 scalar_type: Optional[str] = None, backend: str = ""):
+        super().__init__()
+        zeros = None if _absent(zeros) else zeros
+        perm = None if _absent(perm) else perm
+        self.in_features = int(qweight.shape[1]) * 8
+        self.out_features = int(qweight.shape[0])
+        self.group_size = int(group_size)
+        self.scalar_type = scalar_type or ("uint4" if zeros is not None else "uint4b8")
+        self.backend = backend
+        self.register_buffer("qweight", qweight)
+        self.register_buffer("scales", scales)
+        self.register_buffer("zeros", zeros)
+        self.register_buffer("bias", None if _absent(bias) else bias)
+        self.register_buffer("perm", perm)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.w4a16.gemm(x, self.qweight, self.scales, self.zeros, self.bias, self.perm,
+                                    self.group_size, self.scalar_type, self.backend)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, group_size={self.group_size}, "
+                f"scalar_type={self.scalar_type}, bias={self.bias is not None}, act_order={self.perm is not None}")
+
+    @classmethod
+    def from_quantized(cls, layer: QuantizedLinear, device=None, backend: str = "") -> "W4A16Linear":
+        device = torch.device(device or "cpu")
+        qweight, scales, zeros, perm = _canonical(layer, device, perm_always=False)
+        bias = to_torch(layer.tensors()["bias"], device, layer.scale_dtype == "bfloat16")
+        return cls(qweight, scales, zeros, bias, perm, group_size=layer.group_size, scalar_type=layer.scalar_type,
+                   backend=backend or layer.backend)
+
+    @classmethod
+    def from_awq(cls, qweight, qzeros, scales, group_size: int, bias=None, backend: str = "") -> "W4A16Linear":
+        qw, sc, z, perm = torch.ops.w4a16.prepare(qweight, qzeros, scales, None, "awq", group_size, False, False, "gptq")
+        return cls(qw, sc, z, None if bias is None else bias.to(sc.dtype), perm, group_size=group_size,
+                   scalar_type="uint4", backend=backend)
+
+    @classmethod
+    def from_gptq(cls, qweight, qzeros, scales, g_idx=None, *, group_size: int, sym: bool, desc_act: bool,
+                  checkpoint_format: str = "gptq", bias=None, backend: str = "") -> "W4A16Linear":
+        qw, sc, z, perm = torch.ops.w4a16.prepare(qweight, qzeros, scales, g_idx, "gptq", group_size, sym, desc_act,
+                                                  checkpoint_format)
+        if not _absent(perm) and torch.equal(perm.cpu(), torch.arange(perm.numel(), dtype=perm.dtype)):
+            perm = None  # g_idx was k / g
+        return cls(qw, sc, z, None if bias is None else bias.to(sc.dtype), perm, group_size=group_size,
+                   scalar_type="uint4b8" if sym else "uint4", backend=backend)
+
+    @classmethod
+    def from_checkpoint(cls, dir: str, prefix: str, device=None, backend: str = "") -> "W4A16Linear":
+        return cls.from_quantized(load_linear(dir, prefix), device, backend)
+
+    @classmethod
+    def from_linear(cls, linear: torch.nn.Linear, group_size: int = 128, scalar_type: str = "uint4",
+                    backend: str = "") -> "W4A16Linear":
+        """Round-to-nearest quantization of a float nn.Linear (scales bfloat16 for a bfloat16
+        weight, else float16); the module lands on the linear's device."""
+        w = linear.weight.detach()
+        sd = torch.bfloat16 if w.dtype == torch.bfloat16 else torch.float16
+        bias = None if linear.bias is None else linear.bias.detach().cpu().to(sd)
+        layer = QuantizedLinear.quantize(w.cpu(), group_size, scalar_type, bias,
+                                         scale_dtype="bfloat16" if sd == torch.bfloat16 else "float16")
+        return cls.from_quantized(layer, w.device, backend)
+
+
+_ = _core  # the extension is loaded through .linear; imported here so the dependency is explicit

@@ -1,0 +1,164 @@
+"""w4a16.torch: the custom ops w4a16::prepare / w4a16::gemm (checked with torch.library.opcheck)
+and W4A16Linear. Skipped where torch is absent (CI); the lead runs them on the GPU machine,
+where the CUDA cases run too when the extension was built with W4A16_ENABLE_CUDA=ON."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed; w4a16.torch needs it")
+
+import w4a16  # noqa: E402
+import w4a16.torch as wt  # noqa: E402
+from conftest import TOL, awq_pack, dequant_kn, gptq_qweight, gptq_qzeros, group_of, random_layer, rel_err  # noqa: E402
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() and w4a16.has_cuda else [])
+if torch.cuda.is_available() and not w4a16.has_cuda:
+    print("note: a GPU is present but this w4a16 build has no CUDA kernels; CUDA cases skipped")
+
+
+def opcheck(op, args):
+    torch.library.opcheck(op, args, test_utils=("test_schema", "test_autograd_registration", "test_faketensor",
+                                                "test_aot_dispatch_dynamic"))
+
+
+def awq_tensors(rng, n, k, g, device):
+    q, z, s = random_layer(rng, n, k, g)
+    t = [torch.from_numpy(awq_pack(q)), torch.from_numpy(awq_pack(z)), torch.from_numpy(s)]
+    return [x.to(device) for x in t], dequant_kn(q, z, s, group_of(k, g))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_prepare_awq_opcheck_and_values(rng, device):
+    (qw, qz, s), w = awq_tensors(rng, 64, 256, 128, device)
+    args = (qw, qz, s, None, "awq", 128, False, False, "gptq")
+    opcheck(torch.ops.w4a16.prepare.default, args)
+    cq, cs, cz, perm = torch.ops.w4a16.prepare(*args)
+    assert cq.shape == (64, 32) and cs.shape == (64, 2) and cz.shape == (8, 2) and perm.numel() == 0
+    assert cq.device.type == device and cq.dtype == torch.int32 and cs.dtype == torch.float16
+    layer = w4a16.from_canonical(cq.cpu().numpy(), cs.cpu().numpy(), cz.cpu().numpy(), group_size=128)
+    np.testing.assert_array_equal(layer.dequantize(), w.astype(np.float32))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("sym,desc_act", [(True, False), (False, False), (True, True)])
+def test_prepare_gptq_opcheck(rng, device, sym, desc_act):
+    n, k, g = 32, 256, 64
+    q, z, s = random_layer(rng, n, k, g, asym=not sym)
+    g_idx = (rng.permutation(np.arange(k) // g) if desc_act else np.arange(k) // g).astype(np.int32)
+    t = [torch.from_numpy(x).to(device) for x in (gptq_qweight(q), gptq_qzeros(z, "gptq_v2"), s, g_idx)]
+    args = (t[0], t[1], t[2], t[3], "gptq", g, sym, desc_act, "gptq_v2")
+    opcheck(torch.ops.w4a16.prepare.default, args)
+    cq, cs, cz, perm = torch.ops.w4a16.prepare(*args)
+    assert perm.shape == (k,) and (cz.numel() == 0) == sym
+    if not desc_act:
+        assert torch.equal(perm.cpu(), torch.arange(k, dtype=torch.int32))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(1,), (5,), (2, 3)])
+def test_gemm_opcheck_and_matches_reference(rng, device, dtype, shape):
+    n, k, g = 64, 256, 128
+    (qw, qz, s), w = awq_tensors(rng, n, k, g, device)
+    cq, cs, cz, perm = torch.ops.w4a16.prepare(qw, qz, s, None, "awq", g, False, False, "gptq")
+    bias = torch.from_numpy(rng.standard_normal(n).astype(np.float16)).to(device)
+    x = torch.from_numpy(rng.standard_normal((*shape, k)).astype(np.float32)).to(dtype).to(device)
+    args = (x, cq, cs, cz, bias, None, g, "uint4", "")
+    opcheck(torch.ops.w4a16.gemm.default, args)
+    y = torch.ops.w4a16.gemm(*args)
+    assert y.shape == (*shape, n) and y.dtype == dtype and y.device == x.device
+    ref = x.double().cpu().numpy().reshape(-1, k) @ w.T + bias.double().cpu().numpy()
+    assert rel_err(y.float().cpu().numpy().reshape(-1, n), ref) <= TOL["float16" if dtype == torch.float16 else "bfloat16"]
+
+
+def test_gemm_rejects_wrong_inputs(rng):
+    (qw, qz, s), _ = awq_tensors(rng, 16, 128, 64, "cpu")
+    cq, cs, cz, _ = torch.ops.w4a16.prepare(qw, qz, s, None, "awq", 64, False, False, "gptq")
+    with pytest.raises(w4a16.DTypeError) as e:
+        torch.ops.w4a16.gemm(torch.ones(2, 128), cq, cs, cz, None, None, 64, "uint4", "")
+    assert str(e.value).startswith("x: expected")
+    with pytest.raises(w4a16.ShapeError):
+        torch.ops.w4a16.gemm(torch.ones(2, 64, dtype=torch.float16), cq, cs, cz, None, None, 64, "uint4", "")
+    with pytest.raises(w4a16.Error) as e:  # float zero points where packed int32 are expected
+        torch.ops.w4a16.gemm(torch.ones(2, 128, dtype=torch.float16), cq, cs, cz.to(torch.float16), None, None, 64,
+                             "uint4", "")
+    assert "zeros" in str(e.value)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_w4a16linear_from_awq_gptq_and_checkpoint(rng, device, tmp_path):
+    n, k, g = 48, 256, 64
+    (qw, qz, s), w = awq_tensors(rng, n, k, g, device)
+    x = torch.from_numpy(rng.standard_normal((3, k)).astype(np.float16)).to(device)
+    ref = x.double().cpu().numpy() @ w.T
+    m = wt.W4A16Linear.from_awq(qw, qz, s, g)
+    assert (m.in_features, m.out_features, m.scalar_type) == (k, n, "uint4")
+    assert rel_err(m(x).cpu().numpy(), ref) <= TOL["float16"]
+
+    q2, z2, s2 = random_layer(rng, n, k, g, asym=False)
+    g_idx = rng.permutation(np.arange(k) // g).astype(np.int32)
+    t = [torch.from_numpy(a).to(device) for a in (gptq_qweight(q2), gptq_qzeros(z2), s2, g_idx)]
+    m2 = wt.W4A16Linear.from_gptq(*t, group_size=g, sym=True, desc_act=True)
+    assert m2.perm is not None and m2.zeros is None
+    assert rel_err(m2(x).cpu().numpy(), x.double().cpu().numpy() @ dequant_kn(q2, z2, s2, g_idx).T) <= TOL["float16"]
+
+    prefix = "model.layers.0.self_attn.o_proj"
+    w4a16.save_safetensors(tmp_path / "model.safetensors", {f"{prefix}.qweight": qw.cpu().numpy(),
+                                                            f"{prefix}.qzeros": qz.cpu().numpy(),
+                                                            f"{prefix}.scales": s.cpu().numpy()})
+    (tmp_path / "config.json").write_text('{"quantization_config": {"quant_method": "awq", "bits": 4, '
+                                          f'"group_size": {g}, "zero_point": true, "version": "gemm"}}}}')
+    m3 = wt.W4A16Linear.from_checkpoint(tmp_path, prefix, device=device)
+    assert torch.equal(m3(x), m(x))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("wdtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_w4a16linear_from_float_linear(rng, device, wdtype):
+    lin = torch.nn.Linear(256, 64, bias=True).to(wdtype).to(device)
+    m = wt.W4A16Linear.from_linear(lin, group_size=128)
+    assert m.qweight.device.type == device
+    adt = torch.bfloat16 if wdtype == torch.bfloat16 else torch.float16
+    x = torch.from_numpy(rng.standard_normal((4, 256)).astype(np.float32)).to(adt).to(device)
+    y = m(x)
+    # against the module's own dequantized weights in f64, and close to the float layer
+    layer = w4a16.from_canonical(m.qweight.cpu().numpy(), _np16(m.scales), m.zeros.cpu().numpy(),
+                                 _np16(m.bias), group_size=128, dtype="bfloat16" if adt == torch.bfloat16 else None)
+    ref = x.double().cpu().numpy() @ layer.dequantize().astype(np.float64).T + _f64(m.bias)
+    assert rel_err(y.double().cpu().numpy(), ref) <= TOL["float16" if adt == torch.float16 else "bfloat16"]
+    full = lin(x.to(wdtype)).double().detach().cpu().numpy()
+    assert rel_err(y.double().cpu().numpy(), full) <= 0.1  # 4-bit RTN error on random weights
+
+
+def _np16(t):
+    t = t.detach().cpu()
+    return t.view(torch.int16).numpy().view(np.uint16) if t.dtype == torch.bfloat16 else t.numpy()
+
+
+def _f64(t):
+    return t.detach().cpu().double().numpy()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_compile_traces_the_ops(rng, device):
+    lin = torch.nn.Linear(128, 32, bias=False).half().to(device)
+    m = wt.W4A16Linear.from_linear(lin, group_size=64, scalar_type="uint4b8")
+    x = torch.from_numpy(rng.standard_normal((2, 7, 128)).astype(np.float16)).to(device)
+    eager = m(x)
+    compiled = torch.compile(m, backend="aot_eager", fullgraph=True, dynamic=True)
+    torch.testing.assert_close(compiled(x), eager, rtol=0, atol=0)
+    x2 = x[:, :3]  # another M through the same dynamic graph
+    torch.testing.assert_close(compiled(x2), m(x2), rtol=0, atol=0)
+
+
+@pytest.mark.skipif("cuda" not in DEVICES, reason="needs a GPU and a CUDA build of w4a16")
+def test_gemm_runs_on_the_current_stream(rng):
+    (qw, qz, s), w = awq_tensors(rng, 64, 256, 128, "cuda")
+    m = wt.W4A16Linear.from_awq(qw, qz, s, 128)
+    x = torch.from_numpy(rng.standard_normal((1, 256)).astype(np.float16)).cuda()
+    m(x)  # prepare outside the side stream
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        y = m(x)
+    side.synchronize()
+    assert rel_err(y.cpu().numpy(), x.double().cpu().numpy() @ w.T) <= TOL["float16"]
