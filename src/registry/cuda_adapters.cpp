@@ -1,0 +1,305 @@
+// Registry adapters of the CUDA kernels (src/kernels/cuda): cuda_decode, cuda_prefill,
+// cuda_hybrid (one copy of the weights in "cuda.tc16x64.v1", decode or prefill by M) and the
+// opt-in cuda_dense_cache. Claims follow the kernels' contract blocks (decode.cu, prefill.hpp)
+// and the cubins this build holds (W4A16_CUDA_ARCHS), so can_implement never promises a
+// configuration that would fail at launch. Claims are pure functions of LinearConfig: no GPU
+// is touched until prepare().
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "adapters.hpp"
+#include "common.cuh"
+#include "decode/decode.hpp"
+#include "hybrid_thresholds.hpp"
+#include "prefill/prefill.hpp"
+#include "tc/tc_weights.hpp"
+#include "w4a16/core/error.hpp"
+
+#ifndef W4A16_REGISTRY_CUDA_ARCHS
+#error "W4A16_REGISTRY_CUDA_ARCHS (the W4A16_CUDA_ARCHS list, comma-separated) must be defined by CMake"
+#endif
+
+namespace w4a16::registry_detail {
+
+namespace kc = w4a16::kernels::cuda;
+
+namespace {
+
+constexpr std::string_view kBuildArchs = W4A16_REGISTRY_CUDA_ARCHS;
+
+// True if this build holds a cubin that runs on `capability`: "90a" runs on exactly 9.0;
+// a plain "80" / "86" runs on the same major at or above its minor. No PTX is embedded
+// (code=sm_XX only), so nothing is JIT-compiled for a newer GPU.
+bool build_runs_on(int capability) {
+  std::string_view s = kBuildArchs;
+  while (!s.empty()) {
+    std::size_t c = s.find(',');
+    std::string_view a = s.substr(0, c);
+    s = c == std::string_view::npos ? std::string_view{} : s.substr(c + 1);
+    bool specific = !a.empty() && (a.back() == 'a' || a.back() == 'f');
+    if (specific) a.remove_suffix(1);
+    int v = 0;
+    for (char ch : a) v = ch >= '0' && ch <= '9' ? v * 10 + (ch - '0') : -1000000;
+    if (v <= 0) continue;
+    if (specific ? capability == v : (capability / 10 == v / 10 && capability >= v)) return true;
+  }
+  return false;
+}
+
+std::string arch_refusal(const LinearConfig& c, int min_capability) {
+  if (c.device != Device::cuda) return "device " + std::string(device_name(c.device)) + ": a CUDA kernel";
+  if (c.capability < min_capability)
+    return "capability " + std::to_string(c.capability) + " below its minimum " + std::to_string(min_capability);
+  if (!build_runs_on(c.capability))
+    return "this build holds no cubin for sm_" + std::to_string(c.capability) + " (W4A16_CUDA_ARCHS=" +
+           std::string(kBuildArchs) + ")";
+  return {};
+}
+
+// Claims shared by every kernel on the tensor-core layout: fp16/bf16 activations, y of the
+// same dtype (decode.cu, prefill.hpp contracts), extents within the kernels' int32 indexing.
+std::string tc_refusal(const LinearConfig& c, int min_capability) {
+  if (std::string r = arch_refusal(c, min_capability); !r.empty()) return r;
+  if (std::string r = c.invalid_reason(); !r.empty()) return r;
+  if (!is_activation_dtype(c.act_dtype))
+    return "act_dtype " + std::string(dtype_name(c.act_dtype)) + " not in {float16, bfloat16}";
+  if (c.out_dtype != c.act_dtype)
+    return "out_dtype " + std::string(dtype_name(c.out_dtype)) + " != act_dtype " + std::string(dtype_name(c.act_dtype));
+  if (c.n > (std::int64_t{1} << 30) || c.k > (std::int64_t{1} << 30))
+    return "N=" + std::to_string(c.n) + " K=" + std::to_string(c.k) + " above 2^30 (int32 indexing)";
+  return {};
+}
+
+std::string decode_refusal(const LinearConfig& c) { return tc_refusal(c, 80); }
+
+std::string prefill_refusal(const LinearConfig& c) {
+  if (std::string r = tc_refusal(c, 90); !r.empty()) return r;
+  if (!kc::prefill_supported(c.capability))
+    return "prefill_supported(" + std::to_string(c.capability) + ") is false in this build";
+  return {};
+}
+
+int current_device() {
+  int d = 0;
+  W4A16_CUDA_TRY(cudaGetDevice(&d));
+  return d;
+}
+
+cudaStream_t stream_of(void* s) { return static_cast<cudaStream_t>(s); }
+
+// ---- "cuda.tc16x64.v1": one TcWeights, shared by decode, prefill and the hybrid.
+class TcPrepared : public PreparedWeights {
+ public:
+  TcPrepared(const LinearConfig& c, std::unique_ptr<kc::TcWeights> w, int device)
+      : PreparedWeights(c), w_(std::move(w)), device_(device) {}
+  std::string_view layout() const override { return kc::kTcLayoutTag; }
+  std::size_t device_bytes() const override { return w_->bytes; }
+  const kc::TcWeights& weights() const { return *w_; }
+  int device_index() const { return device_; }
+
+ private:
+  std::unique_ptr<kc::TcWeights> w_;
+  int device_;
+};
+
+template <class T>
+const T& prepared_as(const PreparedWeights& w, std::string_view kernel) {
+  const T* p = dynamic_cast<const T*>(&w);
+  if (!p)
+    fail(ErrorCode::internal, "weights: layout tag \"" + std::string(w.layout()) + "\" but not the type " +
+                                  std::string(kernel) + " prepares");
+  return *p;
+}
+
+void check_device_index(const RunArgs& a, int device) {
+  for (const auto& [t, arg] : {std::pair{&a.x, "x"}, std::pair{&a.out, "out"}})
+    if (t->device_index != device)
+      fail(ErrorCode::invalid_argument, arg, "a tensor on cuda:" + std::to_string(device) + " (where the weights live)",
+           describe(*t));
+}
+
+std::unique_ptr<kc::TcWeights> prepare_tc(const Kernel& k, const CanonicalView& w, const LinearConfig& c, void* stream) {
+  check_weights_match(w, c);
+  if (std::string why = k.can_implement(c); !why.empty())
+    fail(ErrorCode::unsupported, "config", "a config " + std::string(k.name()) + " implements",
+         c.describe() + " (" + why + ")");
+  return kc::tc_prepare(w, c.act_dtype, stream_of(stream));
+}
+
+// Base of the three kernels on the tc layout: prepare and the device checks are shared.
+class TcKernel : public Kernel {
+ public:
+  Device device() const override { return Device::cuda; }
+  std::string_view layout() const override { return kc::kTcLayoutTag; }
+  std::unique_ptr<PreparedWeights> prepare(const CanonicalView& w, const LinearConfig& c, void* stream) const override {
+    return std::make_unique<TcPrepared>(c, prepare_tc(*this, w, c, stream), current_device());
+  }
+
+ protected:
+  const TcPrepared& checked(const PreparedWeights& w, const RunArgs& a, std::size_t ws_needed) const {
+    check_run_args(*this, w, a, ws_needed);
+    const TcPrepared& p = prepared_as<TcPrepared>(w, name());
+    check_device_index(a, p.device_index());
+    return p;
+  }
+};
+
+class CudaDecode final : public TcKernel {
+ public:
+  std::string_view name() const override { return "cuda_decode"; }
+  int min_capability() const override { return 80; }
+  std::string can_implement(const LinearConfig& c) const override { return decode_refusal(c); }
+  std::size_t workspace_bytes(const LinearConfig& c, std::int64_t max_m) const override {
+    return kc::decode_workspace_bytes(c.n, c.k, c.group_size, c.act_order, max_m);
+  }
+  // decode.cu: x and y need element (2-byte) alignment only; 16-byte rows take a vector path.
+  void run(const PreparedWeights& w, const RunArgs& a) const override {
+    const TcPrepared& p = checked(w, a, workspace_bytes(w.config(), a.x.shape[0]));
+    kc::decode_run(p.weights(), a.x.data, a.x.shape[0], a.x.stride[0], a.out.data, a.out.stride[0], a.workspace,
+                   a.workspace_bytes, stream_of(a.stream));
+  }
+};
+
+// prefill.hpp: x 16-byte aligned with 16-byte rows unless act-order (then gathered into the
+// workspace first); y 2-byte; the workspace 256-byte aligned.
+IoAlignment prefill_alignment(const LinearConfig& c) { return {c.act_order ? 1u : 16u, 1, 256}; }
+
+class CudaPrefill final : public TcKernel {
+ public:
+  std::string_view name() const override { return "cuda_prefill"; }
+  int min_capability() const override { return 90; }
+  std::string can_implement(const LinearConfig& c) const override { return prefill_refusal(c); }
+  std::size_t workspace_bytes(const LinearConfig& c, std::int64_t max_m) const override {
+    return kc::prefill_workspace_bytes(c.n, c.k, c.group_size, c.act_order, max_m);
+  }
+  IoAlignment io_alignment(const LinearConfig& c) const override { return prefill_alignment(c); }
+  void run(const PreparedWeights& w, const RunArgs& a) const override {
+    const TcPrepared& p = checked(w, a, workspace_bytes(w.config(), a.x.shape[0]));
+    kc::prefill_run(p.weights(), a.x.data, a.x.shape[0], a.x.stride[0], a.out.data, a.out.stride[0], a.workspace,
+                    a.workspace_bytes, stream_of(a.stream));
+  }
+};
+
+// The hybrid: both paths over one TcWeights; M <= hybrid_threshold(N, K).decode_max_m runs
+// decode, larger M prefill. It claims a config only if both paths do, and asks the stricter
+// (prefill) alignment at every M so that a caller valid at M = 1 stays valid at M = 4096.
+class CudaHybrid final : public TcKernel {
+ public:
+  std::string_view name() const override { return "cuda_hybrid"; }
+  int min_capability() const override { return 90; }
+  std::string can_implement(const LinearConfig& c) const override {
+    if (std::string r = decode_refusal(c); !r.empty()) return "decode path: " + r;
+    if (std::string r = prefill_refusal(c); !r.empty()) return "prefill path: " + r;
+    return {};
+  }
+  static std::int64_t decode_max_m(const LinearConfig& c) { return hybrid_threshold(c.n, c.k).decode_max_m; }
+  std::size_t workspace_bytes(const LinearConfig& c, std::int64_t max_m) const override {
+    const std::int64_t t = decode_max_m(c);
+    std::size_t ws = kc::decode_workspace_bytes(c.n, c.k, c.group_size, c.act_order, std::min(max_m, t));
+    if (max_m > t) ws = std::max(ws, kc::prefill_workspace_bytes(c.n, c.k, c.group_size, c.act_order, max_m));
+    return ws;
+  }
+  IoAlignment io_alignment(const LinearConfig& c) const override { return prefill_alignment(c); }
+  void run(const PreparedWeights& w, const RunArgs& a) const override {
+    const LinearConfig& c = w.config();
+    const std::int64_t m = a.x.defined() ? a.x.shape[0] : 0;
+    const bool decode = m <= decode_max_m(c);
+    const std::size_t need = decode ? kc::decode_workspace_bytes(c.n, c.k, c.group_size, c.act_order, m)
+                                    : kc::prefill_workspace_bytes(c.n, c.k, c.group_size, c.act_order, m);
+    const TcPrepared& p = checked(w, a, need);
+    if (decode)
+      kc::decode_run(p.weights(), a.x.data, m, a.x.stride[0], a.out.data, a.out.stride[0], a.workspace,
+                     a.workspace_bytes, stream_of(a.stream));
+    else
+      kc::prefill_run(p.weights(), a.x.data, m, a.x.stride[0], a.out.data, a.out.stride[0], a.workspace,
+                      a.workspace_bytes, stream_of(a.stream));
+  }
+};
+
+// ---- cuda_dense_cache: the tc weights (bias, and the int4 copy a layer keeps anyway) plus
+// an fp16/bf16 dequantized copy run through cuBLAS. Its own layout tag: the dense copy is
+// part of what run() reads, so tc-only weights must not reach it.
+constexpr std::string_view kDenseLayout = "cuda.dense_cache.v1";
+
+class DensePrepared final : public PreparedWeights {
+ public:
+  DensePrepared(const LinearConfig& c, std::unique_ptr<kc::TcWeights> w, std::unique_ptr<kc::DenseCache> d, int device)
+      : PreparedWeights(c), w_(std::move(w)), d_(std::move(d)), device_(device) {}
+  std::string_view layout() const override { return kDenseLayout; }
+  std::size_t device_bytes() const override { return w_->bytes + d_->bytes; }  // both copies, honestly
+  const kc::TcWeights& weights() const { return *w_; }
+  const kc::DenseCache& cache() const { return *d_; }
+  int device_index() const { return device_; }
+
+ private:
+  std::unique_ptr<kc::TcWeights> w_;
+  std::unique_ptr<kc::DenseCache> d_;
+  int device_;
+};
+
+class CudaDenseCache final : public Kernel {
+ public:
+  std::string_view name() const override { return "cuda_dense_cache"; }
+  Device device() const override { return Device::cuda; }
+  int min_capability() const override { return 80; }  // bf16 cuBLAS GEMM and the dequantize kernel's cubins
+  std::string_view layout() const override { return kDenseLayout; }
+  std::string can_implement(const LinearConfig& c) const override { return tc_refusal(c, 80); }
+  std::unique_ptr<PreparedWeights> prepare(const CanonicalView& w, const LinearConfig& c, void* stream) const override {
+    std::unique_ptr<kc::TcWeights> tc = prepare_tc(*this, w, c, stream);
+    std::unique_ptr<kc::DenseCache> d = kc::dense_cache_prepare(*tc, stream_of(stream));
+    return std::make_unique<DensePrepared>(c, std::move(tc), std::move(d), current_device());
+  }
+  std::size_t workspace_bytes(const LinearConfig&, std::int64_t max_m) const override {
+    return kc::dense_cache_workspace_bytes(max_m);
+  }
+  IoAlignment io_alignment(const LinearConfig&) const override { return {1, 1, 256}; }  // cuBLAS workspace
+  void run(const PreparedWeights& w, const RunArgs& a) const override {
+    check_run_args(*this, w, a, workspace_bytes(w.config(), a.x.shape[0]));
+    const DensePrepared& p = prepared_as<DensePrepared>(w, name());
+    check_device_index(a, p.device_index());
+    kc::dense_cache_run(p.cache(), p.weights(), a.x.data, a.x.shape[0], a.x.stride[0], a.out.data, a.out.stride[0],
+                        a.workspace, a.workspace_bytes, stream_of(a.stream));
+  }
+};
+
+}  // namespace
+
+const Kernel& cuda_decode_kernel() {
+  static const CudaDecode k;
+  return k;
+}
+const Kernel& cuda_prefill_kernel() {
+  static const CudaPrefill k;
+  return k;
+}
+const Kernel& cuda_hybrid_kernel() {
+  static const CudaHybrid k;
+  return k;
+}
+const Kernel& cuda_dense_cache_kernel() {
+  static const CudaDenseCache k;
+  return k;
+}
+
+bool cuda_build_runs_on(int capability) { return build_runs_on(capability); }
+
+int cuda_capability(int device_index) { return kc::device_capability(device_index); }
+
+std::shared_ptr<void> cuda_alloc(std::size_t bytes, int device_index) {
+  CudaDeviceScope scope(device_index);
+  void* p = nullptr;
+  W4A16_CUDA_TRY(cudaMalloc(&p, bytes));
+  return std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+}
+
+CudaDeviceScope::CudaDeviceScope(int device_index) {
+  W4A16_CUDA_TRY(cudaGetDevice(&previous_));
+  if (device_index != previous_) W4A16_CUDA_TRY(cudaSetDevice(device_index));
+}
+CudaDeviceScope::~CudaDeviceScope() {
+  int now = previous_;
+  if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+}
+
+}  // namespace w4a16::registry_detail
