@@ -59,14 +59,6 @@ struct Args {
   int xvec;                     // x rows 16-byte aligned: stage with 16-byte loads
 };
 
-// Streamed once: skip L1 allocation so x and scales keep the L1.
-__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  return v;
-}
-
 // (a & b) | c in one instruction; 0xEA is the lop3 table of that expression ((0xF0 & 0xCC) | 0xAA).
 __device__ __forceinline__ std::uint32_t lop3_and_or(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
   std::uint32_t d;
@@ -88,7 +80,7 @@ struct Dt<false> {
   __device__ static __forceinline__ float to_float(std::uint16_t v) { return __half2float(__ushort_as_half(v)); }
   __device__ static __forceinline__ std::uint16_t from_float(float f) { return __half_as_ushort(__float2half_rn(f)); }
   __device__ static __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
@@ -107,23 +99,23 @@ struct Dt<true> {
   __device__ static __forceinline__ float to_float(std::uint16_t v) { return __bfloat162float(__ushort_as_bfloat16(v)); }
   __device__ static __forceinline__ std::uint16_t from_float(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
   __device__ static __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
 };
 
-// Shared x chunk in fragment order: word ((tile * MB + mb) * 2 + h) * 128 + lane * 4 + w holds the
-// two k of B register (w % 2) of sub-tile 2h + w / 2 for token mb * 8 + lane / 4, so each lane reads
-// its 8 B registers of a tile with two conflict-free 16-byte loads.
-template <int MB>
+// Shared x chunk in fragment order, only the m real tokens: word ((tile * 2 + h) * m + token) * 16
+// + t * 4 + w holds the two k of B register (w % 2) of sub-tile 2h + w / 2 for lane t of that token,
+// so the lanes of the real tokens read their 4 B registers of a sub-tile pair with one
+// conflict-free 16-byte load each; lanes of absent tokens use zeros and read nothing.
 __device__ __forceinline__ void stage_x(const Args& a, std::uint32_t* xs, int tile0, int tiles) {
   const int groups8 = tiles * 8;  // 8-element k groups in the chunk
-  for (int idx = threadIdx.x; idx < MB * 8 * groups8; idx += kThreads) {
+  for (int idx = threadIdx.x; idx < a.m * groups8; idx += kThreads) {
     const int token = idx / groups8, kl = (idx % groups8) * 8;
     const long long kg = static_cast<long long>(tile0) * 64 + kl;
     std::uint32_t v[4] = {0u, 0u, 0u, 0u};
-    if (token < a.m && kg < a.k) {  // K % 8 == 0: a group of 8 is wholly inside or outside
+    if (kg < a.k) {  // K % 8 == 0: a group of 8 is wholly inside or outside
       const std::uint16_t* row = a.x + token * a.x_stride;
       if (a.perm) {
         std::uint16_t e[8];
@@ -140,60 +132,92 @@ __device__ __forceinline__ void stage_x(const Args& a, std::uint32_t* xs, int ti
       }
     }
     const int tl = kl / 64, kk = kl % 64, j = kk / 16, hi = (kk % 16) / 8;
-    const int mb = token / 8, gid = token % 8;
-    std::uint32_t* base = xs + ((tl * MB + mb) * 2 + j / 2) * 128 + gid * 16 + (j % 2) * 2 + hi;
+    std::uint32_t* base = xs + ((tl * 2 + j / 2) * a.m + token) * 16 + (j % 2) * 2 + hi;
 #pragma unroll
-    for (int t = 0; t < 4; ++t) base[t * 4] = v[t];  // lane gid*4 + t, word (j%2)*2 + hi
+    for (int t = 0; t < 4; ++t) base[t * 4] = v[t];  // lane t, word (j%2)*2 + hi
   }
 }
+
+// cp.async: 16 bytes bypassing L1 (weights, streamed once) and 4 bytes through L1 (scales, zeros:
+// reused by the 4 lanes of a row pair and by consecutive tiles of a group).
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N)); }
+
+// Per-warp cp.async ring: kSteps steps of kTilesPerStep tiles each (weights + the scale/zero
+// words of each tile's groups), refilled kSteps - 1 steps ahead of use. Each lane consumes only
+// what it copied itself, so no barrier is needed around the ring.
+template <bool kZeros, bool kG32>
+struct Ring {
+  static constexpr int kTilesPerStep = 4;  // tiles computed together: 4 independent mma chains
+  // Steps in flight: 4 x 4 tiles x 512 B = 8 KB of weights per warp; g = 32 with zeros carries
+  // 4 words per lane per tile more, so it keeps 2 steps deep to stay within shared memory.
+  static constexpr int kSteps = (kZeros && kG32) ? 3 : 4;
+  static constexpr int kGs = kG32 ? 2 : 1;           // groups per tile
+  static constexpr int kTiles = kTilesPerStep * kSteps;
+  static constexpr int kWordsPerTile = kGs * (kZeros ? 2 : 1);  // scale (+ zero) words per lane
+  static constexpr int kBytesPerWarp = kTiles * (512 + 128 * kWordsPerTile);
+};
 
 template <bool kBf16, int MB, bool kZeros, bool kG32>
 __global__ void __launch_bounds__(kThreads, 2) decode_kernel(const Args a) {
   using D = Dt<kBf16>;
-  // 64x16 tiles (512 B each) per batch; the next batch is in flight while this one is computed.
-  // 8 keeps every variant within 128 registers except those holding zeros and two groups per
-  // tile or 16 tokens, which spill at 8 (ptxas -v) and so take 4.
-  constexpr int kUnroll = ((MB == 2 && (kZeros || kG32)) || (kZeros && kG32)) ? 4 : 8;
+  using R = Ring<kZeros, kG32>;
+  constexpr int kP = R::kTilesPerStep, kS = R::kSteps, kGs = R::kGs;
   extern __shared__ uint4 smem_v4[];
-  std::uint32_t* xs = reinterpret_cast<std::uint32_t*>(smem_v4);      // (block_tiles, MB, 2, 32, 4) x words
-  float* red = reinterpret_cast<float*>(xs + a.block_tiles * MB * 256);  // (8 warps, MB, 32, 4) partials
+  std::uint32_t* xs = reinterpret_cast<std::uint32_t*>(smem_v4);         // (block_tiles, 2, m, 4 lanes, 4) x words
+  unsigned char* rings = reinterpret_cast<unsigned char*>(xs + a.block_tiles * a.m * 32);
+  float* red = reinterpret_cast<float*>(rings + kWarps * R::kBytesPerWarp);  // (8 warps, MB, 32, 4) partials
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tq = lane % 4;
   const int ws = warp % a.warps_n, wk = warp / a.warps_n;
   const int nt = blockIdx.y * a.warps_n + ws;                     // this warp's 16-row stripe
   const int btile0 = blockIdx.x * a.block_tiles;                   // block's first k tile
   const int btile1 = min(btile0 + a.block_tiles, a.kt_count);
   const int t0 = btile0 + wk * a.tiles_per_warp;
   const int t1 = nt < a.nt_count ? min(t0 + a.tiles_per_warp, btile1) : t0;  // empty range: idle warp
+  const int nsteps = (max(t1 - t0, 0) + kP - 1) / kP;
 
-  const uint4* wp = a.qweight + static_cast<long long>(nt) * a.kt_count * 32 + lane;  // (kt) -> tile kt of stripe nt
-  const std::uint32_t* sp = a.scales + nt * 8 + gid;               // + g * N_pad/2
-  const std::uint8_t* zp = a.zeros + nt * 8 + gid;                 // + g * N_pad/16 * 8
-  const long long s_gstride = static_cast<long long>(a.nt_count) * 8;
+  uint4* wring = reinterpret_cast<uint4*>(rings + warp * R::kBytesPerWarp);     // (kTiles, 32) weights
+  std::uint32_t* sring = reinterpret_cast<std::uint32_t*>(wring + R::kTiles * 32);  // (kTiles, kGs, 32) scales
+  std::uint32_t* zring = sring + R::kTiles * kGs * 32;                            // (kTiles, kGs, 32) zero words
 
-  // Per tile: weights, and the scale (+ zero) words of its group(s); g = 32 has two groups per tile.
-  constexpr int kGs = kG32 ? 2 : 1;
-  uint4 wv[kUnroll];
-  std::uint32_t sv[kUnroll][kGs];
-  std::uint32_t zv[kUnroll][kGs];
-  auto load_batch = [&](int tb) {
+  const uint4* wp = a.qweight + static_cast<long long>(nt) * a.kt_count * 32 + lane;  // + kt * 32: tile kt of stripe nt
+  const std::uint32_t* sp = a.scales + nt * 8 + gid;                                  // + g * N_pad/2
+  const std::uint32_t* zp = reinterpret_cast<const std::uint32_t*>(a.zeros) + nt * 2 + gid / 4;  // + g * N_pad/16 * 2 words
+  const long long s_gstride = static_cast<long long>(a.nt_count) * 8, z_gstride = static_cast<long long>(a.nt_count) * 2;
+
+  auto issue = [&](int step) {
+    if (step < nsteps) {
+      const int slot0 = (step % kS) * kP;
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int kt = tb + u;
-      if (kt < t1) {
-        wv[u] = ld_stream(wp + static_cast<long long>(kt) * 32);
+      for (int p = 0; p < kP; ++p) {
+        const int kt = t0 + step * kP + p;
+        if (kt < t1) {
+          cp_async16(wring + (slot0 + p) * 32 + lane, wp + static_cast<long long>(kt) * 32);
 #pragma unroll
-        for (int h = 0; h < kGs; ++h) {
-          const int g = min((kt * 64 + h * 32) >> a.gshift, a.groups - 1);
-          sv[u][h] = __ldg(sp + g * s_gstride);
-          if constexpr (kZeros) zv[u][h] = __ldg(zp + g * s_gstride);
+          for (int h = 0; h < kGs; ++h) {
+            const int g = min((kt * 64 + h * 32) >> a.gshift, a.groups - 1);
+            cp_async4(sring + ((slot0 + p) * kGs + h) * 32 + lane, sp + g * s_gstride);
+            if constexpr (kZeros) cp_async4(zring + ((slot0 + p) * kGs + h) * 32 + lane, zp + g * z_gstride);
+          }
         }
       }
     }
+    cp_async_commit();  // empty groups too: the wait count stays uniform
   };
 
-  load_batch(t0);  // weights in flight while x is staged
-  stage_x<MB>(a, xs, btile0, btile1 - btile0);
+#pragma unroll
+  for (int st = 0; st < kS - 1; ++st) issue(st);  // weights in flight while x is staged
+  stage_x(a, xs, btile0, btile1 - btile0);
   __syncthreads();
 
   float acc[MB][4];
@@ -203,67 +227,83 @@ __global__ void __launch_bounds__(kThreads, 2) decode_kernel(const Args a) {
     for (int c = 0; c < 4; ++c) acc[mb][c] = 0.f;
 
   constexpr std::uint32_t kSymZero = D::kMagic | 0x00080008u;  // magic + 8: uint4b8
-  for (int tb = t0; tb < t1; tb += kUnroll) {
-    uint4 cw[kUnroll];
-    std::uint32_t cs[kUnroll][kGs], cz[kUnroll][kGs];
+  for (int step = 0; step < nsteps; ++step) {
+    issue(step + kS - 1);  // refills the slot consumed in the previous iteration
+    cp_async_wait<kS - 1>();  // this step's group has landed (this lane's copies)
+    const int slot0 = (step % kS) * kP;
+    uint4 wv[kP];
+    float2 sc[kP][kGs];
+    std::uint32_t zz[kP][kGs][2];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      cw[u] = wv[u];
+    for (int p = 0; p < kP; ++p) {
+      wv[p] = wring[(slot0 + p) * 32 + lane];
 #pragma unroll
-      for (int h = 0; h < kGs; ++h) { cs[u][h] = sv[u][h]; cz[u][h] = kZeros ? zv[u][h] : 0u; }
-    }
-    if (tb + kUnroll < t1) load_batch(tb + kUnroll);  // next batch in flight during this one's math
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int kt = tb + u;
-      if (kt >= t1) break;
-      const std::uint32_t* xt = xs + (kt - btile0) * MB * 256 + lane * 4;
-      std::uint32_t b[MB][8];
-#pragma unroll
-      for (int mb = 0; mb < MB; ++mb) {
-        const uint4 lo = *reinterpret_cast<const uint4*>(xt + (mb * 2 + 0) * 128);
-        const uint4 hi = *reinterpret_cast<const uint4*>(xt + (mb * 2 + 1) * 128);
-        b[mb][0] = lo.x; b[mb][1] = lo.y; b[mb][2] = lo.z; b[mb][3] = lo.w;
-        b[mb][4] = hi.x; b[mb][5] = hi.y; b[mb][6] = hi.z; b[mb][7] = hi.w;
+      for (int h = 0; h < kGs; ++h) {
+        sc[p][h] = D::to_float2(sring[((slot0 + p) * kGs + h) * 32 + lane]);  // (row gid, row gid + 8)
+        zz[p][h][0] = zz[p][h][1] = kSymZero;
+        if constexpr (kZeros) {
+          const std::uint32_t z = (zring[((slot0 + p) * kGs + h) * 32 + lane] >> (8 * (gid % 4))) & 0xffu;
+          zz[p][h][0] = D::kMagic | ((z & 15u) * 0x00010001u);
+          zz[p][h][1] = D::kMagic | ((z >> 4) * 0x00010001u);
+        }
       }
-      const std::uint32_t words[4] = {cw[u].x, cw[u].y, cw[u].z, cw[u].w};
-      float tmp[MB][4];
+    }
+    float tmp[kP][MB][4];
+#pragma unroll
+    for (int p = 0; p < kP; ++p)
 #pragma unroll
       for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
-        for (int c = 0; c < 4; ++c) tmp[mb][c] = 0.f;
+        for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int h = kG32 ? j / 2 : 0;
-        std::uint32_t zlo = kSymZero, zhi = kSymZero;
-        if constexpr (kZeros) {
-          const std::uint32_t z = cz[u][h];
-          zlo = D::kMagic | ((z & 15u) * 0x00010001u);
-          zhi = D::kMagic | (((z >> 4) & 15u) * 0x00010001u);
+    for (int h = 0; h < 2; ++h) {  // sub-tile pair (2h, 2h + 1)
+      std::uint32_t b[kP][MB][4];
+#pragma unroll
+      for (int p = 0; p < kP; ++p) {
+        const int tl = min(t0 + step * kP + p, t1 - 1) - btile0;  // clamped: tiles past t1 compute on valid x, never scaled in
+#pragma unroll
+        for (int mb = 0; mb < MB; ++mb) {
+          const int tok = mb * 8 + gid;
+          uint4 v = make_uint4(0u, 0u, 0u, 0u);
+          if (tok < a.m) v = *reinterpret_cast<const uint4*>(xs + ((tl * 2 + h) * a.m + tok) * 16 + tq * 4);
+          b[p][mb][0] = v.x; b[p][mb][1] = v.y; b[p][mb][2] = v.z; b[p][mb][3] = v.w;
         }
-        const std::uint32_t w = words[j];
-        std::uint32_t af[4];  // A registers: rows gid, gid + 8, gid, gid + 8 (docs/LAYOUT.md)
-        af[0] = D::sub(lop3_and_or(w, 0x000f000fu, D::kMagic), zlo);
-        af[1] = D::sub(lop3_and_or(w >> 4, 0x000f000fu, D::kMagic), zhi);
-        af[2] = D::sub(lop3_and_or(w >> 8, 0x000f000fu, D::kMagic), zlo);
-        af[3] = D::sub(lop3_and_or(w >> 12, 0x000f000fu, D::kMagic), zhi);
+      }
 #pragma unroll
-        for (int mb = 0; mb < MB; ++mb) D::mma(tmp[mb], af, b[mb][2 * j], b[mb][2 * j + 1]);
-        if (j == 3 || (kG32 && j == 1)) {  // end of a group inside this tile: scale into acc
-          const float2 s = D::to_float2(cs[u][h]);  // (row gid, row gid + 8)
+      for (int jj = 0; jj < 2; ++jj) {
+        const int j = 2 * h + jj;
+#pragma unroll
+        for (int p = 0; p < kP; ++p) {  // p innermost: consecutive mma go to independent accumulators
+          const int hg = kG32 ? h : 0;
+          const std::uint32_t w = j == 0 ? wv[p].x : j == 1 ? wv[p].y : j == 2 ? wv[p].z : wv[p].w;
+          std::uint32_t af[4];  // A registers: rows gid, gid + 8, gid, gid + 8 (docs/LAYOUT.md)
+          af[0] = D::sub(lop3_and_or(w, 0x000f000fu, D::kMagic), zz[p][hg][0]);
+          af[1] = D::sub(lop3_and_or(w >> 4, 0x000f000fu, D::kMagic), zz[p][hg][1]);
+          af[2] = D::sub(lop3_and_or(w >> 8, 0x000f000fu, D::kMagic), zz[p][hg][0]);
+          af[3] = D::sub(lop3_and_or(w >> 12, 0x000f000fu, D::kMagic), zz[p][hg][1]);
+#pragma unroll
+          for (int mb = 0; mb < MB; ++mb) D::mma(tmp[p][mb], af, b[p][mb][2 * jj], b[p][mb][2 * jj + 1]);
+        }
+      }
+      if (kG32 || h == 1) {  // end of a group: scale the fp32 partials into acc, per row
+#pragma unroll
+        for (int p = 0; p < kP; ++p) {
+          if (t0 + step * kP + p >= t1) continue;  // past this warp's range (last step only)
+          const float2 s2 = sc[p][kG32 ? h : 0];
 #pragma unroll
           for (int mb = 0; mb < MB; ++mb) {
-            acc[mb][0] = fmaf(tmp[mb][0], s.x, acc[mb][0]);
-            acc[mb][1] = fmaf(tmp[mb][1], s.x, acc[mb][1]);
-            acc[mb][2] = fmaf(tmp[mb][2], s.y, acc[mb][2]);
-            acc[mb][3] = fmaf(tmp[mb][3], s.y, acc[mb][3]);
+            acc[mb][0] = fmaf(tmp[p][mb][0], s2.x, acc[mb][0]);
+            acc[mb][1] = fmaf(tmp[p][mb][1], s2.x, acc[mb][1]);
+            acc[mb][2] = fmaf(tmp[p][mb][2], s2.y, acc[mb][2]);
+            acc[mb][3] = fmaf(tmp[p][mb][3], s2.y, acc[mb][3]);
 #pragma unroll
-            for (int c = 0; c < 4; ++c) tmp[mb][c] = 0.f;
+            for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
           }
         }
       }
     }
   }
+  cp_async_wait<0>();
 
   // Reduction, fixed order: warps along K (shared memory), then cluster ranks (distributed smem).
 #pragma unroll
@@ -330,8 +370,16 @@ KernelFn pick(bool bf16, int mb, bool zeros, bool g32) {
   return mb == 1 ? pick3<false, 1>(zeros, g32) : pick3<false, 2>(zeros, g32);
 }
 
-std::size_t smem_for(int block_tiles, int mb) {
-  return static_cast<std::size_t>(block_tiles) * mb * 1024 + static_cast<std::size_t>(kWarps) * mb * 512;
+std::size_t ring_bytes(bool zeros, bool g32) {
+  const int per_warp = zeros ? (g32 ? Ring<true, true>::kBytesPerWarp : Ring<true, false>::kBytesPerWarp)
+                             : (g32 ? Ring<false, true>::kBytesPerWarp : Ring<false, false>::kBytesPerWarp);
+  return static_cast<std::size_t>(kWarps) * per_warp;
+}
+
+// x chunk (m tokens, 128 B per token per tile) + the weight rings + the reduction partials.
+std::size_t smem_for(int block_tiles, int m, bool zeros, bool g32) {
+  const int mb = m <= 8 ? 1 : 2;
+  return static_cast<std::size_t>(block_tiles) * m * 128 + ring_bytes(zeros, g32) + static_cast<std::size_t>(kWarps) * mb * 512;
 }
 
 int cached_sm_count() {
@@ -339,7 +387,7 @@ int cached_sm_count() {
   return n;
 }
 
-DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted, int mb) {
+DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted, int m, bool zeros, bool g32) {
   DecodePlan p;
   p.warps_n = wn;
   p.warps_k = kWarps / wn;
@@ -348,7 +396,7 @@ DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted
   const std::int64_t block_tiles = static_cast<std::int64_t>(p.tiles_per_warp) * p.warps_k;
   p.splits = static_cast<int>((kt + block_tiles - 1) / block_tiles);  // no empty ranks
   p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
-  p.smem_bytes = smem_for(static_cast<int>(block_tiles), mb);
+  p.smem_bytes = smem_for(static_cast<int>(block_tiles), m, zeros, g32);
   return p;
 }
 
@@ -360,16 +408,16 @@ std::string DecodePlan::describe() const {
          " smem=" + std::to_string(smem_bytes);
 }
 
-DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk) {
+DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size) {
   if (m_chunk < 1 || m_chunk > 16) fail(ErrorCode::invalid_argument, "m_chunk", "1..16", std::to_string(m_chunk));
-  const int mb = m_chunk <= 8 ? 1 : 2;
+  const bool g32 = group_size == 32;
   const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   if (const char* env = std::getenv("W4A16_DECODE_PLAN"); env && *env) {
     int wn = 0, s = 0;
     if (std::sscanf(env, "%d,%d", &wn, &s) != 2 || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || s < 1 || s > kMaxSplits)
       fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "\"warps_n,splits\" with warps_n in {1,2,4,8}, splits 1..8", env);
-    DecodePlan p = make_plan(nt, kt, wn, s, mb);
+    DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32);
     if (p.smem_bytes > kMaxSmem) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within 200 KB of shared memory", env);
     return p;
   }
@@ -382,7 +430,7 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk) {
   double best_cost = 1e30;
   for (int wn : {8, 4, 2, 1}) {
     for (int s = 1; s <= kMaxSplits; ++s) {
-      DecodePlan p = make_plan(nt, kt, wn, s, mb);
+      DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32);
       if (p.smem_bytes > kMaxSmem || p.splits != s) continue;
       const int by_smem = static_cast<int>(std::min<std::size_t>(2, (228 * 1024) / (p.smem_bytes + 1024)));
       const std::int64_t slots = static_cast<std::int64_t>(sms) * std::max(by_smem, 1);
@@ -451,7 +499,7 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
   for (std::int64_t m0 = 0; m0 < m; m0 += 16) {
     const int mc = static_cast<int>(std::min<std::int64_t>(16, m - m0));
     const int mb = mc <= 8 ? 1 : 2;
-    const DecodePlan p = decode_plan(w.n, w.k, mc);
+    const DecodePlan p = decode_plan(w.n, w.k, mc, zeros, w.group_size);
     a.x = static_cast<const std::uint16_t*>(x) + m0 * x_stride;
     a.y = static_cast<std::uint16_t*>(y) + m0 * y_stride;
     a.m = mc;

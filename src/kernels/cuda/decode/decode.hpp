@@ -27,9 +27,10 @@ struct DecodePlan {
   std::string describe() const;
 };
 
-// The plan decode_run uses for M-chunks of `m_chunk` tokens (1..16). W4A16_DECODE_PLAN="wn,splits"
+// The plan decode_run uses for M-chunks of `m_chunk` tokens (1..16) of a layer with/without zero
+// points and this group size (the cp.async ring holds their words). W4A16_DECODE_PLAN="wn,splits"
 // overrides the heuristic (benchmark exploration); invalid overrides throw invalid_argument.
-DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk);
+DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros = false, int group_size = 128);
 
 // Workspace decode_run needs: 0 (the reduction lives in shared memory); kept for the registry API.
 std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m);
