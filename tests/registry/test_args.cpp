@@ -160,6 +160,8 @@ TEST(RunArgs, EveryRejectionNamesItsArgument) {
       {"x stride misaligned", [&](RunArgs& a) { a.x.stride[0] = c.k + 4; }, ErrorCode::alignment, "x.stride[0]: expected a row stride of a multiple of 16 bytes (8 elements)"},
       {"out N", [&](RunArgs& a) { a.out.shape[1] = c.n + 8; }, ErrorCode::shape_mismatch, "out: expected float16 [M, N = 32]"},
       {"out dtype", [&](RunArgs& a) { a.out.dtype = DType::bf16; }, ErrorCode::dtype_mismatch, "out: expected float16 [M, N = 32], got bfloat16"},
+      {"out misaligned", [&](RunArgs& a) { a.out.data = out.bytes.data() + 2; }, ErrorCode::alignment, "out.data: expected 16-byte aligned"},
+      {"out stride misaligned", [&](RunArgs& a) { a.out.stride[0] = c.n + 1; }, ErrorCode::alignment, "out.stride[0]: expected a row stride of a multiple of 16 bytes"},
       {"out M", [&](RunArgs& a) { a.out.shape[0] = M - 1; }, ErrorCode::shape_mismatch, "out: expected M = 4 rows (the rows of x)"},
       {"out device", [&](RunArgs& a) { a.out.device = Device::cuda; }, ErrorCode::invalid_argument, "out: expected float16 [M, N = 32] on cpu"},
       {"workspace small", [&](RunArgs& a) { a.workspace_bytes = 64 * M - 1; }, ErrorCode::invalid_argument, "workspace: expected >= 256 bytes for M = 4 (kernel strict), got 255 bytes"},

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "grid.hpp"
+#include "hybrid_thresholds.hpp"  // src/registry: the hybrid's switch point, to know which path an M takes
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
 
@@ -206,6 +207,26 @@ TEST(Disabled, DisablingTheHybridLeavesItsPathsForcibleByName) {
   EXPECT_NE(m.find("force it with backend=cuda_prefill"), std::string::npos) << m;
   o.backend = "cuda_decode";
   EXPECT_EQ(choose(*hc, o).chosen->name(), "cuda_decode");
+}
+#endif
+
+#if W4A16_HAVE_CUDA
+// The hybrid's workspace covers whichever path an M <= max_m takes (decode up to its threshold,
+// prefill above), so Linear's single allocation at create() is always enough.
+TEST(Hybrid, WorkspaceCoversBothPaths) {
+  const Kernel* h = find_kernel("cuda_hybrid");
+  const Kernel* d = find_kernel("cuda_decode");
+  const Kernel* p = find_kernel("cuda_prefill");
+  for (const LinearConfig& c : test::config_grid(Platform::sm90, {.small_shapes_only = false, .with_invalid = false})) {
+    if (!h->can_implement(c).empty()) continue;
+    for (std::int64_t max_m : {1, 16, 17, 64, 4096}) {
+      const std::size_t ws = h->workspace_bytes(c, max_m);
+      for (std::int64_t m = 1; m <= max_m; m = m < 32 ? m + 1 : m * 2) {
+        ASSERT_GE(ws, d->workspace_bytes(c, m)) << c.describe() << " max_m=" << max_m << " m=" << m;
+        if (m > registry_detail::hybrid_threshold(c.n, c.k).decode_max_m) ASSERT_GE(ws, p->workspace_bytes(c, m)) << c.describe() << " max_m=" << max_m << " m=" << m;
+      }
+    }
+  }
 }
 #endif
 
