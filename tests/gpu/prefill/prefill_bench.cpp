@@ -29,20 +29,20 @@ int main(int argc, char** argv) {
   for (const Shape& sh : shapes) {
     if (mode == "quick" && !sh.tune) continue;
     for (DType act : {DType::f16, DType::bf16}) {
-      if (act == DType::bf16 && mode != "full" ) continue;
+      if (act == DType::bf16 && mode == "quick") continue;
       bench::PrefillBenchSpec spec;
       spec.shape = sh.name;
       spec.n = sh.n;
       spec.k = sh.k;
       spec.ms = {32, 64, 128, 256, 1024, 4096};
       spec.act = act;
-      spec.all_configs = sh.tune && mode == "tune" && act == DType::f16;
+      spec.all_configs = sh.tune && mode != "full" && act == DType::f16;
       for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
       std::fflush(f);
     }
   }
   // Formats / groups on 8192x8192 (PERF.md: sym + asym, g = 32, 64, 128, channelwise).
-  if (mode == "full")
+  if (mode != "quick")
     for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
       for (int g : {32, 64, 128, -1}) {
         bench::PrefillBenchSpec spec;

@@ -313,7 +313,7 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
 
   const KernelEntry& e = entry(w, plan.config);
   ensure_smem_attr(e);
-  const dim3 grid(static_cast<unsigned>(w.n_pad / cfg.bn()), static_cast<unsigned>(ceil_div(m, cfg.bm)), static_cast<unsigned>(split));
+  const dim3 grid(static_cast<unsigned>(ceil_div(w.n_pad, cfg.bn())), static_cast<unsigned>(ceil_div(m, cfg.bm)), static_cast<unsigned>(split));
   if (grid.y > 65535) fail(ErrorCode::unsupported, "m", "<= " + std::to_string(65535LL * cfg.bm), std::to_string(m));
   e.fn<<<grid, cfg.threads(), e.smem_bytes, stream>>>(p);
   W4A16_CUDA_TRY(cudaGetLastError());

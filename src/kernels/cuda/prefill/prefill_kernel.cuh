@@ -12,7 +12,8 @@
 // Warp w owns 16 rows per 64-row block (w % 4 picks the 16, w / 4 the warpgroup): its A
 // fragments are exactly its 16-byte loads of the layout, used by no other warp, so they go
 // global -> registers (PF tiles ahead) and never touch shared memory.
-// The x tile (BM tokens x 64 k) is staged by cp.async in a STAGES-deep ring, 128-byte rows
+// The x tile (BM tokens x 64 k) is staged by cp.async in a STAGES-deep ring (STAGES-1 tiles
+// ahead; each tile's wgmma group is retired before the next barrier), 128-byte rows
 // swizzled as the wgmma 128B mode expects (16-byte chunk c of row r at chunk c ^ (r % 8)), so the
 // same bytes serve wgmma's smem descriptor and the mma path's conflict-free ldmatrix.
 // Configurations instantiated: see kPrefillConfigs in prefill.cu. Checked by
@@ -146,7 +147,7 @@ __device__ __forceinline__ std::uint64_t smem_desc_sw128(std::uint32_t addr) {
 //   BM      tokens per CTA tile (wgmma N extent; mma: multiple of 16)
 //   WG      warpgroups per CTA (4 warps = 128 threads each)
 //   MB      64-row weight blocks per warpgroup (each warp: MB x 16 rows)
-//   STAGES  x-tile ring depth (>= 3: one stage of slack for the in-flight wgmma group)
+//   STAGES  x-tile ring depth (tiles of BM x 64 k; STAGES-1 in flight)
 //   WGMMA   true: wgmma.mma_async (sm_90a); false: mma.sync m16n8k16 (sm_80+)
 //   ZEROS   true for uint4 (packed zero points), false for uint4b8 (z = 8)
 template <class T, int BM, int WG, int MB, int STAGES, bool WGMMA, bool ZEROS>
@@ -155,9 +156,11 @@ __global__ void __launch_bounds__(WG * 128, 1) prefill_kernel(const KernelParams
   constexpr int kBN = 64 * WG * MB;          // weight rows per CTA
   constexpr int kStageBytes = BM * 128;       // (BM tokens, 64 k) fp16/bf16, 128 B per token row
   constexpr int kChunks = BM * 8;             // 16-byte chunks per stage
-  constexpr int kPF = 4;                      // W register ring depth (tiles in flight per warp)
+  // W register ring depth (k tiles in flight per warp): deeper for the small tiles, which run
+  // memory-bound at mid M and need more bytes in flight; the big tiles are register-limited.
+  constexpr int kPF = BM * MB <= 64 ? 8 : 4;
   constexpr int kAcc = BM / 2;                // fp32 accumulators per thread per 64-row block
-  static_assert(STAGES >= 3, "one stage of slack: the wgmma group of tile t-1 may still read its stage");
+  static_assert(STAGES >= 2, "a ring: tile t computes while tiles t+1 .. t+STAGES-1 load");
   static_assert(kChunks % kThreads == 0, "every thread copies the same number of x chunks");
   static_assert(BM % 16 == 0 && BM >= 16 && BM <= 256, "wgmma N extent: multiple of 16 (ldmatrix x4 pairs), <= 256");
   static_assert(kPF % 2 == 0, "A-fragment double buffer alternates with the ring slot parity");
@@ -183,9 +186,14 @@ __global__ void __launch_bounds__(WG * 128, 1) prefill_kernel(const KernelParams
   const int nkt = static_cast<int>(kt_end - kt_begin);
 
   // This warp's 16-row tiles (one per 64-row block): row-16 tile index in the layout.
+  // The grid rounds N_pad up to BN: a 64-row block past N_pad loads nothing (zero A) and stores nothing.
   std::int64_t nt[MB];
+  bool live[MB];
 #pragma unroll
-  for (int mb = 0; mb < MB; ++mb) nt[mb] = (n_block * kBN + ((warp >> 2) * MB + mb) * 64 + (warp & 3) * 16) / 16;
+  for (int mb = 0; mb < MB; ++mb) {
+    nt[mb] = (n_block * kBN + ((warp >> 2) * MB + mb) * 64 + (warp & 3) * 16) / 16;
+    live[mb] = nt[mb] * 16 < p.n_pad;
+  }
 
   const T* x = static_cast<const T*>(p.x);
 
@@ -214,6 +222,12 @@ __global__ void __launch_bounds__(WG * 128, 1) prefill_kernel(const KernelParams
     const std::int64_t g1 = min((kt * 64 + 32) / p.group_len, p.groups - 1);
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
+      if (!live[mb]) {
+        wq[slot][mb] = make_uint4(0, 0, 0, 0);
+        sc[slot][mb][0] = sc[slot][mb][1] = 0;
+        zp[slot][mb] = 0;
+        continue;
+      }
       wq[slot][mb] = __ldg(p.qweight + (nt[mb] * p.k_tiles + kt) * 32 + lane);
       sc[slot][mb][0] = __ldg(p.scales + (g0 * p.n_pad + 16 * nt[mb]) / 2 + gid);
       sc[slot][mb][1] = __ldg(p.scales + (g1 * p.n_pad + 16 * nt[mb]) / 2 + gid);
@@ -238,7 +252,7 @@ __global__ void __launch_bounds__(WG * 128, 1) prefill_kernel(const KernelParams
   for (int s = 0; s < kPF; ++s)
     if (s < nkt) load_w(s, s);
 #pragma unroll
-  for (int s = 0; s < STAGES - 2; ++s) {
+  for (int s = 0; s < STAGES - 1; ++s) {
     if (s < nkt) load_x(s, s);
     cp_async_commit();
   }
@@ -249,7 +263,7 @@ __global__ void __launch_bounds__(WG * 128, 1) prefill_kernel(const KernelParams
       const int t = t0 + u;
       if (t >= nkt) break;  // uniform across the CTA
       const int buf = u & 1;
-      // Dequantize tile t into A registers (overlaps the wgmma group of tile t-1 still running).
+      // Dequantize tile t into A registers (overlaps the other warpgroup's wgmma group).
 #pragma unroll
       for (int mb = 0; mb < MB; ++mb) {
         std::uint32_t zz_lo[2], zz_hi[2];
@@ -276,24 +290,46 @@ __global__ void __launch_bounds__(WG * 128, 1) prefill_kernel(const KernelParams
       // Refill this ring slot with tile t + kPF (its registers were just consumed).
       if (t + kPF < nkt) load_w(t + kPF, u);
 
-      cp_async_wait<STAGES - 3>();  // tile t's x chunks (this thread's) have landed
+      cp_async_wait<STAGES - 2>();  // tile t's x chunks (this thread's) have landed
       if constexpr (WGMMA) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> async-proxy reads
-      __syncthreads();              // ... everyone's; and every warpgroup has retired tile t-2's wgmma
-      if (t + STAGES - 2 < nkt) load_x(t + STAGES - 2, (t + STAGES - 2) % STAGES);
+      __syncthreads();              // ... everyone's; and every warp has finished reading tile t-1's stage
+      if (t + STAGES - 1 < nkt) load_x(t + STAGES - 1, (t + STAGES - 1) % STAGES);
       cp_async_commit();
 
       const int stage = t % STAGES;
       const std::uint32_t xs = smem_base + stage * kStageBytes;
       if constexpr (WGMMA) {
+        // k16 sub-tile j starts 32 bytes into each swizzled 128-byte row.
+        std::uint64_t desc[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) desc[j] = smem_desc_sw128(xs) + 2 * j;
+        // Pin every wgmma input (A fragments, descriptors, accumulators) before the arrive: a
+        // non-wgmma instruction defining them inside arrive..commit makes ptxas serialize (C7513).
+#pragma unroll
+        for (int j = 0; j < 4; ++j) asm volatile("" : "+l"(desc[j])::"memory");
+#pragma unroll
+        for (int mb = 0; mb < MB; ++mb) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) asm volatile("" : "+r"(afrag[buf][mb][j][r])::"memory");
+#pragma unroll
+          for (int i = 0; i < kAcc; ++i) asm volatile("" : "+f"(acc[mb][i])::"memory");
+        }
         wgmma_fence();
 #pragma unroll
         for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
-          for (int j = 0; j < 4; ++j)
-            // k16 sub-tile j starts 32 bytes into each swizzled 128-byte row.
-            WgmmaRS<T, BM>::mma(acc[mb], afrag[buf][mb][j], smem_desc_sw128(xs) + 2 * j);
+          for (int j = 0; j < 4; ++j) WgmmaRS<T, BM>::mma(acc[mb], afrag[buf][mb][j], desc[j]);
         wgmma_commit();
-        wgmma_wait<1>();  // tile t-1's group is done: its A buffer and x stage may be reused
+#pragma unroll
+        for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+          for (int i = 0; i < kAcc; ++i) asm volatile("" : "+f"(acc[mb][i])::"memory");
+        // Retire this group before the next tile's dequantization defines A registers: with a
+        // group left in flight (wait 1) ptxas serializes every wgmma (C7513), which measured
+        // slower; the other warpgroup's group overlaps this one's dequantization instead.
+        wgmma_wait<0>();
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
