@@ -118,7 +118,10 @@ HfCheckpoint HfCheckpoint::open(const std::string& dir) {
                shape_str(qw.shape) + " and group_size " + std::to_string(q.group_size),
            shape_str(sc.shape));
     L.has_bias = st.contains(p + ".bias");
-    if (q.method == QuantMethod::gptq && st.contains(p + ".g_idx")) {
+    // Only a desc_act checkpoint may hold an act-order g_idx (the converter rejects one
+    // elsewhere), so only then is g_idx read here: reading every layer's g_idx would touch
+    // K * 4 bytes per layer of the mapped files just to open a folder.
+    if (q.method == QuantMethod::gptq && q.desc_act && st.contains(p + ".g_idx")) {
       const TensorView gi = st.view(p + ".g_idx");
       const std::int64_t gl = q.group_size == kChannelwise ? L.k : q.group_size;
       if (gi.dtype == DType::i32 && gi.rank == 1 && gi.shape[0] == L.k)
@@ -126,21 +129,21 @@ HfCheckpoint HfCheckpoint::open(const std::string& dir) {
     }
     for (const char* s : {".qweight", ".qzeros", ".scales", ".g_idx", ".bias"})
       if (st.contains(p + s)) L.bytes += st.info(p + s).end - st.info(p + s).begin;
+    c.index_[p] = c.layers_.size();
     c.layers_.push_back(std::move(L));
   }
   for (const auto& name : names) {
     if (!ends_with(name, ".weight")) continue;
     const std::string p = name.substr(0, name.size() - 7);
     if (st.info(name).shape.size() != 2 || is_embedding(p)) continue;
-    if (std::any_of(c.layers_.begin(), c.layers_.end(), [&](const LayerInfo& l) { return l.prefix == p; })) continue;
+    if (c.index_.count(p)) continue;
     c.dense_.push_back(p);
   }
   return c;
 }
 
 const LayerInfo& HfCheckpoint::layer(const std::string& prefix) const {
-  for (const auto& l : layers_)
-    if (l.prefix == prefix) return l;
+  if (auto it = index_.find(prefix); it != index_.end()) return layers_[it->second];
   std::vector<std::pair<std::size_t, std::string>> near;
   for (const auto& l : layers_) near.emplace_back(edit_distance(prefix, l.prefix), l.prefix);
   std::sort(near.begin(), near.end());

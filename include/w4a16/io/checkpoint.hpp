@@ -1,6 +1,7 @@
 // Hugging Face checkpoint folders: config.json quantization_config, the quantized linears
 // found by their tensor names, and loading one layer by prefix into the canonical layout.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,7 +59,8 @@ class HfCheckpoint {
   std::string config_text_;
   QuantizationConfig qcfg_;
   TensorStore store_;
-  std::vector<LayerInfo> layers_;
+  std::vector<LayerInfo> layers_;               // in tensor-name order
+  std::map<std::string, std::size_t> index_;     // prefix -> position in layers_
   std::vector<std::string> dense_;
 };
 
