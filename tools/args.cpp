@@ -134,7 +134,7 @@ ParsedArgs parse_args(const CommandSpec& spec, const std::vector<std::string>& a
                                : std::to_string(spec.positionals.size()) + " positional argument" +
                                      (spec.positionals.size() > 1 ? "s " : " ") + join(spec.positionals, " ");
     std::string got = out.positionals.empty() ? std::string("none") : std::string(1, '\'').append(join(out.positionals, "' '")).append(1, '\'');
-    usage_fail("w4a16 " + spec.name, expected, got);
+    usage_fail("arguments", expected, got);
   }
   return out;
 }

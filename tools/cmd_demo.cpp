@@ -12,6 +12,7 @@
 #include "model_ops.hpp"
 #include "w4a16/core/half.hpp"
 #include "w4a16/io/checkpoint.hpp"
+#include "w4a16/io/safetensors.hpp"
 
 namespace fs = std::filesystem;
 
@@ -37,6 +38,8 @@ int run_demo(const ParsedArgs& a) {
   if (dev_text == "auto" && cuda_device_present()) device = Device::cuda;
   const DType dtype = parse_act_dtype(a.get_or("dtype", "float16"), "--dtype");
   const std::string backend = a.get_or("backend", "");
+  const int repeats = static_cast<int>(a.get_int("repeat", 20));
+  if (repeats < 1) usage_fail("--repeat", "a count >= 1", std::to_string(repeats));
   check_backend_name(backend, "--backend");
   const bool keep = a.has("keep") || a.has("dir");
   const std::string root = a.has("dir") ? a.get_or("dir", "") : make_temp_dir();
@@ -72,9 +75,9 @@ int run_demo(const ParsedArgs& a) {
 
   io::HfCheckpoint ck = io::HfCheckpoint::open(dst);
   const io::LayerInfo& info = ck.layer(kDemoLayer);
-  std::printf("[3/5] inspect   %s: %zu quantized layers, %zu linears left in 16-bit; %s: %s %lld x %lld, g=%d, %s, %zu bytes\n",
+  std::printf("[3/5] inspect   %s: %zu quantized layers, %zu linear%s left in 16-bit; %s: %s %lld x %lld, g=%d, %s, %zu bytes\n",
               std::string(io::quant_method_name(ck.quant_config().method)).c_str(), ck.quantized_layers().size(),
-              ck.unquantized_linears().size(), kDemoLayer, std::string(io::quant_method_name(info.format)).c_str(),
+              ck.unquantized_linears().size(), ck.unquantized_linears().size() == 1 ? "" : "s", kDemoLayer, std::string(io::quant_method_name(info.format)).c_str(),
               static_cast<long long>(info.n), static_cast<long long>(info.k), info.group_size,
               std::string(scalar_type_name(info.scalar)).c_str(), info.bytes);
 
@@ -90,14 +93,18 @@ int run_demo(const ParsedArgs& a) {
   for (std::int64_t m : {1, 16}) {  // a decode step and a short prefill
     HostTensor x(dtype, {m, info.k});
     for (std::int64_t i = 0; i < x.numel(); ++i) x.ptr<std::uint16_t>()[i] = float_to_f16x(dtype, normal(rng));
-    LayerRun r = run_linear(w, x, device, backend, 20);
+    LayerRun r = run_linear(w, x, device, backend, repeats);
     HostTensor ref = run_reference(w, x);
     const double err = rel_error_16(r.y.ptr<std::uint16_t>(), ref.ptr<std::uint16_t>(), ref.numel(), dtype);
     ok = ok && err <= tol;
-    std::printf("      M = %-3lld kernel %-14s %9.3f ms per call (median of 20)   relative error %.2e  %s\n",
-                static_cast<long long>(m), r.kernel.c_str(), r.median_ms, err, err <= tol ? "ok" : "FAILED");
+    std::printf("      M = %-3lld kernel %-14s %9.3f ms per call (median of %d)   relative error %.2e  %s\n",
+                static_cast<long long>(m), r.kernel.c_str(), r.median_ms, repeats, err, err <= tol ? "ok" : "FAILED");
+    if (keep) io::write_safetensors((fs::path(root) / ("x_m" + std::to_string(m) + ".safetensors")).string(), {{"x", x.view()}});
   }
-  if (keep) std::printf("checkpoints kept in %s\n", root.c_str());
+  if (keep)
+    std::printf("kept in %s; try:\n  w4a16 inspect %s\n  w4a16 run-layer %s --prefix %s --input %s --output %s --check\n",
+                root.c_str(), dst.c_str(), dst.c_str(), kDemoLayer, (fs::path(root) / "x_m16.safetensors").string().c_str(),
+                (fs::path(root) / "y.safetensors").string().c_str());
   if (!ok) fail(ErrorCode::internal, "demo", "relative error <= " + std::to_string(tol) + " against " + kReferenceKernel, "a larger error (see above)");
   std::printf("demo passed. Next: w4a16 inspect / run-layer / explain --list / bench (see docs/CLI.md)\n");
   return 0;
@@ -113,8 +120,9 @@ Command demo_command() {
             {"dtype", "T", "activation dtype: float16 or bfloat16", "float16"},
             {"backend", "NAME", "force a kernel instead of the registry's choice"},
             {"seed", "S", "random seed of the synthetic weights and inputs", "1"},
+            {"repeat", "R", "timed calls per M (after a warm-up); the median is printed", "20"},
             {"dir", "DIR", "work in DIR (kept) instead of a temporary folder"},
-            {"keep", "", "keep the temporary folder and print its path"}},
+            {"keep", "", "keep the temporary folder (checkpoints and inputs) and print how to use it"}},
            "Exits with 1 if the kernel's output differs from cpu_reference by more than the tolerance\n"
            "(relative L2 error: float16 2e-3, bfloat16 1e-2). Needs no GPU."},
           run_demo};

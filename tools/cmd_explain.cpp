@@ -4,19 +4,11 @@
 
 #include "cli.hpp"
 #include "device.hpp"
+#include "layer_run.hpp"
 #include "w4a16/registry/registry.hpp"
 
 namespace w4a16::cli {
 namespace {
-
-std::string platform_text(Platform p) {
-  switch (p) {
-    case Platform::cpu: return "cpu";
-    case Platform::sm80: return "sm80";
-    case Platform::sm90: return "sm90";
-  }
-  return "?";
-}
 
 int list_kernels() {
   std::printf("registered kernels (any name works with --backend and W4A16_LINEAR_BACKEND):\n");
@@ -31,7 +23,7 @@ int list_kernels() {
   for (Platform p : {Platform::sm90, Platform::sm80, Platform::cpu}) {
     std::string names;
     for (const Kernel* k : priority_list(p)) names += (names.empty() ? "" : " > ") + std::string(k->name());
-    std::printf("  %-5s %s\n", platform_text(p).c_str(), names.empty() ? "(none in this build)" : names.c_str());
+    std::printf("  %-5s %s\n", std::string(platform_name(p)).c_str(), names.empty() ? "(none in this build)" : names.c_str());
   }
   return 0;
 }
@@ -62,8 +54,9 @@ int run_explain(const ParsedArgs& a) {
   }
   SelectOptions so;
   so.backend = a.get_or("backend", "");
+  check_backend_name(so.backend, "--backend");
   Decision d = choose(c, so);
-  std::printf("config: %s\n%s", c.describe().c_str(), d.text().c_str());
+  std::printf("%s", d.text().c_str());
   if (!d.text().empty() && d.text().back() != '\n') std::printf("\n");
   return 0;
 }

@@ -4,6 +4,7 @@
 // the library's w4a16::Error text (it names the file, tensor or argument).
 #include <cstdio>
 #include <exception>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,12 +29,17 @@ void print_main_help(std::FILE* f) {
   std::fprintf(f, "\nStart with: w4a16 demo\n");
 }
 
-// A message on one line: library texts that list several kernels may hold newlines.
-std::string one_line(std::string s) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ';';
-  while (!s.empty() && (s.back() == ';' || s.back() == ' ')) s.pop_back();
-  return s;
+// A message on one line: library texts that list several kernels hold one per line.
+std::string one_line(const std::string& s) {
+  std::string out, line;
+  std::istringstream in(s);
+  while (std::getline(in, line)) {
+    const auto b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    if (!out.empty()) out += out.back() == ':' ? " " : "; ";
+    out += line.substr(b, e - b + 1);
+  }
+  return out;
 }
 
 }  // namespace

@@ -1,0 +1,482 @@
+// The w4a16 command-line tool, end to end: the binary is run as a user runs it and its exit
+// codes, one-line errors and written files are checked. Numbers are checked against an
+// independent f64 oracle (tests/util: dequant_f64 from the packed bits, gemm_f64) and against
+// the original 16-bit weights of the synthetic checkpoint (round-to-nearest error bound).
+// Run: ctest -R w4a16_test_cli   (W4A16_SEED=<n> reproduces a run)
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "testutil.hpp"
+#include "w4a16/core/half.hpp"
+#include "w4a16/io/checkpoint.hpp"
+#include "w4a16/io/safetensors.hpp"
+#include "w4a16/registry/registry.hpp"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using namespace w4a16;
+
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "w4a16-cli-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& rel) const { return (fs::path(dir_) / rel).string(); }
+
+  // Runs `w4a16 <args>` with stdout and stderr captured separately (stderr is then not a
+  // terminal, so progress comes as plain lines).
+  Result cli(const std::string& args) const {
+    const std::string out = path(".stdout"), err = path(".stderr");
+    const std::string cmd = std::string("'") + W4A16_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "' </dev/null";
+    int status = std::system(cmd.c_str());
+    Result r;
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  // A fresh synthetic checkpoint and its quantized form in `q_dir`.
+  void make_quantized(const std::string& fp_dir, const std::string& q_dir, const std::string& quant_args,
+                      const std::string& synth_args = "--layers 1 --hidden 256 --intermediate 384") {
+    Result s = cli("synth " + path(fp_dir) + " " + synth_args + " --seed " + std::to_string(test::rng()() % 1000000));
+    ASSERT_EQ(s.rc, 0) << s.err;
+    Result q = cli("quantize " + path(fp_dir) + " " + path(q_dir) + " " + quant_args);
+    ASSERT_EQ(q.rc, 0) << q.err;
+  }
+
+  // x [M, K] of random values written as the file's only tensor.
+  std::vector<std::uint16_t> write_x(const std::string& rel, std::int64_t m, std::int64_t k, DType dt,
+                                     const std::string& name = "hidden_states") const {
+    std::vector<std::uint16_t> x = test::random_act(m, k, dt);
+    io::write_safetensors(path(rel), {{name, TensorView(x.data(), dt, {m, k})}});
+    return x;
+  }
+
+  std::string dir_;
+};
+
+// Exactly one line on stderr, "w4a16 <sub>: ...", holding every fragment.
+void expect_one_line_error(const Result& r, const std::string& sub, int rc, const std::vector<std::string>& fragments) {
+  if (rc >= 0)
+    EXPECT_EQ(r.rc, rc) << r.err;
+  else
+    EXPECT_NE(r.rc, 0) << r.err;
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+  const std::string head = sub.empty() ? "w4a16: " : "w4a16 " + sub + ": ";
+  EXPECT_EQ(r.err.rfind(head, 0), 0u) << r.err;
+  for (const auto& f : fragments) EXPECT_NE(r.err.find(f), std::string::npos) << "missing '" << f << "' in: " << r.err;
+}
+
+std::vector<double> to_f64(const TensorView& t) {
+  std::vector<double> v(static_cast<std::size_t>(t.numel()));
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    std::uint16_t bits;
+    std::memcpy(&bits, static_cast<const char*>(t.data) + 2 * i, 2);  // mapped data need not be aligned
+    v[static_cast<std::size_t>(i)] = f16x_to_float(t.dtype, bits);
+  }
+  return v;
+}
+
+// ---- the round trip of issue 3: synth -> quantize -> inspect -> run-layer --check ---------
+
+struct Case {
+  std::string format;  // awq | gptq
+  bool sym;
+  int group;
+  DType dtype;         // of the synthetic checkpoint and of x
+};
+std::string case_name(const ::testing::TestParamInfo<Case>& i) {
+  return i.param.format + (i.param.sym ? "_sym" : "_asym") + "_g" + std::to_string(i.param.group) + "_" +
+         std::string(dtype_name(i.param.dtype));
+}
+
+class RoundTrip : public Cli, public ::testing::WithParamInterface<Case> {};
+
+TEST_P(RoundTrip, QuantizeInspectRunLayerMatchReference) {
+  const Case c = GetParam();
+  const std::int64_t H = 256, I = 384, KV = 128;  // head_dim 64, 4 heads, 2 kv heads; I = 3 groups of 128
+  const std::string dt = std::string(dtype_name(c.dtype));
+  std::string qargs = "--format " + c.format + " --group-size " + std::to_string(c.group) + (c.sym ? " --sym" : "");
+  Result s = cli("synth " + path("fp") + " --layers 2 --hidden 256 --intermediate 384 --dtype " + dt + " --seed " +
+                 std::to_string(test::rng()() % 1000000));
+  ASSERT_EQ(s.rc, 0) << s.err;
+  Result q = cli("quantize " + path("fp") + " " + path("q") + " " + qargs);
+  ASSERT_EQ(q.rc, 0) << q.err;
+  EXPECT_NE(q.err.find("[1/14]"), std::string::npos) << q.err;  // plain progress lines off a terminal
+  EXPECT_NE(q.err.find("[14/14]"), std::string::npos) << q.err;
+
+  // config.json says what the format's own loaders need.
+  json qc = json::parse(slurp(path("q/config.json")))["quantization_config"];
+  EXPECT_EQ(qc["quant_method"], c.format);
+  EXPECT_EQ(qc["bits"], 4);
+  EXPECT_EQ(qc["group_size"], c.group);
+  if (c.format == "awq") {
+    EXPECT_EQ(qc["zero_point"], true);
+    EXPECT_EQ(qc["version"], "gemm");
+    EXPECT_TRUE(qc.contains("modules_to_not_convert"));
+  } else {
+    EXPECT_EQ(qc["sym"], c.sym);
+    EXPECT_EQ(qc["desc_act"], false);
+    EXPECT_EQ(qc["checkpoint_format"], c.sym ? "gptq" : "gptq_v2");  // v1 cannot store an asymmetric zero of 0
+    EXPECT_TRUE(fs::exists(path("q/quantize_config.json")));
+  }
+  EXPECT_EQ(json::parse(slurp(path("q/config.json")))["model_type"], "qwen2");
+
+  // inspect --json lists every projection with its shape; lm_head stays 16-bit.
+  Result in = cli("inspect " + path("q") + " --json");
+  ASSERT_EQ(in.rc, 0) << in.err;
+  json ij = json::parse(in.out);
+  EXPECT_EQ(ij["quantization_config"]["quant_method"], c.format);
+  struct Expect {
+    std::string name;
+    std::int64_t n, k;
+    bool bias;
+  };
+  const std::vector<Expect> projections = {{"self_attn.q_proj", H, H, true},  {"self_attn.k_proj", KV, H, true},
+                                           {"self_attn.v_proj", KV, H, true}, {"self_attn.o_proj", H, H, false},
+                                           {"mlp.gate_proj", I, H, false},    {"mlp.up_proj", I, H, false},
+                                           {"mlp.down_proj", H, I, false}};
+  ASSERT_EQ(ij["quantized_layers"].size(), 2 * projections.size());
+  for (int l = 0; l < 2; ++l)
+    for (const auto& e : projections) {
+      const std::string prefix = "model.layers." + std::to_string(l) + "." + e.name;
+      SCOPED_TRACE(prefix);
+      const json* found = nullptr;
+      for (const auto& j : ij["quantized_layers"])
+        if (j["prefix"] == prefix) found = &j;
+      ASSERT_NE(found, nullptr);
+      EXPECT_EQ((*found)["format"], c.format);
+      EXPECT_EQ((*found)["n"], e.n);
+      EXPECT_EQ((*found)["k"], e.k);
+      EXPECT_EQ((*found)["group_size"], c.group);
+      EXPECT_EQ((*found)["scalar"], c.sym ? "uint4b8" : "uint4");
+      EXPECT_EQ((*found)["bias"], e.bias);
+      EXPECT_EQ((*found)["act_order"], false);
+      EXPECT_GT((*found)["bytes"].get<std::uint64_t>(), static_cast<std::uint64_t>(e.n * e.k / 2));  // packed weights + scales
+    }
+  bool lm_head_dense = false;
+  for (const auto& d : ij["unquantized_linears"]) lm_head_dense = lm_head_dense || d == "lm_head";
+  EXPECT_TRUE(lm_head_dense) << ij["unquantized_linears"].dump();
+  Result text = cli("inspect " + path("q"));
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("model.layers.1.mlp.down_proj"), std::string::npos);
+  EXPECT_NE(text.out.find("lm_head"), std::string::npos);
+
+  // run-layer on three layers: with a bias, with N != K, with K = 3 groups (down_proj).
+  auto fp = io::SafetensorsFile::open(path("fp/model.safetensors"));
+  io::HfCheckpoint ck = io::HfCheckpoint::open(path("q"));
+  for (const std::string prefix : {"model.layers.0.self_attn.q_proj", "model.layers.1.self_attn.k_proj", "model.layers.0.mlp.down_proj"}) {
+    SCOPED_TRACE(prefix);
+    const std::int64_t m = 5;
+    QuantizedLinear w = ck.load_linear(prefix);
+    const std::int64_t n = w.spec().n, k = w.spec().k;
+    std::vector<std::uint16_t> x = write_x("x.safetensors", m, k, c.dtype);
+    fs::remove(path("y.safetensors"));
+    Result r = cli("run-layer " + path("q") + " --prefix " + prefix + " --input " + path("x.safetensors") + " --output " +
+                   path("y.safetensors") + " --check");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("check: relative error"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(": ok"), std::string::npos) << r.out;
+
+    // The written y against the f64 oracle of the loaded layer.
+    auto yf = io::SafetensorsFile::open(path("y.safetensors"));
+    TensorView y = yf->view("y");
+    ASSERT_EQ(y.dtype, c.dtype);
+    ASSERT_EQ(y.shape_vec(), (std::vector<std::int64_t>{m, n}));
+    std::vector<double> xd = test::to_f64(x.data(), c.dtype, m, k, k);
+    std::vector<double> ref = test::gemm_f64(xd, test::dequant_f64(w), test::bias_f64(w), m, n, k);
+    EXPECT_LE(test::rel_error(to_f64(y), ref), test::tolerance(c.dtype));
+
+    // The checkpoint holds the original weights to within round-to-nearest error:
+    // |w - dequant| <= s/2 where the group range sits on the grid (symmetric), <= s where the
+    // rounded zero point can push the top of a group one step out (asymmetric).
+    std::vector<double> orig = to_f64(fp->view(prefix + ".weight"));
+    std::vector<double> deq = test::dequant_f64(w);
+    CanonicalView v = w.view();
+    const double step = c.sym ? 0.5 : 1.0;
+    double worst = 0;  // in units of the group's scale
+    for (std::int64_t nn = 0; nn < n; ++nn)
+      for (std::int64_t kk = 0; kk < k; ++kk) {
+        const double s_ng = v.s(nn, kk / v.spec.group_len());
+        worst = std::max(worst, std::fabs(orig[nn * k + kk] - deq[nn * k + kk]) / s_ng);
+      }
+    EXPECT_LE(worst, step * (1 + 1e-3));
+    EXPECT_GT(worst, 0.0);  // 4 bits cannot hold random 16-bit weights exactly: the data is real
+    if (w.has_bias()) {  // biases are copied; the loader rounds them once to the scales' dtype
+      std::vector<double> b0 = to_f64(fp->view(prefix + ".bias")), b1 = test::bias_f64(w);
+      for (std::size_t i = 0; i < b0.size(); ++i) EXPECT_NEAR(b1[i], b0[i], std::fabs(b0[i]) * 1e-2 + 1e-7) << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, RoundTrip,
+                         ::testing::Values(Case{"awq", false, 128, DType::f16}, Case{"awq", false, 64, DType::bf16},
+                                           Case{"gptq", true, 128, DType::f16}, Case{"gptq", false, 32, DType::f16},
+                                           Case{"gptq", true, 64, DType::bf16}),
+                         case_name);
+
+TEST_F(Cli, QuantizeSkipKeepsModulesIn16Bit) {
+  make_quantized("fp", "q", "--format awq --skip mlp --quiet");
+  json qc = json::parse(slurp(path("q/config.json")))["quantization_config"];
+  EXPECT_EQ(qc["modules_to_not_convert"], json::array({"mlp"}));
+  Result in = cli("inspect " + path("q") + " --json");
+  ASSERT_EQ(in.rc, 0) << in.err;
+  json ij = json::parse(in.out);
+  EXPECT_EQ(ij["quantized_layers"].size(), 4u);  // q, k, v, o of the one layer
+  for (const auto& l : ij["quantized_layers"]) EXPECT_EQ(l["prefix"].get<std::string>().find("mlp"), std::string::npos);
+  std::string dense = ij["unquantized_linears"].dump();
+  for (const char* p : {"model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj", "model.layers.0.mlp.down_proj", "lm_head"})
+    EXPECT_NE(dense.find(p), std::string::npos) << dense;
+  // The skipped weights are the original bits.
+  auto a = io::SafetensorsFile::open(path("fp/model.safetensors")), b = io::SafetensorsFile::open(path("q/model.safetensors"));
+  TensorView va = a->view("model.layers.0.mlp.up_proj.weight"), vb = b->view("model.layers.0.mlp.up_proj.weight");
+  ASSERT_EQ(va.nbytes(), vb.nbytes());
+  EXPECT_EQ(std::memcmp(va.data, vb.data, va.nbytes()), 0);
+}
+
+TEST_F(Cli, RunLayerInputNameAndForcedBackend) {
+  make_quantized("fp", "q", "--format gptq --sym --quiet");
+  std::vector<std::uint16_t> x = test::random_act(3, 256, DType::f16), other = test::random_act(2, 8, DType::f16);
+  io::write_safetensors(path("x.safetensors"),
+                        {{"a", TensorView(other.data(), DType::f16, {2, 8})}, {"b", TensorView(x.data(), DType::f16, {3, 256})}});
+  for (const auto& e : all_kernels()) {
+    if (e.kernel->device() != Device::cpu) continue;
+    const std::string name(e.kernel->name());
+    SCOPED_TRACE(name);
+    Result r = cli("run-layer " + path("q") + " --prefix model.layers.0.self_attn.o_proj --input " + path("x.safetensors") +
+                   " --input-name b --output " + path("y.safetensors") + " --output-name out --backend " + name + " --check");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("with " + name + " on cpu"), std::string::npos) << r.out;
+    auto y = io::SafetensorsFile::open(path("y.safetensors"));
+    EXPECT_EQ(y->view("out").shape_vec(), (std::vector<std::int64_t>{3, 256}));
+  }
+}
+
+// ---- demo --------------------------------------------------------------------------------
+
+TEST_F(Cli, DemoPassesOnTheCpu) {
+  Result r = cli("demo --device cpu --dir " + path("demo"));
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  for (const char* f : {"[1/5] synth", "[2/5] quantize", "[3/5] inspect", "[4/5] load", "[5/5] run", "relative error", "demo passed"})
+    EXPECT_NE(r.out.find(f), std::string::npos) << f << " in:\n" << r.out;
+  EXPECT_EQ(r.out.find("FAILED"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(path("demo/qwen2-awq-g128/model.safetensors")));  // --dir keeps the work
+  // ... and the printed run-layer suggestion works on it.
+  Result again = cli("run-layer " + path("demo/qwen2-awq-g128") + " --prefix model.layers.0.mlp.down_proj --input " +
+                     path("demo/x_m16.safetensors") + " --output " + path("demo/y.safetensors") + " --check");
+  EXPECT_EQ(again.rc, 0) << again.err;
+  Result bf = cli("demo --device cpu --dtype bfloat16 --backend cpu_reference --repeat 1");
+  ASSERT_EQ(bf.rc, 0) << bf.out << bf.err;
+  EXPECT_NE(bf.out.find("kernel cpu_reference"), std::string::npos) << bf.out;
+}
+
+// ---- bench: the CPU sweep through the tool ----------------------------------------------
+
+TEST_F(Cli, BenchCpuWritesCheckedCsvRows) {
+  Result r = cli("bench --device cpu --shapes 256x512 --m 1,3 --scalar uint4b8,uint4 --repeats 1 --bw-mb 16 --csv " + path("b.csv"));
+  if (r.rc != 0 && r.err.find("a build with the CPU sweep") != std::string::npos) GTEST_SKIP() << "built without bench/ (W4A16_BUILD_BENCH=OFF)";
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::istringstream csv(slurp(path("b.csv")));
+  std::string line;
+  ASSERT_TRUE(std::getline(csv, line));
+  EXPECT_EQ(line.rfind("kernel,shape,n,k,M,", 0), 0u) << line;
+  int rows = 0;
+  while (std::getline(csv, line)) {
+    ++rows;
+    EXPECT_NE(line.find(",256x512,256,512,"), std::string::npos) << line;
+    EXPECT_EQ(line.substr(line.size() - 3), ",ok") << line;  // checked against reference_gemm in the same run
+  }
+  EXPECT_EQ(rows, 4);  // 2 M values x 2 scalar types
+  Result bad = cli("bench --device cpu --shapes 12xfoo");
+  expect_one_line_error(bad, "bench", 1, {"--shapes", "12xfoo"});
+}
+
+// ---- explain prints the registry's decision ---------------------------------------------
+
+TEST_F(Cli, ExplainPrintsTheRegistryDecision) {
+  struct Q {
+    std::string args;
+    LinearConfig c;
+    std::string backend;
+  };
+  auto cfg = [](std::int64_t n, std::int64_t k, int g, ScalarType s, DType d, bool bias, bool act_order) {
+    LinearConfig c;
+    c.n = c.n_full = n;
+    c.k = c.k_full = k;
+    c.group_size = g;
+    c.scalar = s;
+    c.has_zeros = s == ScalarType::uint4;
+    c.act_dtype = c.out_dtype = d;
+    c.has_bias = bias;
+    c.act_order = act_order;
+    c.device = Device::cpu;
+    return c;
+  };
+  const std::vector<Q> qs = {
+      {"--n 4096 --k 4096 --group-size 128 --scalar uint4 --dtype float16", cfg(4096, 4096, 128, ScalarType::uint4, DType::f16, false, false), ""},
+      {"--n 1152 --k 896 --group-size 64 --scalar uint4b8 --dtype bfloat16 --bias", cfg(1152, 896, 64, ScalarType::uint4b8, DType::bf16, true, false), ""},
+      {"--n 896 --k 4864 --group-size -1 --scalar uint4b8 --act-order", cfg(896, 4864, -1, ScalarType::uint4b8, DType::f16, false, true), ""},
+      {"--n 256 --k 256 --group-size 32 --scalar uint4 --backend cpu_reference", cfg(256, 256, 32, ScalarType::uint4, DType::f16, false, false), "cpu_reference"},
+  };
+  for (const auto& q : qs) {
+    SCOPED_TRACE(q.args);
+    Result r = cli("explain --device cpu " + q.args);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    SelectOptions so;
+    so.backend = q.backend;
+    Decision d = choose(q.c, so);
+    ASSERT_NE(d.chosen, nullptr);
+    std::string expected = d.text();
+    if (!expected.empty() && expected.back() != '\n') expected += '\n';
+    EXPECT_EQ(r.out, expected);
+    EXPECT_NE(r.out.find(std::string(d.chosen->name())), std::string::npos);
+  }
+  Result list = cli("explain --list");
+  ASSERT_EQ(list.rc, 0) << list.err;
+  for (const auto& e : all_kernels()) EXPECT_NE(list.out.find(std::string(e.kernel->name())), std::string::npos) << list.out;
+  // Nothing fits: exit 1 and one line naming every kernel with its reason.
+  Result none = cli("explain --device cpu --n 4096 --k 4080 --group-size 48");
+  expect_one_line_error(none, "explain", 1, {"group_size 48"});
+  for (const auto& e : all_kernels())
+    if (e.kernel->device() == Device::cpu) {
+      EXPECT_NE(none.err.find(std::string(e.kernel->name())), std::string::npos) << none.err;
+    }
+}
+
+// ---- --help ------------------------------------------------------------------------------
+
+TEST_F(Cli, EverySubcommandHasHelp) {
+  Result top = cli("--help");
+  ASSERT_EQ(top.rc, 0);
+  for (const char* sub : {"inspect", "synth", "quantize", "run-layer", "bench", "explain", "demo"}) {
+    SCOPED_TRACE(sub);
+    EXPECT_NE(top.out.find(std::string("  ") + sub + " "), std::string::npos) << top.out;
+    Result h = cli(std::string(sub) + " --help");
+    EXPECT_EQ(h.rc, 0);
+    EXPECT_EQ(h.out.rfind(std::string("usage: w4a16 ") + sub, 0), 0u) << h.out;
+    EXPECT_NE(h.out.find("--help"), std::string::npos);
+  }
+  Result bare = cli("");
+  EXPECT_EQ(bare.rc, 2);
+  EXPECT_NE(bare.err.find("usage: w4a16"), std::string::npos);
+}
+
+// ---- bad inputs: exit code and one line naming the culprit ------------------------------
+
+TEST_F(Cli, BadInputsGiveOneLineNamingTheCulprit) {
+  make_quantized("fp", "q", "--format awq --quiet");
+  const std::string q = path("q"), fp = path("fp");
+  const std::string layer = " --prefix model.layers.0.self_attn.q_proj";
+  write_x("x.safetensors", 4, 256, DType::f16);
+  write_x("x_k128.safetensors", 4, 128, DType::f16);
+  std::vector<std::int32_t> ints(4 * 256, 3);
+  io::write_safetensors(path("x_int.safetensors"), {{"x", TensorView(ints.data(), DType::i32, {4, 256})}});
+  { std::ofstream(path("junk.safetensors")) << "this is not a safetensors file at all"; }
+  fs::create_directories(path("empty"));
+  fs::create_directories(path("badjson"));
+  { std::ofstream(path("badjson/config.json")) << "{ not json"; }
+  fs::create_directories(path("broken"));
+  fs::copy_file(path("q/config.json"), path("broken/config.json"));
+  fs::copy_file(path("junk.safetensors"), path("broken/model.safetensors"));
+  // K = 192 does not divide into groups of 128: a bad shape for quantize.
+  ASSERT_EQ(cli("synth " + path("fp192") + " --layers 1 --hidden 256 --intermediate 192").rc, 0);
+  const std::string x = " --input " + path("x.safetensors"), y = " --output " + path("y.safetensors");
+
+  struct Bad {
+    std::string sub, args;
+    int rc;  // 2 usage, 1 other
+    std::vector<std::string> fragments;
+  };
+  const std::vector<Bad> cases = {
+      // inspect
+      {"inspect", path("missing"), 1, {path("missing")}},
+      {"inspect", path("x.safetensors"), 1, {"x.safetensors"}},
+      {"inspect", path("empty"), 1, {"empty", "config.json"}},
+      {"inspect", path("broken"), 1, {"model.safetensors"}},
+      {"inspect", q + " --frob", 2, {"--frob"}},
+      {"inspect", "", 2, {"DIR"}},
+      // synth
+      {"synth", path("s") + " --dtype int32", 2, {"--dtype", "int32"}},
+      {"synth", path("s") + " --hidden 100", 1, {"--hidden", "100"}},
+      {"synth", path("s") + " --layers two", 2, {"--layers", "two"}},
+      {"synth", path("s") + " --arch llama", 2, {"--arch", "llama"}},
+      // quantize
+      {"quantize", path("missing") + " " + path("o") + " --format awq", 1, {path("missing")}},
+      {"quantize", fp + " " + path("o") + " --format foo", 2, {"--format", "foo"}},
+      {"quantize", fp + " " + path("o"), 2, {"--format"}},
+      {"quantize", fp + " " + path("o") + " --format awq --group-size 48", 2, {"--group-size", "48"}},
+      {"quantize", fp + " " + path("o") + " --format awq --sym", 2, {"--sym"}},
+      {"quantize", q + " " + path("o") + " --format gptq", 1, {"config.json", "quantization_config"}},
+      {"quantize", path("badjson") + " " + path("o") + " --format awq", 1, {"config.json", "JSON"}},
+      {"quantize", path("fp192") + " " + path("o") + " --format awq --quiet", 1, {"model.layers.0.mlp.down_proj.weight"}},
+      {"quantize", fp + " " + path("o") + " --format awq --frob", 2, {"--frob"}},
+      // run-layer
+      {"run-layer", q + layer + " --input " + path("nofile.safetensors") + y, 1, {"nofile.safetensors"}},
+      {"run-layer", q + layer + " --input " + path("junk.safetensors") + y, 1, {"junk.safetensors"}},
+      {"run-layer", q + layer + " --input " + path("x_int.safetensors") + y, 1, {"x_int.safetensors", "int32"}},
+      {"run-layer", q + layer + " --input " + path("x_k128.safetensors") + y, 1, {"x_k128.safetensors", "256", "[4, 128]"}},
+      {"run-layer", q + " --prefix model.layers.0.self_attn.qq_proj" + x + y, 1, {"model.layers.0.self_attn.qq_proj"}},
+      {"run-layer", q + layer + x + y + " --backend nosuch", 1, {"--backend", "nosuch"}},
+      {"run-layer", q + layer + x + y + " --input-name nosuch", 1, {"nosuch"}},
+      {"run-layer", path("missing") + layer + x + y, 1, {path("missing")}},
+      {"run-layer", fp + layer + x + y, 1, {"model.layers.0.self_attn.q_proj"}},
+      {"run-layer", q + x + y, 2, {"--prefix"}},
+      {"run-layer", q + layer + x + y + " --frob", 2, {"--frob"}},
+      {"run-layer", q + layer + x + y + " --device tpu", 2, {"--device", "tpu"}},
+      // explain
+      {"explain", "--n 64 --k 64 --scalar int4", 2, {"--scalar", "int4"}},
+      {"explain", "--n 64", 2, {"--k"}},
+      {"explain", "--n 64 --k 64 --dtype float32", 2, {"--dtype", "float32"}},
+      {"explain", "--n 64 --k 128 --device cpu --backend nosuch", 1, {"--backend", "nosuch"}},
+      {"explain", "--n 64 --k 128 --frob", 2, {"--frob"}},
+      // demo and bench
+      {"demo", "--device tpu", 2, {"--device", "tpu"}},
+      {"demo", "--dtype int8", 2, {"--dtype", "int8"}},
+      {"demo", "--frob", 2, {"--frob"}},
+      {"bench", "--frob", 2, {"--frob"}},
+      {"bench", "--device tpu", 2, {"--device", "tpu"}},
+      {"", "frobnicate", 2, {"frobnicate"}},
+  };
+  for (const auto& b : cases) {
+    SCOPED_TRACE("w4a16 " + b.sub + " " + b.args);
+    Result r = cli(b.sub + " " + b.args);
+    expect_one_line_error(r, b.sub, b.rc, b.fragments);
+  }
+  EXPECT_FALSE(fs::exists(path("y.safetensors")));  // no failing run wrote an output
+}
+
+}  // namespace
