@@ -342,3 +342,64 @@ TEST(HfCheckpoint, Rejections) {
   std::filesystem::remove(dir / "config.json");
   expect_error([&] { io::HfCheckpoint::open(dir.path.string()); }, ErrorCode::not_found, {"config.json"});
 }
+
+TEST(HfCheckpoint, WriteHfCheckpointRoundTrip) {
+  struct Variant { io::QuantMethod m; ScalarType st; bool act; std::size_t shard; int g; };
+  for (Variant v : {Variant{io::QuantMethod::awq, ScalarType::uint4, false, 0, 128},
+                    Variant{io::QuantMethod::awq, ScalarType::uint4, false, 3000, 32},
+                    Variant{io::QuantMethod::gptq, ScalarType::uint4b8, true, 2000, 64},
+                    Variant{io::QuantMethod::gptq, ScalarType::uint4, false, 0, -1},
+                    Variant{io::QuantMethod::gptq, ScalarType::uint4, true, 0, 256}}) {
+    SCOPED_TRACE(std::string(io::quant_method_name(v.m)) + " " + std::string(scalar_type_name(v.st)) +
+                 (v.act ? " act" : "") + " shard " + std::to_string(v.shard) + " g " + std::to_string(v.g));
+    test::TempDir dir;
+    std::vector<QuantizedLinear> ls;
+    ls.push_back(test::random_linear({40, 512, v.g, v.st}, DType::f16, true, false));
+    ls.push_back(test::random_linear({24, 256, v.g, v.st}, DType::bf16, false, false));
+    if (v.act) {  // a normalized act-order layer (see GptqFoldersWrittenWithTheWriters)
+      QuantizedLinear a = test::random_linear({16, 512, v.g, v.st}, DType::f16, false, true);
+      formats::GptqHost h = formats::canonical_to_gptq(a.view());
+      ls.push_back(formats::gptq_to_canonical({h.qweight.view(), h.qzeros.view(), h.scales.view(), h.g_idx.view(), {}},
+                                              {v.g, v.st == ScalarType::uint4b8, true, h.version}));
+    }
+    std::vector<std::pair<std::string, const QuantizedLinear*>> layers;
+    for (std::size_t i = 0; i < ls.size(); ++i) layers.emplace_back("model.layers." + std::to_string(i) + ".mlp.up_proj", &ls[i]);
+    HostTensor lm(DType::f16, {8, 512});
+    io::HfWriteOptions o;
+    o.method = v.m;
+    o.shard_bytes = v.shard;
+    o.modules_to_not_convert = {"lm_head"};
+    o.config_json = R"({"architectures":["Qwen3ForCausalLM"],"hidden_size":512})";
+    io::write_hf_checkpoint(dir.path.string(), layers, {{"lm_head.weight", lm.view()}}, o);
+    EXPECT_EQ(std::filesystem::exists(dir / "model.safetensors.index.json"), v.shard > 0);
+    io::HfCheckpoint ck = io::HfCheckpoint::open(dir.path.string());
+    EXPECT_NE(ck.config_json().find("Qwen3ForCausalLM"), std::string::npos);
+    const io::QuantizationConfig& q = ck.quant_config();
+    EXPECT_EQ(q.method, v.m);
+    EXPECT_EQ(q.group_size, v.g);
+    EXPECT_EQ(q.modules_to_not_convert, o.modules_to_not_convert);
+    if (v.m == io::QuantMethod::gptq) {
+      EXPECT_EQ(q.sym, v.st == ScalarType::uint4b8);
+      EXPECT_EQ(q.desc_act, v.act);
+      EXPECT_EQ(q.checkpoint_format, q.sym ? formats::GptqVersion::v1 : formats::GptqVersion::v2);
+    }
+    EXPECT_EQ(io::parse_quantization_config(io::quantization_config_json(q), "x").group_size, v.g);
+    ASSERT_EQ(ck.quantized_layers().size(), ls.size());
+    EXPECT_EQ(ck.unquantized_linears(), std::vector<std::string>{"lm_head"});
+    for (std::size_t i = 0; i < ls.size(); ++i) {
+      SCOPED_TRACE(layers[i].first);
+      expect_same_layer(ck.load_linear(layers[i].first), ls[i]);
+    }
+  }
+  // One quantization_config: layers of different group sizes cannot share a folder.
+  test::TempDir dir;
+  QuantizedLinear a = test::random_linear({8, 256, 64, ScalarType::uint4}, DType::f16, false, false);
+  QuantizedLinear b = test::random_linear({8, 256, 128, ScalarType::uint4}, DType::f16, false, false);
+  io::HfWriteOptions o;
+  expect_error([&] { io::write_hf_checkpoint(dir.path.string(), {{"a", &a}, {"b", &b}}, {}, o); },
+               ErrorCode::invalid_argument, {"'b'", "group size"});
+  QuantizedLinear s = test::random_linear({8, 256, 64, ScalarType::uint4b8}, DType::f16, false, false);
+  o.method = io::QuantMethod::awq;
+  expect_error([&] { io::write_hf_checkpoint(dir.path.string(), {{"s", &s}}, {}, o); }, ErrorCode::unsupported,
+               {"'s'", "uint4"});
+}

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "w4a16/core/canonical.hpp"
@@ -29,6 +30,10 @@ struct QuantizationConfig {
 // Parses config.json text's "quantization_config" (or a quantize_config.json body). Unknown
 // fields are ignored; missing required ones are a format_error naming the field.
 QuantizationConfig parse_quantization_config(const std::string& json_text, const std::string& source);
+
+// The fields above as config.json's "quantization_config" object (JSON text); what
+// parse_quantization_config reads back to an equal config.
+std::string quantization_config_json(const QuantizationConfig& q);
 
 struct LayerInfo {
   std::string prefix;  // "model.layers.0.self_attn.q_proj"
@@ -63,5 +68,22 @@ class HfCheckpoint {
   std::map<std::string, std::size_t> index_;     // prefix -> position in layers_
   std::vector<std::string> dense_;
 };
+
+// Writes a Hugging Face style folder that HfCheckpoint::open reads back exactly: config.json
+// (`config_json`'s fields plus "quantization_config"), and model.safetensors or, when
+// shard_bytes > 0, shards of at most shard_bytes (a larger tensor gets its own shard) named
+// model-0000i-of-0000n.safetensors with model.safetensors.index.json. The config is global, so
+// every layer must share group size and scalar type. AWQ takes uint4 layers without perm;
+// GPTQ writes checkpoint_format "gptq" (v1) for uint4b8, "gptq_v2" for uint4 (v1 cannot store
+// z = 0), and desc_act = true when any layer has a perm. `dense` tensors (e.g. "lm_head.weight")
+// are written as given. The folder is created if needed.
+struct HfWriteOptions {
+  QuantMethod method = QuantMethod::gptq;
+  std::vector<std::string> modules_to_not_convert;
+  std::size_t shard_bytes = 0;     // 0: one model.safetensors
+  std::string config_json = "{}";  // a JSON object: the model's other config.json fields
+};
+void write_hf_checkpoint(const std::string& dir, const std::vector<std::pair<std::string, const QuantizedLinear*>>& layers,
+                         const std::vector<std::pair<std::string, TensorView>>& dense, const HfWriteOptions& opt);
 
 }  // namespace w4a16::io
