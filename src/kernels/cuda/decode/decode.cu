@@ -421,22 +421,29 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, 
     if (p.smem_bytes > kMaxSmem) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within 200 KB of shared memory", env);
     return p;
   }
-  // Cost model (units: tile loads of one warp): each wave of resident blocks costs its tiles per
-  // warp plus a fixed ~6 for launch, x staging and the reduction; 2 blocks of 8 warps fit an SM
-  // (launch bounds cap registers at 128), fewer if shared memory runs out. Ties keep more rows
-  // per block (less x traffic from L2), then fewer splits.
+  // Cost model in microseconds, fitted to the forced-plan sweep on the H200 (scripts/gpu-check with
+  // W4A16_PLAN_SWEEP, 2026-12-02; docs/benchmarks/decode.md): an SM streams one 64x16 tile per
+  // (40 + 240 / resident warps) cycles (x1.3 at 16 tokens), each wave of blocks adds ~1.2 us of
+  // latency (first loads, x staging, reduction), and a cluster of s blocks slows the wave by
+  // 15% per extra rank. 2 blocks of 8 warps fit an SM (registers capped at 128 by the launch
+  // bounds), fewer when shared memory runs out. Fits the 8 measured plans of 8192x8192 and
+  // 28672x4096 within ~10% and ranks the qwen0.5b plans correctly.
   const int sms = cached_sm_count();
+  const double cyc_scale = m_chunk > 8 ? 1.3 : 1.0;
   DecodePlan best;
   double best_cost = 1e30;
   for (int wn : {8, 4, 2, 1}) {
     for (int s = 1; s <= kMaxSplits; ++s) {
       DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32);
       if (p.smem_bytes > kMaxSmem || p.splits != s) continue;
-      const int by_smem = static_cast<int>(std::min<std::size_t>(2, (228 * 1024) / (p.smem_bytes + 1024)));
-      const std::int64_t slots = static_cast<std::int64_t>(sms) * std::max(by_smem, 1);
+      const std::int64_t bps = std::max<std::int64_t>(1, std::min<std::int64_t>(2, (227 * 1024) / (p.smem_bytes + 1024)));
+      const std::int64_t slots = static_cast<std::int64_t>(sms) * bps;
       const std::int64_t blocks = static_cast<std::int64_t>(p.row_blocks) * p.splits;
       const std::int64_t waves = (blocks + slots - 1) / slots;
-      const double cost = static_cast<double>(waves) * (p.tiles_per_warp + 6.0) + 0.25 * (p.splits - 1);
+      const std::int64_t per_sm = std::min<std::int64_t>(bps, (std::min(blocks, slots) + sms - 1) / sms);  // blocks on the busiest SM
+      const double warps = static_cast<double>(per_sm * kWarps);
+      const double cycles = static_cast<double>(per_sm * kWarps * p.tiles_per_warp) * (40.0 + 240.0 / warps) * cyc_scale;
+      const double cost = static_cast<double>(waves) * (cycles / 1980.0 + 1.2) * (1.0 + 0.15 * (p.splits - 1));
       if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
     }
   }
