@@ -70,7 +70,12 @@ void Progress::step(const std::string& item) {
   std::fflush(stderr);
 }
 
+Progress::~Progress() {
+  if (tty_ && !quiet_ && !finished_ && current_ > 0) std::fputc('\n', stderr);
+}
+
 void Progress::done() {
+  finished_ = true;
   if (quiet_) return;
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (tty_)

@@ -50,13 +50,14 @@ double rel_error_16(const std::uint16_t* a, const std::uint16_t* b, std::int64_t
 class Progress {
  public:
   Progress(std::string label, std::int64_t total, bool quiet = false);
+  ~Progress();  // ends a half-drawn bar's line, so an error message starts on a line of its own
   void step(const std::string& item);  // call once per item, before working on it
   void done();
 
  private:
   std::string label_;
   std::int64_t total_, current_ = 0;
-  bool tty_, quiet_;
+  bool tty_, quiet_, finished_ = false;
   std::chrono::steady_clock::time_point start_;
 };
 

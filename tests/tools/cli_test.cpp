@@ -119,6 +119,9 @@ struct Case {
   int group;
   DType dtype;         // of the synthetic checkpoint and of x
 };
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.format << (c.sym ? " sym" : " asym") << " g=" << c.group << " " << dtype_name(c.dtype);
+}
 std::string case_name(const ::testing::TestParamInfo<Case>& i) {
   return i.param.format + (i.param.sym ? "_sym" : "_asym") + "_g" + std::to_string(i.param.group) + "_" +
          std::string(dtype_name(i.param.dtype));
