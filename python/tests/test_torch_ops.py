@@ -2,6 +2,8 @@
 and W4A16Linear. Skipped where torch is absent (CI); the lead runs them on the GPU machine,
 where the CUDA cases run too when the extension was built with W4A16_ENABLE_CUDA=ON."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -106,8 +108,8 @@ def test_w4a16linear_from_awq_gptq_and_checkpoint(rng, device, tmp_path):
     w4a16.save_safetensors(tmp_path / "model.safetensors", {f"{prefix}.qweight": qw.cpu().numpy(),
                                                             f"{prefix}.qzeros": qz.cpu().numpy(),
                                                             f"{prefix}.scales": s.cpu().numpy()})
-    (tmp_path / "config.json").write_text('{"quantization_config": {"quant_method": "awq", "bits": 4, '
-                                          f'"group_size": {g}, "zero_point": true, "version": "gemm"}}}}')
+    (tmp_path / "config.json").write_text(json.dumps({"quantization_config": {
+        "quant_method": "awq", "bits": 4, "group_size": g, "zero_point": True, "version": "gemm"}}))
     m3 = wt.W4A16Linear.from_checkpoint(tmp_path, prefix, device=device)
     assert torch.equal(m3(x), m(x))
 
@@ -127,7 +129,7 @@ def test_w4a16linear_from_float_linear(rng, device, wdtype):
     ref = x.double().cpu().numpy() @ layer.dequantize().astype(np.float64).T + _f64(m.bias)
     assert rel_err(y.double().cpu().numpy(), ref) <= TOL["float16" if adt == torch.float16 else "bfloat16"]
     full = lin(x.to(wdtype)).double().detach().cpu().numpy()
-    assert rel_err(y.double().cpu().numpy(), full) <= 0.1  # 4-bit RTN error on random weights
+    assert rel_err(y.double().cpu().numpy(), full) <= 0.15  # 4-bit RTN of uniform weights: ~0.07
 
 
 def _np16(t):

@@ -135,7 +135,9 @@ class QuantizedLinear:
         if kind == "torch" and device == "cuda":
             ex = _arrays.export(x2, kind)  # a DLPack capsule is consumed by one import
         m = int(x2.shape[0])
-        lin = self.linear(act, device, index, backend, max_m=_round_m(m), stream=0)
+        if stream is None:
+            stream = _arrays.current_stream(x2, kind)
+        lin = self.linear(act, device, index, backend, max_m=_round_m(m), stream=stream)  # prepare's uploads too
         self._last = lin
         if out is None:
             y = _arrays.empty_out(x2, kind, m, self.n, act)
@@ -147,8 +149,6 @@ class QuantizedLinear:
             y2 = out
             if lead is not None and tuple(out.shape) == tuple(lead) + (self.n,) and len(out.shape) != 2:
                 y2 = out.reshape(m, self.n)
-        if stream is None:
-            stream = _arrays.current_stream(x2, kind)
         lin.run(ex, _arrays.export(y2, _arrays.kind_of(y2)), stream, b16)
         return _arrays.reshape_out(y, lead) if out is None else out
 

@@ -44,7 +44,8 @@ _GEMM_SCHEMA = (
     'str scalar_type, str backend="") -> Tensor'
 )
 
-_lib = torch.library.Library("w4a16", "DEF")
+# FRAGMENT: other parts of the project may add ops to the same namespace.
+_lib = torch.library.Library("w4a16", "FRAGMENT")
 _lib.define(_PREPARE_SCHEMA)
 _lib.define(_GEMM_SCHEMA)
 
