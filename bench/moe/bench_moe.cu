@@ -1,0 +1,290 @@
+// Fused MoE W4A16 vs a per-expert loop of cuBLAS fp16 GEMMs on the dequantized weights (what a
+// user would write: gather, per expert GEMM 1, SiLU * up, per expert GEMM 2, weighted sum).
+// Qwen3-30B-A3B: H 2048, E 128, I 768, top 8, g 128, uint4b8, fp16 activations.
+// Cold L2: `sets` rotating routings (random top-8 per token) and activations; each call uses
+// set i % sets, so a call's experts were last read many calls ago (the weights, 300 MB packed
+// and 1.2 GB fp16, are far larger than 3 x L2). TB/s counts the packed bytes of the experts a
+// call touches (distinct experts x expert bytes) + x + out.
+// Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gpu_timer.hpp"
+#include "w4a16/core/half.hpp"
+#include "w4a16/moe/moe.hpp"
+#include "w4a16/moe/moe_cuda.hpp"
+
+using namespace w4a16;
+using namespace w4a16::moe;
+
+#define CK(x)                                                                                \
+  do {                                                                                       \
+    cudaError_t e_ = (x);                                                                    \
+    if (e_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                          \
+    }                                                                                        \
+  } while (0)
+#define CB(x)                                                                  \
+  do {                                                                         \
+    cublasStatus_t s_ = (x);                                                   \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                         \
+      std::fprintf(stderr, "%s:%d %s: cublas %d\n", __FILE__, __LINE__, #x, int(s_)); \
+      std::exit(2);                                                            \
+    }                                                                          \
+  } while (0)
+
+// Canonical uint4b8 [E, N, K/8] words + fp16 scales [E, N, G] -> fp16 W [E, N, K] = (q - 8) s.
+__global__ void dequant_kernel(const std::uint32_t* q, const __half* s, int N, int K, int gl, long long total, __half* w) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= total) return;
+  const long long row = i / K;  // e * N + n
+  const int k = static_cast<int>(i % K), G = K / gl;
+  const int qv = (q[row * (K / 8) + k / 8] >> (4 * (k % 8))) & 15;
+  w[i] = __float2half((qv - 8) * __half2float(s[row * G + k / gl]));
+}
+__global__ void gather_kernel(const __half* x, const int* src_row, int rows, int H, __half* xg) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= (long long)rows * H) return;
+  xg[i] = x[(long long)src_row[i / H] * H + i % H];
+}
+__global__ void silu_mul_kernel(const __half* g, int rows, int I, __half* h) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= (long long)rows * I) return;
+  const long long r = i / I, c = i % I;
+  const float a = __half2float(g[r * 2 * I + c]), b = __half2float(g[r * 2 * I + I + c]);
+  h[i] = __float2half(a / (1.f + __expf(-a)) * b);
+}
+__global__ void combine_kernel(const __half* y, const int* pos_of_slot, const float* tw, int T, int k, int H, __half* out) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= (long long)T * H) return;
+  const long long t = i / H, n = i % H;
+  float acc = 0.f;
+  for (int j = 0; j < k; ++j) acc += tw[t * k + j] * __half2float(y[(long long)pos_of_slot[t * k + j] * H + n]);
+  out[i] = __float2half(acc);
+}
+
+struct Set {  // one rotating input set
+  int32_t* ids;
+  float* tw;
+  __half* x;
+  int* src_row;      // cuBLAS loop: token of each expert-sorted row
+  int* pos_of_slot;  // cuBLAS loop: sorted row of each slot
+  std::vector<std::pair<int, int>> runs;  // (expert, rows), in expert order
+  std::size_t touched = 0;
+  int distinct = 0;
+};
+
+int main(int argc, char** argv) {
+  const char* csv_path = argc > 1 ? argv[1] : nullptr;
+  std::vector<int> Ts = {1, 4, 16, 64, 256, 1024, 4096};
+  if (argc > 2) {
+    Ts.clear();
+    std::string s = argv[2];
+    for (std::size_t p = 0; p < s.size();) {
+      std::size_t q = s.find(',', p);
+      Ts.push_back(std::stoi(s.substr(p, q - p)));
+      p = q == std::string::npos ? s.size() : q + 1;
+    }
+  }
+  const int E = 128, K8 = 8;
+  const std::int64_t H = 2048, I = 768;
+  MoeSpec spec{H, I, E, 128, ScalarType::uint4b8};
+  MoeWeights w(spec, DType::f16);
+  std::mt19937_64 g(12345);
+  auto* q13 = w.w13_qweight.ptr<std::uint32_t>();
+  for (std::int64_t i = 0; i < w.w13_qweight.numel(); ++i) q13[i] = static_cast<std::uint32_t>(g());
+  auto* q2 = w.w2_qweight.ptr<std::uint32_t>();
+  for (std::int64_t i = 0; i < w.w2_qweight.numel(); ++i) q2[i] = static_cast<std::uint32_t>(g());
+  std::uniform_real_distribution<float> su(0.5f, 1.5f);
+  for (std::int64_t i = 0; i < w.w13_scales.numel(); ++i) w.w13_scales.ptr<std::uint16_t>()[i] = float_to_half(su(g) * 0.45f / 45.25f);
+  for (std::int64_t i = 0; i < w.w2_scales.numel(); ++i) w.w2_scales.ptr<std::uint16_t>()[i] = float_to_half(su(g) * 0.45f / 27.7f);
+
+  cudaStream_t st;
+  CK(cudaStreamCreate(&st));
+  CudaMoe moe = CudaMoe::create(w, DType::f16, st);
+  const std::size_t expert_bytes = w.expert_bytes();
+
+  // Dequantized fp16 weights for the cuBLAS loop, from the same canonical bits.
+  __half *W13, *W2;
+  CK(cudaMalloc(&W13, sizeof(__half) * E * 2 * I * H));
+  CK(cudaMalloc(&W2, sizeof(__half) * E * H * I));
+  {
+    void *dq, *ds;
+    CK(cudaMalloc(&dq, w.w13_qweight.nbytes()));
+    CK(cudaMalloc(&ds, w.w13_scales.nbytes()));
+    CK(cudaMemcpy(dq, w.w13_qweight.data(), w.w13_qweight.nbytes(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(ds, w.w13_scales.data(), w.w13_scales.nbytes(), cudaMemcpyHostToDevice));
+    long long tot = (long long)E * 2 * I * H;
+    dequant_kernel<<<(tot + 255) / 256, 256>>>((const std::uint32_t*)dq, (const __half*)ds, 2 * I, H, 128, tot, W13);
+    CK(cudaDeviceSynchronize());
+    CK(cudaFree(dq));
+    CK(cudaFree(ds));
+    CK(cudaMalloc(&dq, w.w2_qweight.nbytes()));
+    CK(cudaMalloc(&ds, w.w2_scales.nbytes()));
+    CK(cudaMemcpy(dq, w.w2_qweight.data(), w.w2_qweight.nbytes(), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(ds, w.w2_scales.data(), w.w2_scales.nbytes(), cudaMemcpyHostToDevice));
+    tot = (long long)E * H * I;
+    dequant_kernel<<<(tot + 255) / 256, 256>>>((const std::uint32_t*)dq, (const __half*)ds, H, I, 128, tot, W2);
+    CK(cudaDeviceSynchronize());
+    CK(cudaFree(dq));
+    CK(cudaFree(ds));
+  }
+  cublasHandle_t cb;
+  CB(cublasCreate(&cb));
+  CB(cublasSetStream(cb, st));
+  void* cbws;
+  CK(cudaMalloc(&cbws, 64 << 20));
+  CB(cublasSetWorkspace(cb, cbws, 64 << 20));
+
+  FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
+  const char* header =
+      "T,block,path,experts_touched,touched_MB,fused_us,fused_TBps,fused_pct_4.4,cublas_loop_us,speedup,rel_err_vs_cublas\n";
+  std::printf("%s", header);
+  if (csv) std::fprintf(csv, "%s", header);
+
+  for (int T : Ts) {
+    const int S = T * K8, sets = T <= 64 ? 16 : 4;
+    std::vector<Set> sv(static_cast<std::size_t>(sets));
+    for (auto& s : sv) {
+      std::vector<int32_t> ids(static_cast<std::size_t>(S));
+      std::vector<float> tw(static_cast<std::size_t>(S));
+      std::vector<int> perm(E);
+      for (int t = 0; t < T; ++t) {
+        std::iota(perm.begin(), perm.end(), 0);
+        for (int j = 0; j < K8; ++j) std::swap(perm[j], perm[j + g() % (E - j)]);  // partial Fisher-Yates
+        float sum = 0;
+        for (int j = 0; j < K8; ++j) ids[t * K8 + j] = perm[j], sum += (tw[t * K8 + j] = su(g));
+        for (int j = 0; j < K8; ++j) tw[t * K8 + j] /= sum;
+      }
+      std::vector<std::uint16_t> x(static_cast<std::size_t>(T * H));
+      std::normal_distribution<float> nd(0.f, 1.f);
+      for (auto& v : x) v = float_to_half(nd(g));
+      Alignment al = align_cpu(ids.data(), T, K8, E, 1);  // block 1: the plain expert-sorted order
+      std::vector<int> src(S), pos(S);
+      for (int p = 0; p < S; ++p) src[p] = al.sorted_ids[p] / K8, pos[al.sorted_ids[p]] = p;
+      for (int e = 0; e < E; ++e) {
+        int c = static_cast<int>(std::count(ids.begin(), ids.end(), e));
+        if (c) s.runs.push_back({e, c});
+      }
+      s.distinct = static_cast<int>(s.runs.size());
+      s.touched = s.runs.size() * expert_bytes + 2 * 2 * static_cast<std::size_t>(T * H);
+      CK(cudaMalloc(&s.ids, 4 * S));
+      CK(cudaMalloc(&s.tw, 4 * S));
+      CK(cudaMalloc(&s.x, 2 * T * H));
+      CK(cudaMalloc(&s.src_row, 4 * S));
+      CK(cudaMalloc(&s.pos_of_slot, 4 * S));
+      CK(cudaMemcpy(s.ids, ids.data(), 4 * S, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(s.tw, tw.data(), 4 * S, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(s.x, x.data(), 2 * T * H, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(s.src_row, src.data(), 4 * S, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(s.pos_of_slot, pos.data(), 4 * S, cudaMemcpyHostToDevice));
+    }
+    const std::size_t wsb = moe.workspace_bytes(T, K8);
+    void* ws;
+    CK(cudaMalloc(&ws, wsb));
+    __half *out, *out_cb, *Xg, *G1, *Hh, *Y;
+    CK(cudaMalloc(&out, 2 * T * H));
+    CK(cudaMalloc(&out_cb, 2 * T * H));
+    CK(cudaMalloc(&Xg, 2ull * S * H));
+    CK(cudaMalloc(&G1, 2ull * S * 2 * I));
+    CK(cudaMalloc(&Hh, 2ull * S * I));
+    CK(cudaMalloc(&Y, 2ull * S * H));
+
+    auto fused = [&](int block) {
+      return [&, block](int i, cudaStream_t s) {
+        const Set& z = sv[i % sets];
+        MoeArgs a{TensorView(z.x, DType::f16, {T, H}, Device::cuda), TensorView(z.ids, DType::i32, {T, K8}, Device::cuda),
+                  TensorView(z.tw, DType::f32, {T, K8}, Device::cuda), TensorView(out, DType::f16, {T, H}, Device::cuda)};
+        moe.run(a, ws, wsb, s, block);
+      };
+    };
+    auto cublas_loop = [&](int i, cudaStream_t s) {
+      const Set& z = sv[i % sets];
+      const float one = 1.f, zero = 0.f;
+      gather_kernel<<<(S * H + 255) / 256, 256, 0, s>>>(z.x, z.src_row, S, H, Xg);
+      int off = 0;
+      for (auto [e, m] : z.runs) {  // G1[rows, 2I] = Xg[rows, H] . W13_e^T  (column-major: W13_e^T(2I x H) . Xg^T)
+        CB(cublasGemmEx(cb, CUBLAS_OP_T, CUBLAS_OP_N, 2 * I, m, H, &one, W13 + (size_t)e * 2 * I * H, CUDA_R_16F, H,
+                        Xg + (size_t)off * H, CUDA_R_16F, H, &zero, G1 + (size_t)off * 2 * I, CUDA_R_16F, 2 * I,
+                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        off += m;
+      }
+      silu_mul_kernel<<<(S * I + 255) / 256, 256, 0, s>>>(G1, S, I, Hh);
+      off = 0;
+      for (auto [e, m] : z.runs) {
+        CB(cublasGemmEx(cb, CUBLAS_OP_T, CUBLAS_OP_N, H, m, I, &one, W2 + (size_t)e * H * I, CUDA_R_16F, I,
+                        Hh + (size_t)off * I, CUDA_R_16F, I, &zero, Y + (size_t)off * H, CUDA_R_16F, H,
+                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        off += m;
+      }
+      combine_kernel<<<(T * H + 255) / 256, 256, 0, s>>>(Y, z.pos_of_slot, z.tw, T, K8, H, out_cb);
+    };
+
+    // Correctness of what is timed: set 0 through both, relative L2 difference.
+    const int chosen = CudaMoe::choose_block(T, K8, E);
+    std::vector<int> blocks = {chosen};
+    for (int b : {1, 8, 32, 64})
+      if (b != chosen && T <= 64 && (b > 1 || S <= 256)) blocks.push_back(b);  // the other paths, for the record
+    bench::TimerOptions opt;
+    opt.copies = sets;
+    opt.calls = sets;
+    opt.replays = 7;
+    opt.warmup = 2;
+    cublas_loop(0, st);
+    CK(cudaStreamSynchronize(st));
+    std::vector<std::uint16_t> ref(static_cast<std::size_t>(T * H)), got(ref.size());
+    CK(cudaMemcpy(ref.data(), out_cb, 2 * T * H, cudaMemcpyDeviceToHost));
+    const bench::Timing tc = bench::time_graph(cublas_loop, opt, st);
+    double avg_touched = 0, avg_distinct = 0;
+    for (auto& s : sv) avg_touched += double(s.touched) / sets, avg_distinct += double(s.distinct) / sets;
+    for (int b : blocks) {
+      fused(b)(0, st);
+      CK(cudaStreamSynchronize(st));
+      CK(cudaMemcpy(got.data(), out, 2 * T * H, cudaMemcpyDeviceToHost));
+      double num = 0, den = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const double d = half_to_float(got[i]) - half_to_float(ref[i]);
+        num += d * d;
+        den += double(half_to_float(ref[i])) * half_to_float(ref[i]);
+      }
+      const double err = std::isfinite(num) ? std::sqrt(num / std::max(den, 1e-30)) : INFINITY;
+      const bench::Timing tf = bench::time_graph(fused(b), opt, st);
+      const double tbps = avg_touched / (tf.median_us * 1e-6) / 1e12;
+      char line[512];
+      std::snprintf(line, sizeof line, "%d,%d,%s,%.1f,%.2f,%.2f,%.3f,%.1f,%.2f,%.2f,%.2e\n", T, b,
+                    b == chosen ? "chosen" : "forced", avg_distinct, avg_touched / 1e6, tf.median_us, tbps,
+                    100.0 * tbps / 4.4, tc.median_us, tc.median_us / tf.median_us, err);
+      std::printf("%s", line);
+      if (csv) std::fprintf(csv, "%s", line);
+      std::fflush(stdout);
+    }
+    for (auto& s : sv) {
+      cudaFree(s.ids);
+      cudaFree(s.tw);
+      cudaFree(s.x);
+      cudaFree(s.src_row);
+      cudaFree(s.pos_of_slot);
+    }
+    cudaFree(ws);
+    cudaFree(out);
+    cudaFree(out_cb);
+    cudaFree(Xg);
+    cudaFree(G1);
+    cudaFree(Hh);
+    cudaFree(Y);
+  }
+  if (csv) std::fclose(csv);
+  return 0;
+}

@@ -1,0 +1,56 @@
+// The MoE layer on CUDA (built with W4A16_HAVE_CUDA): weights prepared once into per-expert
+// "cuda.tc16x64.v1" layouts stacked along E; plan (workspace size, path) separate from run
+// (launches only: no allocation, no host synchronisation, CUDA-graph capturable).
+//   auto m = CudaMoe::create(host_weights, DType::bf16, stream);
+//   ws = cudaMalloc(m.workspace_bytes(max_tokens, top_k));
+//   route_cuda(logits, T, {top_k}, ids, weights, stream);   // optional: or bring your own ids
+//   m.run({x, ids, weights, out}, ws, bytes, stream);        // device views
+// Paths (choose_block): "direct" (block 1: one slot per CTA, no alignment launch) for few
+// slots, aligned blocks of 8 / 32 / 64 slots per expert as tokens grow.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "w4a16/moe/moe.hpp"
+
+namespace w4a16::moe {
+
+// Device logits fp32 [T, E] -> device topk_ids int32 [T, k], topk_weights fp32 [T, k]. E <= 1024, k <= 32.
+void route_cuda(const float* logits, std::int64_t tokens, int experts, const RoutingOptions& opt,
+                std::int32_t* topk_ids, float* topk_weights, void* stream);
+// Device alignment: sorted_ids [aligned_capacity], block_expert [aligned_capacity / block]
+// (-1 past the total), total [1]; same values as align_cpu (E <= 4096).
+void align_cuda(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, int experts, int block,
+                std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, void* stream);
+
+class CudaMoe {
+ public:
+  static constexpr std::string_view kLayout = "cuda.moe.tc16x64.v1";  // per-expert cuda.tc16x64.v1, stacked
+  // Uploads on `stream` and waits for the upload (prepare time, not run time). Rejects H or I
+  // not multiples of 64 (unsupported, naming the shape).
+  static CudaMoe create(const MoeWeights& w, DType act, void* stream = nullptr);
+  const MoeSpec& spec() const { return spec_; }
+  DType act_dtype() const { return act_; }
+  std::size_t device_bytes() const { return bytes_; }
+  // Slots per CTA for T tokens: 1 (direct) or 8 / 32 / 64 (aligned). A pure function, printable.
+  static int choose_block(std::int64_t tokens, int top_k, int experts);
+  static std::string explain_block(std::int64_t tokens, int top_k, int experts);
+  std::size_t workspace_bytes(std::int64_t max_tokens, int top_k) const;
+  // Device views: x act [T, H], topk_ids int32 [T, k], topk_weights fp32 [T, k], out act [T, H].
+  // block = 0 chooses; otherwise 1, 8, 32 or 64 (tests force every path).
+  void run(const MoeArgs& a, void* workspace, std::size_t workspace_bytes, void* stream, int block = 0) const;
+
+ private:
+  MoeSpec spec_;
+  DType act_ = DType::f16;
+  std::shared_ptr<void> mem_;  // one device allocation: w13 qweight, scales, zeros; w2 likewise
+  const void* w13_q_ = nullptr;
+  const void* w13_s_ = nullptr;
+  const void* w13_z_ = nullptr;
+  const void* w2_q_ = nullptr;
+  const void* w2_s_ = nullptr;
+  const void* w2_z_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace w4a16::moe

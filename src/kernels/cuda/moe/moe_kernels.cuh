@@ -1,0 +1,57 @@
+// Launchers of the CUDA MoE kernels (routing, alignment, fused W4A16 expert GEMMs, reduction).
+// Plain device pointers and a stream: no framework types, no allocation, no host
+// synchronisation, so every launcher can be captured in a CUDA graph.
+// Weights: one "cuda.tc16x64.v1" layer per expert (docs/LAYOUT.md), stacked along E.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace w4a16::kernels::cuda::moe {
+
+// ---- Routing: logits fp32 [T, E] -> topk_ids int32 [T, k], topk_weights fp32 [T, k].
+// One warp per token; k rounds of warp argmax (ties to the lower id), as route_cpu.
+constexpr int kMaxExperts = 1024;
+void launch_route(const float* logits, std::int64_t tokens, int experts, int top_k, bool renormalize,
+                  std::int32_t* topk_ids, float* topk_weights, cudaStream_t stream);
+
+// ---- Alignment: one CTA. sorted_ids [capacity] (padding = T*k), block_expert [capacity/block]
+// (-1 past the total), total [1]. capacity = T*k + E*(block-1), the host-side upper bound.
+void launch_align(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, int experts, int block,
+                  std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, cudaStream_t stream);
+
+// ---- Fused MoE expert GEMMs.
+struct MoeLayerDev {  // one layer of every expert, stacked
+  const void* qweight = nullptr;       // [E][N/16][K/64][32][4] int32
+  const std::uint16_t* scales = nullptr;  // [E][G][N] act dtype, pair-interleaved
+  const std::uint8_t* zeros = nullptr;    // [E][G][N/16][8] (uint4 only)
+  int n = 0, k = 0;                    // rows, columns (both multiples of 64 here)
+  int group_len = 0, groups = 0;       // K-extent of a group, G
+};
+
+struct MoeRunDev {
+  MoeLayerDev w13;  // [E, 2I, H]
+  MoeLayerDev w2;   // [E, H, I]
+  int hidden = 0, inter = 0, top_k = 0;
+  std::int64_t tokens = 0;
+  bool bf16 = false, zeros = false;
+  const void* x = nullptr;                 // [T, H] act
+  const std::int32_t* topk_ids = nullptr;  // [T, k]
+  const float* topk_weights = nullptr;     // [T, k]
+  void* out = nullptr;                     // [T, H] act
+  // Alignment (block > 1): sorted_ids/block_expert/total from launch_align; max_blocks bounds the grid.
+  // Direct (block == 1): one slot per CTA column 0, expert read from topk_ids; no alignment.
+  int block = 8;
+  const std::int32_t* sorted_ids = nullptr;
+  const std::int32_t* block_expert = nullptr;
+  const std::int32_t* total = nullptr;
+  int max_blocks = 0;
+  void* h = nullptr;  // workspace [T*k, I] act: silu(gate) * up per slot
+  float* y = nullptr; // workspace [T*k, H] fp32: expert output per slot, before the routing weight
+};
+
+// Block sizes (slots per CTA) instantiated: 1 (direct decode), 8, 32, 64.
+bool is_supported_block(int block);
+void launch_fused_moe(const MoeRunDev& r, cudaStream_t stream);
+
+}  // namespace w4a16::kernels::cuda::moe

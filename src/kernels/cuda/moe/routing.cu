@@ -1,0 +1,145 @@
+// CUDA routing and alignment for the MoE layer; the same results as src/moe/routing.cpp.
+//   route: logits fp32 [T, E] (E <= 1024) -> topk_ids int32 [T, k], topk_weights fp32 [T, k]
+//          one warp per token; softmax with expf; k rounds of (value, lower id) warp argmax
+//   align: topk_ids int32 [T, k] -> sorted_ids [cap], block_expert [cap / block], total [1]
+//          one CTA of 1024 threads; slots of an expert in ascending slot order (FORMATS.md)
+// No host synchronisation: both are capturable in a CUDA graph.
+// Checked by tests/gpu/moe/test_moe_gpu.cpp (against route_cpu / align_cpu, bit for bit for ids).
+#include <cfloat>
+
+#include "common.cuh"
+#include "moe/moe_kernels.cuh"
+
+namespace w4a16::kernels::cuda::moe {
+
+namespace {
+
+constexpr int kRouteWarps = 4;  // tokens per CTA
+
+__global__ void __launch_bounds__(kRouteWarps * 32)
+    route_kernel(const float* __restrict__ logits, int tokens, int E, int k, bool renorm, std::int32_t* __restrict__ ids,
+                 float* __restrict__ weights) {
+  __shared__ unsigned taken[kRouteWarps][kMaxExperts / 32];  // bit e: expert e already picked
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int t = blockIdx.x * kRouteWarps + warp;
+  if (t >= tokens) return;
+  const float* l = logits + static_cast<std::int64_t>(t) * E;
+  for (int i = lane; i < kMaxExperts / 32; i += 32) taken[warp][i] = 0;
+  float mx = -FLT_MAX;
+  for (int e = lane; e < E; e += 32) mx = fmaxf(mx, l[e]);
+  for (int o = 16; o; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  float sum = 0.f;
+  for (int e = lane; e < E; e += 32) sum += expf(l[e] - mx);
+  for (int o = 16; o; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  __syncwarp();
+  float picked = 0.f, my_w = 0.f;
+  int my_id = 0;
+  for (int j = 0; j < k; ++j) {
+    float best = -1.f;
+    int bid = 0x7fffffff;
+    for (int e = lane; e < E; e += 32) {
+      if (taken[warp][e / 32] & (1u << (e % 32))) continue;
+      const float p = expf(l[e] - mx);
+      if (p > best || (p == best && e < bid)) best = p, bid = e;
+    }
+    for (int o = 16; o; o >>= 1) {
+      const float ob = __shfl_xor_sync(0xffffffffu, best, o);
+      const int oi = __shfl_xor_sync(0xffffffffu, bid, o);
+      if (ob > best || (ob == best && oi < bid)) best = ob, bid = oi;
+    }
+    if (lane == 0) taken[warp][bid / 32] |= 1u << (bid % 32);
+    __syncwarp();
+    const float w = best / sum;
+    picked += w;  // same order as route_cpu: j = 0, 1, ...
+    if (lane == j) my_w = w, my_id = bid;
+  }
+  if (lane < k) {
+    ids[static_cast<std::int64_t>(t) * k + lane] = my_id;
+    weights[static_cast<std::int64_t>(t) * k + lane] = renorm ? my_w / picked : my_w;
+  }
+}
+
+constexpr int kAlignThreads = 1024;
+constexpr int kAlignMaxExperts = 4096;
+
+__global__ void __launch_bounds__(kAlignThreads)
+    align_kernel(const std::int32_t* __restrict__ ids, int slots, int E, int block, int cap, std::int32_t* __restrict__ sorted,
+                 std::int32_t* __restrict__ block_expert, std::int32_t* __restrict__ total) {
+  __shared__ int count[kAlignMaxExperts];   // slots per expert, then the cursor within its run
+  __shared__ int offset[kAlignMaxExperts + 1];  // padded start of each expert's run
+  const int tid = threadIdx.x;
+  for (int e = tid; e < E; e += kAlignThreads) count[e] = 0;
+  for (int i = tid; i < cap; i += kAlignThreads) sorted[i] = slots;  // sentinel everywhere first
+  __syncthreads();
+  for (int s = tid; s < slots; s += kAlignThreads) atomicAdd(&count[ids[s]], 1);  // integer: order-free
+  __syncthreads();
+  if (tid == 0) {
+    int acc = 0;
+    for (int e = 0; e < E; ++e) {
+      offset[e] = acc;
+      acc += (count[e] + block - 1) / block * block;
+      count[e] = 0;
+    }
+    offset[E] = acc;
+    *total = acc;
+  }
+  __syncthreads();
+  const int nblocks = cap / block, used = offset[E] / block;
+  for (int b = tid; b < nblocks; b += kAlignThreads) {
+    int e = -1;
+    if (b < used) {  // the expert whose run holds position b * block: binary search over offsets
+      int lo = 0, hi = E - 1;
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (offset[mid] <= b * block) lo = mid; else hi = mid - 1;
+      }
+      e = lo;
+    }
+    block_expert[b] = e;
+  }
+  // Placement in ascending slot order: chunks of 1024 slots, warps of a chunk one after another,
+  // lanes of one warp with the same expert ranked by __match_any_sync.
+  const int warp = tid / 32, lane = tid % 32;
+  for (int base = 0; base < slots; base += kAlignThreads) {
+    const int s = base + tid;
+    const int e = s < slots ? ids[s] : -1;
+    const int warps_here = min(kAlignThreads, slots - base + 31) / 32;
+    for (int w = 0; w < warps_here; ++w) {
+      if (warp == w && e >= 0) {
+        const unsigned active = __activemask();
+        const unsigned peers = __match_any_sync(active, e);
+        const int leader = __ffs(peers) - 1;
+        const int rank = __popc(peers & ((1u << lane) - 1u));
+        int start = 0;
+        if (lane == leader) {
+          start = count[e];
+          count[e] = start + __popc(peers);
+        }
+        start = __shfl_sync(active, start, leader);
+        sorted[offset[e] + start + rank] = s;
+      }
+      __syncthreads();
+    }
+  }
+}
+
+}  // namespace
+
+void launch_route(const float* logits, std::int64_t tokens, int experts, int top_k, bool renormalize,
+                  std::int32_t* topk_ids, float* topk_weights, cudaStream_t stream) {
+  if (tokens == 0) return;
+  const int grid = static_cast<int>((tokens + kRouteWarps - 1) / kRouteWarps);
+  route_kernel<<<grid, kRouteWarps * 32, 0, stream>>>(logits, static_cast<int>(tokens), experts, top_k, renormalize,
+                                                       topk_ids, topk_weights);
+  W4A16_CUDA_TRY(cudaGetLastError());
+}
+
+void launch_align(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, int experts, int block,
+                  std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, cudaStream_t stream) {
+  const int slots = static_cast<int>(tokens * top_k);
+  const int cap = slots + experts * (block - 1);
+  align_kernel<<<1, kAlignThreads, 0, stream>>>(topk_ids, slots, experts, block, cap, sorted_ids, block_expert, total);
+  W4A16_CUDA_TRY(cudaGetLastError());
+}
+
+}  // namespace w4a16::kernels::cuda::moe

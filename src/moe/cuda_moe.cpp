@@ -1,0 +1,198 @@
+// Host side of the CUDA MoE: prepare (per-expert tc16x64 packing, one upload), path choice,
+// workspace plan, argument checks and launches (src/kernels/cuda/moe). Built with CUDA only.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "common.cuh"
+#include "moe/moe_kernels.cuh"
+#include "w4a16/core/error.hpp"
+#include "w4a16/moe/moe_cuda.hpp"
+
+namespace w4a16::moe {
+
+namespace kc = w4a16::kernels::cuda::moe;
+
+namespace {
+std::size_t up256(std::size_t b) { return (b + 255) / 256 * 256; }
+cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+
+}  // namespace
+
+void route_cuda(const float* logits, std::int64_t tokens, int experts, const RoutingOptions& opt,
+                std::int32_t* topk_ids, float* topk_weights, void* stream) {
+  if (experts < 1 || experts > kc::kMaxExperts)
+    fail(ErrorCode::unsupported, "experts", "1.." + std::to_string(kc::kMaxExperts), std::to_string(experts));
+  if (opt.top_k < 1 || opt.top_k > std::min(experts, 32))
+    fail(ErrorCode::invalid_argument, "top_k", "1 <= top_k <= min(E, 32)", std::to_string(opt.top_k));
+  kc::launch_route(logits, tokens, experts, opt.top_k, opt.renormalize, topk_ids, topk_weights, as_stream(stream));
+}
+
+void align_cuda(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, int experts, int block,
+                std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, void* stream) {
+  if (experts < 1 || experts > 4096)
+    fail(ErrorCode::unsupported, "experts", "1..4096 (one CTA holds the per-expert counts)", std::to_string(experts));
+  if (block < 1) fail(ErrorCode::invalid_argument, "block", ">= 1", std::to_string(block));
+  if (top_k < 1 || top_k > experts) fail(ErrorCode::invalid_argument, "top_k", "1..E", std::to_string(top_k));
+  kc::launch_align(topk_ids, tokens, top_k, experts, block, sorted_ids, block_expert, total, as_stream(stream));
+}
+
+CudaMoe CudaMoe::create(const MoeWeights& w, DType act, void* stream) {
+  const MoeSpec& s = w.spec();
+  if (!is_activation_dtype(act)) fail(ErrorCode::dtype_mismatch, "act", "float16 or bfloat16", std::string(dtype_name(act)));
+  if (s.hidden % 64 != 0 || s.intermediate % 64 != 0)
+    fail(ErrorCode::unsupported, "moe spec", "H % 64 == 0 and I % 64 == 0 (whole tc16x64 tiles)", s.describe());
+  if (s.experts > 4096)
+    fail(ErrorCode::unsupported, "moe spec", "E <= 4096 (the alignment CTA holds per-expert counts)", s.describe());
+  const Tc16x64Sizes a = tc16x64_sizes(s.w13_spec()), b = tc16x64_sizes(s.w2_spec());
+  const std::size_t E = static_cast<std::size_t>(s.experts);
+  const std::size_t sizes[6] = {a.qweight_bytes * E, a.scales_bytes * E, a.zeros_bytes * E,
+                                b.qweight_bytes * E, b.scales_bytes * E, b.zeros_bytes * E};
+  std::size_t offs[6], total = 0;
+  for (int i = 0; i < 6; ++i) {
+    offs[i] = total;
+    total += up256(sizes[i]);
+  }
+  std::vector<unsigned char> host(total, 0);
+  for (int e = 0; e < s.experts; ++e) {
+    const std::size_t ue = static_cast<std::size_t>(e);
+    tc16x64_pack(w.w13(e), act, host.data() + offs[0] + ue * a.qweight_bytes, host.data() + offs[1] + ue * a.scales_bytes,
+                 host.data() + offs[2] + ue * a.zeros_bytes);
+    tc16x64_pack(w.w2(e), act, host.data() + offs[3] + ue * b.qweight_bytes, host.data() + offs[4] + ue * b.scales_bytes,
+                 host.data() + offs[5] + ue * b.zeros_bytes);
+  }
+  void* dev = nullptr;
+  W4A16_CUDA_TRY(cudaMalloc(&dev, total));
+  CudaMoe m;
+  m.mem_ = std::shared_ptr<void>(dev, [](void* p) { cudaFree(p); });
+  W4A16_CUDA_TRY(cudaMemcpyAsync(dev, host.data(), total, cudaMemcpyHostToDevice, as_stream(stream)));
+  W4A16_CUDA_TRY(cudaStreamSynchronize(as_stream(stream)));  // `host` dies here; prepare, not run
+  auto* d = static_cast<unsigned char*>(dev);
+  m.spec_ = s;
+  m.act_ = act;
+  m.w13_q_ = d + offs[0];
+  m.w13_s_ = d + offs[1];
+  m.w13_z_ = s.scalar == ScalarType::uint4 ? d + offs[2] : nullptr;
+  m.w2_q_ = d + offs[3];
+  m.w2_s_ = d + offs[4];
+  m.w2_z_ = s.scalar == ScalarType::uint4 ? d + offs[5] : nullptr;
+  m.bytes_ = total;
+  return m;
+}
+
+int CudaMoe::choose_block(std::int64_t tokens, int top_k, int experts) {
+  const std::int64_t slots = tokens * top_k;
+  if (slots <= 32) return 1;  // a few slots: skip the alignment launch, one slot per CTA
+  const double per_expert = static_cast<double>(slots) / experts;
+  if (per_expert <= 8) return 8;    // blocks of 8 = one mma n-group: least padding
+  if (per_expert <= 32) return 32;
+  return 64;                        // many slots per expert: 8 n-groups reuse each weight fragment
+}
+
+std::string CudaMoe::explain_block(std::int64_t tokens, int top_k, int experts) {
+  const int b = choose_block(tokens, top_k, experts);
+  const std::int64_t slots = tokens * top_k;
+  return "T=" + std::to_string(tokens) + " k=" + std::to_string(top_k) + " E=" + std::to_string(experts) + ": " +
+         std::to_string(slots) + " slots, " + std::to_string(static_cast<double>(slots) / experts) +
+         " per expert -> " + (b == 1 ? std::string("direct (one slot per CTA, no alignment)")
+                                     : "aligned blocks of " + std::to_string(b) + " slots");
+}
+
+namespace {
+struct WsLayout {
+  std::size_t sorted = 0, block_expert = 0, total = 0, h = 0, y = 0, bytes = 0;
+};
+WsLayout ws_layout(const MoeSpec& s, std::int64_t T, int k, int block) {
+  const std::size_t S = static_cast<std::size_t>(T * k);
+  const std::size_t cap = block > 1 ? static_cast<std::size_t>(aligned_capacity(T, k, s.experts, block)) : 0;
+  WsLayout l;
+  std::size_t off = 0;
+  l.sorted = off;
+  off += up256(4 * cap);
+  l.block_expert = off;
+  off += up256(4 * (block > 1 ? cap / block : 0));
+  l.total = off;
+  off += 256;
+  l.h = off;
+  off += up256(2 * S * static_cast<std::size_t>(s.intermediate));
+  l.y = off;
+  off += up256(4 * S * static_cast<std::size_t>(s.hidden));
+  l.bytes = off + 256;  // + 256: room to align the caller's base
+  return l;
+}
+}  // namespace
+
+std::size_t CudaMoe::workspace_bytes(std::int64_t max_tokens, int top_k) const {
+  std::size_t m = 0;
+  for (int b : {1, 8, 32, 64}) m = std::max(m, ws_layout(spec_, max_tokens, top_k, b).bytes);
+  return m;
+}
+
+void CudaMoe::run(const MoeArgs& a, void* workspace, std::size_t workspace_bytes, void* stream, int block) const {
+  const MoeSpec& s = spec_;
+  if (!mem_) fail(ErrorCode::invalid_argument, "CudaMoe", "weights prepared by CudaMoe::create", "an empty object");
+  check_dtype(a.x, "x", act_);
+  if (a.x.rank != 2 || a.x.size(1) != s.hidden)
+    fail(ErrorCode::shape_mismatch, "x", "[T, H] with H = " + std::to_string(s.hidden), describe(a.x));
+  const std::int64_t T = a.x.size(0);
+  check_dtype(a.topk_ids, "topk_ids", DType::i32);
+  if (a.topk_ids.rank != 2 || a.topk_ids.size(0) != T)
+    fail(ErrorCode::shape_mismatch, "topk_ids", "int32 [T, k] with T = " + std::to_string(T), describe(a.topk_ids));
+  const int k = static_cast<int>(a.topk_ids.size(1));
+  if (k < 1 || k > s.experts)
+    fail(ErrorCode::shape_mismatch, "topk_ids", "k in [1, E = " + std::to_string(s.experts) + "]", describe(a.topk_ids));
+  check_dtype(a.topk_weights, "topk_weights", DType::f32);
+  check_shape(a.topk_weights, "topk_weights", {T, k}, "[T, k]");
+  check_dtype(a.out, "out", act_);
+  check_shape(a.out, "out", {T, s.hidden}, "[T, H]");
+  for (const auto* t : {&a.x, &a.topk_ids, &a.topk_weights, &a.out}) {
+    const char* name = t == &a.x ? "x" : t == &a.topk_ids ? "topk_ids" : t == &a.topk_weights ? "topk_weights" : "out";
+    check_device(*t, name, Device::cuda);
+    check_contiguous(*t, name);
+  }
+  if (block == 0) block = choose_block(T, k, s.experts);
+  if (!kc::is_supported_block(block)) fail(ErrorCode::invalid_argument, "block", "0 (choose), 1, 8, 32 or 64", std::to_string(block));
+  const WsLayout l = ws_layout(s, T, k, block);
+  if (workspace == nullptr || workspace_bytes < l.bytes)
+    fail(ErrorCode::invalid_argument, "workspace", ">= " + std::to_string(l.bytes) + " bytes (workspace_bytes)",
+         std::to_string(workspace == nullptr ? 0 : workspace_bytes) + " bytes");
+  if (T == 0) return;
+  auto* ws = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(workspace) + 255) / 256 * 256);
+  const Tc16x64Sizes a13 = tc16x64_sizes(s.w13_spec()), a2 = tc16x64_sizes(s.w2_spec());
+  kc::MoeRunDev r;
+  r.w13 = {w13_q_, static_cast<const std::uint16_t*>(w13_s_), static_cast<const std::uint8_t*>(w13_z_),
+           static_cast<int>(2 * s.intermediate), static_cast<int>(s.hidden),
+           static_cast<int>(s.w13_spec().group_len()), static_cast<int>(a13.groups)};
+  r.w2 = {w2_q_, static_cast<const std::uint16_t*>(w2_s_), static_cast<const std::uint8_t*>(w2_z_),
+          static_cast<int>(s.hidden), static_cast<int>(s.intermediate), static_cast<int>(s.w2_spec().group_len()),
+          static_cast<int>(a2.groups)};
+  r.hidden = static_cast<int>(s.hidden);
+  r.inter = static_cast<int>(s.intermediate);
+  r.top_k = k;
+  r.tokens = T;
+  r.bf16 = act_ == DType::bf16;
+  r.zeros = s.scalar == ScalarType::uint4;
+  r.x = a.x.data;
+  r.topk_ids = a.topk_ids.ptr<const std::int32_t>();
+  r.topk_weights = a.topk_weights.ptr<const float>();
+  r.out = a.out.data;
+  r.block = block;
+  r.h = ws + l.h;
+  r.y = reinterpret_cast<float*>(ws + l.y);
+  if (block > 1) {
+    auto* sorted = reinterpret_cast<std::int32_t*>(ws + l.sorted);
+    auto* bexp = reinterpret_cast<std::int32_t*>(ws + l.block_expert);
+    auto* total = reinterpret_cast<std::int32_t*>(ws + l.total);
+    kc::launch_align(r.topk_ids, T, k, s.experts, block, sorted, bexp, total, as_stream(stream));
+    r.sorted_ids = sorted;
+    r.block_expert = bexp;
+    r.total = total;
+    const std::int64_t cap = aligned_capacity(T, k, s.experts, block);
+    r.max_blocks = static_cast<int>(std::min<std::int64_t>(T * k, cap / block));  // every used block holds a real slot
+  }
+  kc::launch_fused_moe(r, as_stream(stream));
+}
+
+}  // namespace w4a16::moe
