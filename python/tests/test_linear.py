@@ -92,10 +92,18 @@ def test_strided_inputs(rng):
     assert rel_err(layer(every_other), ref_out(every_other, w, b)) <= TOL["float16"]
     transposed = np.ascontiguousarray(rng.standard_normal((128, 3)).astype(np.float16)).T  # column-major
     assert rel_err(layer(transposed), ref_out(transposed, w, b)) <= TOL["float16"]
+    backwards = rng.standard_normal((3, 128)).astype(np.float16)[::-1]  # negative row stride
+    assert rel_err(layer(backwards), ref_out(backwards, w, b)) <= TOL["float16"]
     # the input is never modified
     before = every_other.copy()
     layer(every_other)
     np.testing.assert_array_equal(every_other, before)
+
+
+def test_no_rows(rng):
+    layer, _, _ = make_awq(rng, 24, 128, 32)
+    assert layer(np.zeros((0, 128), np.float16)).shape == (0, 24)
+    assert layer(np.zeros((2, 0, 128), np.float16)).shape == (2, 0, 24)
 
 
 def test_out_buffer_is_written_and_returned(rng):

@@ -135,6 +135,9 @@ class QuantizedLinear:
         if kind == "torch" and device == "cuda":
             ex = _arrays.export(x2, kind)  # a DLPack capsule is consumed by one import
         m = int(x2.shape[0])
+        if m == 0:  # nothing to compute; kernels need not accept empty views
+            y = _arrays.empty_out(x2, kind, 0, self.n, act) if out is None else out
+            return _arrays.reshape_out(y, lead) if out is None else out
         if stream is None:
             stream = _arrays.current_stream(x2, kind)
         lin = self.linear(act, device, index, backend, max_m=_round_m(m), stream=stream)  # prepare's uploads too
