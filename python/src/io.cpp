@@ -74,6 +74,37 @@ void bind_io(nb::module_& m) {
       nb::arg("dir"), nb::arg("prefix"));
 
   m.def(
+      "write_checkpoint",
+      [](const std::string& dir, const std::vector<std::pair<std::string, const Layer*>>& layers,
+         const std::vector<std::pair<std::string, InArray>>& dense, std::string_view method,
+         const std::vector<std::string>& modules_to_not_convert, std::size_t shard_bytes,
+         const std::string& config_json) {
+        io::HfWriteOptions o;
+        if (method == "awq") o.method = io::QuantMethod::awq;
+        else if (method == "gptq") o.method = io::QuantMethod::gptq;
+        else fail(ErrorCode::invalid_argument, "format", "\"awq\" or \"gptq\"", "\"" + std::string(method) + "\"");
+        o.modules_to_not_convert = modules_to_not_convert;
+        o.shard_bytes = shard_bytes;
+        o.config_json = config_json;
+        std::vector<std::pair<std::string, const QuantizedLinear*>> ls;
+        for (const auto& [prefix, layer] : layers) {
+          if (!layer) fail(ErrorCode::invalid_argument, prefix, "a QuantizedLinear", "None");
+          ls.emplace_back(prefix, layer->q.get());
+        }
+        std::vector<std::pair<std::string, TensorView>> dv;
+        for (const auto& [name, arr] : dense) {
+          TensorView v = to_view(arr, name);
+          require_host(v, name);
+          check_contiguous(v, name);
+          dv.emplace_back(name, v);
+        }
+        nb::gil_scoped_release release;
+        io::write_hf_checkpoint(dir, ls, dv, o);
+      },
+      nb::arg("dir"), nb::arg("layers"), nb::arg("dense"), nb::arg("format"), nb::arg("modules_to_not_convert"),
+      nb::arg("shard_bytes"), nb::arg("config_json"));
+
+  m.def(
       "write_safetensors",
       [](const std::string& path, const std::vector<std::pair<std::string, InArray>>& tensors,
          const std::map<std::string, std::string>& metadata, std::string_view bits16) {

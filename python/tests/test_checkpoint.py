@@ -97,3 +97,27 @@ def test_corrupt_safetensors_is_a_format_error(tmp_path):
     with pytest.raises(w4a16.FormatError) as e:
         w4a16.load_safetensors(p)
     assert "bad.safetensors" in str(e.value) or "header" in str(e.value)
+
+
+@pytest.mark.parametrize("fmt,scalar", [("awq", "uint4"), ("gptq", "uint4"), ("gptq", "uint4b8")])
+@pytest.mark.parametrize("shard_bytes", [0, 4096])
+def test_save_checkpoint_with_the_library_writer(tmp_path, rng, fmt, scalar, shard_bytes):
+    prefixes = [f"model.layers.{i}.mlp.{p}" for i in range(2) for p in ("gate_proj", "up_proj")]
+    layers = {p: w4a16.quantize(rng.standard_normal((64, 256)).astype(np.float32), 128, scalar) for p in prefixes}
+    head = rng.standard_normal((32, 256)).astype(np.float16)
+    w4a16.save_checkpoint(tmp_path, layers, format=fmt, dense={"lm_head.weight": head}, shard_bytes=shard_bytes,
+                          config={"model_type": "qwen2", "hidden_size": 256})
+    cfg = json.loads((tmp_path / "config.json").read_text())
+    assert cfg["model_type"] == "qwen2" and cfg["quantization_config"]["quant_method"] == fmt
+    assert (tmp_path / "model.safetensors.index.json").exists() == (shard_bytes > 0)
+    ck = w4a16.open_checkpoint(tmp_path)
+    assert sorted(l["prefix"] for l in ck.quantized_layers) == sorted(prefixes)
+    assert "lm_head" in ck.unquantized_linears
+    for p, layer in layers.items():
+        back = ck.load_linear(p)
+        assert back.scalar_type == scalar
+        for name in ("qweight", "zeros", "scales"):
+            a, b = back.tensors()[name], layer.tensors()[name]
+            assert (a is None) == (b is None)
+            if a is not None:
+                np.testing.assert_array_equal(a, b)

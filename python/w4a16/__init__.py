@@ -42,6 +42,7 @@ from .linear import (
     open_checkpoint,
     pack,
     quantize,
+    save_checkpoint,
     save_safetensors,
     unpack,
 )
@@ -56,7 +57,8 @@ __all__ = [
     "FormatError", "InternalError", "LayoutError", "NotFoundError", "QuantizedLinear", "ShapeError",
     "UnsupportedError", "bfloat16_bits_to_float32", "choose", "dequantize", "explain",
     "float32_to_bfloat16_bits", "from_awq", "from_canonical", "from_gptq", "has_cuda", "kernels",
-    "load_linear", "load_safetensors", "open_checkpoint", "pack", "quantize", "save_safetensors", "unpack",
+    "load_linear", "load_safetensors", "open_checkpoint", "pack", "quantize", "save_checkpoint", "save_safetensors",
+    "unpack",
 ]
 
 
