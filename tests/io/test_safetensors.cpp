@@ -85,7 +85,7 @@ TEST(Safetensors, WriterReaderRoundTrip) {
     EXPECT_EQ(v.dtype, t.dtype());
     EXPECT_EQ(v.shape_vec(), t.shape());
     EXPECT_EQ(v.nbytes(), t.nbytes());
-    EXPECT_EQ(std::memcmp(v.data, t.data(), t.nbytes()), 0);
+    if (t.nbytes()) { EXPECT_EQ(std::memcmp(v.data, t.data(), t.nbytes()), 0); }
   }
   EXPECT_EQ(off + 8 + h, bytes.size());
   EXPECT_EQ(io::dtype_to_safetensors(DType::bf16), "BF16");
