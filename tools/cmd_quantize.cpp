@@ -20,6 +20,9 @@ int run_quantize(const ParsedArgs& a) {
     usage_fail("--sym", "--format gptq (AWQ is always asymmetric uint4 with zero points)", "--format awq");
   o.skip = a.get_list("skip");
   o.quiet = a.has("quiet");
+  const std::int64_t shard_mb = a.get_int("shard-mb", 0);
+  if (shard_mb < 0) usage_fail("--shard-mb", "MiB >= 0 (0 = one file)", std::to_string(shard_mb));
+  o.shard_bytes = static_cast<std::size_t>(shard_mb) << 20;
   const std::string &in = a.positionals[0], &out = a.positionals[1];
   QuantizeReport r = quantize_checkpoint(in, out, o);
   std::printf("wrote %s: %s g=%d %s, %zu linears quantized, %zu kept in 16-bit, %s -> %s\n", out.c_str(),
@@ -41,10 +44,12 @@ Command quantize_command() {
             {"sym", "", "gptq only: symmetric uint4b8, written as checkpoint_format gptq (v1); "
                         "without it gptq is asymmetric, written as gptq_v2"},
             {"skip", "FRAGMENT", "keep linears whose name contains FRAGMENT in 16-bit (comma list allowed)", "", true},
+            {"shard-mb", "MB", "write shards of at most MB MiB plus model.safetensors.index.json", "0: one model.safetensors"},
             {"quiet", "", "no progress output"}},
            "Every 2-D float \".weight\" is quantized except embeddings, norms, lm_head and --skip matches.\n"
-           "Writes OUT_DIR/model.safetensors with the format's tensor names and shapes, config.json with\n"
-           "quantization_config (and quantize_config.json for gptq), and copies tokenizer files.\n"
+           "Writes OUT_DIR/model.safetensors (or shards) with the format's tensor names and shapes through\n"
+           "io::write_hf_checkpoint, config.json with quantization_config (and quantize_config.json for\n"
+           "gptq), and copies tokenizer files.\n"
            "Biases and unquantized tensors are copied bit for bit; scales are float16.\n"
            "Progress goes to stderr: a bar on a terminal, one line per layer otherwise."},
           run_quantize};

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,6 +14,7 @@
 #include "w4a16/core/error.hpp"
 #include "w4a16/core/half.hpp"
 #include "w4a16/formats/formats.hpp"
+#include "w4a16/io/checkpoint.hpp"
 #include "w4a16/io/safetensors.hpp"
 
 namespace fs = std::filesystem;
@@ -201,9 +201,9 @@ QuantizeReport quantize_checkpoint(const std::string& in_dir, const std::string&
   qo.scalar = (opt.format == OutFormat::gptq && opt.sym) ? ScalarType::uint4b8 : ScalarType::uint4;
   qo.scale_dtype = DType::f16;  // AWQ and GPTQ checkpoints store fp16 scales (shared/FORMATS.md)
 
-  std::deque<HostTensor> owned;  // output tensors made here; deque keeps them in place
-  std::map<std::string, TensorView> out;  // sorted by name, as Hugging Face writes them
-  std::map<std::string, bool> replaced;   // input tensors not copied through
+  std::vector<QuantizedLinear> quantized;  // canonical layers; io::write_hf_checkpoint packs them
+  quantized.reserve(todo.size());
+  std::map<std::string, bool> replaced;     // input tensors not copied through
   Progress progress("quantize", static_cast<std::int64_t>(todo.size()), opt.quiet);
   for (const auto& prefix : todo) {
     progress.step(prefix);
@@ -214,61 +214,40 @@ QuantizeReport quantize_checkpoint(const std::string& in_dir, const std::string&
       HostTensor w(src.dtype, src.shape_vec());
       std::memcpy(w.data(), src.data, w.nbytes());
       QuantizedLinear q = formats::quantize_rtn(w.view(), qo);
-      auto keep = [&](const std::string& name, HostTensor t) {
-        owned.push_back(std::move(t));
-        out[name] = owned.back().view();
-      };
-      if (opt.format == OutFormat::awq) {
-        formats::AwqHost a = formats::canonical_to_awq(q.view());
-        keep(prefix + ".qweight", std::move(a.qweight));
-        keep(prefix + ".qzeros", std::move(a.qzeros));
-        keep(prefix + ".scales", std::move(a.scales));
-      } else {
-        formats::GptqHost g = formats::canonical_to_gptq(q.view());
-        report.checkpoint_format = g.version == formats::GptqVersion::v2 ? "gptq_v2" : "gptq";
-        keep(prefix + ".qweight", std::move(g.qweight));
-        keep(prefix + ".qzeros", std::move(g.qzeros));
-        keep(prefix + ".scales", std::move(g.scales));
-        keep(prefix + ".g_idx", std::move(g.g_idx));
-      }
+      // The format's layout rules (AWQ packs 8 columns of N per word) are checked now, so the
+      // error names this weight rather than surfacing from the writer after all the work.
+      if (opt.format == OutFormat::awq) (void)formats::canonical_to_awq(q.view());
+      quantized.push_back(std::move(q));
     });
     replaced[wname] = true;
     report.quantized.push_back(prefix);
   }
   progress.done();
-  // Everything else (biases, norms, embeddings, lm_head, skipped linears) is copied bit for bit.
+  std::vector<std::pair<std::string, const QuantizedLinear*>> layers;
+  for (std::size_t i = 0; i < todo.size(); ++i) layers.emplace_back(todo[i], &quantized[i]);
+  // Everything else (biases, norms, embeddings, lm_head, skipped linears) is copied bit for bit:
+  // a bias stays in the model's dtype instead of being rounded to the scales' float16.
+  std::vector<std::pair<std::string, TensorView>> dense;
   for (const auto& name : store.names())
-    if (!replaced.count(name)) out[name] = store.view(name);
+    if (!replaced.count(name)) dense.emplace_back(name, store.view(name));
 
+  io::HfWriteOptions wo;
+  wo.method = opt.format == OutFormat::awq ? io::QuantMethod::awq : io::QuantMethod::gptq;
+  wo.modules_to_not_convert = opt.skip;
+  wo.shard_bytes = opt.shard_bytes;
+  wo.config_json = cfg.dump();
   make_dir(out_dir);
-  std::vector<std::pair<std::string, TensorView>> ordered(out.begin(), out.end());
-  for (const auto& [name, v] : ordered) report.bytes_out += v.nbytes();
-  io::write_safetensors((fs::path(out_dir) / "model.safetensors").string(), ordered, {{"format", "pt"}});
+  io::write_hf_checkpoint(out_dir, layers, dense, wo);
 
-  ojson q;
-  if (opt.format == OutFormat::awq) {
-    q["quant_method"] = "awq";
-    q["bits"] = 4;
-    q["group_size"] = opt.group_size;
-    q["zero_point"] = true;
-    q["version"] = "gemm";
-    q["modules_to_not_convert"] = opt.skip.empty() ? ojson(nullptr) : ojson(opt.skip);
-  } else {
-    q["quant_method"] = "gptq";
-    q["bits"] = 4;
-    q["group_size"] = opt.group_size;
-    q["sym"] = opt.sym;
-    q["desc_act"] = false;
-    q["static_groups"] = false;
-    q["true_sequential"] = true;
-    // Round-to-nearest: no Hessian, so no damping; v1 cannot store an asymmetric zero of 0,
-    // so asymmetric checkpoints are written as gptq_v2 (shared/FORMATS.md).
-    q["checkpoint_format"] = report.checkpoint_format;
-    if (!opt.skip.empty()) q["modules_to_not_convert"] = opt.skip;
+  // What was written, read back as HfCheckpoint will: the byte count of the folder's tensors,
+  // and (GPTQ) the checkpoint_format the writer chose; AutoGPTQ also reads quantize_config.json.
+  io::TensorStore written = io::TensorStore::open_dir(out_dir);
+  for (const auto& name : written.names()) report.bytes_out += written.info(name).end - written.info(name).begin;
+  const ojson out_cfg = ojson::parse(read_text_file((fs::path(out_dir) / "config.json").string()));
+  if (opt.format == OutFormat::gptq) {
+    report.checkpoint_format = out_cfg["quantization_config"].value("checkpoint_format", std::string());
+    write_text_file((fs::path(out_dir) / "quantize_config.json").string(), out_cfg["quantization_config"].dump(2) + "\n");
   }
-  cfg["quantization_config"] = q;
-  write_text_file((fs::path(out_dir) / "config.json").string(), cfg.dump(2) + "\n");
-  if (opt.format == OutFormat::gptq) write_text_file((fs::path(out_dir) / "quantize_config.json").string(), q.dump(2) + "\n");
 
   // Tokenizer and generation files travel with the weights; old weight files do not.
   for (const auto& e : fs::directory_iterator(in_dir)) {

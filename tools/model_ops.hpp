@@ -1,6 +1,6 @@
 // Whole-checkpoint operations shared by `synth`, `quantize` and `demo`: they walk a folder's
 // tensors and call the library for every numerical or format step (formats::quantize_rtn,
-// formats::canonical_to_awq / canonical_to_gptq, io::write_safetensors).
+// io::write_hf_checkpoint, io::write_safetensors).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -36,6 +36,7 @@ struct QuantizeCkptOptions {
   bool sym = false;                // gptq only: uint4b8 (v1 checkpoint) instead of uint4 (gptq_v2)
   std::vector<std::string> skip;   // name fragments kept in 16-bit (written as modules_to_not_convert)
   bool quiet = false;              // no progress output
+  std::size_t shard_bytes = 0;     // > 0: shards of at most this many bytes plus an index
 };
 struct QuantizeReport {
   std::vector<std::string> quantized;  // prefixes

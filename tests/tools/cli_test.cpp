@@ -271,6 +271,33 @@ TEST_F(Cli, QuantizeSkipKeepsModulesIn16Bit) {
   EXPECT_EQ(std::memcmp(va.data, vb.data, va.nbytes()), 0);
 }
 
+TEST_F(Cli, QuantizeShardedOutputLoads) {
+  make_quantized("fp", "q", "--format gptq --group-size 64 --shard-mb 1 --quiet", "--layers 2 --hidden 256 --intermediate 768");
+  ASSERT_TRUE(fs::exists(path("q/model.safetensors.index.json")));
+  EXPECT_FALSE(fs::exists(path("q/model.safetensors")));
+  int shards = 0;
+  for (const auto& e : fs::directory_iterator(dir_ + "/q"))
+    shards += e.path().filename().string().rfind("model-0000", 0) == 0 ? 1 : 0;
+  EXPECT_GE(shards, 2);
+  for (const auto& e : fs::directory_iterator(dir_ + "/q"))  // no shard above the limit unless one tensor is
+    if (e.path().extension() == ".safetensors") {
+      EXPECT_LE(fs::file_size(e.path()), (1u << 20) + 65536) << e.path();  // + the header
+    }
+  Result in = cli("inspect " + path("q") + " --json");
+  ASSERT_EQ(in.rc, 0) << in.err;
+  EXPECT_EQ(json::parse(in.out)["quantized_layers"].size(), 14u);
+  std::vector<std::uint16_t> x = write_x("x.safetensors", 2, 768, DType::f16);
+  Result r = cli("run-layer " + path("q") + " --prefix model.layers.1.mlp.down_proj --input " + path("x.safetensors") +
+                 " --output " + path("y.safetensors") + " --check");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  io::HfCheckpoint ck = io::HfCheckpoint::open(path("q"));
+  QuantizedLinear w = ck.load_linear("model.layers.1.mlp.down_proj");
+  auto y = io::SafetensorsFile::open(path("y.safetensors"));
+  std::vector<double> ref = test::gemm_f64(test::to_f64(x.data(), DType::f16, 2, 768, 768), test::dequant_f64(w),
+                                           test::bias_f64(w), 2, 256, 768);
+  EXPECT_LE(test::rel_error(to_f64(y->view("y")), ref), test::kTolF16);
+}
+
 TEST_F(Cli, RunLayerInputNameAndForcedBackend) {
   make_quantized("fp", "q", "--format gptq --sym --quiet");
   std::vector<std::uint16_t> x = test::random_act(3, 256, DType::f16), other = test::random_act(2, 8, DType::f16);
