@@ -144,3 +144,32 @@ def test_explain_for_a_layer_and_for_a_config(rng):
     with pytest.raises(w4a16.Error) as e:
         w4a16.explain(n=64, k=96, group_size=48, device="cuda")
     assert "48" in str(e.value) or "cuda" in str(e.value)
+
+
+class _DLPackOnly:
+    """A producer known only through the DLPack protocol (not numpy, torch or cupy)."""
+
+    def __init__(self, a):
+        self._a = a
+        self.shape = a.shape
+
+    def __dlpack__(self, **kw):
+        return self._a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_any_dlpack_producer_on_the_cpu(rng):
+    layer, w, b = make_awq(rng, 16, 128, 64)
+    x = rng.standard_normal((3, 128)).astype(np.float16)
+    y = layer(_DLPackOnly(x))
+    assert isinstance(y, np.ndarray) and y.dtype == np.float16 and y.shape == (3, 16)
+    assert rel_err(y, ref_out(x, w, b)) <= TOL["float16"]
+
+
+def test_gptq_float_qzeros_are_refused(rng):
+    q, z, s = random_layer(rng, 16, 128, 64)
+    with pytest.raises(w4a16.Error) as e:  # unpacked float zero points [G, N] where int32 [G, N/8] are expected
+        w4a16.from_gptq(gptq_qweight(q), z.astype(np.float16), s, None, group_size=64, sym=False, desc_act=False)
+    assert isinstance(e.value, (w4a16.DTypeError, w4a16.LayoutError)) and str(e.value).startswith("qzeros")

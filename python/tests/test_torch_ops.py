@@ -164,3 +164,20 @@ def test_gemm_runs_on_the_current_stream(rng):
         y = m(x)
     side.synchronize()
     assert rel_err(y.cpu().numpy(), x.double().cpu().numpy() @ w.T) <= TOL["float16"]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_quantized_linear_takes_and_returns_torch(rng, device, dtype):
+    n, k, g = 40, 128, 32
+    q, z, s = random_layer(rng, n, k, g)
+    layer = w4a16.from_awq(awq_pack(q), awq_pack(z), s, g)
+    x = torch.from_numpy(rng.standard_normal((2, 3, k)).astype(np.float32)).to(dtype).to(device)
+    y = layer(x)
+    assert isinstance(y, torch.Tensor) and y.dtype == dtype and y.device == x.device and y.shape == (2, 3, n)
+    ref = x.double().cpu().numpy().reshape(-1, k) @ dequant_kn(q, z, s, group_of(k, g)).T
+    assert rel_err(y.double().cpu().numpy().reshape(-1, n), ref) <= TOL["float16" if dtype == torch.float16 else "bfloat16"]
+    xs = x[..., ::2].repeat_interleave(2, dim=-1)[..., :k]  # any layout torch produces
+    assert layer(xs).shape == (2, 3, n)
+    if device == "cuda":
+        assert layer.kernel.startswith("cuda")  # the registry picked a GPU kernel for a GPU tensor
