@@ -97,12 +97,15 @@ def _prepare_impl(qweight, qzeros, scales, g_idx, format, group_size, sym=True, 
     if format == "awq":
         layer = QuantizedLinear.from_awq(_host(qweight), _host(qzeros), _host(scales), group_size)
     elif format == "gptq":
-        layer = QuantizedLinear.from_gptq(_host(qweight), _host(qzeros), _host(scales), _host(g_idx),
+        # g_idx: None = absent; any tensor given is checked as [K] (an empty one is refused), so
+        # whether a perm comes out depends on `g_idx is None` alone, as in the fake kernel.
+        gi = None if g_idx is None else g_idx.detach().cpu()
+        layer = QuantizedLinear.from_gptq(_host(qweight), _host(qzeros), _host(scales), gi,
                                           group_size=group_size, sym=sym, desc_act=desc_act,
                                           checkpoint_format=checkpoint_format)
     else:
         raise fail(ArgumentError, "format", '"awq" or "gptq"', repr(format))
-    return _canonical(layer, device, perm_always=format == "gptq" and not _absent(g_idx))
+    return _canonical(layer, device, perm_always=format == "gptq" and g_idx is not None)
 
 
 _lib.impl("prepare", _prepare_impl, "CPU")
