@@ -214,9 +214,12 @@ QuantizeReport quantize_checkpoint(const std::string& in_dir, const std::string&
       HostTensor w(src.dtype, src.shape_vec());
       std::memcpy(w.data(), src.data, w.nbytes());
       QuantizedLinear q = formats::quantize_rtn(w.view(), qo);
-      // The format's layout rules (AWQ packs 8 columns of N per word) are checked now, so the
-      // error names this weight rather than surfacing from the writer after all the work.
-      if (opt.format == OutFormat::awq) (void)formats::canonical_to_awq(q.view());
+      // The format's layout rules (both pack 8 columns of N per zero-point word) are checked
+      // now, so the error names this weight instead of coming from the writer after all the work.
+      if (opt.format == OutFormat::awq)
+        (void)formats::canonical_to_awq(q.view());
+      else
+        (void)formats::canonical_to_gptq(q.view());
       quantized.push_back(std::move(q));
     });
     replaced[wname] = true;
