@@ -2,18 +2,17 @@
 // the two small kernels around them: the act-order gather of x and the split-K reduction.
 // Contract of the main kernel: prefill_kernel.cuh. Checked by tests/gpu/prefill.
 //
-// Tile heuristic (prefill_plan). For every config of the device's path and every split
-// s = 1..8 (s * round_up(M, bm) <= kPrefillMaxSplitRows, s <= K_pad / 64):
-//   ctas    = ceil(N_pad / bn) * ceil(M / bm) * s
-//   compute = ceil(ctas / (sms * occ)) * occ * (bn * bm * 64 * kts) / (rate_sm * eff)
-//             (wave quantization; occ CTAs share one SM's tensor cores)
-//   memory  = (ceil(M / bm) * weight bytes + M * N * 2 + [s > 1] 2 * s * M * N * 4)
-//             / (bw * min(1, ctas / sms))
-//   est     = max(compute, memory) + [s > 1] 2 us (second launch)
-// and the smallest est wins (ties: the earlier config, the smaller split). rate_sm, bw, occ
-// and eff (per config) are in kPrefillConfigs / kModel below; eff is the fraction of the
-// tensor-core peak the config reaches on large problems (estimates, refined from
-// docs/benchmarks/prefill.md measurements).
+// Tile heuristic (prefill_plan): a latency model measured on the H200. The kernels run far from
+// both roofs (docs/benchmarks/prefill.md): one 64-wide k tile costs a CTA about t_iter[config]
+// whatever M (<= bm) and K, so for every config of the device's path and every split
+// s = 1..8 (s * round_up(M, bm) <= kPrefillMaxSplitRows):
+//   ctas = ceil(N_pad / bn) * ceil(M / bm) * s,   kts = ceil(K_pad / 64 / s)
+//   est  = ceil(ctas / (sms * occ)) * kts * t_iter      (waves of resident CTAs)
+//        + [s > 1] (4 us + 2 * s * M * N * 4 B / 2 TB/s)  (partials + the reduction launch)
+// and the smallest est wins (ties: the earlier config, the smaller split). t_iter and occ
+// per config are in kIterUs / kOcc below, read off the 2026-12-02 sweep (bench/gpu/prefill_rows,
+// tests/gpu/prefill/prefill_bench tune): e.g. gate_up M=64 wgmma_bm64_bn128_s5_ov split 1,
+// 224 CTAs = 2 waves x 64 tiles in 71 us -> 0.55 us per tile.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -41,21 +40,21 @@ struct ConfigModel {
   double eff;  // fraction of tensor-core peak on large problems
 };
 
-#define W4A16_MODEL(WGMMA, BM, WG, MB, ST) \
-  PrefillConfig{(WGMMA) ? PrefillPath::wgmma : PrefillPath::mma, BM, WG, MB, ST},
+#define W4A16_MODEL(WGMMA, BM, WG, MB, ST, OV, MINB) \
+  PrefillConfig{(WGMMA) ? PrefillPath::wgmma : PrefillPath::mma, BM, WG, MB, ST, OV, MINB},
 const PrefillConfig kConfigs[] = {W4A16_PREFILL_CONFIGS(W4A16_MODEL)};
 #undef W4A16_MODEL
 static_assert(sizeof(kConfigs) / sizeof(kConfigs[0]) == prefill_detail::kNumConfigs, "config table out of sync");
 
-// occ and eff per config index (same order as W4A16_PREFILL_CONFIGS).
-constexpr int kOcc[prefill_detail::kNumConfigs] = {1, 1, 2, 4, 1, 2};
-constexpr double kEff[prefill_detail::kNumConfigs] = {0.85, 0.78, 0.62, 0.55, 0.40, 0.35};
-
-struct Model {
-  double rate_sm = 400e12 / 132;  // MAC/s per SM: ~800 TFLOP/s dense fp16 measured by cuBLAS (PERF.md)
-  double bw = 4.0e12;             // B/s HBM read, a little under the 4.4 TB/s streaming ceiling
-};
-constexpr Model kModel{};
+// Per config index (order of W4A16_PREFILL_CONFIGS): CTAs resident per SM (ptxas registers:
+// 230/166/140 regs x 256 threads -> 1; 158 x 128 -> 3) and microseconds per 64-wide k tile per
+// CTA with that many resident (measured; the mma entries are estimates: not measured on sm_80).
+// Configs 10 and 11 (register-capped for 2 / 4 CTAs per SM) are not measured yet: their entries
+// are set so that they are never chosen by default until docs/benchmarks/prefill.md has them.
+constexpr int kOcc[prefill_detail::kNumConfigs] = {1, 1, 1, 3, 1, 1, 1, 1, 1, 3, 2, 4};
+constexpr double kIterUs[prefill_detail::kNumConfigs] = {1.40, 0.99, 0.79, 1.40, 3.0, 2.0, 1.38, 0.97, 0.55, 1.30, 1e9, 1e9};
+constexpr double kReduceLaunchUs = 4.0;   // split-K: the reduction kernel and its launch gap
+constexpr double kPartialBw = 2.0e12;     // B/s for the fp32 partials (written + read, mostly L2)
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
@@ -184,7 +183,7 @@ void validate(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_
 
 std::string PrefillConfig::name() const {
   std::ostringstream s;
-  s << (path == PrefillPath::wgmma ? "wgmma" : "mma") << "_bm" << bm << "_bn" << bn() << "_s" << stages;
+  s << (path == PrefillPath::wgmma ? "wgmma" : "mma") << "_bm" << bm << "_bn" << bn() << "_s" << stages << (overlap ? "_ov" : "") << (min_blocks > 1 ? "_occ" + std::to_string(min_blocks) : "");
   return s.str();
 }
 
@@ -212,7 +211,6 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
   best.est_us = std::numeric_limits<double>::infinity();
   const PrefillPath path = path_for(capability);
   const std::int64_t n_pad = round_up(n, 64), k_tiles = round_up(k, 64) / 64;
-  const double w_bytes = static_cast<double>(n_pad) * k_tiles * 64 / 2 + static_cast<double>(n_pad) * 2 * ceil_div(k, 32);
   const double sms = std::max(1, sm_count);
   for (int c = 0; c < prefill_detail::kNumConfigs; ++c) {
     const PrefillConfig& cfg = kConfigs[c];
@@ -224,14 +222,9 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
       const std::int64_t split = normalize_split(k_tiles, s, &kts);
       if (split != s) continue;  // the same as a smaller split
       const double ctas = static_cast<double>(tiles_n * tiles_m * split);
-      const double occ = kOcc[c];
-      const double waves = std::ceil(ctas / (sms * occ));
-      const double work = static_cast<double>(cfg.bn()) * cfg.bm * 64 * kts;
-      const double t_c = waves * occ * work / (kModel.rate_sm * kEff[c]);
-      double bytes = tiles_m * w_bytes + 2.0 * m * n;
-      if (split > 1) bytes += 2.0 * split * m * n * 4;
-      const double t_m = bytes / (kModel.bw * std::min(1.0, ctas / sms));
-      const double est = std::max(t_c, t_m) * 1e6 + (split > 1 ? 2.0 : 0.0);
+      const double waves = std::ceil(ctas / (sms * kOcc[c]));
+      double est = waves * static_cast<double>(kts) * kIterUs[c];
+      if (split > 1) est += kReduceLaunchUs + 2.0 * split * m * n * 4 / kPartialBw * 1e6;
       if (est < best.est_us * 0.999) {
         best.config = c;
         best.split = static_cast<int>(split);

@@ -53,6 +53,8 @@ struct PrefillConfig {
   int wg;       // warpgroups per CTA (4 warps each); consumer warps all, no producer warp
   int mb;       // 64-row weight blocks per warpgroup; CTA rows BN = 64 * wg * mb
   int stages;   // x-tile shared-memory stages of the cp.async pipeline
+  bool overlap; // wgmma schedule: one group in flight across the next dequantization (see prefill_kernel.cuh)
+  int min_blocks;  // __launch_bounds__ minimum CTAs per SM (register cap)
   int bn() const { return 64 * wg * mb; }
   int threads() const { return 128 * wg; }
   std::string name() const;  // "wgmma_bm256_bn128_s4"
@@ -73,7 +75,7 @@ int prefill_config_count();
 const PrefillConfig& prefill_config(int i);
 
 // The heuristic (documented in prefill.cu): every config of the device's path, every split
-// 1..8, minimize max(compute / efficiency(bm) with wave quantization, bytes / bandwidth).
+// 1..8, minimize waves x k tiles x measured cost per tile (+ the split-K reduction).
 PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count);
 
 // prefill_run with a forced plan (tests and benchmarks exercise every config). plan.split and

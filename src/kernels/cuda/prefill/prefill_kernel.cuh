@@ -149,18 +149,26 @@ __device__ __forceinline__ std::uint64_t smem_desc_sw128(std::uint32_t addr) {
 //   MB      64-row weight blocks per warpgroup (each warp: MB x 16 rows)
 //   STAGES  x-tile ring depth (tiles of BM x 64 k; STAGES-1 in flight)
 //   WGMMA   true: wgmma.mma_async (sm_90a); false: mma.sync m16n8k16 (sm_80+)
+//   OVERLAP wgmma schedule. false: each tile's group is retired (wait 0) before the next tile's
+//           dequantization, x prefetched STAGES-1 tiles ahead. true: one group left in flight
+//           (wait 1) while the next tile dequantizes, STAGES-2 ahead (one stage of slack); ptxas
+//           then serializes the wgmmas (C7513) but the dequantization overlaps the tensor cores.
+//           Both are kept because neither wins everywhere (docs/benchmarks/prefill.md).
+//   MINB    CTAs per SM the register budget must allow (__launch_bounds__): > 1 trades
+//           registers for resident CTAs, which hides the latency of the small, memory-bound tiles
 //   ZEROS   true for uint4 (packed zero points), false for uint4b8 (z = 8)
-template <class T, int BM, int WG, int MB, int STAGES, bool WGMMA, bool ZEROS>
-__global__ void __launch_bounds__(WG * 128, 1) prefill_kernel(const KernelParams p) {
+template <class T, int BM, int WG, int MB, int STAGES, bool WGMMA, bool OVERLAP, int MINB, bool ZEROS>
+__global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelParams p) {
   constexpr int kThreads = WG * 128;
   constexpr int kBN = 64 * WG * MB;          // weight rows per CTA
   constexpr int kStageBytes = BM * 128;       // (BM tokens, 64 k) fp16/bf16, 128 B per token row
   constexpr int kChunks = BM * 8;             // 16-byte chunks per stage
   // W register ring depth (k tiles in flight per warp): deeper for the small tiles, which run
   // memory-bound at mid M and need more bytes in flight; the big tiles are register-limited.
-  constexpr int kPF = BM * MB <= 64 ? 8 : 4;
+  constexpr int kPF = BM * MB <= 64 && !OVERLAP ? 8 : 4;
+  constexpr int kAhead = OVERLAP && WGMMA ? STAGES - 2 : STAGES - 1;  // x tiles in flight
   constexpr int kAcc = BM / 2;                // fp32 accumulators per thread per 64-row block
-  static_assert(STAGES >= 2, "a ring: tile t computes while tiles t+1 .. t+STAGES-1 load");
+  static_assert(STAGES >= 3, "a ring: tile t computes while up to STAGES-1 later tiles load");
   static_assert(kChunks % kThreads == 0, "every thread copies the same number of x chunks");
   static_assert(BM % 16 == 0 && BM >= 16 && BM <= 256, "wgmma N extent: multiple of 16 (ldmatrix x4 pairs), <= 256");
   static_assert(kPF % 2 == 0, "A-fragment double buffer alternates with the ring slot parity");
@@ -252,7 +260,7 @@ __global__ void __launch_bounds__(WG * 128, 1) prefill_kernel(const KernelParams
   for (int s = 0; s < kPF; ++s)
     if (s < nkt) load_w(s, s);
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
+  for (int s = 0; s < kAhead; ++s) {
     if (s < nkt) load_x(s, s);
     cp_async_commit();
   }
@@ -290,10 +298,11 @@ __global__ void __launch_bounds__(WG * 128, 1) prefill_kernel(const KernelParams
       // Refill this ring slot with tile t + kPF (its registers were just consumed).
       if (t + kPF < nkt) load_w(t + kPF, u);
 
-      cp_async_wait<STAGES - 2>();  // tile t's x chunks (this thread's) have landed
+      cp_async_wait<kAhead - 1>();  // tile t's x chunks (this thread's) have landed
       if constexpr (WGMMA) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> async-proxy reads
-      __syncthreads();              // ... everyone's; and every warp has finished reading tile t-1's stage
-      if (t + STAGES - 1 < nkt) load_x(t + STAGES - 1, (t + STAGES - 1) % STAGES);
+      __syncthreads();              // ... everyone's; and no warp still reads the stage refilled next
+                                    // (tile t-1's with wait 0, tile t-2's with wait 1)
+      if (t + kAhead < nkt) load_x(t + kAhead, (t + kAhead) % STAGES);
       cp_async_commit();
 
       const int stage = t % STAGES;
@@ -329,7 +338,10 @@ __global__ void __launch_bounds__(WG * 128, 1) prefill_kernel(const KernelParams
         // Retire this group before the next tile's dequantization defines A registers: with a
         // group left in flight (wait 1) ptxas serializes every wgmma (C7513), which measured
         // slower; the other warpgroup's group overlaps this one's dequantization instead.
-        wgmma_wait<0>();
+        if constexpr (OVERLAP)
+          wgmma_wait<1>();  // tile t-1's group is done: its A buffer and x stage may be reused
+        else
+          wgmma_wait<0>();
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {

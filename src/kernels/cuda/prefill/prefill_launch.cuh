@@ -16,15 +16,22 @@ struct KernelEntry {
 
 // The configurations, in the order of kPrefillConfigs (prefill.cu). Keep the two in sync:
 // prefill.cu static_asserts the count.
-#define W4A16_PREFILL_CONFIGS(X)      \
-  X(true, 256, 2, 1, 4) /* 0 */        \
-  X(true, 128, 2, 1, 4) /* 1 */        \
-  X(true, 64, 2, 1, 5) /* 2 */         \
-  X(true, 64, 1, 1, 5) /* 3 */         \
-  X(false, 128, 1, 2, 4) /* 4 */       \
-  X(false, 64, 1, 2, 4) /* 5 */
+// X(wgmma, BM, WG, MB, STAGES, OVERLAP, MINB)
+#define W4A16_PREFILL_CONFIGS(X)                \
+  X(true, 256, 2, 1, 4, false, 1) /* 0 */        \
+  X(true, 128, 2, 1, 4, false, 1) /* 1 */        \
+  X(true, 64, 2, 1, 5, false, 1) /* 2 */         \
+  X(true, 64, 1, 1, 5, false, 1) /* 3 */         \
+  X(false, 128, 1, 2, 4, false, 1) /* 4 */       \
+  X(false, 64, 1, 2, 4, false, 1) /* 5 */        \
+  X(true, 256, 2, 1, 4, true, 1) /* 6 */         \
+  X(true, 128, 2, 1, 4, true, 1) /* 7 */         \
+  X(true, 64, 2, 1, 5, true, 1) /* 8 */          \
+  X(true, 64, 1, 1, 5, true, 1) /* 9 */          \
+  X(true, 64, 2, 1, 4, true, 2) /* 10 */         \
+  X(true, 64, 1, 1, 4, true, 4) /* 11 */
 
-constexpr int kNumConfigs = 6;
+constexpr int kNumConfigs = 12;
 
 // Entries for one (dtype, scalar type): defined in prefill_inst_<dtype>_<scalar>.cu.
 const KernelEntry* kernels_f16_zeros();
@@ -34,8 +41,8 @@ const KernelEntry* kernels_bf16_sym();
 
 template <class T, bool ZEROS>
 const KernelEntry* make_entries() {
-#define W4A16_ENTRY(WGMMA, BM, WG, MB, ST) \
-  KernelEntry{&prefill_kernel<T, BM, WG, MB, ST, WGMMA, ZEROS>, ST * BM * 128 + 1024},
+#define W4A16_ENTRY(WGMMA, BM, WG, MB, ST, OV, MINB) \
+  KernelEntry{&prefill_kernel<T, BM, WG, MB, ST, WGMMA, OV, MINB, ZEROS>, ST * BM * 128 + 1024},
   static const KernelEntry table[kNumConfigs] = {W4A16_PREFILL_CONFIGS(W4A16_ENTRY)};
 #undef W4A16_ENTRY
   return table;
