@@ -82,24 +82,6 @@ CudaMoe CudaMoe::create(const MoeWeights& w, DType act, void* stream) {
   return m;
 }
 
-int CudaMoe::choose_block(std::int64_t tokens, int top_k, int experts) {
-  const std::int64_t slots = tokens * top_k;
-  if (slots <= 32) return 1;  // a few slots: skip the alignment launch, one slot per CTA
-  const double per_expert = static_cast<double>(slots) / experts;
-  if (per_expert <= 8) return 8;    // blocks of 8 = one mma n-group: least padding
-  if (per_expert <= 32) return 32;
-  return 64;                        // many slots per expert: 8 n-groups reuse each weight fragment
-}
-
-std::string CudaMoe::explain_block(std::int64_t tokens, int top_k, int experts) {
-  const int b = choose_block(tokens, top_k, experts);
-  const std::int64_t slots = tokens * top_k;
-  return "T=" + std::to_string(tokens) + " k=" + std::to_string(top_k) + " E=" + std::to_string(experts) + ": " +
-         std::to_string(slots) + " slots, " + std::to_string(static_cast<double>(slots) / experts) +
-         " per expert -> " + (b == 1 ? std::string("direct (one slot per CTA, no alignment)")
-                                     : "aligned blocks of " + std::to_string(b) + " slots");
-}
-
 namespace {
 struct WsLayout {
   std::size_t sorted = 0, block_expert = 0, total = 0, h = 0, y = 0, bytes = 0;

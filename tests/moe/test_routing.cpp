@@ -10,6 +10,7 @@
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/moe/moe.hpp"
+#include "w4a16/moe/moe_cuda.hpp"
 
 namespace w4a16::moe {
 namespace {
@@ -153,6 +154,25 @@ TEST(MoeRouting, Rejections) {
   EXPECT_THROW(route_cpu(l, 1, 4, {5, true}, ids, w), Error);
   EXPECT_THROW(route_cpu(l, 1, 4, {0, true}, ids, w), Error);
   EXPECT_THROW(route_cpu(l, -1, 4, {1, true}, ids, w), Error);
+}
+
+// The CUDA path choice is a pure host function: direct for <= 32 slots, then the smallest
+// block that holds the average slots per expert (8, 32, 64), monotone in T.
+TEST(MoePlan, BlockChoice) {
+  EXPECT_EQ(CudaMoe::choose_block(1, 8, 128), 1);
+  EXPECT_EQ(CudaMoe::choose_block(4, 8, 128), 1);
+  EXPECT_EQ(CudaMoe::choose_block(16, 8, 128), 8);
+  EXPECT_EQ(CudaMoe::choose_block(64, 8, 128), 8);
+  EXPECT_EQ(CudaMoe::choose_block(256, 8, 128), 32);
+  EXPECT_EQ(CudaMoe::choose_block(4096, 8, 128), 64);
+  int last = 0;
+  for (std::int64_t T = 1; T <= 8192; T *= 2) {
+    const int b = CudaMoe::choose_block(T, 8, 128);
+    EXPECT_GE(b, last) << "T=" << T;
+    last = b;
+  }
+  EXPECT_NE(CudaMoe::explain_block(1, 8, 128).find("direct"), std::string::npos);
+  EXPECT_NE(CudaMoe::explain_block(1024, 8, 128).find("blocks of 64"), std::string::npos);
 }
 
 }  // namespace
