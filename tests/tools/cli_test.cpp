@@ -111,6 +111,68 @@ std::vector<double> to_f64(const TensorView& t) {
   return v;
 }
 
+// The weights of one layer decoded straight from the checkpoint's tensors by the rules of
+// shared/FORMATS.md, independently of the library's converters: a writer and reader that
+// shared a packing bug would still agree with each other, but not with this.
+struct Decoded {
+  std::int64_t n = 0, k = 0;
+  std::vector<double> w, s;  // [N, K] dequantized weight and the scale that applies to it
+};
+std::uint32_t word_at(const TensorView& t, std::int64_t i) {
+  std::uint32_t v;
+  std::memcpy(&v, static_cast<const char*>(t.data) + 4 * i, 4);
+  return v;
+}
+Decoded decode_layer(const io::TensorStore& st, const std::string& prefix, const std::string& format, bool gptq_v1, int group) {
+  const TensorView qw = st.view(prefix + ".qweight"), qz = st.view(prefix + ".qzeros"), sc = st.view(prefix + ".scales");
+  EXPECT_EQ(qw.dtype, DType::i32);
+  EXPECT_EQ(qz.dtype, DType::i32);
+  EXPECT_EQ(sc.dtype, DType::f16);
+  Decoded d;
+  const bool awq = format == "awq";
+  d.k = awq ? qw.shape[0] : qw.shape[0] * 8;
+  d.n = awq ? qw.shape[1] * 8 : qw.shape[1];
+  const std::int64_t G = group == -1 ? 1 : d.k / group;
+  EXPECT_EQ(qz.shape_vec(), (std::vector<std::int64_t>{G, d.n / 8}));
+  EXPECT_EQ(sc.shape_vec(), (std::vector<std::int64_t>{G, d.n}));
+  std::vector<double> scales = to_f64(sc);
+  std::vector<std::int32_t> g_idx(static_cast<std::size_t>(d.k));
+  for (std::int64_t k = 0; k < d.k; ++k) g_idx[k] = static_cast<std::int32_t>(group == -1 ? 0 : k / group);
+  if (!awq) {
+    const TensorView gi = st.view(prefix + ".g_idx");
+    EXPECT_EQ(gi.shape_vec(), (std::vector<std::int64_t>{d.k}));
+    for (std::int64_t k = 0; k < d.k; ++k) g_idx[k] = static_cast<std::int32_t>(word_at(gi, k));
+  }
+  static constexpr int kAwqOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};  // nibble i holds column 8j + kAwqOrder[i]
+  auto zero = [&](std::int64_t g, std::int64_t n) {
+    const std::uint32_t word = word_at(qz, g * (d.n / 8) + n / 8);
+    for (int i = 0; i < 8; ++i)
+      if ((awq ? kAwqOrder[i] : i) == n % 8) {
+        const int stored = static_cast<int>((word >> (4 * i)) & 15u);
+        return gptq_v1 ? (stored + 1) & 15 : stored;  // v1 stores z - 1
+      }
+    return -1;
+  };
+  d.w.resize(static_cast<std::size_t>(d.n * d.k));
+  d.s.resize(d.w.size());
+  for (std::int64_t k = 0; k < d.k; ++k)
+    for (std::int64_t n = 0; n < d.n; ++n) {
+      int q = 0;
+      if (awq) {
+        const std::uint32_t word = word_at(qw, k * (d.n / 8) + n / 8);
+        for (int i = 0; i < 8; ++i)
+          if (kAwqOrder[i] == n % 8) q = static_cast<int>((word >> (4 * i)) & 15u);
+      } else {
+        q = static_cast<int>((word_at(qw, (k / 8) * d.n + n) >> (4 * (k % 8))) & 15u);
+      }
+      const std::int64_t g = g_idx[k];
+      const double s_gn = scales[g * d.n + n];
+      d.w[n * d.k + k] = (q - zero(g, n)) * s_gn;
+      d.s[n * d.k + k] = s_gn;
+    }
+  return d;
+}
+
 // ---- the round trip of issue 3: synth -> quantize -> inspect -> run-layer --check ---------
 
 struct Case {
@@ -199,8 +261,28 @@ TEST_P(RoundTrip, QuantizeInspectRunLayerMatchReference) {
   EXPECT_NE(text.out.find("model.layers.1.mlp.down_proj"), std::string::npos);
   EXPECT_NE(text.out.find("lm_head"), std::string::npos);
 
-  // run-layer on three layers: with a bias, with N != K, with K = 3 groups (down_proj).
+  // Every layer, decoded from the file by the format's own rules, holds the original weights to
+  // within round-to-nearest error: |w - dequant| <= s/2 where the group range sits on the grid
+  // (symmetric), <= s where the rounded zero point can push the top of a group one step out.
   auto fp = io::SafetensorsFile::open(path("fp/model.safetensors"));
+  {
+    io::TensorStore st = io::TensorStore::open_dir(path("q"));
+    const double step = c.sym ? 0.5 : 1.0;
+    for (const auto& l : ij["quantized_layers"]) {
+      const std::string prefix = l["prefix"];
+      SCOPED_TRACE("decoded from the file: " + prefix);
+      Decoded d = decode_layer(st, prefix, c.format, c.format == "gptq" && c.sym, c.group);
+      ASSERT_EQ(d.n, l["n"].get<std::int64_t>());
+      ASSERT_EQ(d.k, l["k"].get<std::int64_t>());
+      std::vector<double> orig = to_f64(fp->view(prefix + ".weight"));
+      double worst = 0;  // in units of the group's scale
+      for (std::size_t i = 0; i < orig.size(); ++i) worst = std::max(worst, std::fabs(orig[i] - d.w[i]) / d.s[i]);
+      EXPECT_LE(worst, step * (1 + 1e-3));
+      EXPECT_GT(worst, 0.0);  // 4 bits cannot hold random 16-bit weights exactly: the data is real
+    }
+  }
+
+  // run-layer on three layers: with a bias, with N != K, with K = 3 groups (down_proj).
   io::HfCheckpoint ck = io::HfCheckpoint::open(path("q"));
   for (const std::string prefix : {"model.layers.0.self_attn.q_proj", "model.layers.1.self_attn.k_proj", "model.layers.0.mlp.down_proj"}) {
     SCOPED_TRACE(prefix);
@@ -224,21 +306,11 @@ TEST_P(RoundTrip, QuantizeInspectRunLayerMatchReference) {
     std::vector<double> ref = test::gemm_f64(xd, test::dequant_f64(w), test::bias_f64(w), m, n, k);
     EXPECT_LE(test::rel_error(to_f64(y), ref), test::tolerance(c.dtype));
 
-    // The checkpoint holds the original weights to within round-to-nearest error:
-    // |w - dequant| <= s/2 where the group range sits on the grid (symmetric), <= s where the
-    // rounded zero point can push the top of a group one step out (asymmetric).
-    std::vector<double> orig = to_f64(fp->view(prefix + ".weight"));
+    // The loaded layer is the one in the file (the library's converter agrees with the spec decode).
+    Decoded d = decode_layer(io::TensorStore::open_dir(path("q")), prefix, c.format, c.format == "gptq" && c.sym, c.group);
     std::vector<double> deq = test::dequant_f64(w);
-    CanonicalView v = w.view();
-    const double step = c.sym ? 0.5 : 1.0;
-    double worst = 0;  // in units of the group's scale
-    for (std::int64_t nn = 0; nn < n; ++nn)
-      for (std::int64_t kk = 0; kk < k; ++kk) {
-        const double s_ng = v.s(nn, kk / v.spec.group_len());
-        worst = std::max(worst, std::fabs(orig[nn * k + kk] - deq[nn * k + kk]) / s_ng);
-      }
-    EXPECT_LE(worst, step * (1 + 1e-3));
-    EXPECT_GT(worst, 0.0);  // 4 bits cannot hold random 16-bit weights exactly: the data is real
+    ASSERT_EQ(deq.size(), d.w.size());
+    for (std::size_t i = 0; i < deq.size(); ++i) ASSERT_EQ(deq[i], d.w[i]) << "element " << i;
     if (w.has_bias()) {  // biases are copied; the loader rounds them once to the scales' dtype
       std::vector<double> b0 = to_f64(fp->view(prefix + ".bias")), b1 = test::bias_f64(w);
       for (std::size_t i = 0; i < b0.size(); ++i) EXPECT_NEAR(b1[i], b0[i], std::fabs(b0[i]) * 1e-2 + 1e-7) << i;
