@@ -1,7 +1,9 @@
 // w4a16 demo: the whole path in one command, for a newcomer, with no GPU needed:
 // synthetic 16-bit checkpoint -> AWQ g=128 -> inspect -> load a layer -> run it on the best
 // device -> compare with the cpu_reference kernel. Exit code 1 if the error is too large.
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -11,6 +13,7 @@
 #include "layer_run.hpp"
 #include "model_ops.hpp"
 #include "w4a16/core/half.hpp"
+#include "w4a16/formats/formats.hpp"
 #include "w4a16/io/checkpoint.hpp"
 #include "w4a16/io/safetensors.hpp"
 
@@ -22,6 +25,20 @@ namespace {
 // The layer the demo runs: the MLP down projection has K = intermediate = 1408 = 11 * 128,
 // an odd number of groups, which catches kernels that assume powers of two.
 constexpr const char* kDemoLayer = "model.layers.0.mlp.down_proj";
+
+// ||dequantize(w) - original|| / ||original|| over the whole weight matrix.
+double weight_error(const QuantizedLinear& w, const TensorView& original) {
+  HostTensor deq = formats::dequantize(w.view());  // f32 [N, K], original channel order
+  double num = 0, den = 0;
+  for (std::int64_t i = 0; i < deq.numel(); ++i) {
+    std::uint16_t bits;
+    std::memcpy(&bits, static_cast<const char*>(original.data) + 2 * i, 2);  // mapped data need not be aligned
+    const double o = f16x_to_float(original.dtype, bits), d = deq.ptr<float>()[i];
+    num += (d - o) * (d - o);
+    den += o * o;
+  }
+  return den > 0 ? std::sqrt(num / den) : 0.0;
+}
 
 std::string make_temp_dir() {
   std::string tmpl = (fs::temp_directory_path() / "w4a16-demo-XXXXXX").string();
@@ -82,7 +99,10 @@ int run_demo(const ParsedArgs& a) {
               std::string(scalar_type_name(info.scalar)).c_str(), info.bytes);
 
   QuantizedLinear w = ck.load_linear(kDemoLayer);
-  std::printf("[4/5] load      %s -> canonical layout (%s, %zu bytes)\n", kDemoLayer, w.spec().describe().c_str(), w.nbytes());
+  // What 4 bits cost: the dequantized weights against the 16-bit originals (formats::dequantize).
+  const double werr = weight_error(w, io::TensorStore::open_dir(src).view(std::string(kDemoLayer) + ".weight"));
+  std::printf("[4/5] load      %s -> canonical layout (%s, %zu bytes); 4-bit weights vs the 16-bit ones: relative error %.3f\n",
+              kDemoLayer, w.spec().describe().c_str(), w.nbytes(), werr);
 
   std::mt19937_64 rng(so.seed + 1);
   std::normal_distribution<float> normal(0.f, 1.f);
