@@ -2,17 +2,18 @@
 // the two small kernels around them: the act-order gather of x and the split-K reduction.
 // Contract of the main kernel: prefill_kernel.cuh. Checked by tests/gpu/prefill.
 //
-// Tile heuristic (prefill_plan): a latency model measured on the H200. The kernels run far from
-// both roofs (docs/benchmarks/prefill.md): one 64-wide k tile costs a CTA about t_iter[config]
-// whatever M (<= bm) and K, so for every config of the device's path and every split
-// s = 1..8 (s * round_up(M, bm) <= kPrefillMaxSplitRows):
-//   ctas = ceil(N_pad / bn) * ceil(M / bm) * s,   kts = ceil(K_pad / 64 / s)
-//   est  = ceil(ctas / (sms * occ)) * kts * t_iter      (waves of resident CTAs)
-//        + [s > 1] (4 us + 2 * s * M * N * 4 B / 2 TB/s)  (partials + the reduction launch)
-// and the smallest est wins (ties: the earlier config, the smaller split). t_iter and occ
-// per config are in kIterUs / kOcc below, read off the 2026-12-02 sweep (bench/gpu/prefill_rows,
-// tests/gpu/prefill/prefill_bench tune): e.g. gate_up M=64 wgmma_bm64_bn128_s5_ov split 1,
-// 224 CTAs = 2 waves x 64 tiles in 71 us -> 0.55 us per tile.
+// Tile heuristic (prefill_plan): a rule read off the forced-config sweep of 2026-12-02 on the
+// H200 (docs/benchmarks/prefill.md, `prefill_bench out.csv tune`: every config x split 1/2/4 on
+// llama8b.qkv, llama8b.gate_up and 8192x8192 at M = 32..256), where it picks the fastest or
+// within 5% of it:
+//   tile   M <= 64: wgmma_bm64_bn128_s5_ov (one wgmma group in flight; 30% faster than the
+//          retire-each-group schedule at these M); M <= 128: wgmma_bm128_bn128_s4;
+//          else wgmma_bm256_bn128_s4. (mma path, sm_80: mma_bm64 for M <= 64, else mma_bm128.)
+//   split  the smallest s in 1..8 with ctas = ceil(N_pad/bn) * ceil(M/bm) * s >= fill, where
+//          fill = 1.5 * SMs for the bm64 tile and 0.9 * SMs otherwise, within
+//          s * round_up(M, bm) <= kPrefillMaxSplitRows and s <= K_pad / 64.
+// The register-capped occupancy variants (_occ2/_occ4) measured within 1% of their uncapped
+// versions and the occupancy did not help, so they stay override-only.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -46,15 +47,8 @@ const PrefillConfig kConfigs[] = {W4A16_PREFILL_CONFIGS(W4A16_MODEL)};
 #undef W4A16_MODEL
 static_assert(sizeof(kConfigs) / sizeof(kConfigs[0]) == prefill_detail::kNumConfigs, "config table out of sync");
 
-// Per config index (order of W4A16_PREFILL_CONFIGS): CTAs resident per SM (ptxas registers:
-// 230/166/140 regs x 256 threads -> 1; 158 x 128 -> 3) and microseconds per 64-wide k tile per
-// CTA with that many resident (measured; the mma entries are estimates: not measured on sm_80).
-// Configs 10 and 11 (register-capped for 2 / 4 CTAs per SM) are not measured yet: their entries
-// are set so that they are never chosen by default until docs/benchmarks/prefill.md has them.
-constexpr int kOcc[prefill_detail::kNumConfigs] = {1, 1, 1, 3, 1, 1, 1, 1, 1, 3, 2, 4};
-constexpr double kIterUs[prefill_detail::kNumConfigs] = {1.40, 0.99, 0.79, 1.40, 3.0, 2.0, 1.38, 0.97, 0.55, 1.30, 1e9, 1e9};
-constexpr double kReduceLaunchUs = 4.0;   // split-K: the reduction kernel and its launch gap
-constexpr double kPartialBw = 2.0e12;     // B/s for the fp32 partials (written + read, mostly L2)
+// Config indices the plan uses (order of W4A16_PREFILL_CONFIGS in prefill_launch.cuh).
+constexpr int kCfgBm256 = 0, kCfgBm128 = 1, kCfgMma128 = 4, kCfgMma64 = 5, kCfgBm64Ov = 8;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
@@ -190,7 +184,7 @@ std::string PrefillConfig::name() const {
 std::string PrefillPlan::describe() const {
   std::ostringstream s;
   s << (config >= 0 ? prefill_config(config).name() : std::string("none")) << " split=" << split
-    << " k_tiles/split=" << k_tiles_per_split << " est=" << est_us << "us";
+    << " k_tiles/split=" << k_tiles_per_split;
   return s.str();
 }
 
@@ -207,34 +201,25 @@ bool prefill_supported(int capability) {
 }
 
 PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
-  PrefillPlan best;
-  best.est_us = std::numeric_limits<double>::infinity();
-  const PrefillPath path = path_for(capability);
+  const bool wgmma = path_for(capability) == PrefillPath::wgmma;
   const std::int64_t n_pad = round_up(n, 64), k_tiles = round_up(k, 64) / 64;
-  const double sms = std::max(1, sm_count);
-  for (int c = 0; c < prefill_detail::kNumConfigs; ++c) {
-    const PrefillConfig& cfg = kConfigs[c];
-    if (cfg.path != path) continue;
-    const std::int64_t tiles_n = ceil_div(n_pad, cfg.bn()), tiles_m = ceil_div(std::max<std::int64_t>(m, 1), cfg.bm);
-    for (std::int64_t s = 1; s <= kPrefillMaxSplit; ++s) {
-      if (s > 1 && s * tiles_m * cfg.bm > kPrefillMaxSplitRows) break;
-      std::int64_t kts = 0;
-      const std::int64_t split = normalize_split(k_tiles, s, &kts);
-      if (split != s) continue;  // the same as a smaller split
-      const double ctas = static_cast<double>(tiles_n * tiles_m * split);
-      const double waves = std::ceil(ctas / (sms * kOcc[c]));
-      double est = waves * static_cast<double>(kts) * kIterUs[c];
-      if (split > 1) est += kReduceLaunchUs + 2.0 * split * m * n * 4 / kPartialBw * 1e6;
-      if (est < best.est_us * 0.999) {
-        best.config = c;
-        best.split = static_cast<int>(split);
-        best.k_tiles_per_split = kts;
-        best.est_us = est;
-      }
-    }
-  }
-  if (best.config < 0) fail(ErrorCode::internal, "prefill_plan: no configuration for capability " + std::to_string(capability));
-  return best;
+  int c;
+  if (wgmma)
+    c = m <= 64 ? kCfgBm64Ov : (m <= 128 ? kCfgBm128 : kCfgBm256);
+  else
+    c = m <= 64 ? kCfgMma64 : kCfgMma128;
+  const PrefillConfig& cfg = kConfigs[c];
+  const double fill = (cfg.bm == 64 ? 1.5 : 0.9) * std::max(1, sm_count);
+  const std::int64_t tiles = ceil_div(n_pad, cfg.bn()) * ceil_div(std::max<std::int64_t>(m, 1), cfg.bm);
+  std::int64_t split = 1;
+  while (split < kPrefillMaxSplit && static_cast<double>(tiles * split) < fill &&
+         (split + 1) * round_up(std::max<std::int64_t>(m, 1), cfg.bm) <= kPrefillMaxSplitRows && split + 1 <= k_tiles)
+    ++split;
+  PrefillPlan p;
+  p.config = c;
+  p.split = static_cast<int>(normalize_split(k_tiles, split, &p.k_tiles_per_split));
+  p.est_us = 0;
+  return p;
 }
 
 std::size_t prefill_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m) {

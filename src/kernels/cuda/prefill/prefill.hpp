@@ -64,7 +64,7 @@ struct PrefillPlan {
   int config = -1;          // index into prefill_configs()
   int split = 1;            // K splits (1 = none)
   std::int64_t k_tiles_per_split = 0;  // 64-wide k tiles per split
-  double est_us = 0;        // the heuristic's estimate (for `explain` output, not a promise)
+  double est_us = 0;        // reserved for an estimate (the measured rule gives none: 0)
   std::string describe() const;
 };
 
@@ -74,8 +74,8 @@ constexpr std::int64_t kPrefillMaxSplitRows = 512;  // split * round_up(M, bm) b
 int prefill_config_count();
 const PrefillConfig& prefill_config(int i);
 
-// The heuristic (documented in prefill.cu): every config of the device's path, every split
-// 1..8, minimize waves x k tiles x measured cost per tile (+ the split-K reduction).
+// The heuristic (documented in prefill.cu): the tile by M, then the smallest split that fills
+// the SMs; a rule measured on the H200. est_us is unused (0).
 PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count);
 
 // prefill_run with a forced plan (tests and benchmarks exercise every config). plan.split and
