@@ -65,7 +65,9 @@ TEST(MoeGpuRouting, MatchesRouteCpu) {
         auto gw = dw.get();
         for (std::size_t i = 0; i < ids.size(); ++i) {
           ASSERT_EQ(gi[i], ids[i]) << "E=" << E << " k=" << k << " i=" << i;
-          ASSERT_NEAR(gw[i], w[i], 1e-6f * std::max(1.f, w[i])) << "E=" << E << " k=" << k << " i=" << i;
+          // The softmax denominator is summed in another order (warp tree vs left to right), so
+          // weights agree to a few ulp times log2(E), not bit for bit: 1e-5 relative covers E = 1024.
+          ASSERT_NEAR(gw[i], w[i], 1e-5f * std::max(1.f, w[i])) << "E=" << E << " k=" << k << " i=" << i;
         }
       }
 }
@@ -239,7 +241,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{7, 2, 8, 512, 256, 256, ScalarType::uint4, DType::bf16},
                       Case{64, 8, 16, 256, 128, kChannelwise, ScalarType::uint4b8, DType::f16},
                       Case{64, 1, 8, 128, 192, 64, ScalarType::uint4, DType::f16},
-                      Case{1000, 8, 16, 128, 64, 128, ScalarType::uint4, DType::bf16},
+                      Case{1000, 8, 16, 128, 128, 128, ScalarType::uint4, DType::bf16},
                       Case{1000, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::f16}),
     name);
 
