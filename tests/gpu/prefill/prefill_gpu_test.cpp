@@ -387,6 +387,37 @@ TEST(PrefillGpu, PlanCoversPerfShapes) {
     }
 }
 
+// The plan rule (a pure function, no GPU needed): tile by M, the smallest split that fills the
+// SMs, partial rows and K bounds respected, the default workspace covers it.
+TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
+  const std::int64_t shapes[][2] = {{1152, 896}, {896, 896}, {9728, 896}, {896, 4864}, {6144, 4096}, {4096, 4096},
+                                    {28672, 4096}, {4096, 14336}, {8192, 8192}, {57344, 8192}, {200, 360}, {392, 1344}};
+  for (int cap : {90, 80})
+    for (auto& s : shapes)
+      for (std::int64_t m : {1, 17, 32, 64, 65, 100, 128, 129, 256, 1000, 1024, 4096, 4097}) {
+        const PrefillPlan p = prefill_plan(s[0], s[1], m, cap, 132);
+        SCOPED_TRACE("cap " + std::to_string(cap) + " N=" + std::to_string(s[0]) + " K=" + std::to_string(s[1]) +
+                     " M=" + std::to_string(m) + ": " + p.describe());
+        const PrefillConfig& c = prefill_config(p.config);
+        const bool wgmma_build = prefill_plan(64, 64, 64, 90, 132).config != prefill_plan(64, 64, 64, 80, 132).config;
+        EXPECT_EQ(c.path == PrefillPath::wgmma, cap == 90 && wgmma_build);
+        if (c.path == PrefillPath::wgmma) {
+          EXPECT_EQ(c.bm, m <= 64 ? 64 : (m <= 128 ? 128 : 256));
+        }
+        const std::int64_t k_tiles = (s[1] + 63) / 64, tiles = ((s[0] + 63) / 64 * 64 + c.bn() - 1) / c.bn() * ((m + c.bm - 1) / c.bm);
+        EXPECT_GE(p.split, 1);
+        EXPECT_LE(p.split, kPrefillMaxSplit);
+        EXPECT_GE(p.k_tiles_per_split * p.split, k_tiles);                 // covers K
+        EXPECT_LT((p.split - 1) * p.k_tiles_per_split, k_tiles);           // no empty split
+        const double fill = (c.bm == 64 ? 1.5 : 0.9) * 132;
+        if (p.split > 1) {
+          EXPECT_LE(p.split * ((m + c.bm - 1) / c.bm * c.bm), kPrefillMaxSplitRows);
+          EXPECT_LT(static_cast<double>(tiles * (p.split - 1)), fill);    // the smallest split that fills
+          EXPECT_LE(static_cast<std::size_t>(p.split * m * s[0] * 4), prefill_workspace_bytes(s[0], s[1], 128, false, m));
+        }
+      }
+}
+
 // ---- dense cache ----
 TEST(DenseCacheGpu, MatchesReferenceAndReportsBytes) {
   SKIP_WITHOUT_GPU();

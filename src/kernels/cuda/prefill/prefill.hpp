@@ -15,9 +15,9 @@
 // graph. The workspace (caller-owned, >= prefill_workspace_bytes for the largest M used)
 // holds the act-order gather of x and the split-K partials.
 //
-// Alignment: x and y 16-byte... x must be 16-byte aligned with x_stride % 8 == 0 (cp.async
-// 16-byte copies) unless act_order (then x is gathered into the workspace first and may have
-// any stride); y needs 2-byte alignment only.
+// Alignment: x must be 16-byte aligned with x_stride % 8 == 0 (cp.async 16-byte copies) unless
+// act_order (then x is gathered into the workspace first and may have any stride); y needs
+// 2-byte alignment only; the workspace 256-byte alignment (cudaMalloc gives that).
 #pragma once
 #include <cuda_runtime.h>
 
