@@ -173,3 +173,13 @@ def test_gptq_float_qzeros_are_refused(rng):
     with pytest.raises(w4a16.Error) as e:  # unpacked float zero points [G, N] where int32 [G, N/8] are expected
         w4a16.from_gptq(gptq_qweight(q), z.astype(np.float16), s, None, group_size=64, sym=False, desc_act=False)
     assert isinstance(e.value, (w4a16.DTypeError, w4a16.LayoutError)) and str(e.value).startswith("qzeros")
+
+
+@pytest.mark.parametrize("backend", CPU_KERNELS)
+def test_fp16_scales_with_bf16_activations(rng, backend):
+    layer, w, b = make_awq(rng, 32, 256, 64, bias=True)  # float16 scales and bias
+    xb = w4a16.float32_to_bfloat16_bits(rng.standard_normal((3, 256)).astype(np.float32))
+    y = layer(xb, dtype="bfloat16", backend=backend)
+    assert y.dtype == np.uint16
+    ref = ref_out(w4a16.bfloat16_bits_to_float32(xb), w, b)
+    assert rel_err(w4a16.bfloat16_bits_to_float32(y), ref) <= TOL["bfloat16"]
