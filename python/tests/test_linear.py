@@ -94,6 +94,8 @@ def test_strided_inputs(rng):
     assert rel_err(layer(transposed), ref_out(transposed, w, b)) <= TOL["float16"]
     backwards = rng.standard_normal((3, 128)).astype(np.float16)[::-1]  # negative row stride
     assert rel_err(layer(backwards), ref_out(backwards, w, b)) <= TOL["float16"]
+    broadcast = np.broadcast_to(rng.standard_normal(128).astype(np.float16), (4, 128))  # row stride 0
+    assert rel_err(layer(broadcast), ref_out(broadcast, w, b)) <= TOL["float16"]
     # the input is never modified
     before = every_other.copy()
     layer(every_other)

@@ -39,9 +39,9 @@ def is_cuda(x, kind: str) -> bool:
 
 def as_rows(x, kind: str, k: int):
     """x [..., K] -> (x2 [M, K] with unit inner stride, leading shape). Reshapes are views where
-    the layout allows; a copy is made only when the innermost stride is not 1 or rows run
-    backwards (the kernels read rows of K contiguous values, stepping forward; row padding,
-    e.g. x[:, :K] of a wider array, is kept as is)."""
+    the layout allows; a copy is made only when the innermost stride is not 1, or rows run
+    backwards or overlap (the kernels read rows of K contiguous values, stepping forward by at
+    least K; row padding, e.g. x[:, :K] of a wider array, is kept as is)."""
     if kind == "dlpack":
         return x, None  # unknown framework: passed through; the extension checks it
     shape = tuple(x.shape)
@@ -51,14 +51,16 @@ def as_rows(x, kind: str, k: int):
     if kind == "torch":
         x2 = x.detach()
         x2 = x2.reshape(-1, shape[-1]) if len(shape) != 2 else x2
-        if x2.shape[-1] > 1 and x2.stride(-1) != 1:
+        overlapping = x2.shape[0] > 1 and x2.stride(0) < x2.shape[-1]  # expand(): rows share memory
+        if (x2.shape[-1] > 1 and x2.stride(-1) != 1) or overlapping:
             x2 = x2.contiguous()
         return x2, lead
     # numpy and cupy share the API (strides in bytes)
     x2 = x.reshape(-1, shape[-1]) if len(shape) != 2 else x
     inner_bad = x2.shape[-1] > 1 and x2.strides[-1] != x2.itemsize
-    rows_reversed = x2.shape[0] > 1 and x2.strides[0] < 0  # x[::-1]: kernels step rows forward
-    if inner_bad or rows_reversed:
+    # x[::-1] (kernels step rows forward) and broadcast_to (rows share memory): copied
+    rows_bad = x2.shape[0] > 1 and x2.strides[0] < x2.shape[-1] * x2.itemsize
+    if inner_bad or rows_bad:
         x2 = x2.copy(order="C")
     return x2, lead
 
