@@ -70,7 +70,8 @@ nb::tuple check_x(const InArray& x_arr, std::int64_t k, std::string_view bits16)
   if (!is_activation_dtype(x.dtype)) fail(ErrorCode::dtype_mismatch, "x", want, describe(x));
   if (x.rank != 2 || x.size(1) != k) fail(ErrorCode::shape_mismatch, "x", want, describe(x));
   check_cuda_built(x.device, "x");
-  return nb::make_tuple(std::string(dtype_name(x.dtype)), std::string(device_name(x.device)), x.device_index);
+  return nb::make_tuple(std::string(dtype_name(x.dtype)), std::string(device_name(x.device)), x.device_index,
+                        x.size(0));
 }
 
 void run_linear(const PyLinear& self, const InArray& x_arr, const OutArray& out_arr, std::uintptr_t stream,
@@ -146,7 +147,7 @@ void bind_linear(nb::module_& m) {
       nb::arg("backend") = "", nb::arg("max_m") = 4096, nb::arg("stream") = 0, nb::rv_policy::take_ownership);
 
   m.def("check_x", &check_x, nb::arg("x"), nb::arg("k"), nb::arg("dtype") = "",
-        "Validates x [M, K] and returns (dtype, device, device_index).");
+        "Validates x [M, K] and returns (dtype, device, device_index, M).");
 
   m.def("kernels", []() {
     nb::list out;

@@ -152,8 +152,7 @@ class _DLPackOnly:
     """A producer known only through the DLPack protocol (not numpy, torch or cupy)."""
 
     def __init__(self, a):
-        self._a = a
-        self.shape = a.shape
+        self._a = a  # no shape attribute: everything the layer needs comes through DLPack
 
     def __dlpack__(self, **kw):
         return self._a.__dlpack__(**kw)

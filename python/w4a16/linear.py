@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from . import _arrays, _core
+from .errors import UnsupportedError, fail
 
 
 def _bits16(dtype: Optional[str]) -> str:
@@ -131,10 +132,12 @@ class QuantizedLinear:
         x2, lead = _arrays.as_rows(x, kind, self.k)
         ex = _arrays.export(x2, kind)
         b16 = _bits16(dtype)
-        act, device, index = _core.check_x(ex, self.k, b16)
+        act, device, index, m = _core.check_x(ex, self.k, b16)
         if kind == "torch" and device == "cuda":
             ex = _arrays.export(x2, kind)  # a DLPack capsule is consumed by one import
-        m = int(x2.shape[0])
+        if out is None and kind == "dlpack" and device == "cuda":
+            raise fail(UnsupportedError, "x", "a numpy, torch or cupy array, or out= (this DLPack producer's CUDA "
+                       "arrays cannot be allocated here)", f"{type(x).__name__} on cuda:{index}")
         if m == 0:  # nothing to compute; kernels need not accept empty views
             y = _arrays.empty_out(x2, kind, 0, self.n, act) if out is None else out
             return _arrays.reshape_out(y, lead) if out is None else out
