@@ -176,6 +176,8 @@ def _drop(ident):
 
 
 def _gemm_impl(x, qweight, scales, zeros, bias, perm, group_size, scalar_type, backend=""):
+    if qweight.device != x.device:
+        raise fail(ArgumentError, "qweight", f"a tensor on x's device ({x.device})", f"one on {qweight.device}")
     layer = _layer_for(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend)
     return layer(x)  # a new tensor of x's dtype on x's device, [..., N]; x's current stream
 
@@ -188,6 +190,7 @@ _lib.impl("gemm", _gemm_impl, "CUDA")
 def _gemm_fake(x, qweight, scales, zeros, bias, perm, group_size, scalar_type, backend=""):
     torch._check(x.dtype in (torch.float16, torch.bfloat16), lambda: f"x: expected float16 or bfloat16, got {x.dtype}")
     torch._check(x.shape[-1] == qweight.shape[1] * 8, lambda: "x: expected [..., K] with K = 8 * qweight.shape[1]")
+    torch._check(qweight.device == x.device, lambda: f"qweight: expected a tensor on x's device ({x.device})")
     return x.new_empty((*x.shape[:-1], qweight.shape[0]))
 
 
