@@ -1,23 +1,24 @@
 // Contract: the tensor-core W4A16 prefill kernel (issue 5), templates instantiated by
-// prefill_inst_f16.cu / prefill_inst_bf16.cu.
+// prefill_inst_{f16,bf16}_{sym,zeros}.cu for every config of W4A16_PREFILL_CONFIGS (prefill_launch.cuh).
 //   W   layout cuda.tc16x64.v1 (docs/LAYOUT.md): qweight [N_pad/16][K_pad/64][32][4] int32,
 //       scales act dtype [G][N_pad] pair-interleaved, zeros uint8 [G][N_pad/16][8] (uint4 only)
 //   x   (M, K) act dtype, row stride x_stride elements, 16-byte aligned, x_stride % 8 == 0
 //       (the launcher gathers act-order / misaligned x into the workspace first)
 //   out split == 1: y (M, N) act dtype, row stride y_stride, bias added, rounded once from fp32
-//       split  > 1: fp32 partials (split, M, N) contiguous; prefill_reduce_kernel sums them
+//       split  > 1: fp32 partials (split, M, N) contiguous; reduce_kernel (prefill.cu) sums them
 //                   in split order (deterministic) and adds bias
 // Swap-AB: y^T = W . x^T. Weight rows are the M side of the tensor-core instruction, tokens
-// the N side. Per CTA: BN = 64 * WG * MB weight rows x BM tokens; grid (N_pad/BN, ceil(M/BM), split).
+// the N side. Per CTA: BN = 64 * WG * MB weight rows x BM tokens; grid (ceil(N_pad/BN), ceil(M/BM), split).
 // Warp w owns 16 rows per 64-row block (w % 4 picks the 16, w / 4 the warpgroup): its A
 // fragments are exactly its 16-byte loads of the layout, used by no other warp, so they go
 // global -> registers (PF tiles ahead) and never touch shared memory.
-// The x tile (BM tokens x 64 k) is staged by cp.async in a STAGES-deep ring (STAGES-1 tiles
-// ahead; each tile's wgmma group is retired before the next barrier), 128-byte rows
+// The x tile (BM tokens x 64 k) is staged by cp.async in a STAGES-deep ring (STAGES-1 or
+// STAGES-2 tiles ahead, by the OVERLAP schedule below), 128-byte rows
 // swizzled as the wgmma 128B mode expects (16-byte chunk c of row r at chunk c ^ (r % 8)), so the
 // same bytes serve wgmma's smem descriptor and the mma path's conflict-free ldmatrix.
-// Configurations instantiated: see kPrefillConfigs in prefill.cu. Checked by
-// tests/gpu/prefill (build-prefill/tests/gpu/prefill/prefill_gpu_test).
+// Mid-M/large-M speed on the H200: docs/benchmarks/prefill.md (0.3-0.9x cuBLAS; the per-tile
+// barrier + dequant + HGMMA chain is serial, see there). Checked by tests/gpu/prefill
+// (prefill_gpu_test: every config, every accepted configuration, against the f64 reference).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -163,8 +164,8 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   constexpr int kBN = 64 * WG * MB;          // weight rows per CTA
   constexpr int kStageBytes = BM * 128;       // (BM tokens, 64 k) fp16/bf16, 128 B per token row
   constexpr int kChunks = BM * 8;             // 16-byte chunks per stage
-  // W register ring depth (k tiles in flight per warp): deeper for the small tiles, which run
-  // memory-bound at mid M and need more bytes in flight; the big tiles are register-limited.
+  // W register ring depth (k tiles in flight per warp): deeper for the small tiles of the
+  // retire-each-group schedule (mid M); the big tiles are register-limited.
   constexpr int kPF = BM * MB <= 64 && !OVERLAP ? 8 : 4;
   constexpr int kAhead = OVERLAP && WGMMA ? STAGES - 2 : STAGES - 1;  // x tiles in flight
   constexpr int kAcc = BM / 2;                // fp32 accumulators per thread per 64-row block
