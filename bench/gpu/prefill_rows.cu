@@ -219,4 +219,57 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
   return rows;
 }
 
+namespace {
+
+// prefill_run with its default plan on `copies` rotating TcWeights.
+class PrefillBenchKernel : public BenchKernel {
+ public:
+  explicit PrefillBenchKernel(bool dense) : dense_cache_(dense) {}
+  std::string name() const override { return dense_cache_ ? "dense_cache" : "cuda_prefill"; }
+  void prepare(const BenchCase& c, const QuantizedLinear* q, int copies, cudaStream_t s) override {
+    release();
+    case_ = c;
+    for (int i = 0; i < std::max(copies, 1); ++i) {
+      w_.push_back(i == 0 ? kc::tc_prepare(q->view(), c.act, s) : kc::tc_clone(*w_[0], s));
+      if (dense_cache_) dc_.push_back(kc::dense_cache_prepare(*w_.back(), s));
+    }
+    // The prefill workspace bound holds for every M (split-K partials are capped, no act-order here).
+    const std::size_t bytes = dense_cache_ ? kc::dense_cache_workspace_bytes(0)
+                                           : kc::prefill_workspace_bytes(c.n, c.k, c.group, q->act_order(), 1 << 16);
+    work_ = std::make_unique<Dev>(bytes);
+  }
+  void run(int copy, const void* x, std::int64_t m, void* y, cudaStream_t s) override {
+    const std::size_t i = static_cast<std::size_t>(copy) % w_.size();
+    if (dense_cache_)
+      kc::dense_cache_run(*dc_[i], *w_[i], x, m, case_.k, y, case_.n, work_->p, work_->bytes, s);
+    else
+      kc::prefill_run(*w_[i], x, m, case_.k, y, case_.n, work_->p, work_->bytes, s);
+  }
+  std::string plan(std::int64_t m) const override {
+    if (dense_cache_) return "cublasGemmEx on a dequantized copy";
+    return kc::prefill_plan(case_.n, case_.k, m, kc::device_capability(), kc::device_sm_count()).describe();
+  }
+  void release() override {
+    dc_.clear();
+    w_.clear();
+    work_.reset();
+  }
+
+ private:
+  bool dense_cache_;
+  BenchCase case_;
+  std::vector<std::unique_ptr<kc::TcWeights>> w_;
+  std::vector<std::unique_ptr<kc::DenseCache>> dc_;
+  std::unique_ptr<Dev> work_;
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<BenchKernel>> make_prefill_bench_kernels() {
+  std::vector<std::unique_ptr<BenchKernel>> v;
+  v.push_back(std::make_unique<PrefillBenchKernel>(false));
+  v.push_back(std::make_unique<PrefillBenchKernel>(true));
+  return v;
+}
+
 }  // namespace w4a16::bench

@@ -11,6 +11,12 @@
 //   "cublas_f16"/"cublas_bf16"  cublasGemmEx on dense weights of the act dtype (the peer)
 // and checks every int4 row against the dense-cache output of the same weights (rel_err).
 // Link: bench/gpu/prefill_rows.cu, w4a16_cuda_kernels, w4a16_gpu_timer, w4a16_testutil.
+//
+// For the shared sweep (bench/gpu/gpu_sweep.hpp) the same kernels as BenchKernel rows:
+//   for (auto& k : make_prefill_bench_kernels()) opts_extra.push_back(std::move(k));
+// gives "cuda_prefill" (prefill_run, default plan; plan() prints it) and "dense_cache"
+// (dequantized copy + cuBLAS, one cache per rotating copy). Add prefill_rows.cu to the sweep's
+// library to use it; its M list then decides where the rows are timed (any M >= 1 runs).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -18,6 +24,9 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "gpu_sweep.hpp"
 #include "w4a16/core/dtype.hpp"
 
 namespace w4a16::bench {
@@ -46,6 +55,9 @@ struct PrefillRow {
 };
 
 std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t stream);
+
+// BenchKernel rows for the shared sweep: "cuda_prefill", "dense_cache".
+std::vector<std::unique_ptr<BenchKernel>> make_prefill_bench_kernels();
 
 std::string prefill_csv_header();
 std::string prefill_csv_row(const PrefillRow& r);
