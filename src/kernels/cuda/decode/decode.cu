@@ -158,17 +158,24 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 template <bool kZeros, bool kG32>
 struct Ring {
   static constexpr int kTilesPerStep = 4;  // tiles computed together: 4 independent mma chains
-  // Steps in flight: 4 x 4 tiles x 512 B = 8 KB of weights per warp; g = 32 with zeros carries
-  // 4 words per lane per tile more, so it keeps 2 steps deep to stay within shared memory.
-  static constexpr int kSteps = (kZeros && kG32) ? 3 : 4;
+  // 3 steps x 4 tiles x 512 B = 6 KB of weights per warp, 2 steps refilled ahead. The kernel is
+  // issue/latency bound rather than short of bytes in flight (ncu at 4 steps: 6.5 cycles per issued
+  // instruction at 25% occupancy, DRAM 37%), so 3 steps trade depth for occupancy: 3 blocks of the
+  // 1..8-token symmetric variants fit an SM (24 warps). docs/benchmarks/decode.md has both runs.
+  static constexpr int kSteps = 3;
   static constexpr int kGs = kG32 ? 2 : 1;           // groups per tile
   static constexpr int kTiles = kTilesPerStep * kSteps;
   static constexpr int kWordsPerTile = kGs * (kZeros ? 2 : 1);  // scale (+ zero) words per lane
   static constexpr int kBytesPerWarp = kTiles * (512 + 128 * kWordsPerTile);
 };
 
+// Blocks per SM the register cap is sized for: 3 (85 registers) where the variant fits without
+// spills (ptxas -v: 72-79 registers), else 2 (128 registers).
+template <int MB, bool kZeros>
+constexpr int kMinBlocks = (MB == 1 && !kZeros) ? 3 : 2;
+
 template <bool kBf16, int MB, bool kZeros, bool kG32>
-__global__ void __launch_bounds__(kThreads, 2) decode_kernel(const Args a) {
+__global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kernel(const Args a) {
   using D = Dt<kBf16>;
   using R = Ring<kZeros, kG32>;
   constexpr int kP = R::kTilesPerStep, kS = R::kSteps, kGs = R::kGs;
@@ -426,8 +433,8 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, 
   // (40 + 240 / resident warps) cycles (x1.3 at 16 tokens), each wave of blocks adds ~1.2 us of
   // latency (first loads, x staging, reduction), and a cluster of s blocks slows the wave by
   // 15% per extra rank. 2 blocks of 8 warps fit an SM (registers capped at 128 by the launch
-  // bounds), fewer when shared memory runs out. Fits the 8 measured plans of 8192x8192 and
-  // 28672x4096 within ~10% and ranks the qwen0.5b plans correctly.
+  // bounds; 3 for the 1..8-token symmetric variants), fewer when shared memory runs out. Fits the 8
+  // measured plans of 8192x8192 and 28672x4096 within ~10% and ranks the qwen0.5b plans correctly.
   const int sms = cached_sm_count();
   const double cyc_scale = m_chunk > 8 ? 1.3 : 1.0;
   DecodePlan best;
@@ -436,7 +443,8 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, 
     for (int s = 1; s <= kMaxSplits; ++s) {
       DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32);
       if (p.smem_bytes > kMaxSmem || p.splits != s) continue;
-      const std::int64_t bps = std::max<std::int64_t>(1, std::min<std::int64_t>(2, (227 * 1024) / (p.smem_bytes + 1024)));
+      const std::int64_t reg_bps = (m_chunk <= 8 && !zeros) ? 3 : 2;  // kMinBlocks of the variant
+      const std::int64_t bps = std::max<std::int64_t>(1, std::min<std::int64_t>(reg_bps, (227 * 1024) / (p.smem_bytes + 1024)));
       const std::int64_t slots = static_cast<std::int64_t>(sms) * bps;
       const std::int64_t blocks = static_cast<std::int64_t>(p.row_blocks) * p.splits;
       const std::int64_t waves = (blocks + slots - 1) / slots;
