@@ -10,11 +10,17 @@
 // number 1024 + q resp. 128 + q, minus 1024 + z resp. 128 + z); the products accumulate in fp32
 // per group and the fp32 accumulators are scaled per (row, group) - one rounding less than
 // dequantizing to (q - z) * s in 16 bits. Bias is added in fp32, y rounded once.
+// Pipeline: each warp owns one 16-row stripe and a K range; a per-warp cp.async ring (3 steps of
+// 4 tiles, weights + scale/zero words) runs 2 steps ahead; 4 tiles are computed together so
+// their mma chains are independent. x (only the m real tokens) is staged once per block in
+// shared memory in B-fragment order. Plan (rows/warps/splits per block) from a cost model
+// fitted on the H200 (decode_plan; docs/benchmarks/decode.md). K <= 51200 at M > 8.
 // Split-K: warps of a block split K (reduced in shared memory), blocks of a cluster split K
 // (reduced by rank 0 through distributed shared memory), always in the same order: results are
 // bitwise reproducible run to run. No workspace, no atomics, no allocation: CUDA-graph safe.
 // Instantiated: {fp16, bf16} x {M <= 8, M <= 16} x {uint4b8, uint4} x {g == 32, g >= 64 or channelwise}.
-// Checked by: build-cuda/tests/gpu/decode/w4a16_test_gpu_decode (scripts/gpu-check on the H200).
+// Checked by: build-cuda/tests/gpu/decode/w4a16_test_gpu_decode, timed by w4a16_bench_gpu
+// (both through scripts/gpu-check on the H200).
 // ---------------------------------------------------------------------------------------------
 #include "decode/decode.hpp"
 
