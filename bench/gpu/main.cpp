@@ -1,6 +1,6 @@
 // w4a16_bench_gpu: the GPU sweep of shared/PERF.md (decode kernel + cuBLAS fp16/bf16, same process).
 //   w4a16_bench_gpu [--csv PATH] [--shapes a,b] [--ms 1,2,4] [--dtypes f16,bf16] [--quick] [--no-extra-groups]
-//                   [--no-cublas] [--scalars uint4b8,uint4]
+//                   [--no-cublas] [--scalars uint4b8,uint4] [--prefill]
 // Writes the CSV, prints the table; exit status 1 if any timed configuration failed its check.
 #include <cstdio>
 #include <cstring>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gpu_sweep.hpp"
+#include "prefill_rows.hpp"
 
 namespace {
 std::vector<std::string> split(const std::string& s) {
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   bench::SweepOptions opt;
   std::string csv = "w4a16_bench_gpu.csv";
   std::vector<std::string> shape_filter;
+  bool with_prefill = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -46,6 +48,7 @@ int main(int argc, char** argv) {
       opt.ms = {1, 4, 8, 16};
     } else if (a == "--no-extra-groups") opt.extra_groups.clear();
     else if (a == "--no-cublas") opt.builtin_cublas = false;
+    else if (a == "--prefill") with_prefill = true;  // the prefill developer's rows (bench/gpu/prefill_rows.hpp)
     else if (a == "--scalars") {
       opt.scalars.clear();
       for (auto& t : split(next())) {
@@ -55,7 +58,7 @@ int main(int argc, char** argv) {
       }
     }
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--csv PATH] [--shapes a,b] [--ms 1,2,4] [--dtypes f16,bf16] [--quick] [--no-extra-groups] [--no-cublas] [--scalars uint4b8,uint4]\n", argv[0]);
+      std::printf("usage: %s [--csv PATH] [--shapes a,b] [--ms 1,2,4] [--dtypes f16,bf16] [--quick] [--no-extra-groups] [--no-cublas] [--scalars uint4b8,uint4] [--prefill]\n", argv[0]);
       return 0;
     } else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
   }
@@ -67,7 +70,9 @@ int main(int argc, char** argv) {
   if (opt.shapes.empty()) { std::fprintf(stderr, "--shapes matched no PERF.md shape\n"); return 2; }
   opt.progress_csv = csv;  // rewritten with the speedups at the end
   try {
-    auto rows = bench::run_gpu_sweep(opt);
+    std::vector<std::unique_ptr<bench::BenchKernel>> extra;
+    if (with_prefill) extra = bench::make_prefill_bench_kernels();
+    auto rows = bench::run_gpu_sweep(opt, std::move(extra));
     bench::write_csv(rows, csv);
     std::printf("%s", bench::format_table(rows).c_str());
     int bad = 0;
