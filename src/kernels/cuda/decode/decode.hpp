@@ -35,10 +35,13 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros =
 // Workspace decode_run needs: 0 (the reduction lives in shared memory); kept for the registry API.
 std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m);
 
-// y[M,N] = x[:, perm] . W^T + bias. Any M >= 0 (chunks of 16 tokens, one launch each).
-// Requirements (checked, w4a16::Error otherwise): w in layout cuda.tc16x64.v1; x, y device pointers,
-// 2-byte aligned; x_stride >= K, y_stride >= N; x rows that are 16-byte aligned (x and x_stride % 8)
-// take the vector staging path, others a scalar path (same results).
+// y[M,N] = x[:, perm] . W^T + bias. Any M >= 0 (chunks of 16 tokens, one launch each; M = 0 is a
+// no-op). Requirements (checked, w4a16::Error otherwise): w in layout cuda.tc16x64.v1 (tag checked);
+// x, y device pointers, 2-byte aligned; x_stride >= K, y_stride >= N; x rows that are 16-byte aligned
+// (x and x_stride % 8) take the vector staging path, others a scalar path (same results). Each
+// block stages its K range of x in shared memory, so K is bounded: K <= 51200 at M-chunks of
+// 9..16 tokens (about 100k at <= 8); beyond, ErrorCode::unsupported. workspace may be null.
+// Deterministic: the same inputs give the same bits on every call.
 void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
                 void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 
