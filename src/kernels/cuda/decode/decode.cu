@@ -461,10 +461,13 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, 
       if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
     }
   }
-  // Each block stages its K range of x in shared memory: 8 cluster ranks x 200 KB bound K.
+  // Each block stages its K range of x in shared memory next to the weight rings: 8 cluster ranks
+  // x 200 KB bound K (decode.hpp lists the bounds per variant).
   if (best.row_blocks == 0)
-    fail(ErrorCode::unsupported, "weights", "K whose x chunk fits 8 blocks of 200 KB shared memory (K <= 51200 at M > 8)",
-         "K=" + std::to_string(k) + " M-chunk=" + std::to_string(m_chunk));
+    fail(ErrorCode::unsupported, "weights",
+         "K whose x chunk (K/8 per block, 128 B per 64 k per token) fits 200 KB of shared memory beside the weight ring",
+         "K=" + std::to_string(k) + " M-chunk=" + std::to_string(m_chunk) + (zeros ? " uint4" : " uint4b8") + " g=" +
+             std::to_string(group_size));
   return best;
 }
 

@@ -39,8 +39,10 @@ std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_siz
 // no-op). Requirements (checked, w4a16::Error otherwise): w in layout cuda.tc16x64.v1 (tag checked);
 // x, y device pointers, 2-byte aligned; x_stride >= K, y_stride >= N; x rows that are 16-byte aligned
 // (x and x_stride % 8) take the vector staging path, others a scalar path (same results). Each
-// block stages its K range of x in shared memory, so K is bounded: K <= 51200 at M-chunks of
-// 9..16 tokens (about 100k at <= 8); beyond, ErrorCode::unsupported. workspace may be null.
+// block stages its K range of x in shared memory (at most 8 blocks split K), so K is bounded: at
+// 9..16 tokens K <= 24576 (uint4, g = 32) .. 33792 (uint4b8, g >= 64); at 8 tokens 51200 .. 69632;
+// at 1 token far beyond any layer. Beyond, decode_plan/decode_run throw ErrorCode::unsupported.
+// workspace may be null.
 // Deterministic: the same inputs give the same bits on every call.
 void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
                 void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
