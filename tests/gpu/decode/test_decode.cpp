@@ -300,6 +300,9 @@ TEST(Decode, Rejections) {
     unsetenv("W4A16_DECODE_PLAN");
   }
   expect_error([&] { tc_prepare(L.q.view(), DType::f32, nullptr); }, ErrorCode::dtype_mismatch, "act_dtype");
+  // K beyond what 8 blocks can stage in shared memory at 16 tokens (decode.hpp: <= 24576 for uint4, g = 32).
+  expect_error([&] { decode_plan(4096, 65536, 16, true, 32); }, ErrorCode::unsupported, "weights");
+  EXPECT_GE(decode_plan(4096, 24576, 16, true, 32).splits, 1);  // the documented bound itself plans
   // M = 0 is valid and writes nothing.
   decode_run(*L.w, xd.p, 0, 128, yd.p, 64, nullptr, 0, nullptr);
   W4A16_CUDA_TRY(cudaDeviceSynchronize());
