@@ -23,7 +23,8 @@
 //
 // Paths (fast.cpp chooses; all accumulate in fp32):
 //   AVX2+FMA+F16C (fast_avx2.cpp), when __builtin_cpu_supports says so at run time:
-//     decode   M < kPrefillMinM: streams the packed weights once per 4 rows of x, per group
+//     decode   M < kPrefillMinM: reads the packed weights from memory once (a panel is reread
+//              from L2 by each further 4 rows of x); per group
 //              sum_k q*x is accumulated and s * (acc - z * sum_k x) applied at the group's end
 //     prefill  M >= kPrefillMinM: 16-row panels dequantized to fp32 in 256-k chunks (L1),
 //              reused by every row of a 96-row block of x (6 x 16 register tile)

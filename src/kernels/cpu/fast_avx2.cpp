@@ -13,8 +13,9 @@
 //   two). That is 3 vector ops per 8 weights (and, cvt, fma) instead of 4 (shift, and, cvt,
 //   fma); nibble 7 uses v >> 28 because masking it would set the sign bit. Zero points are
 //   folded out per group: sum_k (q - z) s x = s * (sum_k q x - z * sum_k x).
-//   Weights stream once per 4 rows of x; a thread's panel (2 blocks x K/2 bytes) stays in L2
-//   while the up-to-4 row tiles of M <= 16 pass over it.
+//   Panels: 4 blocks (32 rows) for M = 1, else 2 blocks (16 rows x K/2 bytes = 64 KiB at
+//   K = 8192), which stay in L2 while the up-to-4 row tiles of M <= 16 pass over them, so
+//   the weights come from memory once per call.
 // prefill (M >= kPrefillMinM): a 16-row panel of W is dequantized to fp32 ((q - z) * s, exact)
 //   256 k at a time into a 16 KB L1 buffer and reused by all rows of a 96-row block of x with a
 //   6 x 16 register tile (12 accumulators, 2 loads + 6 broadcasts per 12 FMAs).
