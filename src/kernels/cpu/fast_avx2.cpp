@@ -11,7 +11,8 @@
 //   v & (15 << 4i), converted to fp32 exactly (= q * 2^4i, at most 28 bits but only 4
 //   significant), and multiplied by x[k] * 2^-4i, which fast.cpp prescaled (exact: a power of
 //   two). That is 3 vector ops per 8 weights (and, cvt, fma) instead of 4 (shift, and, cvt,
-//   fma); nibble 7 uses v >> 28 because masking it would set the sign bit. Zero points are
+//   fma); nibble 7 uses v >> 28 because masking it would set the sign bit. (The prescaled x
+//   only loses bits for |x| < 2^-102, below anything fp16 holds and negligible in bf16.) Zero points are
 //   folded out per group: sum_k (q - z) s x = s * (sum_k q x - z * sum_k x).
 //   Panels: 4 blocks (32 rows) for M = 1, else 2 blocks (16 rows x K/2 bytes = 64 KiB at
 //   K = 8192), which stay in L2 while the up-to-4 row tiles of M <= 16 pass over them, so
