@@ -95,8 +95,8 @@ TEST(TensorParallel, RefusesBadSplits) {
       EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
     }
   };
-  expect_refused({40, 256, 128, ScalarType::uint4}, {Split::column, 0, 8}, "N: expected a multiple of tp = 8");
-  expect_refused({64, 256, 128, ScalarType::uint4}, {Split::column, 0, 4}, "N/tp: expected a multiple of 8");
+  expect_refused({36, 256, 128, ScalarType::uint4b8}, {Split::column, 0, 8}, "N: expected a multiple of tp = 8");
+  expect_refused({64, 256, 128, ScalarType::uint4}, {Split::column, 0, 16}, "N/tp: expected a multiple of 8");
   expect_refused({64, 256, 128, ScalarType::uint4}, {Split::row, 0, 4}, "K/tp: expected a multiple of the group size 128");
   expect_refused({64, 256, kChannelwise, ScalarType::uint4b8}, {Split::row, 0, 2}, "channelwise");
   expect_refused({64, 256, 32, ScalarType::uint4b8}, {Split::row, 2, 2}, "rank");
