@@ -1,7 +1,8 @@
 // w4a16_bench_gpu: the GPU sweep of shared/PERF.md (decode kernel + cuBLAS fp16/bf16, same process).
 //   w4a16_bench_gpu [--csv PATH] [--shapes a,b] [--ms 1,2,4] [--dtypes f16,bf16] [--quick] [--no-extra-groups]
-//                   [--no-cublas] [--scalars uint4b8,uint4] [--prefill]
+//                   [--no-cublas] [--scalars uint4b8,uint4] [--prefill] [--registry name,name] [--groups 128,32]
 // Writes the CSV, prints the table; exit status 1 if any timed configuration failed its check.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -10,6 +11,7 @@
 
 #include "gpu_sweep.hpp"
 #include "prefill_rows.hpp"
+#include "registry_rows.hpp"
 
 namespace {
 std::vector<std::string> split(const std::string& s) {
@@ -27,6 +29,7 @@ int main(int argc, char** argv) {
   std::string csv = "w4a16_bench_gpu.csv";
   std::vector<std::string> shape_filter;
   bool with_prefill = false;
+  std::vector<std::string> registry_names;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -48,7 +51,9 @@ int main(int argc, char** argv) {
       opt.ms = {1, 4, 8, 16};
     } else if (a == "--no-extra-groups") opt.extra_groups.clear();
     else if (a == "--no-cublas") opt.builtin_cublas = false;
-    else if (a == "--prefill") with_prefill = true;  // the prefill developer's rows (bench/gpu/prefill_rows.hpp)
+    else if (a == "--prefill") with_prefill = true;
+    else if (a == "--registry") registry_names = split(next());  // registered kernels through w4a16::Linear
+    else if (a == "--groups") { opt.groups.clear(); for (auto& t : split(next())) opt.groups.push_back(std::stoi(t)); }
     else if (a == "--scalars") {
       opt.scalars.clear();
       for (auto& t : split(next())) {
@@ -58,7 +63,7 @@ int main(int argc, char** argv) {
       }
     }
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--csv PATH] [--shapes a,b] [--ms 1,2,4] [--dtypes f16,bf16] [--quick] [--no-extra-groups] [--no-cublas] [--scalars uint4b8,uint4] [--prefill]\n", argv[0]);
+      std::printf("usage: %s [--csv PATH] [--shapes a,b] [--ms 1,2,4] [--dtypes f16,bf16] [--quick] [--no-extra-groups] [--no-cublas] [--scalars uint4b8,uint4] [--prefill] [--registry name,name] [--groups 128]\n", argv[0]);
       return 0;
     } else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
   }
@@ -72,6 +77,9 @@ int main(int argc, char** argv) {
   try {
     std::vector<std::unique_ptr<bench::BenchKernel>> extra;
     if (with_prefill) extra = bench::make_prefill_bench_kernels();
+    std::int64_t max_m = 1;
+    for (auto m : opt.ms) max_m = std::max(max_m, m);
+    for (auto& k : bench::make_registry_bench_kernels(registry_names, max_m)) extra.push_back(std::move(k));
     auto rows = bench::run_gpu_sweep(opt, std::move(extra));
     bench::write_csv(rows, csv);
     std::printf("%s", bench::format_table(rows).c_str());

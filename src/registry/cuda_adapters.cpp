@@ -181,7 +181,7 @@ class CudaPrefill final : public TcKernel {
   }
 };
 
-// The hybrid: both paths over one TcWeights; M <= hybrid_threshold(N, K).decode_max_m runs
+// The hybrid: both paths over one TcWeights; M <= hybrid_decode_max_m(N, K, zeros) runs
 // decode, larger M prefill. It claims a config only if both paths do, and asks the stricter
 // (prefill) alignment at every M so that a caller valid at M = 1 stays valid at M = 4096.
 class CudaHybrid final : public TcKernel {
@@ -193,7 +193,7 @@ class CudaHybrid final : public TcKernel {
     if (std::string r = prefill_refusal(c); !r.empty()) return "prefill path: " + r;
     return {};
   }
-  static std::int64_t decode_max_m(const LinearConfig& c) { return hybrid_threshold(c.n, c.k).decode_max_m; }
+  static std::int64_t decode_max_m(const LinearConfig& c) { return hybrid_decode_max_m(c.n, c.k, c.has_zeros); }
   std::size_t workspace_bytes(const LinearConfig& c, std::int64_t max_m) const override {
     const std::int64_t t = decode_max_m(c);
     std::size_t ws = kc::decode_workspace_bytes(c.n, c.k, c.group_size, c.act_order, std::min(max_m, t));
