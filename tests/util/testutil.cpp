@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -99,6 +100,20 @@ std::vector<double> bias_f64(const QuantizedLinear& w) {
   if (!w.has_bias()) return b;
   for (std::int64_t n = 0; n < w.spec().n; ++n) b.push_back(f16x_to_float(w.scale_dtype(), w.bias().ptr<std::uint16_t>()[n]));
   return b;
+}
+
+QuantizedLinear with_scale_dtype(const QuantizedLinear& w, DType dtype) {
+  QuantizedLinear r(w.spec(), dtype, w.has_bias(), w.act_order());
+  std::memcpy(r.qweight().data(), w.qweight().data(), w.qweight().nbytes());
+  if (w.spec().has_zeros()) std::memcpy(r.zeros().data(), w.zeros().data(), w.zeros().nbytes());
+  if (w.act_order()) std::memcpy(r.perm().data(), w.perm().data(), w.perm().nbytes());
+  auto convert = [&](const HostTensor& from, HostTensor& to) {
+    for (std::int64_t i = 0; i < from.numel(); ++i)
+      to.ptr<std::uint16_t>()[i] = float_to_f16x(dtype, f16x_to_float(w.scale_dtype(), from.ptr<std::uint16_t>()[i]));
+  };
+  convert(w.scales(), r.scales());
+  if (w.has_bias()) convert(w.bias(), r.bias());
+  return r;
 }
 
 std::vector<double> to_f64(const std::uint16_t* p, DType dtype, std::int64_t m, std::int64_t k, std::int64_t row_stride) {

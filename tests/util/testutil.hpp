@@ -36,6 +36,10 @@ std::vector<double> gemm_f64(const std::vector<double>& x, const std::vector<dou
 std::vector<double> dequant_f64(const QuantizedLinear& w);
 std::vector<double> bias_f64(const QuantizedLinear& w);
 
+// The same layer with scales and bias rounded to `dtype`: what a kernel that converts them to the
+// activation dtype at prepare time (docs/LAYOUT.md, cuda.tc16x64.v1) is specified to compute.
+QuantizedLinear with_scale_dtype(const QuantizedLinear& w, DType dtype);
+
 // 16-bit float storage -> doubles ([M, K] with row stride).
 std::vector<double> to_f64(const std::uint16_t* p, DType dtype, std::int64_t m, std::int64_t k,
                            std::int64_t row_stride);
