@@ -123,7 +123,30 @@ int bench_gpu(const ParsedArgs& a, const Common& c) {
 }
 #endif
 
+// One PNG per shape from the sweep's CSV through bench/gpu/plot.py, where python3 has
+// matplotlib; otherwise a note and no plots (the CSV is the result, the plots a view of it).
+void write_plots(const std::string& csv, const std::string& dir) {
+  const std::string script = W4A16_PLOT_SCRIPT;
+  if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
+    std::fprintf(stderr, "w4a16 bench: no plots: python3 with matplotlib not found (CSV: %s)\n", csv.c_str());
+    return;
+  }
+  const std::string cmd = "python3 '" + script + "' '" + csv + "' --out '" + dir + "'";
+  if (std::system(cmd.c_str()) != 0)
+    fail(ErrorCode::io_error, "--plots", "bench/gpu/plot.py to write PNGs into '" + dir + "'", "a failure running " + script);
+}
+
+int run_bench_sweep(const ParsedArgs& a);
+
 int run_bench(const ParsedArgs& a) {
+  if (a.has("plots") && a.get_or("csv", "").empty())
+    usage_fail("--plots", "--csv FILE as well (the plots are drawn from the CSV)", "no --csv");
+  const int rc = run_bench_sweep(a);
+  if (rc == 0 && a.has("plots")) write_plots(a.get_or("csv", ""), a.get_or("plots", ""));
+  return rc;
+}
+
+int run_bench_sweep(const ParsedArgs& a) {
   const std::string dev = a.get_choice("device", {"cpu", "cuda"}, cuda_device_present() ? "cuda" : "cpu");
   const Common c = common_options(a);
   if (dev == "cuda") {
@@ -162,9 +185,10 @@ Command bench_command() {
             {"threads", "T", "cpu: threads, 0 = all cores", "0"},
             {"bw-mb", "MB", "cpu: buffer of the read-bandwidth measurement, MiB", "1024"},
             {"no-check", "", "cpu: skip the comparison with reference_gemm"},
-            {"no-peers", "", "cuda: skip the cuBLAS rows"}},
+            {"no-peers", "", "cuda: skip the cuBLAS rows"},
+            {"plots", "DIR", "also a PNG per shape into DIR (needs --csv, python3 with matplotlib)", "no plots"}},
            "Every timed configuration is also checked against a reference in the same run; the\n"
-           "command fails (exit 1) if one is outside its tolerance. Plots: bench/gpu/plot.py CSV."},
+           "command fails (exit 1) if one is outside its tolerance. --plots draws bench/gpu/plot.py's PNGs."},
           run_bench};
 }
 

@@ -30,7 +30,8 @@ def main():
                 if r["format"] != "dense" and int(r["group"]) != 128:
                     continue
                 label = f"{r['kernel']} {r['dtype']}" + ("" if r["format"] == "dense" else f" {r['format']}")
-                series[r["shape"]][label].append((int(r["m"]), float(r["us"])))
+                m = r["m"] if "m" in r else r["M"]  # the GPU sweeps write "m", the CPU sweep "M"
+                series[r["shape"]][label].append((int(m), float(r["us"])))
     os.makedirs(a.out, exist_ok=True)
     for shape, lines in sorted(series.items()):
         fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -40,7 +41,7 @@ def main():
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("M (tokens)")
-        ax.set_ylabel("us per call (graph replay, cold L2, median)")
+        ax.set_ylabel("us per call (median, cold cache)")
         ax.set_title(shape)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)

@@ -431,6 +431,14 @@ TEST_F(Cli, BenchCpuWritesCheckedCsvRows) {
     EXPECT_EQ(line.substr(line.size() - 3), ",ok") << line;  // checked against reference_gemm in the same run
   }
   EXPECT_EQ(rows, 4);  // 2 M values x 2 scalar types
+  // --plots: PNGs where python3 has matplotlib, else a note on stderr and still success.
+  Result p = cli("bench --device cpu --shapes 256x512 --m 1 --scalar uint4b8 --repeats 1 --bw-mb 16 --csv " + path("p.csv") +
+                 " --plots " + path("plots"));
+  ASSERT_EQ(p.rc, 0) << p.err;
+  if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0)
+    EXPECT_TRUE(std::filesystem::exists(path("plots") + "/256x512.png")) << p.err;
+  else
+    EXPECT_NE(p.err.find("no plots: python3 with matplotlib not found"), std::string::npos) << p.err;
   Result bad = cli("bench --device cpu --shapes 12xfoo");
   expect_one_line_error(bad, "bench", 1, {"--shapes", "12xfoo"});
 }
@@ -579,6 +587,7 @@ TEST_F(Cli, BadInputsGiveOneLineNamingTheCulprit) {
       {"demo", "--frob", 2, {"--frob"}},
       {"bench", "--frob", 2, {"--frob"}},
       {"bench", "--device tpu", 2, {"--device", "tpu"}},
+      {"bench", "--device cpu --plots /tmp/never", 2, {"--plots", "--csv"}},
       {"", "frobnicate", 2, {"frobnicate"}},
   };
   for (const auto& b : cases) {
