@@ -3,6 +3,8 @@
 // rejection paths.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <cstring>
 
 #include "cpu_test_common.hpp"
@@ -184,8 +186,12 @@ TEST_F(CpuFastRejects, NegativeThreads) {
   expect_error([&] { fast_gemm(f, x(), out(), -1); }, ErrorCode::invalid_argument, "num_threads");
 }
 TEST_F(CpuFastRejects, UnavailableIsa) {
-  if (fast_isa_available(FastIsa::avx2)) GTEST_SKIP() << "this CPU runs the avx2 kernels; nothing to reject";
+  // W4A16_CPU_ISA=scalar makes AVX2 unavailable on any machine, so the refusal is reachable here.
+  ASSERT_EQ(setenv("W4A16_CPU_ISA", "scalar", 1), 0);
+  EXPECT_FALSE(fast_isa_available(FastIsa::avx2));
+  EXPECT_EQ(fast_isa_name(FastIsa::best), "scalar");
   expect_error([&] { fast_gemm_isa(f, x(), out(), FastIsa::avx2); }, ErrorCode::unsupported, "isa");
+  unsetenv("W4A16_CPU_ISA");
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 // Contract and layout in fast.hpp; the kernels are fast_avx2.cpp and fast_scalar.cpp.
 #include "fast.hpp"
 
+#include <cstdlib>
+#include <string_view>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -81,6 +84,9 @@ FastWeights fast_prepare(const CanonicalView& w, DType act_dtype) {
 namespace {
 
 bool cpu_has_avx2() {
+  // W4A16_CPU_ISA=scalar switches the AVX2 path off: the portable path on any machine, and the
+  // way the tests reach the "no AVX2" refusal on machines that have AVX2.
+  if (const char* e = std::getenv("W4A16_CPU_ISA"); e && std::string_view(e) == "scalar") return false;
 #if defined(W4A16_CPU_HAVE_AVX2_TU) && (defined(__GNUC__) || defined(__clang__))
   static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   return ok;
