@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "format_test_util.hpp"
 #include "spec_pack.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
@@ -11,28 +12,9 @@
 
 using namespace w4a16;
 namespace ts = w4a16::test::spec;
-
-namespace {
-template <class F>
-void expect_error(F&& f, ErrorCode code, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-bool same_bytes(const HostTensor& a, const HostTensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
-}
-TensorView view_of(std::vector<std::int32_t>& v, std::vector<std::int64_t> shape) {
-  return TensorView(v.data(), DType::i32, shape);
-}
-TensorView view_of(std::vector<std::uint16_t>& v, DType dt, std::vector<std::int64_t> shape) {
-  return TensorView(v.data(), dt, shape);
-}
-}  // namespace
+using test::expect_error;
+using test::same_bytes;
+using test::view_of;
 
 TEST(Awq, WorkedExample) {
   // N = 8, K = 32, one group: every row k holds q = [0, 1, ..., 7] across the 8 columns.

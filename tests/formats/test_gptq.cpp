@@ -2,9 +2,9 @@
 // spec (v1 zero-minus-one, v2, sym/asym, act-order g_idx), bit-exact round trips, rejections.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <numeric>
 
+#include "format_test_util.hpp"
 #include "spec_pack.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
@@ -13,26 +13,11 @@
 using namespace w4a16;
 namespace ts = w4a16::test::spec;
 using formats::GptqVersion;
+using test::expect_error;
+using test::same_bytes;
+using test::view_of;
 
 namespace {
-template <class F>
-void expect_error(F&& f, ErrorCode code, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-bool same_bytes(const HostTensor& a, const HostTensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
-}
-TensorView i32(std::vector<std::int32_t>& v, std::vector<std::int64_t> shape) { return TensorView(v.data(), DType::i32, shape); }
-TensorView u16(std::vector<std::uint16_t>& v, DType dt, std::vector<std::int64_t> shape) {
-  return TensorView(v.data(), dt, shape);
-}
-
 // The GPTQ tensors of a spec layer, hand-packed.
 struct Packed {
   std::vector<std::int32_t> qw, qz, gi;
@@ -46,11 +31,11 @@ Packed pack_gptq(ts::Layer& L, bool v1, bool with_zeros = true) {
   p.gi = L.g_idx;
   p.s = L.s;
   p.b = L.bias;
-  p.t.qweight = i32(p.qw, {L.k / 8, L.n});
-  if (with_zeros) p.t.qzeros = i32(p.qz, {L.groups, (L.n + 7) / 8});
-  p.t.scales = u16(p.s, L.sdt, {L.groups, L.n});
-  p.t.g_idx = i32(p.gi, {L.k});
-  if (!p.b.empty()) p.t.bias = u16(p.b, L.sdt, {L.n});
+  p.t.qweight = view_of(p.qw, {L.k / 8, L.n});
+  if (with_zeros) p.t.qzeros = view_of(p.qz, {L.groups, (L.n + 7) / 8});
+  p.t.scales = view_of(p.s, L.sdt, {L.groups, L.n});
+  p.t.g_idx = view_of(p.gi, {L.k});
+  if (!p.b.empty()) p.t.bias = view_of(p.b, L.sdt, {L.n});
   return p;
 }
 
@@ -251,13 +236,13 @@ TEST(Gptq, Rejections) {
   }
   {  // g_idx of the wrong length
     Packed p = pack_gptq(L, false);
-    p.t.g_idx = i32(p.gi, {64});
+    p.t.g_idx = view_of(p.gi, {64});
     expect_error([&] { formats::gptq_to_canonical(p.t, act); }, ErrorCode::shape_mismatch, "g_idx");
   }
   {  // K = 8 * 9 = 72 is not a multiple of the group size 32
     std::vector<std::int32_t> qw(9 * 16);
     Packed p = pack_gptq(L, false);
-    p.t.qweight = i32(qw, {9, 16});
+    p.t.qweight = view_of(qw, {9, 16});
     expect_error([&] { formats::gptq_to_canonical(p.t, act); }, ErrorCode::shape_mismatch, "qweight.K");
   }
   {  // N = 12 with zero points (asymmetric)
@@ -274,7 +259,7 @@ TEST(Gptq, Rejections) {
   {  // float16 zero points [G, N] where packed int32 [G, N/8] are expected
     Packed p = pack_gptq(L, false);
     std::vector<std::uint16_t> zf(4 * 16);
-    p.t.qzeros = u16(zf, DType::f16, {4, 16});
+    p.t.qzeros = view_of(zf, DType::f16, {4, 16});
     expect_error([&] { formats::gptq_to_canonical(p.t, act); }, ErrorCode::dtype_mismatch, "qzeros: expected int32");
   }
   {  // declared symmetric, but the zeros are not 8 (an asymmetric layer, or v1 read as v2)
@@ -286,7 +271,7 @@ TEST(Gptq, Rejections) {
   }
   {
     Packed p = pack_gptq(L, false);
-    p.t.scales = u16(p.s, DType::f16, {16, 4});
+    p.t.scales = view_of(p.s, DType::f16, {16, 4});
     expect_error([&] { formats::gptq_to_canonical(p.t, act); }, ErrorCode::shape_mismatch, "scales");
   }
   {

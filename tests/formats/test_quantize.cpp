@@ -6,25 +6,16 @@
 #include <cstring>
 #include <limits>
 
+#include "format_test_util.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/core/half.hpp"
 #include "w4a16/formats/formats.hpp"
 
 using namespace w4a16;
+using test::expect_error;
 
 namespace {
-template <class F>
-void expect_error(F&& f, ErrorCode code, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-
 // Weights [N, K] as raw storage of dtype dt, plus their exact values as doubles.
 struct Weights {
   std::vector<std::uint32_t> raw;  // wide enough for f32; 16-bit types use the low half of a

@@ -2,8 +2,7 @@
 // shared/FORMATS.md (nibble i of word (n, j) is q[n, 8j + i]; zeros packed along N).
 #include <gtest/gtest.h>
 
-#include <cstring>
-
+#include "format_test_util.hpp"
 #include "spec_pack.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
@@ -11,23 +10,8 @@
 
 using namespace w4a16;
 namespace ts = w4a16::test::spec;
-
-namespace {
-bool same_bytes(const HostTensor& a, const HostTensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
-}
-
-template <class F>
-void expect_error(F&& f, ErrorCode code, const std::string& needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-}  // namespace
+using test::expect_error;
+using test::same_bytes;
 
 TEST(Unpacked, HandPackedWordUnpacksToItsNibbles) {
   QuantSpec spec{8, 16, kChannelwise, ScalarType::uint4};
