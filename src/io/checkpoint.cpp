@@ -4,9 +4,8 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "detail.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/io/checkpoint.hpp"
 
@@ -15,14 +14,6 @@ namespace w4a16::io {
 namespace fs = std::filesystem;
 
 namespace {
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) fail(ErrorCode::io_error, p.string() + ": cannot read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -63,14 +54,14 @@ HfCheckpoint HfCheckpoint::open(const std::string& dir) {
   const fs::path cfg = d / "config.json";
   bool have_cfg = fs::exists(cfg);
   if (have_cfg) {
-    c.config_text_ = read_text(cfg);
+    c.config_text_ = detail::read_text(cfg);
     c.qcfg_ = parse_quantization_config(c.config_text_, cfg.string());
   }
   // Older AutoGPTQ / AutoAWQ folders keep the settings beside config.json.
   for (const char* bare : {"quantize_config.json", "quant_config.json"}) {
     if (c.qcfg_.method != QuantMethod::none) break;
     if (fs::exists(d / bare)) {
-      c.qcfg_ = parse_quantization_config(read_text(d / bare), (d / bare).string());
+      c.qcfg_ = parse_quantization_config(detail::read_text(d / bare), (d / bare).string());
       have_cfg = true;
     }
   }

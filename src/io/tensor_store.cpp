@@ -1,26 +1,15 @@
 // A folder's tensors: model.safetensors, or model.safetensors.index.json and its shards
 // (or, for old AutoGPTQ folders, the one *.safetensors file there is).
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "detail.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/io/safetensors.hpp"
 
 namespace w4a16::io {
 
 namespace fs = std::filesystem;
-
-namespace {
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) fail(ErrorCode::io_error, p.string() + ": cannot read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-}  // namespace
 
 TensorStore TensorStore::open_dir(const std::string& dir) {
   TensorStore s;
@@ -32,7 +21,7 @@ TensorStore TensorStore::open_dir(const std::string& dir) {
     const std::string where = index.string();
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(read_text(index));
+      j = nlohmann::json::parse(detail::read_text(index));
     } catch (const nlohmann::json::exception& e) {
       fail(ErrorCode::format_error, where + ": expected well-formed JSON, got a parse error: " + e.what());
     }
