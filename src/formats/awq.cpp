@@ -5,8 +5,6 @@
 // ORDER = [0, 2, 4, 6, 1, 3, 5, 7] (AutoAWQ's pack order, chosen so that its GEMM kernel's
 // dequant of one word yields half2 pairs of adjacent columns); column c of a word therefore
 // sits in nibble REVERSE[c].
-#include <cstring>
-
 #include "detail.hpp"
 #include "w4a16/formats/formats.hpp"
 
@@ -81,7 +79,6 @@ AwqHost canonical_to_awq(const CanonicalView& w) {
   AwqHost h;
   h.qweight = HostTensor(DType::i32, {K, N / 8});
   h.qzeros = HostTensor(DType::i32, {G, N / 8});
-  h.scales = HostTensor(w.scale_dtype, {G, N});
   auto* qw = h.qweight.ptr<std::int32_t>();
   for (std::int64_t k = 0; k < K; ++k)
     for (std::int64_t j = 0; j < N / 8; ++j) {
@@ -93,13 +90,7 @@ AwqHost canonical_to_awq(const CanonicalView& w) {
   for (std::int64_t g = 0; g < G; ++g)
     for (std::int64_t j = 0; j < N / 8; ++j)
       zp[g * (N / 8) + j] = static_cast<std::int32_t>(interleave(static_cast<std::uint32_t>(w.zeros.data()[j * G + g])));
-  auto* sc = h.scales.ptr<std::uint16_t>();
-  for (std::int64_t g = 0; g < G; ++g)
-    for (std::int64_t n = 0; n < N; ++n) sc[g * N + n] = w.scales[n * G + g];
-  if (w.has_bias()) {
-    h.bias = HostTensor(w.scale_dtype, {N});
-    std::memcpy(h.bias.data(), w.bias, h.bias.nbytes());
-  }
+  detail::export_scales_and_bias(w, h.scales, h.bias);
   return h;
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "w4a16/core/canonical.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/core/tensor.hpp"
 
@@ -56,5 +57,19 @@ inline void check_group_size(int g, const std::string& arg) {
 // Copies an optional bias [N] of f16/bf16/f32 into `dst` (already [N] of the scales' dtype):
 // a 16-bit bias of the scales' dtype is copied bit for bit, others are rounded once.
 void copy_bias(const TensorView& bias, std::int64_t n, HostTensor& dst, const std::string& arg);
+
+// The scales and bias of a checkpoint written from `w` (AWQ and GPTQ agree here): scales
+// [G, N], the canonical [N, G] transposed; bias [N] bit for bit, allocated only if `w` has one.
+inline void export_scales_and_bias(const CanonicalView& w, HostTensor& scales, HostTensor& bias) {
+  const std::int64_t N = w.spec.n, G = w.spec.groups();
+  scales = HostTensor(w.scale_dtype, {G, N});
+  auto* sc = scales.ptr<std::uint16_t>();
+  for (std::int64_t g = 0; g < G; ++g)
+    for (std::int64_t n = 0; n < N; ++n) sc[g * N + n] = w.scales[n * G + g];
+  if (w.has_bias()) {
+    bias = HostTensor(w.scale_dtype, {N});
+    std::memcpy(bias.data(), w.bias, bias.nbytes());
+  }
+}
 
 }  // namespace w4a16::formats::detail

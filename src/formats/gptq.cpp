@@ -134,7 +134,6 @@ GptqHost canonical_to_gptq(const CanonicalView& w, std::optional<GptqVersion> ve
   h.version = v;
   h.qweight = HostTensor(DType::i32, {K / 8, N});
   h.qzeros = HostTensor(DType::i32, {G, zcols});
-  h.scales = HostTensor(w.scale_dtype, {G, N});
   h.g_idx = HostTensor(DType::i32, {K});
   auto* qw = h.qweight.ptr<std::int32_t>();
   auto* gi = h.g_idx.ptr<std::int32_t>();
@@ -155,13 +154,7 @@ GptqHost canonical_to_gptq(const CanonicalView& w, std::optional<GptqVersion> ve
       }
       zp[g * zcols + j] = static_cast<std::int32_t>(word);
     }
-  auto* sc = h.scales.ptr<std::uint16_t>();
-  for (std::int64_t g = 0; g < G; ++g)
-    for (std::int64_t n = 0; n < N; ++n) sc[g * N + n] = w.scales[n * G + g];
-  if (w.has_bias()) {
-    h.bias = HostTensor(w.scale_dtype, {N});
-    std::memcpy(h.bias.data(), w.bias, h.bias.nbytes());
-  }
+  detail::export_scales_and_bias(w, h.scales, h.bias);
   return h;
 }
 
