@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "moe_case.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/core/half.hpp"
@@ -99,25 +100,10 @@ Output run_layer(const Problem& p, bool fast, int threads = 2) {
   return r;
 }
 
-struct Case {
-  std::int64_t T;
-  int k, E;
-  std::int64_t H, I;
-  int g;
-  ScalarType st;
-  DType act;
-};
-std::string name(const ::testing::TestParamInfo<struct Case>& i) {
-  const Case& c = i.param;
-  return "T" + std::to_string(c.T) + "_k" + std::to_string(c.k) + "_E" + std::to_string(c.E) + "_H" +
-         std::to_string(c.H) + "_I" + std::to_string(c.I) + "_g" + (c.g < 0 ? std::string("cw") : std::to_string(c.g)) +
-         "_" + std::string(scalar_type_name(c.st)) + "_" + (c.act == DType::bf16 ? "bf16" : "f16");
-}
-
-class MoeCpu : public ::testing::TestWithParam<Case> {};
+class MoeCpu : public ::testing::TestWithParam<MoeCase> {};
 
 TEST_P(MoeCpu, ReferenceAndFastMatchTheOracle) {
-  const Case c = GetParam();
+  const MoeCase c = GetParam();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
   MoeSpec s{c.H, c.I, c.E, c.g, c.st};
   Problem p = make_problem(s, c.act, c.T, c.k);
@@ -133,16 +119,16 @@ TEST_P(MoeCpu, ReferenceAndFastMatchTheOracle) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, MoeCpu,
-    ::testing::Values(Case{1, 1, 4, 64, 32, 32, ScalarType::uint4b8, DType::f16},
-                      Case{1, 8, 16, 128, 64, 64, ScalarType::uint4, DType::bf16},
-                      Case{2, 2, 8, 256, 128, 128, ScalarType::uint4, DType::f16},
-                      Case{7, 2, 8, 256, 128, 128, ScalarType::uint4b8, DType::bf16},
-                      Case{7, 8, 32, 64, 64, kChannelwise, ScalarType::uint4, DType::f16},
-                      Case{64, 8, 16, 256, 256, 256, ScalarType::uint4b8, DType::f16},
-                      Case{64, 1, 4, 96, 32, 32, ScalarType::uint4, DType::bf16},
-                      Case{1000, 2, 8, 64, 32, 32, ScalarType::uint4b8, DType::bf16},
-                      Case{1000, 8, 16, 32, 16, kChannelwise, ScalarType::uint4, DType::f16}),
-    name);
+    ::testing::Values(MoeCase{1, 1, 4, 64, 32, 32, ScalarType::uint4b8, DType::f16},
+                      MoeCase{1, 8, 16, 128, 64, 64, ScalarType::uint4, DType::bf16},
+                      MoeCase{2, 2, 8, 256, 128, 128, ScalarType::uint4, DType::f16},
+                      MoeCase{7, 2, 8, 256, 128, 128, ScalarType::uint4b8, DType::bf16},
+                      MoeCase{7, 8, 32, 64, 64, kChannelwise, ScalarType::uint4, DType::f16},
+                      MoeCase{64, 8, 16, 256, 256, 256, ScalarType::uint4b8, DType::f16},
+                      MoeCase{64, 1, 4, 96, 32, 32, ScalarType::uint4, DType::bf16},
+                      MoeCase{1000, 2, 8, 64, 32, 32, ScalarType::uint4b8, DType::bf16},
+                      MoeCase{1000, 8, 16, 32, 16, kChannelwise, ScalarType::uint4, DType::f16}),
+    moe_case_name);
 
 TEST(MoeCpuEdge, EmptyExpertsAndAllOnOneExpert) {
   MoeSpec s{64, 32, 8, 32, ScalarType::uint4};

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 
+#include "../../moe/moe_case.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/core/half.hpp"
@@ -201,25 +202,11 @@ std::vector<std::uint16_t> run_gpu(const CudaMoe& m, const Problem& p, int block
   return dout.get();
 }
 
-struct Case {
-  std::int64_t T;
-  int k, E;
-  std::int64_t H, I;
-  int g;
-  ScalarType st;
-  DType act;
-};
-std::string name(const ::testing::TestParamInfo<Case>& i) {
-  const Case& c = i.param;
-  return "T" + std::to_string(c.T) + "_k" + std::to_string(c.k) + "_E" + std::to_string(c.E) + "_H" +
-         std::to_string(c.H) + "_I" + std::to_string(c.I) + "_g" + (c.g < 0 ? std::string("cw") : std::to_string(c.g)) +
-         "_" + std::string(scalar_type_name(c.st)) + "_" + (c.act == DType::bf16 ? "bf16" : "f16");
-}
-class MoeGpu : public ::testing::TestWithParam<Case> {};
+class MoeGpu : public ::testing::TestWithParam<MoeCase> {};
 
 TEST_P(MoeGpu, EveryPathMatchesTheReference) {
   REQUIRE_GPU();
-  const Case c = GetParam();
+  const MoeCase c = GetParam();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
   MoeSpec s{c.H, c.I, c.E, c.g, c.st};
   Problem p = make_problem(s, c.act, c.T, c.k);
@@ -234,16 +221,16 @@ TEST_P(MoeGpu, EveryPathMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, MoeGpu,
-    ::testing::Values(Case{1, 8, 16, 256, 128, 128, ScalarType::uint4b8, DType::f16},
-                      Case{1, 1, 4, 128, 64, 32, ScalarType::uint4, DType::bf16},
-                      Case{2, 2, 8, 256, 128, 64, ScalarType::uint4, DType::f16},
-                      Case{7, 8, 16, 128, 64, 32, ScalarType::uint4b8, DType::bf16},
-                      Case{7, 2, 8, 512, 256, 256, ScalarType::uint4, DType::bf16},
-                      Case{64, 8, 16, 256, 128, kChannelwise, ScalarType::uint4b8, DType::f16},
-                      Case{64, 1, 8, 128, 192, 64, ScalarType::uint4, DType::f16},
-                      Case{1000, 8, 16, 128, 128, 128, ScalarType::uint4, DType::bf16},
-                      Case{1000, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::f16}),
-    name);
+    ::testing::Values(MoeCase{1, 8, 16, 256, 128, 128, ScalarType::uint4b8, DType::f16},
+                      MoeCase{1, 1, 4, 128, 64, 32, ScalarType::uint4, DType::bf16},
+                      MoeCase{2, 2, 8, 256, 128, 64, ScalarType::uint4, DType::f16},
+                      MoeCase{7, 8, 16, 128, 64, 32, ScalarType::uint4b8, DType::bf16},
+                      MoeCase{7, 2, 8, 512, 256, 256, ScalarType::uint4, DType::bf16},
+                      MoeCase{64, 8, 16, 256, 128, kChannelwise, ScalarType::uint4b8, DType::f16},
+                      MoeCase{64, 1, 8, 128, 192, 64, ScalarType::uint4, DType::f16},
+                      MoeCase{1000, 8, 16, 128, 128, 128, ScalarType::uint4, DType::bf16},
+                      MoeCase{1000, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::f16}),
+    moe_case_name);
 
 TEST(MoeGpuEdge, Qwen3Shapes) {
   REQUIRE_GPU();
