@@ -71,7 +71,12 @@ std::string tc_refusal(const LinearConfig& c, int min_capability) {
   return {};
 }
 
-std::string decode_refusal(const LinearConfig& c) { return tc_refusal(c, 80); }
+std::string decode_refusal(const LinearConfig& c) {
+  if (std::string r = tc_refusal(c, 80); !r.empty()) return r;
+  if (!kc::decode_fits(c.k, 1, c.has_zeros, c.group_size))
+    return "K=" + std::to_string(c.k) + " above the decode kernel's shared-memory bound (x staged per block) even at 1 token";
+  return {};
+}
 
 std::string prefill_refusal(const LinearConfig& c) {
   if (std::string r = tc_refusal(c, 90); !r.empty()) return r;
@@ -182,18 +187,21 @@ class CudaPrefill final : public TcKernel {
 };
 
 // The hybrid: both paths over one TcWeights; M <= hybrid_decode_max_m(N, K, zeros) runs
-// decode, larger M prefill. It claims a config only if both paths do, and asks the stricter
+// decode, larger M prefill. It claims what the prefill path claims, and asks the stricter
 // (prefill) alignment at every M so that a caller valid at M = 1 stays valid at M = 4096.
 class CudaHybrid final : public TcKernel {
  public:
   std::string_view name() const override { return "cuda_hybrid"; }
   int min_capability() const override { return 90; }
+  // The prefill path takes every M, so it decides what the hybrid claims; a K the decode path
+  // cannot stage even at 1 token sends every M to the prefill path.
   std::string can_implement(const LinearConfig& c) const override {
-    if (std::string r = decode_refusal(c); !r.empty()) return "decode path: " + r;
     if (std::string r = prefill_refusal(c); !r.empty()) return "prefill path: " + r;
     return {};
   }
-  static std::int64_t decode_max_m(const LinearConfig& c) { return hybrid_decode_max_m(c.n, c.k, c.has_zeros); }
+  static std::int64_t decode_max_m(const LinearConfig& c) {
+    return decode_refusal(c).empty() ? hybrid_decode_max_m(c.n, c.k, c.has_zeros) : 0;
+  }
   std::size_t workspace_bytes(const LinearConfig& c, std::int64_t max_m) const override {
     const std::int64_t t = decode_max_m(c);
     std::size_t ws = kc::decode_workspace_bytes(c.n, c.k, c.group_size, c.act_order, std::min(max_m, t));

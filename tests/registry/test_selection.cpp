@@ -187,6 +187,24 @@ TEST(Disabled, EnvironmentAndOptionSkipKernelsWithTheReason) {
 }
 
 #if W4A16_HAVE_CUDA
+TEST(Claims, DecodeRefusesAKBeyondItsBoundAndTheHybridRoutesItToPrefill) {
+  // A K no decode chunk can stage (decode_fits(k, 1, ...) is false): the decode kernel says so,
+  // naming K, instead of accepting and throwing at run time; the hybrid still claims the layer
+  // and sends every M to its prefill path.
+  LinearConfig c;
+  c.n = c.n_full = 64;
+  c.k = c.k_full = std::int64_t{1} << 24;
+  c.group_size = 128;
+  c.scalar = ScalarType::uint4b8;
+  c.device = Device::cuda;
+  c.capability = 90;
+  std::string why = find_kernel("cuda_decode")->can_implement(c);
+  EXPECT_NE(why.find("K=16777216 above the decode kernel's shared-memory bound"), std::string::npos) << why;
+  EXPECT_EQ(find_kernel("cuda_hybrid")->can_implement(c), find_kernel("cuda_prefill")->can_implement(c));
+  c.k = c.k_full = 65536;  // beyond the 16-token bound only: accepted, decode_run takes smaller chunks
+  EXPECT_EQ(find_kernel("cuda_decode")->can_implement(c), "");
+}
+
 TEST(Disabled, DisablingTheHybridLeavesItsPathsForcibleByName) {
   // A config the hybrid accepts on sm90; disabled, nothing is left in the list, and the error
   // says that its two paths accept the config and how to force them.

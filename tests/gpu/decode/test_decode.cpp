@@ -155,6 +155,16 @@ TEST(Decode, LargerM) {
   }
 }
 
+// K beyond the 16-token shared-memory bound (decode.hpp: 24576 for uint4, g = 32): decode_run
+// takes smaller token chunks and stays correct at every M.
+TEST(Decode, KBeyondTheSixteenTokenBoundTakesSmallerChunks) {
+  REQUIRE_GPU();
+  QuantSpec spec{64, 65536, 32, ScalarType::uint4};
+  ASSERT_FALSE(decode_fits(spec.k, 16, true, 32));
+  Layer L = make_layer(spec, DType::f16, true, false, DType::f16);
+  for (std::int64_t m : {1, 9, 16, 21}) check_run(L, DType::f16, m, 0, 0, spec.describe());
+}
+
 // Real model layer shapes (Qwen2.5-0.5B, Llama-3-8B), g = 128.
 TEST(Decode, ModelShapes) {
   REQUIRE_GPU();

@@ -471,6 +471,16 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, 
   return best;
 }
 
+bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size) {
+  const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
+  for (int wn : {8, 4, 2, 1})
+    for (int s = 1; s <= kMaxSplits; ++s) {
+      const DecodePlan p = make_plan(1, kt, wn, s, m_chunk, zeros, group_size == 32);
+      if (p.smem_bytes <= kMaxSmem && p.splits == s) return true;  // decode_plan's own acceptance test
+    }
+  return false;
+}
+
 std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m) {
   return 0;
 }
@@ -520,8 +530,13 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
   a.xvec = (reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && x_stride % 8 == 0) ? 1 : 0;
   const bool bf16 = w.act_dtype == DType::bf16, zeros = w.zeros != nullptr, g32 = w.group_size == 32;
 
-  for (std::int64_t m0 = 0; m0 < m; m0 += 16) {
-    const int mc = static_cast<int>(std::min<std::int64_t>(16, m - m0));
+  // Tokens per launch: 16, halved while the x chunk of this K does not fit in shared memory
+  // (a smaller chunk stages fewer tokens; decode_plan throws if even one does not fit).
+  std::int64_t chunk = 16;
+  while (chunk > 1 && !decode_fits(w.k, static_cast<int>(std::min(chunk, std::max<std::int64_t>(m, 1))), zeros, w.group_size))
+    chunk /= 2;
+  for (std::int64_t m0 = 0; m0 < m; m0 += chunk) {
+    const int mc = static_cast<int>(std::min<std::int64_t>(chunk, m - m0));
     const int mb = mc <= 8 ? 1 : 2;
     const DecodePlan p = decode_plan(w.n, w.k, mc, zeros, w.group_size);
     a.x = static_cast<const std::uint16_t*>(x) + m0 * x_stride;

@@ -31,6 +31,9 @@ struct DecodePlan {
 // points and this group size (the cp.async ring holds their words). W4A16_DECODE_PLAN="wn,splits"
 // overrides the heuristic (benchmark exploration); invalid overrides throw invalid_argument.
 DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros = false, int group_size = 128);
+// Whether some plan stages an m_chunk-token x chunk of this K in shared memory (what decode_plan
+// needs not to throw unsupported). Pure host arithmetic: no device is queried.
+bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size);
 
 // Workspace decode_run needs: 0 (the reduction lives in shared memory); kept for the registry API.
 std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m);
@@ -41,7 +44,9 @@ std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_siz
 // (x and x_stride % 8) take the vector staging path, others a scalar path (same results). Each
 // block stages its K range of x in shared memory (at most 8 blocks split K), so K is bounded: at
 // 9..16 tokens K <= 24576 (uint4, g = 32) .. 33792 (uint4b8, g >= 64); at 8 tokens 51200 .. 69632;
-// at 1 token far beyond any layer. Beyond, decode_plan/decode_run throw ErrorCode::unsupported.
+// at 1 token far beyond any layer. decode_run takes 16-token chunks where they fit and halves the
+// chunk (8, 4, 2, 1 tokens) where they do not; only a K that does not fit at 1 token throws
+// ErrorCode::unsupported (decode_fits(k, 1, ...) tells ahead of time).
 // workspace may be null.
 // Deterministic: the same inputs give the same bits on every call.
 void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
