@@ -113,21 +113,21 @@ void MoeWeights::set_expert(int e, const CanonicalView& gate, const CanonicalVie
   }
 }
 
-CanonicalView MoeWeights::w13(int e) const {
+namespace {
+// Expert e of stacked [E, ...] canonical tensors as a checked canonical view.
+CanonicalView expert_view(const HostTensor& qweight, const HostTensor& scales, const HostTensor& zeros, int e,
+                          const QuantSpec& spec) {
   CanonicalTensors t;
-  t.qweight = slice(w13_qweight, e);
-  t.scales = slice(w13_scales, e);
-  if (spec_.scalar == ScalarType::uint4) t.zeros = slice(w13_zeros, e);
-  return make_canonical_view(t, spec_.w13_spec());
+  t.qweight = slice(qweight, e);
+  t.scales = slice(scales, e);
+  if (spec.has_zeros()) t.zeros = slice(zeros, e);
+  return make_canonical_view(t, spec);
 }
+}  // namespace
 
-CanonicalView MoeWeights::w2(int e) const {
-  CanonicalTensors t;
-  t.qweight = slice(w2_qweight, e);
-  t.scales = slice(w2_scales, e);
-  if (spec_.scalar == ScalarType::uint4) t.zeros = slice(w2_zeros, e);
-  return make_canonical_view(t, spec_.w2_spec());
-}
+CanonicalView MoeWeights::w13(int e) const { return expert_view(w13_qweight, w13_scales, w13_zeros, e, spec_.w13_spec()); }
+
+CanonicalView MoeWeights::w2(int e) const { return expert_view(w2_qweight, w2_scales, w2_zeros, e, spec_.w2_spec()); }
 
 std::size_t MoeWeights::expert_bytes() const {
   const std::size_t E = static_cast<std::size_t>(spec_.experts);
