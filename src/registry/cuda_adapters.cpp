@@ -199,8 +199,10 @@ class CudaHybrid final : public TcKernel {
     if (std::string r = prefill_refusal(c); !r.empty()) return "prefill path: " + r;
     return {};
   }
+  // Everything else the decode path needs is already implied by the prefill path's claim
+  // (same layout and dtypes, a higher minimum capability): only its K bound can differ.
   static std::int64_t decode_max_m(const LinearConfig& c) {
-    return decode_refusal(c).empty() ? hybrid_decode_max_m(c.n, c.k, c.has_zeros) : 0;
+    return kc::decode_fits(c.k, 1, c.has_zeros, c.group_size) ? hybrid_decode_max_m(c.n, c.k, c.has_zeros) : 0;
   }
   std::size_t workspace_bytes(const LinearConfig& c, std::int64_t max_m) const override {
     const std::int64_t t = decode_max_m(c);
