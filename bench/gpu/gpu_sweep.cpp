@@ -45,8 +45,9 @@ class DecodeBench final : public BenchKernel {
   }
   std::string plan(std::int64_t m) const override {
     if (w_.empty()) return {};
+    // The sweep's x rows are contiguous and 16-byte aligned, without act-order: x may be streamed.
     return kernels::cuda::decode_plan(w_[0]->n, w_[0]->k, static_cast<int>(std::min<std::int64_t>(m, 16)), w_[0]->zeros != nullptr,
-                                      w_[0]->group_size).describe() +
+                                      w_[0]->group_size, /*xstream_ok=*/!w_[0]->act_order).describe() +
            (m > 16 ? " x" + std::to_string((m + 15) / 16) + " launches" : "");
   }
   void release() override { w_.clear(); }

@@ -128,6 +128,34 @@ TEST(Decode, EveryConfigurationM1To16) {
           }
 }
 
+// x streamed per step through the block ring (W4A16_DECODE_XSTREAM=1: every plan with 8 warps along N
+// that can stream does): every dtype, scalar type and group size, M = 1..16, odd extents (K not a
+// multiple of 64: zero-filled x past K in the last step), idle warps past the last stripe, strided
+// rows, and a row stride that forces the staged fallback.
+TEST(Decode, StreamedX) {
+  REQUIRE_GPU();
+  setenv("W4A16_DECODE_XSTREAM", "1", 1);
+  for (DType act : {DType::f16, DType::bf16})
+    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
+      for (int g : {32, 64, 128, kChannelwise}) {
+        const bool bias = g != 64;
+        // g = 32: K = 35 * 32 and channelwise K = 328 end mid-tile; N = 392 leaves 4 idle warps in the last block.
+        QuantSpec spec{g == 32 ? 1000 : g == 128 ? 392 : 200, g == 32 ? 1120 : g == kChannelwise ? 328 : 768, g, st};
+        Layer L = make_layer(spec, act, bias, false, act);
+        const std::string what = spec.describe() + " " + std::string(dtype_name(act)) + " streamed x";
+        for (std::int64_t m = 1; m <= 16; ++m) check_run(L, act, m, (m % 2) ? 0 : 8, (m % 3) ? 0 : 5, what);
+        check_run(L, act, 9, 3, 0, what + " (odd x stride: staged)");
+      }
+  for (const char* plan : {"8,1,1", "8,3,1", "8,8,1"}) {  // every cluster path, streamed
+    setenv("W4A16_DECODE_PLAN", plan, 1);
+    QuantSpec spec{392, 2560, 64, ScalarType::uint4};
+    Layer L = make_layer(spec, DType::bf16, true, false, DType::bf16);
+    for (std::int64_t m : {1, 7, 13, 16}) check_run(L, DType::bf16, m, 0, 0, spec.describe() + " plan " + plan);
+  }
+  unsetenv("W4A16_DECODE_PLAN");
+  unsetenv("W4A16_DECODE_XSTREAM");
+}
+
 // Odd extents: K not a multiple of 64 (padding tiles), N not a multiple of 16, unaligned x rows.
 TEST(Decode, OddShapesAndScalarStaging) {
   REQUIRE_GPU();

@@ -7,17 +7,24 @@
 //   y      (M, N)       act dtype, row stride y_stride elements
 // Math: swap AB. W is the A operand of mma.sync.m16n8k16 (16 weight rows), tokens are the n = 8
 // side: M <= 8 takes one mma per k16 sub-tile, M <= 16 two. q - z is exact in fp16/bf16 (magic
-// number 1024 + q resp. 128 + q, minus 1024 + z resp. 128 + z); the products accumulate in fp32
-// per group and the fp32 accumulators are scaled per (row, group) - one rounding less than
-// dequantizing to (q - z) * s in 16 bits. Bias is added in fp32, y rounded once.
+// numbers: fp16 (1024 + q) - (1024 + z) and (1024 + 16 q) / 16 - (64 + z), 9 instructions per
+// 32-bit word; bf16 (128 + q) - (128 + z), 11); the products accumulate in fp32 per group and
+// the fp32 accumulators are scaled per (row, group) - one rounding less than dequantizing to
+// (q - z) * s in 16 bits. Bias is added in fp32, y rounded once.
 // Pipeline: each warp owns one 16-row stripe and a K range; a per-warp cp.async ring (3 steps of
-// 4 tiles, weights + scale/zero words) runs 2 steps ahead; 4 tiles are computed together so
-// their mma chains are independent. x (only the m real tokens) is staged once per block in
-// shared memory in B-fragment order. Plan (rows/warps/splits per block) from a cost model
-// fitted on the H200 (decode_plan; docs/benchmarks/decode.md). K <= 51200 at M > 8.
+// 4 tiles of weights, plus each step's scale/zero words copied once per step by 8-16 lanes) runs
+// 2 steps ahead; 4 tiles are computed together so their mma chains are independent. x (only the
+// m real tokens, B-fragment order) is either staged once per block for the block's K range, or -
+// when every warp of the block shares one K range (warps_n = 8), rows are 16-byte aligned and
+// there is no act-order perm - streamed per step through a 3-slot block ring by cp.async (one
+// barrier per step), which frees the shared memory that staging 9..16 tokens takes. Plan
+// (rows/warps/splits per block, staged or streamed) from a cost model (decode_plan;
+// docs/benchmarks/decode.md). Loop body (SASS, 4 tiles, fp16, 1..8 tokens, uint4b8): ~284
+// instructions, 129 per tile before.
 // Split-K: warps of a block split K (reduced in shared memory), blocks of a cluster split K
-// (reduced by rank 0 through distributed shared memory), always in the same order: results are
-// bitwise reproducible run to run. No workspace, no atomics, no allocation: CUDA-graph safe.
+// (each rank reduces a slice of the outputs over all ranks through distributed shared memory, in
+// rank order), always in the same order: results are bitwise reproducible run to run. No
+// workspace, no atomics, no allocation: CUDA-graph safe.
 // Instantiated: {fp16, bf16} x {M <= 8, M <= 16} x {uint4b8, uint4} x {g == 32, g >= 64 or channelwise}.
 // Checked by: build-cuda/tests/gpu/decode/w4a16_test_gpu_decode, timed by w4a16_bench_gpu
 // (both through scripts/gpu-check on the H200).
@@ -63,6 +70,7 @@ struct Args {
   int warps_n, warps_k, tiles_per_warp, block_tiles;
   int splits;
   int xvec;                     // x rows 16-byte aligned: stage with 16-byte loads
+  int xstream;                  // x streamed per step through a block ring (warps_k == 1, no perm, xvec), else staged once
 };
 
 // (a & b) | c in one instruction; 0xEA is the lop3 table of that expression ((0xF0 & 0xCC) | 0xAA).
@@ -72,14 +80,36 @@ __device__ __forceinline__ std::uint32_t lop3_and_or(std::uint32_t a, std::uint3
   return d;
 }
 
+// Per activation dtype: the magic-number dequantization of one layout word into the 4 A registers
+// of its k16 sub-tile (rows gid, gid + 8, gid, gid + 8; docs/LAYOUT.md), and the mma.
+// zlo / zhi: per-row zero-point constants of rows gid / gid + 8 (made by zlo_of / zhi_of from z in 0..15).
 template <bool kBf16>
 struct Dt;
 template <>
 struct Dt<false> {
-  // fp16 1024.0 = 0x6400: its mantissa unit is 1, so 0x6400 | q is exactly 1024 + q.
+  // fp16 1024.0 = 0x6400: its mantissa unit is 1, so 0x6400 | q is exactly 1024 + q and
+  // 0x6400 | (q << 4) exactly 1024 + 16 q. Nibbles 0 and 4 (register 0) and 2 and 6 (register 2,
+  // after w >> 8) are taken low, 1 and 5 / 3 and 7 (registers 1 and 3) high, then
+  //   low:  (1024 + q) - (1024 + z)          = q - z   (one hsub2)
+  //   high: (1024 + 16 q) / 16 - (64 + z)    = q - z   (one hfma2; every step exact)
+  // 9 instructions per word instead of 11 with three shifts (Marlin's dequantization).
   static constexpr std::uint32_t kMagic = 0x64006400u;
+  static constexpr std::uint32_t kSixteenth = 0x2C002C00u;  // fp16 1/16 in both halves
+  __device__ static __forceinline__ std::uint32_t zlo_of(std::uint32_t z) { return kMagic + z * 0x00010001u; }  // 1024 + z
+  __device__ static __forceinline__ std::uint32_t zhi_of(std::uint32_t z) { return 0xD400D400u + z * 0x00100010u; }  // -(64 + z)
+  __device__ static __forceinline__ void dequant(std::uint32_t w, std::uint32_t zlo, std::uint32_t zhi, std::uint32_t (&af)[4]) {
+    const std::uint32_t w8 = w >> 8;
+    af[0] = sub(lop3_and_or(w, 0x000f000fu, kMagic), zlo);
+    af[1] = fma(lop3_and_or(w, 0x00f000f0u, kMagic), kSixteenth, zhi);
+    af[2] = sub(lop3_and_or(w8, 0x000f000fu, kMagic), zlo);
+    af[3] = fma(lop3_and_or(w8, 0x00f000f0u, kMagic), kSixteenth, zhi);
+  }
   __device__ static __forceinline__ std::uint32_t sub(std::uint32_t a, std::uint32_t b) {
     __half2 r = __hsub2(*reinterpret_cast<__half2*>(&a), *reinterpret_cast<__half2*>(&b));
+    return *reinterpret_cast<std::uint32_t*>(&r);
+  }
+  __device__ static __forceinline__ std::uint32_t fma(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+    __half2 r = __hfma2(*reinterpret_cast<__half2*>(&a), *reinterpret_cast<__half2*>(&b), *reinterpret_cast<__half2*>(&c));
     return *reinterpret_cast<std::uint32_t*>(&r);
   }
   __device__ static __forceinline__ float2 to_float2(std::uint32_t v) { return __half22float2(*reinterpret_cast<__half2*>(&v)); }
@@ -93,8 +123,18 @@ struct Dt<false> {
 };
 template <>
 struct Dt<true> {
-  // bf16 128.0 = 0x4300: mantissa unit 1, so 0x4300 | q is exactly 128 + q.
+  // bf16 128.0 = 0x4300: mantissa unit 1, so 0x4300 | q is exactly 128 + q. bf16 has 7 mantissa
+  // bits, so a nibble cannot sit at bits 4..7 (bit 7 is the exponent's): every register takes its
+  // nibbles low, after a shift, and subtracts 128 + z (11 instructions per word).
   static constexpr std::uint32_t kMagic = 0x43004300u;
+  __device__ static __forceinline__ std::uint32_t zlo_of(std::uint32_t z) { return kMagic + z * 0x00010001u; }  // 128 + z
+  __device__ static __forceinline__ std::uint32_t zhi_of(std::uint32_t z) { return kMagic + z * 0x00010001u; }
+  __device__ static __forceinline__ void dequant(std::uint32_t w, std::uint32_t zlo, std::uint32_t zhi, std::uint32_t (&af)[4]) {
+    af[0] = sub(lop3_and_or(w, 0x000f000fu, kMagic), zlo);
+    af[1] = sub(lop3_and_or(w >> 4, 0x000f000fu, kMagic), zhi);
+    af[2] = sub(lop3_and_or(w >> 8, 0x000f000fu, kMagic), zlo);
+    af[3] = sub(lop3_and_or(w >> 12, 0x000f000fu, kMagic), zhi);
+  }
   __device__ static __forceinline__ std::uint32_t sub(std::uint32_t a, std::uint32_t b) {
     __nv_bfloat162 r = __hsub2(*reinterpret_cast<__nv_bfloat162*>(&a), *reinterpret_cast<__nv_bfloat162*>(&b));
     return *reinterpret_cast<std::uint32_t*>(&r);
@@ -111,74 +151,133 @@ struct Dt<true> {
   }
 };
 
-// Shared x chunk in fragment order, only the m real tokens: word ((tile * 2 + h) * m + token) * 16
-// + t * 4 + w holds the two k of B register (w % 2) of sub-tile 2h + w / 2 for lane t of that token,
-// so the lanes of the real tokens read their 4 B registers of a sub-tile pair with one
-// conflict-free 16-byte load each; lanes of absent tokens use zeros and read nothing.
+// Shared x chunk in B-fragment order, token-major, only the m real tokens: the 16-byte unit
+// (token, tile, h) holds, for each lane t of that token, the 4 B registers of sub-tiles 2h, 2h + 1
+// (word t * 4 + (j % 2) * 2 + hi: the two k of B register hi of sub-tile j). A token's units are
+// contiguous (tiles * 2 units of 64 bytes), and odd tokens swap the two halves of each tile, so the
+// two tokens that share a quarter-warp of an LDS.128 hit different banks.
+//   word index = token * (block_tiles * 32) + tile * 32 + ((h ^ (token & 1)) * 16) + t * 4 + w
+// (the token stride is the plan's block_tiles, also for a last block with fewer tiles).
 __device__ __forceinline__ void stage_x(const Args& a, std::uint32_t* xs, int tile0, int tiles) {
+  // Each thread loads kBatch 16-byte groups before storing any: one L2 round trip (~0.35 us) per
+  // batch instead of per group (run 1 of 2026-12-02: 16 tokens x 64 tiles took ~12 us staged one
+  // group at a time).
+  constexpr int kBatch = 8;
   const int groups8 = tiles * 8;  // 8-element k groups in the chunk
-  for (int idx = threadIdx.x; idx < a.m * groups8; idx += kThreads) {
-    const int token = idx / groups8, kl = (idx % groups8) * 8;
-    const long long kg = static_cast<long long>(tile0) * 64 + kl;
-    std::uint32_t v[4] = {0u, 0u, 0u, 0u};
-    if (kg < a.k) {  // K % 8 == 0: a group of 8 is wholly inside or outside
-      const std::uint16_t* row = a.x + token * a.x_stride;
-      if (a.perm) {
-        std::uint16_t e[8];
+  const int total = a.m * groups8;
+  for (int base = threadIdx.x; base < total; base += kBatch * kThreads) {
+    std::uint32_t v[kBatch][4];
 #pragma unroll
-        for (int i = 0; i < 8; ++i) e[i] = __ldg(row + __ldg(a.perm + kg + i));
+    for (int b = 0; b < kBatch; ++b) {
+      const int idx = base + b * kThreads;
+      const int token = idx / groups8, kl = (idx % groups8) * 8;
+      const long long kg = static_cast<long long>(tile0) * 64 + kl;
+      v[b][0] = v[b][1] = v[b][2] = v[b][3] = 0u;
+      if (idx < total && kg < a.k) {  // K % 8 == 0: a group of 8 is wholly inside or outside
+        const std::uint16_t* row = a.x + token * a.x_stride;
+        if (a.perm) {
+          std::uint16_t e[8];
 #pragma unroll
-        for (int i = 0; i < 4; ++i) v[i] = e[2 * i] | (static_cast<std::uint32_t>(e[2 * i + 1]) << 16);
-      } else if (a.xvec) {
-        const uint4 q = __ldg(reinterpret_cast<const uint4*>(row + kg));
-        v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
-      } else {
+          for (int i = 0; i < 8; ++i) e[i] = __ldg(row + __ldg(a.perm + kg + i));
 #pragma unroll
-        for (int i = 0; i < 4; ++i) v[i] = __ldg(row + kg + 2 * i) | (static_cast<std::uint32_t>(__ldg(row + kg + 2 * i + 1)) << 16);
+          for (int i = 0; i < 4; ++i) v[b][i] = e[2 * i] | (static_cast<std::uint32_t>(e[2 * i + 1]) << 16);
+        } else if (a.xvec) {
+          const uint4 q = __ldg(reinterpret_cast<const uint4*>(row + kg));
+          v[b][0] = q.x; v[b][1] = q.y; v[b][2] = q.z; v[b][3] = q.w;
+        } else {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) v[b][i] = __ldg(row + kg + 2 * i) | (static_cast<std::uint32_t>(__ldg(row + kg + 2 * i + 1)) << 16);
+        }
       }
     }
-    const int tl = kl / 64, kk = kl % 64, j = kk / 16, hi = (kk % 16) / 8;
-    std::uint32_t* base = xs + ((tl * 2 + j / 2) * a.m + token) * 16 + (j % 2) * 2 + hi;
 #pragma unroll
-    for (int t = 0; t < 4; ++t) base[t * 4] = v[t];  // lane t, word (j%2)*2 + hi
+    for (int b = 0; b < kBatch; ++b) {
+      const int idx = base + b * kThreads;
+      if (idx >= total) break;
+      const int token = idx / groups8, kl = (idx % groups8) * 8;
+      const int tl = kl / 64, kk = kl % 64, j = kk / 16, hi = (kk % 16) / 8;
+      std::uint32_t* dst = xs + token * (a.block_tiles * 32) + tl * 32 + (((j / 2) ^ (token & 1)) * 16) + (j % 2) * 2 + hi;
+#pragma unroll
+      for (int t = 0; t < 4; ++t) dst[t * 4] = v[b][t];  // lane t, word (j%2)*2 + hi
+    }
   }
 }
 
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+// An opaque copy: ptxas otherwise re-derives per-lane addresses from the thread index inside the
+// main loop (seen in the SASS: S2R + 6 integer ops per use), though registers are to spare.
+__device__ __forceinline__ unsigned pin(unsigned v) {
+  asm volatile("mov.b32 %0, %0;" : "+r"(v));
+  return v;
+}
+template <class T>
+__device__ __forceinline__ const T* pin(const T* p) {
+  asm volatile("mov.b64 %0, %0;" : "+l"(p));
+  return p;
+}
+
 // cp.async: 16 bytes bypassing L1 (weights, streamed once) and 4 bytes through L1 (scales, zeros:
-// reused by the 4 lanes of a row pair and by consecutive tiles of a group).
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem));
+// reused by the 4 lanes of a row pair and by consecutive tiles of a group). "memory" clobbers keep
+// the compiler from moving shared-memory reads of a slot across the copies and waits.
+__device__ __forceinline__ void cp_async16(unsigned smem, const void* gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem), "l"(gmem) : "memory");
 }
-__device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(s), "l"(gmem));
+__device__ __forceinline__ void cp_async4(unsigned smem, const void* gmem) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem), "l"(gmem) : "memory");
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+// 4 bytes, or zeros when src_bytes is 0 (x past K).
+__device__ __forceinline__ void cp_async4_zfill(unsigned smem, const void* gmem, unsigned src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem), "l"(gmem), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N)); }
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+__device__ __forceinline__ uint4 lds128(unsigned smem) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(smem) : "memory");
+  return v;
+}
+__device__ __forceinline__ uint2 lds64(unsigned smem) {
+  uint2 v;
+  asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(smem) : "memory");
+  return v;
+}
+__device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
+  std::uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(smem) : "memory");
+  return v;
+}
 
 // Per-warp cp.async ring: kSteps steps of kTilesPerStep tiles each (weights + the scale/zero
-// words of each tile's groups), refilled kSteps - 1 steps ahead of use. Each lane consumes only
-// what it copied itself, so no barrier is needed around the ring.
+// words of each tile's groups), refilled kSteps - 1 steps ahead of use.
+//   weights  (kTiles, 32 lanes) x 16 B                 at ring + slot * 512 + lane * 16
+//   entries  (kSteps, kTilesPerStep, kGs, 8 gids) x (scale word [, zero word])   after the weights
+// A lane reads only its own weight copies; the 8 (or 16) scale entries of a tile are copied by 8 (16)
+// lanes, one cp.async each per step instead of one per lane per tile (the 4-byte copies and reads
+// were ~a third of the loop's memory instructions), and read by the 4 lanes of each row pair after
+// a __syncwarp.
 template <bool kZeros, bool kG32>
 struct Ring {
   static constexpr int kTilesPerStep = 4;  // tiles computed together: 4 independent mma chains
-  // 3 steps x 4 tiles x 512 B = 6 KB of weights per warp, 2 steps refilled ahead. The kernel is
-  // issue/latency bound rather than short of bytes in flight (ncu at 4 steps: 6.5 cycles per issued
-  // instruction at 25% occupancy, DRAM 37%), so 3 steps trade depth for occupancy: 3 blocks of the
-  // 1..8-token symmetric variants fit an SM (24 warps). docs/benchmarks/decode.md has both runs.
+  // 3 steps x 4 tiles x 512 B = 6 KB of weights per warp, 2 steps (4 KB) in flight: with 16-24
+  // warps per SM that is 64-96 KB in flight per SM, over the ~30 KB that 4.4 TB/s at ~1 us of
+  // loaded latency needs (Little's law), so depth is not what limits; shared memory for x is.
   static constexpr int kSteps = 3;
   static constexpr int kGs = kG32 ? 2 : 1;           // groups per tile
   static constexpr int kTiles = kTilesPerStep * kSteps;
-  static constexpr int kWordsPerTile = kGs * (kZeros ? 2 : 1);  // scale (+ zero) words per lane
-  static constexpr int kBytesPerWarp = kTiles * (512 + 128 * kWordsPerTile);
+  static constexpr int kEntryBytes = kZeros ? 8 : 4;                  // scale word (+ the zero word of its row pair)
+  static constexpr int kStepEntries = kTilesPerStep * kGs * 8;         // (tile, group, gid) of one step: 32 or 64
+  static constexpr int kStepEntryBytes = kStepEntries * kEntryBytes;
+  static constexpr int kScaleOffset = kTiles * 512;                    // bytes from the ring start
+  static constexpr int kBytesPerWarp = kScaleOffset + kSteps * kStepEntryBytes;
+  static_assert(kStepEntries % 32 == 0, "whole warps copy the entries of a step");
 };
 
-// Blocks per SM the register cap is sized for: 3 (85 registers) where the variant fits without
-// spills (ptxas -v: 72-79 registers), else 2 (128 registers).
+// Blocks per SM the register cap is sized for (128 registers; ptxas -v: no spills). A cap of 85 (3 blocks)
+// made ptxas re-derive the ring and x addresses from the thread index inside the loop.
 template <int MB, bool kZeros>
-constexpr int kMinBlocks = (MB == 1 && !kZeros) ? 3 : 2;
+constexpr int kMinBlocks = 2;
 
 template <bool kBf16, int MB, bool kZeros, bool kG32>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kernel(const Args a) {
@@ -186,8 +285,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   using R = Ring<kZeros, kG32>;
   constexpr int kP = R::kTilesPerStep, kS = R::kSteps, kGs = R::kGs;
   extern __shared__ uint4 smem_v4[];
-  std::uint32_t* xs = reinterpret_cast<std::uint32_t*>(smem_v4);         // (block_tiles, 2, m, 4 lanes, 4) x words
-  unsigned char* rings = reinterpret_cast<unsigned char*>(xs + a.block_tiles * a.m * 32);
+  // x words: staged (m, block_tiles, 2, 4 lanes, 4), or streamed (kS slots, m, kP, 2, 4 lanes, 4).
+  std::uint32_t* xs = reinterpret_cast<std::uint32_t*>(smem_v4);
+  const int x_tiles = a.xstream ? kP : a.block_tiles;  // tiles per token row of one x buffer
+  unsigned char* rings = reinterpret_cast<unsigned char*>(xs + (a.xstream ? kS : 1) * x_tiles * a.m * 32);
   float* red = reinterpret_cast<float*>(rings + kWarps * R::kBytesPerWarp);  // (8 warps, MB, 32, 4) partials
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tq = lane % 4;
@@ -196,42 +297,89 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   const int btile0 = blockIdx.x * a.block_tiles;                   // block's first k tile
   const int btile1 = min(btile0 + a.block_tiles, a.kt_count);
   const int t0 = btile0 + wk * a.tiles_per_warp;
-  const int t1 = nt < a.nt_count ? min(t0 + a.tiles_per_warp, btile1) : t0;  // empty range: idle warp
-  const int nsteps = (max(t1 - t0, 0) + kP - 1) / kP;
+  // Past the last stripe a warp idles; when x is streamed it must still take part in every step's
+  // copies and barriers, so it recomputes the last stripe into rows that are never stored.
+  const int t1 = (nt < a.nt_count || a.xstream) ? min(t0 + a.tiles_per_warp, btile1) : t0;
+  const int ntw = min(nt, a.nt_count - 1);  // the stripe this warp reads
+  const int ntiles = max(t1 - t0, 0);
+  const int nfull = ntiles / kP, nsteps = (ntiles + kP - 1) / kP;  // steps of kP tiles; the last may be partial
 
-  uint4* wring = reinterpret_cast<uint4*>(rings + warp * R::kBytesPerWarp);     // (kTiles, 32) weights
-  std::uint32_t* sring = reinterpret_cast<std::uint32_t*>(wring + R::kTiles * 32);  // (kTiles, kGs, 32) scales
-  std::uint32_t* zring = sring + R::kTiles * kGs * 32;                            // (kTiles, kGs, 32) zero words
+  // This lane's ring addresses (shared state space) and global sources; slot offsets are immediates.
+  const unsigned ring = smem_addr(rings + warp * R::kBytesPerWarp);
+  const unsigned w_sh = pin(ring + lane * 16);
+  const unsigned e_read = pin(ring + R::kScaleOffset + gid * R::kEntryBytes);  // + step slot + (p * kGs + h) * 8 entries
+  const unsigned e_copy = pin(ring + R::kScaleOffset + lane * R::kEntryBytes);  // + step slot + c * 32 entries
+  const uint4* wsrc = pin(a.qweight + (static_cast<long long>(ntw) * a.kt_count + t0) * 32 + lane);  // tile t0 of stripe ntw
+  // Entries this lane copies: gid lane % 8 of (tile, group) (lane + 32 c) / 8. Scale and zero words
+  // are addressed by 32-bit byte offsets from its first words (decode_run checks that the scale and
+  // zero arrays are below 2 GB).
+  const int cgid = lane % 8;
+  const char* sp = pin(reinterpret_cast<const char*>(a.scales + ntw * 8 + cgid));                          // + g * s_gbytes
+  const char* zp = pin(reinterpret_cast<const char*>(reinterpret_cast<const std::uint32_t*>(a.zeros) + ntw * 2 + cgid / 4));
+  const unsigned s_gbytes = static_cast<unsigned>(a.nt_count) * 32, z_gbytes = static_cast<unsigned>(a.nt_count) * 8;
+  const int gsh = a.gshift - 6;  // g >= 64: tile kt lies in group kt >> gsh (channelwise: 24, so always group 0)
 
-  const uint4* wp = a.qweight + static_cast<long long>(nt) * a.kt_count * 32 + lane;  // + kt * 32: tile kt of stripe nt
-  const std::uint32_t* sp = a.scales + nt * 8 + gid;                                  // + g * N_pad/2
-  const std::uint32_t* zp = reinterpret_cast<const std::uint32_t*>(a.zeros) + nt * 2 + gid / 4;  // + g * N_pad/16 * 2 words
-  const long long s_gstride = static_cast<long long>(a.nt_count) * 8, z_gstride = static_cast<long long>(a.nt_count) * 2;
+  const unsigned xs_sh = smem_addr(xs);
 
-  auto issue = [&](int step) {
-    if (step < nsteps) {
-      const int slot0 = (step % kS) * kP;
+  // Fills ring step `is` (tiles t0 + is*kP ..) and commits it (an empty group past the end keeps the
+  // wait count uniform). Only the last, partial step checks tiles against t1. Streamed x: the block's
+  // threads also copy the step's x (m tokens x kP tiles, 16-byte groups of 8 k scattered to their
+  // 4 lanes' words; zeros past K) into x slot is % kS (every warp has the same steps then).
+  auto issue = [&](int is) {
+    if (is < nsteps) {
+      const unsigned slot = static_cast<unsigned>((is % kS) * kP);
+      if (a.xstream) {
+        const unsigned xslot = xs_sh + static_cast<unsigned>(is % kS) * static_cast<unsigned>(a.m * kP * 128);
+        const int kbase = (btile0 + is * kP) * 64;
+        for (int c = threadIdx.x; c < a.m * kP * 8; c += kThreads) {
+          const int token = c / (kP * 8), kl = (c % (kP * 8)) * 8;
+          const int tl = kl / 64, kk = kl % 64, j = kk / 16, hi = (kk % 16) / 8;
+          const unsigned dst = xslot + 4u * static_cast<unsigned>(token * (kP * 32) + tl * 32 + (((j / 2) ^ (token & 1)) * 16) + (j % 2) * 2 + hi);
+          const int kg = kbase + kl;
+          const std::uint16_t* src = a.x + token * a.x_stride + min(kg, a.k - 8);  // a valid address even when zero-filled
+          const unsigned bytes = kg < a.k ? 4u : 0u;
 #pragma unroll
-      for (int p = 0; p < kP; ++p) {
-        const int kt = t0 + step * kP + p;
-        if (kt < t1) {
-          cp_async16(wring + (slot0 + p) * 32 + lane, wp + static_cast<long long>(kt) * 32);
+          for (int t = 0; t < 4; ++t) cp_async4_zfill(dst + t * 16, src + 2 * t, bytes);
+        }
+      }
+      const int kt0 = t0 + is * kP;
+      const uint4* src = wsrc + is * (kP * 32);
+      const bool full = is < nfull;
 #pragma unroll
-          for (int h = 0; h < kGs; ++h) {
-            const int g = min((kt * 64 + h * 32) >> a.gshift, a.groups - 1);
-            cp_async4(sring + ((slot0 + p) * kGs + h) * 32 + lane, sp + g * s_gstride);
-            if constexpr (kZeros) cp_async4(zring + ((slot0 + p) * kGs + h) * 32 + lane, zp + g * z_gstride);
-          }
+      for (int p = 0; p < kP; ++p)
+        if (full || kt0 + p < t1) cp_async16(w_sh + (slot + p) * 512, src + p * 32);
+      const unsigned eslot = static_cast<unsigned>(is % kS) * R::kStepEntryBytes;
+#pragma unroll
+      for (int c = 0; c < kGs; ++c) {
+        const int e = lane + 32 * c, p = e / (kGs * 8), h = (e / 8) % kGs;  // this lane's entry (tile p, group h)
+        if (full || kt0 + p < t1) {
+          // g = 32: two groups per tile (the last may lie past K in the padding: clamp); g >= 64: one.
+          const unsigned g = static_cast<unsigned>(kG32 ? min(2 * (kt0 + p) + h, a.groups - 1) : (kt0 + p) >> gsh);
+          cp_async4(e_copy + eslot + c * 32 * R::kEntryBytes, sp + g * s_gbytes);
+          if constexpr (kZeros) cp_async4(e_copy + eslot + c * 32 * R::kEntryBytes + 4, zp + g * z_gbytes);
         }
       }
     }
-    cp_async_commit();  // empty groups too: the wait count stays uniform
+    cp_async_commit();
   };
 
 #pragma unroll
   for (int st = 0; st < kS - 1; ++st) issue(st);  // weights in flight while x is staged
-  stage_x(a, xs, btile0, btile1 - btile0);
-  __syncthreads();
+  if (!a.xstream) {
+    stage_x(a, xs, btile0, btile1 - btile0);
+    __syncthreads();
+  }
+
+  // This lane's x rows: token mb*8 + gid, clamped to the last real token (lanes of absent tokens
+  // compute on real data into output columns that are never stored), and its swizzled halves.
+  unsigned xl[MB][2];  // shared address of unit (token, tile t0, h)
+#pragma unroll
+  for (int mb = 0; mb < MB; ++mb) {
+    const int tok = min(mb * 8 + gid, a.m - 1);
+    const unsigned base = smem_addr(xs + tok * (x_tiles * 32) + (a.xstream ? 0 : (t0 - btile0) * 32) + tq * 4);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) xl[mb][h] = pin(base + ((h ^ (tok & 1)) * 64));
+  }
 
   float acc[MB][4];
 #pragma unroll
@@ -239,25 +387,40 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
 #pragma unroll
     for (int c = 0; c < 4; ++c) acc[mb][c] = 0.f;
 
-  constexpr std::uint32_t kSymZero = D::kMagic | 0x00080008u;  // magic + 8: uint4b8
+  // uint4b8: z = 8 for every row; uint4: each lane's byte of the zero word (rows gid, gid + 8).
+  const unsigned zshift = 8 * (gid % 4);
   for (int step = 0; step < nsteps; ++step) {
-    issue(step + kS - 1);  // refills the slot consumed in the previous iteration
-    cp_async_wait<kS - 1>();  // this step's group has landed (this lane's copies)
-    const int slot0 = (step % kS) * kP;
+    cp_async_wait<kS - 2>();  // this step's group has landed (this lane's copies)
+    if (a.xstream) {
+      __syncthreads();  // every thread's x copies of this step are visible; all warps are done with step - 1
+    } else {
+      __syncwarp();     // the warp's entry copies of this step are visible to the lanes that read them
+    }
+    issue(step + kS - 1);     // refills the slots consumed in the previous iteration
+    const unsigned slot = static_cast<unsigned>((step % kS) * kP);
+    const int valid = min(kP, ntiles - step * kP);  // tiles of this step inside the range (kP but in the last)
+    // Byte offset of this step's x: staged, kP tiles further along the row; streamed, its slot.
+    const unsigned xstep = a.xstream ? slot * static_cast<unsigned>(a.m * 128) : static_cast<unsigned>(step * kP * 128);
     uint4 wv[kP];
     float2 sc[kP][kGs];
-    std::uint32_t zz[kP][kGs][2];
+    std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
+    const unsigned estep = e_read + static_cast<unsigned>(step % kS) * R::kStepEntryBytes;
 #pragma unroll
     for (int p = 0; p < kP; ++p) {
-      wv[p] = wring[(slot0 + p) * 32 + lane];
+      wv[p] = lds128(w_sh + (slot + p) * 512);
 #pragma unroll
       for (int h = 0; h < kGs; ++h) {
-        sc[p][h] = D::to_float2(sring[((slot0 + p) * kGs + h) * 32 + lane]);  // (row gid, row gid + 8)
-        zz[p][h][0] = zz[p][h][1] = kSymZero;
+        const unsigned ea = estep + (p * kGs + h) * 8 * R::kEntryBytes;
         if constexpr (kZeros) {
-          const std::uint32_t z = (zring[((slot0 + p) * kGs + h) * 32 + lane] >> (8 * (gid % 4))) & 0xffu;
-          zz[p][h][0] = D::kMagic | ((z & 15u) * 0x00010001u);
-          zz[p][h][1] = D::kMagic | ((z >> 4) * 0x00010001u);
+          const uint2 e = lds64(ea);
+          sc[p][h] = D::to_float2(e.x);  // (row gid, row gid + 8)
+          const std::uint32_t z = e.y >> zshift;
+          zlo[p][h] = D::zlo_of(z & 15u);
+          zhi[p][h] = D::zhi_of((z >> 4) & 15u);
+        } else {
+          sc[p][h] = D::to_float2(lds32(ea));
+          zlo[p][h] = D::zlo_of(8u);
+          zhi[p][h] = D::zhi_of(8u);
         }
       }
     }
@@ -270,38 +433,33 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
         for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {  // sub-tile pair (2h, 2h + 1)
-      std::uint32_t b[kP][MB][4];
+      // Past `valid` (last step only) the reads land on other tokens' x or the rings: finite or not,
+      // those tiles' partials are dropped below, never scaled into acc.
+      uint4 b[kP][MB];
 #pragma unroll
-      for (int p = 0; p < kP; ++p) {
-        const int tl = min(t0 + step * kP + p, t1 - 1) - btile0;  // clamped: tiles past t1 compute on valid x, never scaled in
+      for (int p = 0; p < kP; ++p)
 #pragma unroll
-        for (int mb = 0; mb < MB; ++mb) {
-          const int tok = mb * 8 + gid;
-          uint4 v = make_uint4(0u, 0u, 0u, 0u);
-          if (tok < a.m) v = *reinterpret_cast<const uint4*>(xs + ((tl * 2 + h) * a.m + tok) * 16 + tq * 4);
-          b[p][mb][0] = v.x; b[p][mb][1] = v.y; b[p][mb][2] = v.z; b[p][mb][3] = v.w;
-        }
-      }
+        for (int mb = 0; mb < MB; ++mb) b[p][mb] = lds128(xl[mb][h] + xstep + p * 128);
 #pragma unroll
       for (int jj = 0; jj < 2; ++jj) {
-        const int j = 2 * h + jj;
 #pragma unroll
         for (int p = 0; p < kP; ++p) {  // p innermost: consecutive mma go to independent accumulators
           const int hg = kG32 ? h : 0;
+          const int j = 2 * h + jj;
           const std::uint32_t w = j == 0 ? wv[p].x : j == 1 ? wv[p].y : j == 2 ? wv[p].z : wv[p].w;
-          std::uint32_t af[4];  // A registers: rows gid, gid + 8, gid, gid + 8 (docs/LAYOUT.md)
-          af[0] = D::sub(lop3_and_or(w, 0x000f000fu, D::kMagic), zz[p][hg][0]);
-          af[1] = D::sub(lop3_and_or(w >> 4, 0x000f000fu, D::kMagic), zz[p][hg][1]);
-          af[2] = D::sub(lop3_and_or(w >> 8, 0x000f000fu, D::kMagic), zz[p][hg][0]);
-          af[3] = D::sub(lop3_and_or(w >> 12, 0x000f000fu, D::kMagic), zz[p][hg][1]);
+          std::uint32_t af[4];
+          D::dequant(w, zlo[p][hg], zhi[p][hg], af);
 #pragma unroll
-          for (int mb = 0; mb < MB; ++mb) D::mma(tmp[p][mb], af, b[p][mb][2 * jj], b[p][mb][2 * jj + 1]);
+          for (int mb = 0; mb < MB; ++mb) {
+            if (jj == 0) D::mma(tmp[p][mb], af, b[p][mb].x, b[p][mb].y);
+            else D::mma(tmp[p][mb], af, b[p][mb].z, b[p][mb].w);
+          }
         }
       }
       if (kG32 || h == 1) {  // end of a group: scale the fp32 partials into acc, per row
 #pragma unroll
         for (int p = 0; p < kP; ++p) {
-          if (t0 + step * kP + p >= t1) continue;  // past this warp's range (last step only)
+          if (p >= valid) continue;  // past this warp's range (last step only)
           const float2 s2 = sc[p][kG32 ? h : 0];
 #pragma unroll
           for (int mb = 0; mb < MB; ++mb) {
@@ -338,23 +496,42 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   } else {
     __syncthreads();
   }
-  if (!cluster || cg::this_cluster().block_rank() == 0) {
-    for (int i = threadIdx.x; i < vals; i += kThreads) {
-      float s = red[i];
-      if (cluster) {
-        for (int r = 1; r < a.splits; ++r) s += cg::this_cluster().map_shared_rank(red, r)[i];
-      }
+  // Every rank reduces one slice of the outputs over all ranks, reading them in rank order (the same
+  // sum on every run, whichever rank computes it); all remote loads are issued before the adds.
+  const int vals4 = vals / 4;
+  const int rank = cluster ? static_cast<int>(cg::this_cluster().block_rank()) : 0;
+  const int slice = (vals4 + a.splits - 1) / a.splits;
+  const int i_end = min(vals4, (rank + 1) * slice);
+  for (int i4 = rank * slice + threadIdx.x; i4 < i_end; i4 += kThreads) {
+    float4 s;
+    if (cluster) {
+      float4 v[kMaxSplits];
+#pragma unroll
+      for (int r = 0; r < kMaxSplits; ++r)
+        if (r < a.splits) v[r] = reinterpret_cast<const float4*>(cg::this_cluster().map_shared_rank(red, r))[i4];
+      s = v[0];
+#pragma unroll
+      for (int r = 1; r < kMaxSplits; ++r)
+        if (r < a.splits) { s.x += v[r].x; s.y += v[r].y; s.z += v[r].z; s.w += v[r].w; }
+    } else {
+      s = reinterpret_cast<const float4*>(red)[i4];
+    }
+    const float sv[4] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const int i = i4 * 4 + c;
       const int sw = i / per_stripe, rest = i % per_stripe;
-      const int mb = rest / 128, ln = (rest % 128) / 4, c = rest % 4;
+      const int mb = rest / 128, ln = (rest % 128) / 4;
       const int row = (blockIdx.y * a.warps_n + sw) * 16 + ln / 4 + 8 * (c / 2);
       const int token = mb * 8 + 2 * (ln % 4) + (c % 2);
       if (row < a.n && token < a.m) {
-        if (a.bias) s += D::to_float(a.bias[row]);
-        a.y[token * a.y_stride + row] = D::from_float(s);
+        float o = sv[c];
+        if (a.bias) o += D::to_float(a.bias[row]);
+        a.y[token * a.y_stride + row] = D::from_float(o);
       }
     }
   }
-  if (cluster) cg::this_cluster().sync();  // keep every rank's shared memory alive until rank 0 has read it
+  if (cluster) cg::this_cluster().sync();  // keep every rank's shared memory alive until all have read it
 }
 
 int ilog2(int v) { int r = 0; while ((1 << (r + 1)) <= v) ++r; return r; }
@@ -389,10 +566,20 @@ std::size_t ring_bytes(bool zeros, bool g32) {
   return static_cast<std::size_t>(kWarps) * per_warp;
 }
 
-// x chunk (m tokens, 128 B per token per tile) + the weight rings + the reduction partials.
-std::size_t smem_for(int block_tiles, int m, bool zeros, bool g32) {
+// x (m tokens, 128 B per token per tile: the block's K range when staged, kSteps x kTilesPerStep
+// tiles when streamed) + the weight rings + the reduction partials.
+std::size_t smem_for(int block_tiles, int m, bool zeros, bool g32, bool xstream) {
   const int mb = m <= 8 ? 1 : 2;
-  return static_cast<std::size_t>(block_tiles) * m * 128 + ring_bytes(zeros, g32) + static_cast<std::size_t>(kWarps) * mb * 512;
+  const int x_tiles = xstream ? Ring<false, false>::kSteps * Ring<false, false>::kTilesPerStep : block_tiles;
+  return static_cast<std::size_t>(x_tiles) * m * 128 + ring_bytes(zeros, g32) + static_cast<std::size_t>(kWarps) * mb * 512;
+}
+
+// W4A16_DECODE_XSTREAM: "0" never streams x, "1" streams it in every plan that can (exploration).
+int xstream_override() {
+  const char* env = std::getenv("W4A16_DECODE_XSTREAM");
+  if (!env || !*env) return -1;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_XSTREAM", "0 or 1", env);
+  return *env - '0';
 }
 
 int cached_sm_count() {
@@ -400,8 +587,9 @@ int cached_sm_count() {
   return n;
 }
 
-DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted, int m, bool zeros, bool g32) {
+DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted, int m, bool zeros, bool g32, bool xstream = false) {
   DecodePlan p;
+  p.xstream = xstream && wn == kWarps;  // streaming needs every warp of a block on the same K range
   p.warps_n = wn;
   p.warps_k = kWarps / wn;
   const std::int64_t per_split = (kt + splits_wanted - 1) / splits_wanted;
@@ -409,7 +597,7 @@ DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted
   const std::int64_t block_tiles = static_cast<std::int64_t>(p.tiles_per_warp) * p.warps_k;
   p.splits = static_cast<int>((kt + block_tiles - 1) / block_tiles);  // no empty ranks
   p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
-  p.smem_bytes = smem_for(static_cast<int>(block_tiles), m, zeros, g32);
+  p.smem_bytes = smem_for(static_cast<int>(block_tiles), m, zeros, g32, p.xstream);
   return p;
 }
 
@@ -418,46 +606,60 @@ DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted
 std::string DecodePlan::describe() const {
   return "warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) + " splits=" + std::to_string(splits) +
          " tiles_per_warp=" + std::to_string(tiles_per_warp) + " row_blocks=" + std::to_string(row_blocks) +
-         " smem=" + std::to_string(smem_bytes);
+         " smem=" + std::to_string(smem_bytes) + (xstream ? " xstream" : "");
 }
 
-DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size) {
+DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok) {
   if (m_chunk < 1 || m_chunk > 16) fail(ErrorCode::invalid_argument, "m_chunk", "1..16", std::to_string(m_chunk));
   const bool g32 = group_size == 32;
   const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
+  const int xo = xstream_override();
+  if (xo == 0) xstream_ok = false;
   if (const char* env = std::getenv("W4A16_DECODE_PLAN"); env && *env) {
-    int wn = 0, s = 0;
-    if (std::sscanf(env, "%d,%d", &wn, &s) != 2 || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || s < 1 || s > kMaxSplits)
-      fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "\"warps_n,splits\" with warps_n in {1,2,4,8}, splits 1..8", env);
-    DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32);
+    int wn = 0, s = 0, xsm = 0;
+    const int got = std::sscanf(env, "%d,%d,%d", &wn, &s, &xsm);
+    if (got < 2 || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || s < 1 || s > kMaxSplits || xsm < 0 || xsm > 1)
+      fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN",
+           "\"warps_n,splits[,xstream]\" with warps_n in {1,2,4,8}, splits 1..8, xstream 0/1 (honoured at warps_n = 8 where x allows)", env);
+    DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1 && xstream_ok);
     if (p.smem_bytes > kMaxSmem) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within 200 KB of shared memory", env);
     return p;
   }
-  // Cost model in microseconds, fitted to the forced-plan sweep on the H200 (scripts/gpu-check with
-  // W4A16_PLAN_SWEEP, 2026-12-02; docs/benchmarks/decode.md): an SM streams one 64x16 tile per
-  // (40 + 240 / resident warps) cycles (x1.3 at 16 tokens), each wave of blocks adds ~1.2 us of
-  // latency (first loads, x staging, reduction), and a cluster of s blocks slows the wave by
-  // 15% per extra rank. 2 blocks of 8 warps fit an SM (registers capped at 128 by the launch
-  // bounds; 3 for the 1..8-token symmetric variants), fewer when shared memory runs out. Fits the 8
-  // measured plans of 8192x8192 and 28672x4096 within ~10% and ranks the qwen0.5b plans correctly.
+  // Cost model in microseconds, first fitted to the forced-plan sweep on the H200 (scripts/gpu-check
+  // with W4A16_PLAN_SWEEP, 2026-12-02; docs/benchmarks/decode.md) for the previous loop: an SM
+  // streams one 64x16 tile per (c0 + 240 / resident warps) cycles (x1.3 at 9..16 tokens), each wave
+  // of blocks adds ~1.2 us of latency (first loads, x staging, reduction), and a cluster of s blocks
+  // slows the wave by 15% per extra rank. c0 was 40 for a loop of ~129 instructions per tile; the
+  // loop now issues ~71 (fp16) / ~80 (bf16), and 30 cycles is what HBM needs per 512-byte tile per SM
+  // at 4.4 TB/s, so c0 = 30. 2 blocks of 8 warps fit an SM (128 registers), fewer when shared memory
+  // runs out; streaming x (one barrier and the x copies per step) costs 3% over staging it, and
+  // staging costs its L2 round trips up front (run 1: 16 tokens x 64 tiles per block was 3x slower
+  // than the model without this term). A cluster costs ~0.6 us once (run 1: qwen0.5b.o, 1 tile per
+  // warp in clusters of 2, took 3.77 us where qwen0.5b.qkv, 2 tiles per warp without, took 3.08).
   const int sms = cached_sm_count();
   const double cyc_scale = m_chunk > 8 ? 1.3 : 1.0;
   DecodePlan best;
   double best_cost = 1e30;
   for (int wn : {8, 4, 2, 1}) {
-    for (int s = 1; s <= kMaxSplits; ++s) {
-      DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32);
+    for (int s = 1; s <= kMaxSplits; ++s) for (int xsm = 0; xsm <= (xstream_ok && wn == kWarps ? 1 : 0); ++xsm) {
+      if (xo == 1 && xstream_ok && xsm == 0) continue;  // forced streaming: only streamed plans
+      DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1);
       if (p.smem_bytes > kMaxSmem || p.splits != s) continue;
-      const std::int64_t reg_bps = (m_chunk <= 8 && !zeros) ? 3 : 2;  // kMinBlocks of the variant
+      const std::int64_t reg_bps = 2;  // kMinBlocks
       const std::int64_t bps = std::max<std::int64_t>(1, std::min<std::int64_t>(reg_bps, (227 * 1024) / (p.smem_bytes + 1024)));
       const std::int64_t slots = static_cast<std::int64_t>(sms) * bps;
       const std::int64_t blocks = static_cast<std::int64_t>(p.row_blocks) * p.splits;
       const std::int64_t waves = (blocks + slots - 1) / slots;
       const std::int64_t per_sm = std::min<std::int64_t>(bps, (std::min(blocks, slots) + sms - 1) / sms);  // blocks on the busiest SM
       const double warps = static_cast<double>(per_sm * kWarps);
-      const double cycles = static_cast<double>(per_sm * kWarps * p.tiles_per_warp) * (40.0 + 240.0 / warps) * cyc_scale;
-      const double cost = static_cast<double>(waves) * (cycles / 1980.0 + 1.2) * (1.0 + 0.15 * (p.splits - 1));
+      const double cycles = static_cast<double>(per_sm * kWarps * p.tiles_per_warp) * (30.0 + 240.0 / warps) * cyc_scale;
+      // Staged x: a thread loads 8 groups of 16 bytes per L2 round trip (~700 cycles) before the
+      // block can start (stage_x); streamed x is copied asynchronously, steps ahead.
+      const std::int64_t block_tiles = static_cast<std::int64_t>(p.tiles_per_warp) * p.warps_k;
+      const double stage = p.xstream ? 0.0 : static_cast<double>((m_chunk * block_tiles * 8 + 8 * kThreads - 1) / (8 * kThreads)) * 700.0;
+      const double cost = static_cast<double>(waves) * ((cycles + stage) / 1980.0 + 1.2) * (1.0 + 0.15 * (p.splits - 1)) * (p.xstream ? 1.03 : 1.0) +
+                          (p.splits > 1 ? 0.6 : 0.0);
       if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
     }
   }
@@ -505,6 +707,10 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
   const std::int64_t glen = w.group_len();
   if (!is_supported_group_size(w.group_size) || w.k % glen != 0 || w.groups != w.k / glen)
     fail(ErrorCode::invalid_argument, "weights.group_size", "32, 64, 128, 256 or channelwise dividing K", std::to_string(w.group_size));
+  // The kernel addresses scale and zero words by 32-bit byte offsets.
+  if (static_cast<std::uint64_t>(w.groups) * static_cast<std::uint64_t>(w.n_pad) * 2 >= (std::uint64_t{1} << 31))
+    fail(ErrorCode::unsupported, "weights.scales", "below 2 GiB (groups x N_pad x 2 bytes)",
+         std::to_string(w.groups) + " x " + std::to_string(w.n_pad) + " x 2 bytes");
   if (x_stride < w.k) fail(ErrorCode::invalid_argument, "x_stride", ">= K = " + std::to_string(w.k), std::to_string(x_stride));
   if (y_stride < w.n) fail(ErrorCode::invalid_argument, "y_stride", ">= N = " + std::to_string(w.n), std::to_string(y_stride));
   if (m == 0) return;
@@ -528,17 +734,19 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
   a.groups = static_cast<int>(w.groups);
   a.gshift = w.group_size == kChannelwise ? 30 : ilog2(w.group_size);
   a.xvec = (reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && x_stride % 8 == 0) ? 1 : 0;
+  // Streaming x copies 4-byte words in layout order: contiguous 16-byte rows, no gather.
+  const bool xstream_ok = a.xvec && !w.perm && xstream_override() != 0;
   const bool bf16 = w.act_dtype == DType::bf16, zeros = w.zeros != nullptr, g32 = w.group_size == 32;
 
   // Tokens per launch: 16, halved while the x chunk of this K does not fit in shared memory
   // (a smaller chunk stages fewer tokens; decode_plan throws if even one does not fit).
-  std::int64_t chunk = 16;
-  while (chunk > 1 && !decode_fits(w.k, static_cast<int>(std::min(chunk, std::max<std::int64_t>(m, 1))), zeros, w.group_size))
+  std::int64_t chunk = 16;  // streamed x fits any K at 16 tokens
+  while (!xstream_ok && chunk > 1 && !decode_fits(w.k, static_cast<int>(std::min(chunk, std::max<std::int64_t>(m, 1))), zeros, w.group_size))
     chunk /= 2;
   for (std::int64_t m0 = 0; m0 < m; m0 += chunk) {
     const int mc = static_cast<int>(std::min<std::int64_t>(chunk, m - m0));
     const int mb = mc <= 8 ? 1 : 2;
-    const DecodePlan p = decode_plan(w.n, w.k, mc, zeros, w.group_size);
+    const DecodePlan p = decode_plan(w.n, w.k, mc, zeros, w.group_size, xstream_ok);
     a.x = static_cast<const std::uint16_t*>(x) + m0 * x_stride;
     a.y = static_cast<std::uint16_t*>(y) + m0 * y_stride;
     a.m = mc;
@@ -547,6 +755,7 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
     a.tiles_per_warp = p.tiles_per_warp;
     a.block_tiles = p.tiles_per_warp * p.warps_k;
     a.splits = p.splits;
+    a.xstream = p.xstream ? 1 : 0;
 
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(p.row_blocks), 1);

@@ -24,13 +24,18 @@ struct DecodePlan {
   int tiles_per_warp = 0;   // 64-wide k tiles each warp streams
   int row_blocks = 0;       // grid extent along N
   std::size_t smem_bytes = 0;  // dynamic shared memory per block
+  bool xstream = false;        // x streamed per step through a small block ring (warps_n == 8), not staged whole
   std::string describe() const;
 };
 
 // The plan decode_run uses for M-chunks of `m_chunk` tokens (1..16) of a layer with/without zero
-// points and this group size (the cp.async ring holds their words). W4A16_DECODE_PLAN="wn,splits"
-// overrides the heuristic (benchmark exploration); invalid overrides throw invalid_argument.
-DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros = false, int group_size = 128);
+// points and this group size (the cp.async ring holds their words). xstream_ok: x may be streamed
+// (decode_run: 16-byte aligned rows and no act-order perm); without it x is staged whole per block,
+// which bounds K (decode_fits). W4A16_DECODE_PLAN="wn,splits[,xstream]" overrides the heuristic and
+// W4A16_DECODE_XSTREAM=0/1 never/always streams (benchmark exploration); invalid values throw
+// invalid_argument.
+DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros = false, int group_size = 128,
+                       bool xstream_ok = false);
 // Whether some plan stages an m_chunk-token x chunk of this K in shared memory (what decode_plan
 // needs not to throw unsupported). Pure host arithmetic: no device is queried.
 bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size);
@@ -40,13 +45,14 @@ std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_siz
 
 // y[M,N] = x[:, perm] . W^T + bias. Any M >= 0 (chunks of 16 tokens, one launch each; M = 0 is a
 // no-op). Requirements (checked, w4a16::Error otherwise): w in layout cuda.tc16x64.v1 (tag checked);
-// x, y device pointers, 2-byte aligned; x_stride >= K, y_stride >= N; x rows that are 16-byte aligned
-// (x and x_stride % 8) take the vector staging path, others a scalar path (same results). Each
-// block stages its K range of x in shared memory (at most 8 blocks split K), so K is bounded: at
-// 9..16 tokens K <= 24576 (uint4, g = 32) .. 33792 (uint4b8, g >= 64); at 8 tokens 51200 .. 69632;
-// at 1 token far beyond any layer. decode_run takes 16-token chunks where they fit and halves the
-// chunk (8, 4, 2, 1 tokens) where they do not; only a K that does not fit at 1 token throws
-// ErrorCode::unsupported (decode_fits(k, 1, ...) tells ahead of time).
+// x, y device pointers, 2-byte aligned; x_stride >= K, y_stride >= N; scales below 2 GiB. x rows
+// that are 16-byte aligned (x and x_stride % 8) without act-order may be streamed through a small
+// per-block ring, step by step (any K); otherwise each block stages its K range of x in shared
+// memory (vector loads for aligned rows, a scalar path for others; same results; at most 8 blocks
+// split K), so K is bounded: at 9..16 tokens K <= 24576 (uint4, g = 32) .. 33792 (uint4b8, g >= 64);
+// at 8 tokens 51200 .. 69632; at 1 token far beyond any layer. Staged, decode_run takes 16-token
+// chunks where they fit and halves the chunk (8, 4, 2, 1 tokens) where they do not; only a K that
+// does not fit at 1 token throws ErrorCode::unsupported (decode_fits(k, 1, ...) tells ahead of time).
 // workspace may be null.
 // Deterministic: the same inputs give the same bits on every call.
 void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
