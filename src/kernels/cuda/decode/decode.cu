@@ -274,8 +274,8 @@ struct Ring {
   static_assert(kStepEntries % 32 == 0, "whole warps copy the entries of a step");
 };
 
-// Blocks per SM the register cap is sized for (128 registers; ptxas -v: no spills). A cap of 85 (3 blocks)
-// made ptxas re-derive the ring and x addresses from the thread index inside the loop.
+// Blocks per SM the register cap is sized for: 128 registers (ptxas -v: 108-125, no spills, with the
+// pinned addresses and the batched x staging; version 3 capped the 1..8-token variants at 85 for 3).
 template <int MB, bool kZeros>
 constexpr int kMinBlocks = 2;
 
