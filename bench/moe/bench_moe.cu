@@ -236,7 +236,7 @@ int main(int argc, char** argv) {
     const int chosen = CudaMoe::choose_block(T, K8, E);
     std::vector<int> blocks = {chosen};
     for (int b : {1, 8, 32, 64})
-      if (b != chosen && T <= 64 && (b > 1 || S <= 256)) blocks.push_back(b);  // the other paths, for the record
+      if (b != chosen && (b > 1 || S <= 256) && (b != 8 || T <= 1024)) blocks.push_back(b);  // the other paths, for the record
     bench::TimerOptions opt;
     opt.copies = sets;
     opt.calls = sets;

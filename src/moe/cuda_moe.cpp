@@ -172,7 +172,10 @@ void CudaMoe::run(const MoeArgs& a, void* workspace, std::size_t workspace_bytes
     r.block_expert = bexp;
     r.total = total;
     const std::int64_t cap = aligned_capacity(T, k, s.experts, block);
-    r.max_blocks = static_cast<int>(std::min<std::int64_t>(T * k, cap / block));  // every used block holds a real slot
+    // Used blocks: sum_e ceil(c_e / block) <= S / block + (experts with a slot) <= S / block + min(E, S),
+    // and each holds a real slot (<= S); blocks past the total exit at once, so keep the grid tight.
+    const std::int64_t S = T * k;
+    r.max_blocks = static_cast<int>(std::min({S, cap / block, S / block + std::min<std::int64_t>(s.experts, S)}));
   }
   kc::launch_fused_moe(r, as_stream(stream));
 }

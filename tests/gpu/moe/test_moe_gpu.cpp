@@ -169,16 +169,21 @@ struct GpuRun {
   std::vector<std::uint16_t> out;
 };
 
-std::vector<std::uint16_t> run_gpu(const CudaMoe& m, const Problem& p, int block, bool graph = false) {
+// x_offset: x starts that many elements into its buffer (2 = 4-byte aligned only: the kernels'
+// 4-byte copy path instead of 16-byte cp.async).
+std::vector<std::uint16_t> run_gpu(const CudaMoe& m, const Problem& p, int block, bool graph = false, int x_offset = 0) {
   const std::int64_t H = p.w.spec().hidden;
-  Dev<std::uint16_t> dx(p.x), dout(static_cast<std::size_t>(p.T * H));
+  std::vector<std::uint16_t> xbuf(static_cast<std::size_t>(x_offset), 0);
+  xbuf.insert(xbuf.end(), p.x.begin(), p.x.end());
+  Dev<std::uint16_t> dxb(xbuf), dout(static_cast<std::size_t>(p.T * H));
+  std::uint16_t* const xp = dxb.p + x_offset;
   Dev<std::int32_t> di(p.ids);
   Dev<float> dw(p.tw);
   const std::size_t wsb = m.workspace_bytes(p.T, p.k);
   Dev<unsigned char> ws(wsb);
   std::vector<std::uint16_t> poison(dout.n, test::poison_bits(p.act));
   cudaMemcpy(dout.p, poison.data(), poison.size() * 2, cudaMemcpyHostToDevice);
-  MoeArgs a{TensorView(dx.p, p.act, {p.T, H}, Device::cuda), TensorView(di.p, DType::i32, {p.T, p.k}, Device::cuda),
+  MoeArgs a{TensorView(xp, p.act, {p.T, H}, Device::cuda), TensorView(di.p, DType::i32, {p.T, p.k}, Device::cuda),
             TensorView(dw.p, DType::f32, {p.T, p.k}, Device::cuda), TensorView(dout.p, p.act, {p.T, H}, Device::cuda)};
   cudaStream_t st;
   cudaStreamCreate(&st);
@@ -229,7 +234,10 @@ INSTANTIATE_TEST_SUITE_P(
                       MoeCase{64, 8, 16, 256, 128, kChannelwise, ScalarType::uint4b8, DType::f16},
                       MoeCase{64, 1, 8, 128, 192, 64, ScalarType::uint4, DType::f16},
                       MoeCase{1000, 8, 16, 128, 128, 128, ScalarType::uint4, DType::bf16},
-                      MoeCase{1000, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::f16}),
+                      MoeCase{1000, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::f16},
+                      // H % 128 == 64: the prefill kernel's last GEMM 2 CTA has idle warps; K = 5 k64 tiles
+                      MoeCase{300, 2, 8, 320, 64, 64, ScalarType::uint4, DType::f16},
+                      MoeCase{40, 8, 8, 320, 320, 32, ScalarType::uint4b8, DType::bf16}),
     moe_case_name);
 
 TEST(MoeGpuEdge, Qwen3Shapes) {
@@ -257,6 +265,19 @@ TEST(MoeGpuEdge, AllTokensOnOneExpertAndEmptyExperts) {
       auto out = run_gpu(m, p, block);
       EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, p.T, 128, 128), want), test::tolerance(act)) << block;
     }
+  }
+}
+
+TEST(MoeGpuEdge, ActivationsAlignedToFourBytesOnly) {
+  REQUIRE_GPU();
+  MoeSpec s{256, 128, 16, 64, ScalarType::uint4};
+  Problem p = make_problem(s, DType::f16, 70, 8);
+  const std::vector<double> want = reference(p);
+  CudaMoe m = CudaMoe::create(p.w, DType::f16);
+  for (int block : {1, 8, 32, 64}) {
+    auto out = run_gpu(m, p, block, false, /*x_offset=*/2);
+    EXPECT_LT(test::rel_error(test::to_f64(out.data(), DType::f16, p.T, 256, 256), want), test::tolerance(DType::f16))
+        << block;
   }
 }
 

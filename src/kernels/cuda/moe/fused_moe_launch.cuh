@@ -2,6 +2,7 @@
 // stream, no allocation, no synchronisation. Included by fused_moe_{f16,bf16}.cu only, which
 // instantiate it (explicit instantiation keeps the two dtypes compiling in parallel).
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "common.cuh"
@@ -10,15 +11,54 @@
 
 namespace w4a16::kernels::cuda::moe {
 
-template <class T, bool kZeros, int kBM, int kWarps, bool kDirect>
-void launch_block_config(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g2, int nblocks,
-                         cudaStream_t stream) {
-  moe_gemm_kernel<T, kZeros, kBM, kWarps, true, kDirect>
-      <<<dim3(nblocks, r.inter / 16), kWarps * 32, 0, stream>>>(g1);
-  W4A16_CUDA_TRY(cudaGetLastError());
-  moe_gemm_kernel<T, kZeros, kBM, kWarps, false, kDirect>
-      <<<dim3(nblocks, r.hidden / 32), kWarps * 32, 0, stream>>>(g2);
-  W4A16_CUDA_TRY(cudaGetLastError());
+// Every kernel of the chain is launched with programmatic stream serialization (PDL, sm_90): it
+// may start while its predecessor drains and prefetch constant weights before griddepcontrol.wait
+// (fused_moe.cuh, pdl_wait). Graph capture keeps the programmatic edges.
+template <class... Params, class... Args>
+void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream, Args... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = stream != nullptr ? 1 : 0;  // the legacy default stream keeps plain serialization
+  W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, args...));
+}
+
+template <class T, bool kZeros, bool kDirect>
+void launch_decode(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g2, int nblocks, cudaStream_t stream) {
+  const int w1 = decode_warps(g1.k / 64), w2 = decode_warps(g2.k / 64);
+  launch_pdl(moe_decode_kernel<T, kZeros, true, kDirect>, dim3(nblocks, r.inter / 16), dim3(32 * w1),
+             decode_smem_bytes<T>(w1), stream, g1);
+  launch_pdl(moe_decode_kernel<T, kZeros, false, kDirect>, dim3(nblocks, r.hidden / 32), dim3(32 * w2),
+             decode_smem_bytes<T>(w2), stream, g2);
+}
+
+template <class T, bool kZeros, int kBM>
+void launch_prefill(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g2, int nblocks, cudaStream_t stream) {
+  using L = PrefillSmem<kBM, kZeros>;
+  auto* k1 = moe_prefill_kernel<T, kZeros, kBM, true>;
+  auto* k2 = moe_prefill_kernel<T, kZeros, kBM, false>;
+  static const bool attrs_set = [&] {  // once per instantiation: > 48 KB of dynamic shared memory
+    W4A16_CUDA_TRY(cudaFuncSetAttribute(k1, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kBytes));
+    W4A16_CUDA_TRY(cudaFuncSetAttribute(k2, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kBytes));
+    return true;
+  }();
+  (void)attrs_set;
+  const int pairs1 = r.inter / 16, pairs2 = r.hidden / 32;
+  launch_pdl(k1, dim3(nblocks, (pairs1 + L::kWarps - 1) / L::kWarps), dim3(L::kThreads), L::kBytes, stream, g1);
+  launch_pdl(k2, dim3(nblocks, (pairs2 + L::kWarps - 1) / L::kWarps), dim3(L::kThreads), L::kBytes, stream, g2);
+}
+
+inline int log2_if_pow2(int v) {
+  if (v <= 0 || (v & (v - 1)) != 0) return -1;
+  int s = 0;
+  while ((1 << s) < v) ++s;
+  return s;
 }
 
 template <class T, bool kZeros>
@@ -32,9 +72,12 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   g1.n = r.w13.n;
   g1.k = r.w13.k;
   g1.group_len = r.w13.group_len;
+  g1.group_shift = log2_if_pow2(r.w13.group_len);
   g1.groups = r.w13.groups;
   g1.in = r.x;
   g1.in_div = r.top_k;
+  g1.in_vec16 = reinterpret_cast<std::uintptr_t>(r.x) % 16 == 0;
+  g1.index_ready = false;  // GEMM 1 follows the alignment (or the caller's kernels): wait first
   g1.sorted = r.sorted_ids;
   g1.block_expert = r.block_expert;
   g1.total = r.total;
@@ -49,21 +92,24 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   g2.n = r.w2.n;
   g2.k = r.w2.k;
   g2.group_len = r.w2.group_len;
+  g2.group_shift = log2_if_pow2(r.w2.group_len);
   g2.groups = r.w2.groups;
   g2.in = r.h;
   g2.in_div = 1;
+  g2.in_vec16 = reinterpret_cast<std::uintptr_t>(r.h) % 16 == 0;
+  g2.index_ready = true;  // GEMM 1 triggered only after its wait: ids and alignment are complete
   g2.y_out = r.y;
   switch (r.block) {
-    case 1: launch_block_config<T, kZeros, 8, 8, true>(r, g1, g2, slots, stream); break;
-    case 8: launch_block_config<T, kZeros, 8, 8, false>(r, g1, g2, r.max_blocks, stream); break;
-    case 32: launch_block_config<T, kZeros, 32, 4, false>(r, g1, g2, r.max_blocks, stream); break;
-    case 64: launch_block_config<T, kZeros, 64, 4, false>(r, g1, g2, r.max_blocks, stream); break;
+    case 1: launch_decode<T, kZeros, true>(r, g1, g2, slots, stream); break;
+    case 8: launch_decode<T, kZeros, false>(r, g1, g2, r.max_blocks, stream); break;
+    case 32: launch_prefill<T, kZeros, 32>(r, g1, g2, r.max_blocks, stream); break;
+    case 64: launch_prefill<T, kZeros, 64>(r, g1, g2, r.max_blocks, stream); break;
     default: fail(ErrorCode::unsupported, "block", "1, 8, 32 or 64", std::to_string(r.block));
   }
   const std::int64_t n = r.tokens * r.hidden;
-  moe_reduce_kernel<T><<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(
-      r.y, r.topk_weights, static_cast<int>(r.tokens), r.top_k, r.hidden, static_cast<T*>(r.out));
-  W4A16_CUDA_TRY(cudaGetLastError());
+  launch_pdl(moe_reduce_kernel<T>, dim3(static_cast<unsigned>((n + 255) / 256)), dim3(256), 0, stream,
+             static_cast<const float*>(r.y), r.topk_weights, static_cast<int>(r.tokens), r.top_k, r.hidden,
+             static_cast<T*>(r.out));
 }
 
 }  // namespace w4a16::kernels::cuda::moe
