@@ -1,16 +1,106 @@
-// Stand-alone prefill benchmark (until bench/gpu's shared sweep calls prefill_rows): the
-// PERF.md shapes at M = 32..4096, int4 prefill vs cuBLAS fp16/bf16 vs the dense cache, in one
-// process, with the shared timer. Usage: prefill_bench <out.csv> [quick|tune|full]
-//   quick: 3 shapes fp16; tune: + every forced config on 3 shapes; full: all shapes, fp16 + bf16.
+// Stand-alone prefill benchmark (the shared sweep, bench/gpu --prefill, has the PERF.md table):
+// int4 prefill vs cuBLAS fp16/bf16 vs the dense cache, in one process, with the shared timer.
+// Usage: prefill_bench <out.csv> [quick|tune|full|large]
+//   quick: 3 shapes fp16; tune: every forced config on those 3 shapes (M <= 256 with splits 1/2/4,
+//   M = 1024 / 4096 with split 1; large: only the latter); full: all shapes, fp16 + bf16, formats.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
+#include <memory>
+#include <vector>
+
 #include "common.cuh"
+#include "gpu_timer.hpp"
+#include "prefill/prefill.hpp"
 #include "prefill_rows.hpp"
+#include "tc/tc_weights.hpp"
+#include "testutil.hpp"
 
 using namespace w4a16;
+namespace kc = w4a16::kernels::cuda;
+
+namespace {
+
+// Every wgmma config forced (split 1) at M = 1024 and 4096, fp16 uint4b8 g=128, on rotating weight
+// copies (cold L2); prefill_rows forces configs only up to M = 256. rel_err: vs the dense cache.
+void tune_large_m(FILE* f, cudaStream_t s) {
+  struct Shape { const char* name; std::int64_t n, k; };
+  const Shape shapes[] = {{"llama8b.qkv", 6144, 4096}, {"llama8b.gate_up", 28672, 4096}, {"8192x8192", 8192, 8192}};
+  const int cap = kc::device_capability();
+  for (const Shape& sh : shapes) {
+    QuantSpec qs;
+    qs.n = sh.n;
+    qs.k = sh.k;
+    qs.group_size = 128;
+    qs.scalar = ScalarType::uint4b8;
+    QuantizedLinear q = test::random_linear(qs, DType::f16, false, false);
+    std::vector<std::unique_ptr<kc::TcWeights>> ws;
+    ws.push_back(kc::tc_prepare(q.view(), DType::f16, s));
+    const int copies = bench::cold_l2_copies(ws[0]->bytes);
+    for (int i = 1; i < copies; ++i) ws.push_back(kc::tc_clone(*ws[0], s));
+    auto dc = kc::dense_cache_prepare(*ws[0], s);
+    const std::int64_t max_m = 4096;
+    const std::vector<std::uint16_t> xh = test::random_act(max_m, sh.k, DType::f16);
+    void *x = nullptr, *y = nullptr, *yref = nullptr, *work = nullptr;
+    const std::size_t wbytes = std::max(kc::prefill_workspace_bytes(sh.n, sh.k, 128, false, max_m), kc::dense_cache_workspace_bytes(max_m));
+    W4A16_CUDA_TRY(cudaMalloc(&x, xh.size() * 2));
+    W4A16_CUDA_TRY(cudaMalloc(&y, static_cast<std::size_t>(max_m * sh.n * 2)));
+    W4A16_CUDA_TRY(cudaMalloc(&yref, static_cast<std::size_t>(max_m * sh.n * 2)));
+    W4A16_CUDA_TRY(cudaMalloc(&work, wbytes));
+    W4A16_CUDA_TRY(cudaMemcpy(x, xh.data(), xh.size() * 2, cudaMemcpyHostToDevice));
+    for (std::int64_t m : {1024, 4096}) {
+      kc::dense_cache_run(*dc, *ws[0], x, m, sh.k, yref, sh.n, work, wbytes, s);
+      std::vector<std::uint16_t> ref(static_cast<std::size_t>(m * sh.n)), out(ref.size());
+      W4A16_CUDA_TRY(cudaMemcpyAsync(ref.data(), yref, ref.size() * 2, cudaMemcpyDeviceToHost, s));
+      W4A16_CUDA_TRY(cudaStreamSynchronize(s));
+      for (int c = 0; c < kc::prefill_config_count(); ++c) {
+        const kc::PrefillConfig& cfg = kc::prefill_config(c);
+        if (cfg.path != kc::PrefillPath::wgmma || cap != 90) continue;
+        kc::PrefillPlan p;
+        p.config = c;
+        p.split = 1;
+        auto call = [&](int i, cudaStream_t st) {
+          kc::prefill_run_plan(*ws[static_cast<std::size_t>(i % copies)], p, x, m, sh.k, y, sh.n, work, wbytes, st);
+        };
+        call(0, s);
+        W4A16_CUDA_TRY(cudaMemcpyAsync(out.data(), y, out.size() * 2, cudaMemcpyDeviceToHost, s));
+        W4A16_CUDA_TRY(cudaStreamSynchronize(s));
+        double num = 0, den = 0;
+        for (std::size_t i = 0; i < out.size(); i += 7) {
+          const double a = f16x_to_float(DType::f16, out[i]), b = f16x_to_float(DType::f16, ref[i]);
+          num += (a - b) * (a - b);
+          den += b * b;
+        }
+        bench::TimerOptions opt;
+        opt.copies = copies;
+        bench::PrefillRow r;
+        r.kernel = "cuda_prefill:" + cfg.name() + ":s1";
+        r.shape = sh.name;
+        r.format = "uint4b8";
+        r.plan = p.describe();
+        r.n = sh.n;
+        r.k = sh.k;
+        r.m = m;
+        r.us = bench::time_graph(call, opt, s).median_us;
+        r.tflops = 2.0 * m * sh.n * sh.k / (r.us * 1e-6) / 1e12;
+        r.rel_err = std::isfinite(num) && den > 0 ? std::sqrt(num / den) : INFINITY;
+        std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
+        std::fprintf(stderr, "%s\n", bench::prefill_csv_row(r).c_str());
+        std::fflush(f);
+      }
+    }
+    cudaFree(x);
+    cudaFree(y);
+    cudaFree(yref);
+    cudaFree(work);
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const char* out = argc > 1 ? argv[1] : "prefill_bench.csv";
@@ -26,10 +116,12 @@ int main(int argc, char** argv) {
                           {"llama8b.qkv", 6144, 4096, true},    {"llama8b.o", 4096, 4096, false},
                           {"llama8b.gate_up", 28672, 4096, true}, {"llama8b.down", 4096, 14336, false},
                           {"8192x8192", 8192, 8192, true},      {"llama70b.gate_up", 57344, 8192, false}};
+  if (mode == "tune" || mode == "large") tune_large_m(f, s);
   for (const Shape& sh : shapes) {
-    if (mode == "quick" && !sh.tune) continue;
+    if (mode == "large") break;
+    if ((mode == "quick" || mode == "tune") && !sh.tune) continue;
     for (DType act : {DType::f16, DType::bf16}) {
-      if (act == DType::bf16 && mode == "quick") continue;
+      if (act == DType::bf16 && (mode == "quick" || mode == "tune")) continue;
       bench::PrefillBenchSpec spec;
       spec.shape = sh.name;
       spec.n = sh.n;
@@ -42,7 +134,7 @@ int main(int argc, char** argv) {
     }
   }
   // Formats / groups on 8192x8192 (PERF.md: sym + asym, g = 32, 64, 128, channelwise).
-  if (mode != "quick")
+  if (mode == "full")
     for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
       for (int g : {32, 64, 128, -1}) {
         bench::PrefillBenchSpec spec;

@@ -409,7 +409,8 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
         EXPECT_LE(p.split, kPrefillMaxSplit);
         EXPECT_GE(p.k_tiles_per_split * p.split, k_tiles);                 // covers K
         EXPECT_LT((p.split - 1) * p.k_tiles_per_split, k_tiles);           // no empty split
-        const double fill = (c.bm == 64 ? 1.5 : 0.9) * 132;
+        const double fill = prefill_fill_factor(c) * 132;
+        EXPECT_DOUBLE_EQ(prefill_fill_factor(c), c.bm == 64 ? 1.5 : (c.bm == 128 ? 0.8 : 0.9));
         if (p.split > 1) {
           EXPECT_LE(p.split * ((m + c.bm - 1) / c.bm * c.bm), kPrefillMaxSplitRows);
           EXPECT_LT(static_cast<double>(tiles * (p.split - 1)), fill);    // the smallest split that fills

@@ -3,17 +3,19 @@
 // Contract of the main kernel: prefill_kernel.cuh. Checked by tests/gpu/prefill.
 //
 // Tile heuristic (prefill_plan): a rule read off the forced-config sweep of 2026-12-02 on the
-// H200 (docs/benchmarks/prefill.md, `prefill_bench out.csv tune`: every config x split 1/2/4 on
-// llama8b.qkv, llama8b.gate_up and 8192x8192 at M = 32..256), where it picks the fastest or
-// within 5% of it:
-//   tile   M <= 64: wgmma_bm64_bn128_s5_ov (one wgmma group in flight; 30% faster than the
-//          retire-each-group schedule at these M); M <= 128: wgmma_bm128_bn128_s4;
-//          else wgmma_bm256_bn128_s4. (mma path, sm_80: mma_bm64 for M <= 64, else mma_bm128.)
+// H200 (docs/benchmarks/prefill.md, run 2: `prefill_bench out.csv tune`, every config x split
+// 1/2/4 on llama8b.qkv, llama8b.gate_up and 8192x8192 at M = 32..256, split 1 at M = 1024/4096),
+// where it picks the fastest measured or within 5% of it:
+//   tile   M <= 64: wgmma_bm64_bn128_s6_ov_occ2 (2 CTAs per SM); M <= 128: wgmma_bm128_bn256_s6_ov
+//          (256 weight rows per CTA: 25-45% faster than bm128_bn128 there); else
+//          wgmma_bm256_bn128_s5_ov (fastest at every M >= 256 measured).
+//          (mma path, sm_80: mma_bm64 for M <= 64, else mma_bm128.)
 //   split  the smallest s in 1..8 with ctas = ceil(N_pad/bn) * ceil(M/bm) * s >= fill, where
-//          fill = 1.5 * SMs for the bm64 tile and 0.9 * SMs otherwise, within
+//          fill = 1.5 * SMs for the bm64 tile, 0.8 * SMs for bm128 (llama8b.gate_up: 112 CTAs
+//          unsplit beat split 2 by 27%) and 0.9 * SMs otherwise, within
 //          s * round_up(M, bm) <= kPrefillMaxSplitRows and s <= K_pad / 64.
-// The register-capped occupancy variants (_occ2/_occ4) measured within 1% of their uncapped
-// versions and the occupancy did not help, so they stay override-only.
+// The serial-schedule configs (no _ov) are the measured baseline of the overlapped ones and stay
+// override-only, like the other tiles.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -48,7 +50,7 @@ const PrefillConfig kConfigs[] = {W4A16_PREFILL_CONFIGS(W4A16_MODEL)};
 static_assert(sizeof(kConfigs) / sizeof(kConfigs[0]) == prefill_detail::kNumConfigs, "config table out of sync");
 
 // Config indices the plan uses (order of W4A16_PREFILL_CONFIGS in prefill_launch.cuh).
-constexpr int kCfgBm256 = 0, kCfgBm128 = 1, kCfgMma128 = 4, kCfgMma64 = 5, kCfgBm64Ov = 8;
+constexpr int kCfgBm256 = 0, kCfgBm128 = 6, kCfgMma128 = 4, kCfgMma64 = 5, kCfgBm64 = 8;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
@@ -196,6 +198,8 @@ const PrefillConfig& prefill_config(int i) {
   return kConfigs[i];
 }
 
+double prefill_fill_factor(const PrefillConfig& c) { return c.bm == 64 ? 1.5 : (c.bm == 128 ? 0.8 : 0.9); }
+
 bool prefill_supported(int capability) {
   return (capability == 90 && has_sm90a()) || (capability >= 80 && has_sm80());
 }
@@ -205,11 +209,11 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
   const std::int64_t n_pad = round_up(n, 64), k_tiles = round_up(k, 64) / 64;
   int c;
   if (wgmma)
-    c = m <= 64 ? kCfgBm64Ov : (m <= 128 ? kCfgBm128 : kCfgBm256);
+    c = m <= 64 ? kCfgBm64 : (m <= 128 ? kCfgBm128 : kCfgBm256);
   else
     c = m <= 64 ? kCfgMma64 : kCfgMma128;
   const PrefillConfig& cfg = kConfigs[c];
-  const double fill = (cfg.bm == 64 ? 1.5 : 0.9) * std::max(1, sm_count);
+  const double fill = prefill_fill_factor(cfg) * std::max(1, sm_count);
   const std::int64_t tiles = ceil_div(n_pad, cfg.bn()) * ceil_div(std::max<std::int64_t>(m, 1), cfg.bm);
   std::int64_t split = 1;
   while (split < kPrefillMaxSplit && static_cast<double>(tiles * split) < fill &&
@@ -288,6 +292,10 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   p.groups = w.groups;
   p.k_tiles_per_split = kts;
   p.split = static_cast<int>(split);
+  p.group_shift = 0;
+  while (w.groups > 1 && (std::int64_t{1} << p.group_shift) < w.group_len()) ++p.group_shift;
+  if (w.groups > 1 && (std::int64_t{1} << p.group_shift) != w.group_len())
+    fail(ErrorCode::invalid_argument, "w.group_size", "a power of two (32..256) or channelwise", std::to_string(w.group_size));
 
   const KernelEntry& e = entry(w, plan.config);
   ensure_smem_attr(e);

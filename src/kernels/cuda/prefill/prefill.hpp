@@ -52,12 +52,12 @@ struct PrefillConfig {
   int bm;       // tokens per CTA tile (the wgmma N extent), 64 / 128 / 256
   int wg;       // warpgroups per CTA (4 warps each); consumer warps all, no producer warp
   int mb;       // 64-row weight blocks per warpgroup; CTA rows BN = 64 * wg * mb
-  int stages;   // x-tile shared-memory stages of the cp.async pipeline
-  bool overlap; // wgmma schedule: one group in flight across the next dequantization (see prefill_kernel.cuh)
+  int stages;   // shared-memory stages (x tile + W slots) of the cp.async pipeline
+  bool overlap; // wgmma schedule: one group in flight while the next tile dequantizes (see prefill_kernel.cuh)
   int min_blocks;  // __launch_bounds__ minimum CTAs per SM (register cap)
   int bn() const { return 64 * wg * mb; }
   int threads() const { return 128 * wg; }
-  std::string name() const;  // "wgmma_bm256_bn128_s4"
+  std::string name() const;  // "wgmma_bm256_bn128_s5_ov"
 };
 
 struct PrefillPlan {
@@ -77,6 +77,8 @@ const PrefillConfig& prefill_config(int i);
 // The heuristic (documented in prefill.cu): the tile by M, then the smallest split that fills
 // the SMs; a rule measured on the H200. est_us is unused (0).
 PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count);
+// The plan's split target: CTAs >= this factor x SMs (by the config's tile; prefill.cu says why).
+double prefill_fill_factor(const PrefillConfig& c);
 
 // prefill_run with a forced plan (tests and benchmarks exercise every config). plan.split and
 // k_tiles_per_split are normalized; throws if the config cannot run on this device.

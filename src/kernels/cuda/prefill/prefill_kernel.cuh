@@ -10,14 +10,16 @@
 // Swap-AB: y^T = W . x^T. Weight rows are the M side of the tensor-core instruction, tokens
 // the N side. Per CTA: BN = 64 * WG * MB weight rows x BM tokens; grid (ceil(N_pad/BN), ceil(M/BM), split).
 // Warp w owns 16 rows per 64-row block (w % 4 picks the 16, w / 4 the warpgroup): its A
-// fragments are exactly its 16-byte loads of the layout, used by no other warp, so they go
-// global -> registers (PF tiles ahead) and never touch shared memory.
-// The x tile (BM tokens x 64 k) is staged by cp.async in a STAGES-deep ring (STAGES-1 or
-// STAGES-2 tiles ahead, by the OVERLAP schedule below), 128-byte rows
-// swizzled as the wgmma 128B mode expects (16-byte chunk c of row r at chunk c ^ (r % 8)), so the
-// same bytes serve wgmma's smem descriptor and the mma path's conflict-free ldmatrix.
-// Mid-M/large-M speed on the H200: docs/benchmarks/prefill.md (0.3-0.9x cuBLAS; the per-tile
-// barrier + dequant + HGMMA chain is serial, see there). Checked by tests/gpu/prefill
+// fragments are exactly its 16-byte words of the layout, used by no other warp.
+// Per k tile (64 k), one cp.async group brings the x tile (BM tokens x 64 k, shared by the CTA)
+// and each thread's own W words, scale pairs and zero bytes (a private slot) into a STAGES-deep
+// shared-memory ring, STAGES-1 or STAGES-2 tiles ahead (by the OVERLAP schedule below). x rows
+// are 128 bytes, swizzled as the wgmma 128B mode expects (16-byte chunk c of row r at chunk
+// c ^ (r % 8)), so the same bytes serve wgmma's smem descriptor and the mma path's conflict-free
+// ldmatrix.
+// The wgmma schedule (OVERLAP): one wgmma group always in flight; tile t+1 is dequantized into the
+// second A-register buffer while tile t's group runs (no C7513: see the main loop).
+// Speed on the H200: docs/benchmarks/prefill.md. Checked by tests/gpu/prefill
 // (prefill_gpu_test: every config, every accepted configuration, against the f64 reference).
 #pragma once
 #include <cuda_bf16.h>
@@ -42,6 +44,7 @@ struct KernelParams {
   std::int64_t group_len, groups;
   std::int64_t k_tiles_per_split;
   int split;
+  int group_shift;               // log2(group_len) when groups > 1 (g = 32..256 are powers of two)
 };
 
 template <class T> struct Num;
@@ -89,10 +92,14 @@ __device__ __forceinline__ void dequant_word(std::uint32_t w, std::uint32_t zz_l
 
 __device__ __forceinline__ void cp_async16(std::uint32_t smem, const void* gmem, bool valid) {
   // src-size 0 zero-fills the 16 bytes: tokens >= M and k >= K read as 0 (never past x).
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(valid ? 16 : 0));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(valid ? 16 : 0) : "memory");
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ __forceinline__ void cp_async4(std::uint32_t smem, const void* gmem, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem), "l"(gmem), "r"(valid ? 4 : 0) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// "memory": the thread's own smem reads of the landed data must not move above the wait.
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 __device__ __forceinline__ void ldsm_x4(std::uint32_t addr, std::uint32_t (&r)[4]) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
@@ -143,18 +150,25 @@ __device__ __forceinline__ std::uint64_t smem_desc_sw128(std::uint32_t addr) {
   return d;
 }
 
+// Shared memory of one config: per stage the x tile (BM tokens x 128 bytes) and each thread's
+// private W slot (per 64-row block: its 16-byte A-fragment word group, two 4-byte scale pairs and,
+// for uint4, two 4-byte zero words), plus 1 KB for the 1024-byte alignment of the swizzled tiles.
+template <int BM, int WG, int MB, bool ZEROS>
+constexpr int w_stage_bytes() { return WG * 128 * MB * (ZEROS ? 32 : 24); }
+template <int BM, int WG, int MB, int STAGES, bool ZEROS>
+constexpr int smem_bytes() { return STAGES * (BM * 128 + w_stage_bytes<BM, WG, MB, ZEROS>()) + 1024; }
+
 // Template parameters:
 //   T       activation / output element type (half or __nv_bfloat16)
 //   BM      tokens per CTA tile (wgmma N extent; mma: multiple of 16)
 //   WG      warpgroups per CTA (4 warps = 128 threads each)
 //   MB      64-row weight blocks per warpgroup (each warp: MB x 16 rows)
-//   STAGES  x-tile ring depth (tiles of BM x 64 k; STAGES-1 in flight)
+//   STAGES  cp.async ring depth (tiles of x + W; STAGES-1 or STAGES-2 in flight, by OVERLAP)
 //   WGMMA   true: wgmma.mma_async (sm_90a); false: mma.sync m16n8k16 (sm_80+)
-//   OVERLAP wgmma schedule. false: each tile's group is retired (wait 0) before the next tile's
-//           dequantization, x prefetched STAGES-1 tiles ahead. true: one group left in flight
-//           (wait 1) while the next tile dequantizes, STAGES-2 ahead (one stage of slack); ptxas
-//           then serializes the wgmmas (C7513) but the dequantization overlaps the tensor cores.
-//           Both are kept because neither wins everywhere (docs/benchmarks/prefill.md).
+//   OVERLAP wgmma schedule. true: one group left in flight (wait 1) while the next tile
+//           dequantizes into the other A buffer, tiles prefetched STAGES-2 ahead (one stage of
+//           slack for the group in flight). false: each group is retired (wait 0) before the next
+//           dequantization, STAGES-1 ahead: the serial schedule, kept as the measured baseline.
 //   MINB    CTAs per SM the register budget must allow (__launch_bounds__): > 1 trades
 //           registers for resident CTAs, which hides the latency of the small, memory-bound tiles
 //   ZEROS   true for uint4 (packed zero points), false for uint4b8 (z = 8)
@@ -163,16 +177,16 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   constexpr int kThreads = WG * 128;
   constexpr int kBN = 64 * WG * MB;          // weight rows per CTA
   constexpr int kStageBytes = BM * 128;       // (BM tokens, 64 k) fp16/bf16, 128 B per token row
-  constexpr int kChunks = BM * 8;             // 16-byte chunks per stage
-  // W register ring depth (k tiles in flight per warp): deeper for the small tiles of the
-  // retire-each-group schedule (mid M); the big tiles are register-limited.
-  constexpr int kPF = BM * MB <= 64 && !OVERLAP ? 8 : 4;
-  constexpr int kAhead = OVERLAP && WGMMA ? STAGES - 2 : STAGES - 1;  // x tiles in flight
+  constexpr int kChunks = BM * 8;             // 16-byte x chunks per stage
+  constexpr int kWStage = w_stage_bytes<BM, WG, MB, ZEROS>();
+  constexpr int kWq = kThreads * MB * 16;     // W stage: [mb][thread] 16-byte words, then
+  constexpr int kSc = kThreads * MB * 8;      //          [mb][h][thread] scale pairs, then [mb][h][thread] zero words
+  constexpr int kAhead = OVERLAP && WGMMA ? STAGES - 2 : STAGES - 1;  // tiles in flight
   constexpr int kAcc = BM / 2;                // fp32 accumulators per thread per 64-row block
-  static_assert(STAGES >= 3, "a ring: tile t computes while up to STAGES-1 later tiles load");
+  static_assert(kAhead >= 1, "a ring: tile t computes while later tiles load");
   static_assert(kChunks % kThreads == 0, "every thread copies the same number of x chunks");
   static_assert(BM % 16 == 0 && BM >= 16 && BM <= 256, "wgmma N extent: multiple of 16 (ldmatrix x4 pairs), <= 256");
-  static_assert(kPF % 2 == 0, "A-fragment double buffer alternates with the ring slot parity");
+  static_assert(kStageBytes % 1024 == 0, "x stage bases stay 1024-aligned (128B swizzle)");
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
   if constexpr (WGMMA) {
@@ -182,7 +196,10 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   }
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // The 128B swizzle is a function of address bits [4,10): stage bases must be 1024-aligned.
-  const std::uint32_t smem_base = (static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw)) + 1023u) & ~1023u;
+  const std::uint32_t smem_raw_addr = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_raw));
+  const std::uint32_t smem_base = (smem_raw_addr + 1023u) & ~1023u;
+  const std::uint32_t wsm_base = smem_base + STAGES * kStageBytes;  // W ring after the x ring
+  const unsigned char* wsm = smem_raw + (wsm_base - smem_raw_addr);  // the same bytes, generic pointer
 
   const int tid = threadIdx.x;
   const int lane = tid & 31;
@@ -206,9 +223,17 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 
   const T* x = static_cast<const T*>(p.x);
 
-  // ---- x tile loader: token row r, 16-byte chunk c (k = 8c .. 8c+7) -> swizzled smem ----
-  auto load_x = [&](int t, int stage) {
-    const std::int64_t k0 = (kt_begin + t) * 64;
+  // ---- tile loader (cp.async, one commit group per tile) ----
+  // x: token row r, 16-byte chunk c (k = 8c .. 8c+7) -> swizzled smem, shared by the CTA.
+  // W: each thread copies exactly what it dequantizes later (its lane's 16 bytes of the layout,
+  // its rows' scale pairs and zero bytes) into its private slot, so its own wait_group makes them
+  // readable, with no barrier. W goes through shared memory rather than straight into registers:
+  // ptxas tracks all register-destination loads of a ring on one scoreboard and waits for it at
+  // every branch of the loop, which made each tile wait for the loads issued just before it
+  // (about 1.3 us per k tile at any tile size, measured 2026-12-02 run 1).
+  auto load_tile = [&](int t, int stage) {
+    const std::int64_t kt = kt_begin + t;
+    const std::int64_t k0 = kt * 64;
 #pragma unroll
     for (int i = 0; i < kChunks / kThreads; ++i) {
       const int idx = tid + i * kThreads;
@@ -218,32 +243,57 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       const T* src = valid ? x + tok * p.x_stride + kk : x;
       cp_async16(smem_base + stage * kStageBytes + r * 128 + ((c ^ (r & 7)) << 4), src, valid);
     }
-  };
-
-  // ---- W / scale / zero register ring ----
-  uint4 wq[kPF][MB];
-  std::uint32_t sc[kPF][MB][2];  // scale pairs for sub-tiles 0-1 and 2-3 (different groups when g = 32)
-  std::uint32_t zp[kPF][MB];     // zero bytes of the two groups (low byte: sub-tiles 0-1, next: 2-3)
-  auto load_w = [&](int t, int slot) {
-    const std::int64_t kt = kt_begin + t;
-    // Groups clamp to G-1: padded k (>= K) has q = 0 against x = 0, whatever its scale.
-    const std::int64_t g0 = min((kt * 64) / p.group_len, p.groups - 1);
-    const std::int64_t g1 = min((kt * 64 + 32) / p.group_len, p.groups - 1);
+    // Groups of the two k32 halves, clamped to G-1: padded k (>= K) has q = 0 against x = 0.
+    std::int64_t g[2] = {0, 0};
+    if (p.groups > 1) {
+      g[0] = min(k0 >> p.group_shift, p.groups - 1);
+      g[1] = min((k0 + 32) >> p.group_shift, p.groups - 1);
+    }
+    const std::uint32_t ws = wsm_base + stage * kWStage;
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
-      if (!live[mb]) {
-        wq[slot][mb] = make_uint4(0, 0, 0, 0);
-        sc[slot][mb][0] = sc[slot][mb][1] = 0;
-        zp[slot][mb] = 0;
-        continue;
+      // Dead blocks (past N_pad) zero-fill: scale 0 makes their weights 0.
+      const bool v = live[mb];
+      cp_async16(ws + (mb * kThreads + tid) * 16, v ? p.qweight + (nt[mb] * p.k_tiles + kt) * 32 + lane : p.qweight, v);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        cp_async4(ws + kWq + ((mb * 2 + h) * kThreads + tid) * 4, v ? p.scales + (g[h] * p.n_pad + 16 * nt[mb]) / 2 + gid : p.scales, v);
+        if constexpr (ZEROS)  // the 4-byte word holding byte gid of the tile's 8 zero bytes
+          cp_async4(ws + kWq + kSc + ((mb * 2 + h) * kThreads + tid) * 4,
+                    v ? p.zeros + (g[h] * (p.n_pad / 16) + nt[mb]) * 8 + (gid & ~3) : p.zeros, v);
       }
-      wq[slot][mb] = __ldg(p.qweight + (nt[mb] * p.k_tiles + kt) * 32 + lane);
-      sc[slot][mb][0] = __ldg(p.scales + (g0 * p.n_pad + 16 * nt[mb]) / 2 + gid);
-      sc[slot][mb][1] = __ldg(p.scales + (g1 * p.n_pad + 16 * nt[mb]) / 2 + gid);
-      if constexpr (ZEROS) {
-        const std::uint32_t z0 = __ldg(p.zeros + (g0 * (p.n_pad / 16) + nt[mb]) * 8 + gid);
-        const std::uint32_t z1 = __ldg(p.zeros + (g1 * (p.n_pad / 16) + nt[mb]) * 8 + gid);
-        zp[slot][mb] = z0 | (z1 << 8);
+    }
+  };
+
+  // ---- dequantize stage `stage`'s W slot into A-fragment buffer `buf` (4 k16 sub-tiles per block) ----
+  std::uint32_t afrag[2][MB][4][4];  // [buffer][block][k16 sub-tile][register]
+  auto dequant = [&](int stage, int buf) {
+    const unsigned char* ws = wsm + stage * kWStage;
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb) {
+      const uint4 wq = *reinterpret_cast<const uint4*>(ws + (mb * kThreads + tid) * 16);
+      std::uint32_t zz_lo[2], zz_hi[2], sc[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        sc[h] = *reinterpret_cast<const std::uint32_t*>(ws + kWq + ((mb * 2 + h) * kThreads + tid) * 4);
+        std::uint32_t z_lo = 8, z_hi = 8;
+        if constexpr (ZEROS) {
+          const std::uint32_t zw = *reinterpret_cast<const std::uint32_t*>(ws + kWq + kSc + ((mb * 2 + h) * kThreads + tid) * 4);
+          const std::uint32_t zb = (zw >> (8 * (gid & 3))) & 0xffu;  // z[row gid] | z[row gid + 8] << 4
+          z_lo = zb & 0xfu;
+          z_hi = zb >> 4;
+        }
+        zz_lo[h] = Num<T>::kMagic | z_lo | (z_lo << 16);
+        zz_hi[h] = Num<T>::kMagic | z_hi | (z_hi << 16);
+      }
+      const std::uint32_t words[4] = {wq.x, wq.y, wq.z, wq.w};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        // Broadcast s[gid] / s[gid+8] to both halves (dtype-agnostic byte permutes).
+        const std::uint32_t s_lo = __byte_perm(sc[h], 0, 0x1010);
+        const std::uint32_t s_hi = __byte_perm(sc[h], 0, 0x3232);
+#pragma unroll
+        for (int j = 2 * h; j < 2 * h + 2; ++j) dequant_word<T>(words[j], zz_lo[h], zz_hi[h], s_lo, s_hi, afrag[buf][mb][j]);
       }
     }
   };
@@ -254,91 +304,59 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[mb][i] = 0.f;
 
-  std::uint32_t afrag[2][MB][4][4];  // [buffer][block][k16 sub-tile][register]
-
-  // ---- prologue ----
-#pragma unroll
-  for (int s = 0; s < kPF; ++s)
-    if (s < nkt) load_w(s, s);
+  // ---- prologue: kAhead tiles in flight, tile 0 landed (this thread's part) and dequantized ----
 #pragma unroll
   for (int s = 0; s < kAhead; ++s) {
-    if (s < nkt) load_x(s, s);
+    if (s < nkt) load_tile(s, s);
     cp_async_commit();
   }
+  cp_async_wait<kAhead - 1>();
+  dequant(0, 0);
 
-  for (int t0 = 0; t0 < nkt; t0 += kPF) {
+  // ---- main loop: tile t = t0 + u uses A buffer u (compile-time index) ----
+  // Schedule per tile t (OVERLAP, wgmma): barrier (everyone's x tile t landed) -> issue tile t's
+  // wgmma group -> wait until only that group is in flight (tile t-1's retired: its A buffer and
+  // x stage are free) -> wait for this thread's part of tile t+1 -> dequantize it into the other
+  // A buffer while tile t's group runs. No register an in-flight wgmma reads is written, and
+  // every wgmma input is defined before the fence, so ptxas keeps the wgmmas asynchronous (no
+  // C7513/C7515 serialization). A do-while (nkt >= 1: the plan never makes an empty split)
+  // keeps out a zero-trip path, which ptxas also serializes on.
+  int t0 = 0;
+  do {
 #pragma unroll
-    for (int u = 0; u < kPF; ++u) {
+    for (int u = 0; u < 2; ++u) {
       const int t = t0 + u;
-      if (t >= nkt) break;  // uniform across the CTA
-      const int buf = u & 1;
-      // Dequantize tile t into A registers (overlaps the other warpgroup's wgmma group).
-#pragma unroll
-      for (int mb = 0; mb < MB; ++mb) {
-        std::uint32_t zz_lo[2], zz_hi[2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          std::uint32_t z_lo = 8, z_hi = 8;
-          if constexpr (ZEROS) {
-            const std::uint32_t zb = (zp[u][mb] >> (8 * h)) & 0xffu;
-            z_lo = zb & 0xfu;
-            z_hi = zb >> 4;
-          }
-          zz_lo[h] = Num<T>::kMagic | z_lo | (z_lo << 16);
-          zz_hi[h] = Num<T>::kMagic | z_hi | (z_hi << 16);
-        }
-        const std::uint32_t words[4] = {wq[u][mb].x, wq[u][mb].y, wq[u][mb].z, wq[u][mb].w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          // Broadcast s[gid] / s[gid+8] to both halves (dtype-agnostic byte permutes).
-          const std::uint32_t s_lo = __byte_perm(sc[u][mb][j >> 1], 0, 0x1010);
-          const std::uint32_t s_hi = __byte_perm(sc[u][mb][j >> 1], 0, 0x3232);
-          dequant_word<T>(words[j], zz_lo[j >> 1], zz_hi[j >> 1], s_lo, s_hi, afrag[buf][mb][j]);
-        }
-      }
-      // Refill this ring slot with tile t + kPF (its registers were just consumed).
-      if (t + kPF < nkt) load_w(t + kPF, u);
-
-      cp_async_wait<kAhead - 1>();  // tile t's x chunks (this thread's) have landed
+      // Everyone's tile t landed (each thread waited for its own part before the dequant), and
+      // no warp still reads the stage refilled next (tile t-1's with wait 0 / mma, t-2's with wait 1).
+      // The proxy fence becomes MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S; it is the prime suspect for the
+      // ~1 us per-tile drain still measured (docs/benchmarks/prefill.md: next step, not measured yet).
       if constexpr (WGMMA) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> async-proxy reads
-      __syncthreads();              // ... everyone's; and no warp still reads the stage refilled next
-                                    // (tile t-1's with wait 0, tile t-2's with wait 1)
-      if (t + kAhead < nkt) load_x(t + kAhead, (t + kAhead) % STAGES);
+      __syncthreads();
+      if (t + kAhead < nkt) load_tile(t + kAhead, (t + kAhead) % STAGES);
       cp_async_commit();
 
-      const int stage = t % STAGES;
-      const std::uint32_t xs = smem_base + stage * kStageBytes;
+      const std::uint32_t xs = smem_base + (t % STAGES) * kStageBytes;
       if constexpr (WGMMA) {
         // k16 sub-tile j starts 32 bytes into each swizzled 128-byte row.
         std::uint64_t desc[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) desc[j] = smem_desc_sw128(xs) + 2 * j;
-        // Pin every wgmma input (A fragments, descriptors, accumulators) before the arrive: a
-        // non-wgmma instruction defining them inside arrive..commit makes ptxas serialize (C7513).
+        // Materialize every wgmma input before the fence (empty asm keeps its order): an address or
+        // dequant instruction the compiler sank between fence and wgmma would serialize them.
 #pragma unroll
         for (int j = 0; j < 4; ++j) asm volatile("" : "+l"(desc[j])::"memory");
 #pragma unroll
-        for (int mb = 0; mb < MB; ++mb) {
+        for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
           for (int j = 0; j < 4; ++j)
 #pragma unroll
-            for (int r = 0; r < 4; ++r) asm volatile("" : "+r"(afrag[buf][mb][j][r])::"memory");
-#pragma unroll
-          for (int i = 0; i < kAcc; ++i) asm volatile("" : "+f"(acc[mb][i])::"memory");
-        }
+            for (int r = 0; r < 4; ++r) asm volatile("" : "+r"(afrag[u][mb][j][r])::"memory");
         wgmma_fence();
 #pragma unroll
         for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
-          for (int j = 0; j < 4; ++j) WgmmaRS<T, BM>::mma(acc[mb], afrag[buf][mb][j], desc[j]);
+          for (int j = 0; j < 4; ++j) WgmmaRS<T, BM>::mma(acc[mb], afrag[u][mb][j], desc[j]);
         wgmma_commit();
-#pragma unroll
-        for (int mb = 0; mb < MB; ++mb)
-#pragma unroll
-          for (int i = 0; i < kAcc; ++i) asm volatile("" : "+f"(acc[mb][i])::"memory");
-        // Retire this group before the next tile's dequantization defines A registers: with a
-        // group left in flight (wait 1) ptxas serializes every wgmma (C7513), which measured
-        // slower; the other warpgroup's group overlaps this one's dequantization instead.
         if constexpr (OVERLAP)
           wgmma_wait<1>();  // tile t-1's group is done: its A buffer and x stage may be reused
         else
@@ -356,14 +374,19 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 #pragma unroll
             for (int mb = 0; mb < MB; ++mb) {
               float* d = acc[mb];
-              mma16816<T>(d[4 * c], d[4 * c + 1], d[4 * c + 2], d[4 * c + 3], afrag[buf][mb][j], b[0], b[1]);
-              mma16816<T>(d[4 * c + 4], d[4 * c + 5], d[4 * c + 6], d[4 * c + 7], afrag[buf][mb][j], b[2], b[3]);
+              mma16816<T>(d[4 * c], d[4 * c + 1], d[4 * c + 2], d[4 * c + 3], afrag[u][mb][j], b[0], b[1]);
+              mma16816<T>(d[4 * c + 4], d[4 * c + 5], d[4 * c + 6], d[4 * c + 7], afrag[u][mb][j], b[2], b[3]);
             }
           }
         }
       }
+      if (t + 1 >= nkt) break;  // uniform across the CTA; leaves the do-while too
+      // Tile t+1: groups 0..t+1 of the kAhead + t + 1 committed have landed (this thread's).
+      cp_async_wait<kAhead - 1>();
+      dequant((t + 1) % STAGES, u ^ 1);
     }
-  }
+    t0 += 2;
+  } while (t0 < nkt);
   if constexpr (WGMMA) wgmma_wait<0>();
   cp_async_wait<0>();
 

@@ -11,25 +11,26 @@ using KernelFn = void (*)(KernelParams);
 
 struct KernelEntry {
   KernelFn fn;
-  int smem_bytes;  // dynamic shared memory: STAGES * BM * 128 + 1024 (alignment slack)
+  int smem_bytes;  // dynamic shared memory: smem_bytes<...>() in prefill_kernel.cuh
 };
 
 // The configurations, in the order of kPrefillConfigs (prefill.cu). Keep the two in sync:
 // prefill.cu static_asserts the count.
-// X(wgmma, BM, WG, MB, STAGES, OVERLAP, MINB)
-#define W4A16_PREFILL_CONFIGS(X)                \
-  X(true, 256, 2, 1, 4, false, 1) /* 0 */        \
-  X(true, 128, 2, 1, 4, false, 1) /* 1 */        \
-  X(true, 64, 2, 1, 5, false, 1) /* 2 */         \
-  X(true, 64, 1, 1, 5, false, 1) /* 3 */         \
-  X(false, 128, 1, 2, 4, false, 1) /* 4 */       \
-  X(false, 64, 1, 2, 4, false, 1) /* 5 */        \
-  X(true, 256, 2, 1, 4, true, 1) /* 6 */         \
-  X(true, 128, 2, 1, 4, true, 1) /* 7 */         \
-  X(true, 64, 2, 1, 5, true, 1) /* 8 */          \
-  X(true, 64, 1, 1, 5, true, 1) /* 9 */          \
-  X(true, 64, 2, 1, 4, true, 2) /* 10 */         \
-  X(true, 64, 1, 1, 4, true, 4) /* 11 */
+// X(wgmma, BM, WG, MB, STAGES, OVERLAP, MINB). Shared memory per stage: BM * 128 bytes of x plus
+// 24 (uint4b8) or 32 (uint4) bytes of W slot per thread and block; at most 227 KB per CTA.
+#define W4A16_PREFILL_CONFIGS(X)                                            \
+  X(true, 256, 2, 1, 5, true, 1)   /* 0  large M: 128 rows x 256 tokens */    \
+  X(true, 128, 2, 1, 8, true, 1)   /* 1  M <= 128 */                          \
+  X(true, 64, 2, 1, 8, true, 1)    /* 2  mid M */                             \
+  X(true, 64, 1, 1, 8, true, 1)    /* 3  64 rows per CTA: more CTAs */        \
+  X(false, 128, 1, 2, 4, false, 1) /* 4  mma.sync (sm_80+) */                 \
+  X(false, 64, 1, 2, 4, false, 1)  /* 5  mma.sync (sm_80+) */                 \
+  X(true, 128, 2, 2, 6, true, 1)   /* 6  256 rows x 128 tokens */             \
+  X(true, 64, 2, 2, 8, true, 1)    /* 7  256 rows x 64 tokens */              \
+  X(true, 64, 2, 1, 6, true, 2)    /* 8  M <= 64: 2 CTAs per SM (<= 128 regs) */ \
+  X(true, 256, 2, 1, 4, false, 1)  /* 9  serial schedule (baseline) */        \
+  X(true, 64, 2, 1, 5, false, 1)   /* 10 serial schedule (baseline) */        \
+  X(true, 128, 2, 1, 6, true, 1)   /* 11 M <= 128, shallower ring */
 
 constexpr int kNumConfigs = 12;
 
@@ -42,7 +43,7 @@ const KernelEntry* kernels_bf16_sym();
 template <class T, bool ZEROS>
 const KernelEntry* make_entries() {
 #define W4A16_ENTRY(WGMMA, BM, WG, MB, ST, OV, MINB) \
-  KernelEntry{&prefill_kernel<T, BM, WG, MB, ST, WGMMA, OV, MINB, ZEROS>, ST * BM * 128 + 1024},
+  KernelEntry{&prefill_kernel<T, BM, WG, MB, ST, WGMMA, OV, MINB, ZEROS>, smem_bytes<BM, WG, MB, ST, ZEROS>()},
   static const KernelEntry table[kNumConfigs] = {W4A16_PREFILL_CONFIGS(W4A16_ENTRY)};
 #undef W4A16_ENTRY
   return table;
