@@ -33,7 +33,11 @@ constexpr double kPeakTBps = 4.4;  // shared/PERF.md: read-only streaming ceilin
 
 class DecodeBench final : public BenchKernel {
  public:
+  explicit DecodeBench(std::int64_t max_m) : max_m_(max_m) {}
   std::string name() const override { return "cuda_decode"; }
+  std::string refuses(const BenchCase&, std::int64_t m) const override {
+    return max_m_ > 0 && m > max_m_ ? "M above --decode-max-m" : std::string();
+  }
   void prepare(const BenchCase& c, const QuantizedLinear* q, int copies, cudaStream_t s) override {
     release();
     w_.push_back(kernels::cuda::tc_prepare(q->view(), c.act, s));
@@ -53,6 +57,7 @@ class DecodeBench final : public BenchKernel {
   void release() override { w_.clear(); }
 
  private:
+  std::int64_t max_m_;  // 0: every M
   std::vector<std::unique_ptr<kernels::cuda::TcWeights>> w_;
 };
 
@@ -159,9 +164,9 @@ double call_bytes(const SweepRow& r) {
   return b;
 }
 
-std::vector<std::unique_ptr<BenchKernel>> builtin_kernels() {
+std::vector<std::unique_ptr<BenchKernel>> builtin_kernels(std::int64_t decode_max_m) {
   std::vector<std::unique_ptr<BenchKernel>> v;
-  v.push_back(std::make_unique<DecodeBench>());
+  v.push_back(std::make_unique<DecodeBench>(decode_max_m));
   v.push_back(std::make_unique<CublasBench>(DType::f16));
   v.push_back(std::make_unique<CublasBench>(DType::bf16));
   return v;
@@ -172,7 +177,7 @@ std::vector<SweepRow> run_gpu_sweep(const SweepOptions& opt_in, std::vector<std:
   if (opt.shapes.empty()) opt.shapes = perf_shapes();
   if (opt.ms.empty()) opt.ms = {1, 2, 3, 4, 8, 12, 16, 32, 64};
   std::vector<std::unique_ptr<BenchKernel>> kernels;
-  if (opt.builtin_kernels) kernels = builtin_kernels();
+  if (opt.builtin_kernels) kernels = builtin_kernels(opt.decode_max_m);
   if (!opt.builtin_cublas)
     kernels.erase(std::remove_if(kernels.begin(), kernels.end(), [](const auto& k) { return k->dense(); }), kernels.end());
   for (auto& e : extra) kernels.push_back(std::move(e));
@@ -203,6 +208,8 @@ std::vector<SweepRow> run_gpu_sweep(const SweepOptions& opt_in, std::vector<std:
       for (std::size_t i = 0; i < srows.size(); ++i)
         for (std::int64_t kk = 0; kk < K; ++kk) wr[i * static_cast<std::size_t>(K) + static_cast<std::size_t>(kk)] = wref(srows[i], kk);
       std::vector<double> ref(static_cast<std::size_t>(max_m) * srows.size());
+      // Host time, not device time, bounds a sweep at large M: one row of tokens per thread.
+#pragma omp parallel for schedule(static)
       for (std::int64_t t = 0; t < max_m; ++t)
         for (std::size_t i = 0; i < srows.size(); ++i) {
           const double* xr = &xf[static_cast<std::size_t>(t * K)];

@@ -59,6 +59,7 @@ struct SweepOptions {
   std::vector<int> extra_groups{32, 64, 256, kChannelwise};
   bool builtin_kernels = true;  // cuda_decode, cublas (fp16/bf16 of the case's dtype)
   bool builtin_cublas = true;   // with builtin_kernels: also the cuBLAS rows
+  std::int64_t decode_max_m = 0;  // builtin cuda_decode rows only up to this M (0: every M)
   int replays = 9;
   bool verbose = true;          // one line per row on stderr
   std::string progress_csv;     // if set: rows appended as measured (speedups 0), so a cut run keeps them
@@ -79,7 +80,7 @@ std::vector<SweepShape> perf_shapes();
 // Bytes a call must move (shared/PERF.md): int4 weights + scales + zeros + x + y; dense: 2 N K + x + y.
 double call_bytes(const SweepRow& r);
 
-std::vector<std::unique_ptr<BenchKernel>> builtin_kernels();
+std::vector<std::unique_ptr<BenchKernel>> builtin_kernels(std::int64_t decode_max_m = 0);
 std::vector<SweepRow> run_gpu_sweep(const SweepOptions& opt, std::vector<std::unique_ptr<BenchKernel>> extra = {});
 void write_csv(const std::vector<SweepRow>& rows, const std::string& path);
 std::string format_table(const std::vector<SweepRow>& rows);  // compact text table

@@ -5,7 +5,8 @@ Reads w4a16_bench_gpu CSVs that hold, per (shape, dtype, format, M), the rows
 `cuda_decode` (the decode kernel called directly), `cuda_prefill (registry)` and
 `cuda_hybrid (registry)` (sweep flags: --registry cuda_hybrid,cuda_prefill), and prints
 how many points are within the tolerance, every miss, and one markdown table per
-(dtype, format): hybrid µs, its ratio to the faster path and which path that was.
+(dtype, format): hybrid µs, its ratio to the faster path and which path that was. Where a
+point has no decode row (the sweep's --decode-max-m), the prefill path alone is the reference.
 Exit status 1 when a point misses or a row failed its correctness check.
 
   python3 bench/gpu/hybrid_report.py run_f16.csv run_bf16.csv [--tolerance 1.05] [--markdown]

@@ -1,6 +1,6 @@
 // w4a16_bench_gpu: the GPU sweep of shared/PERF.md (decode kernel + cuBLAS fp16/bf16, same process).
 //   w4a16_bench_gpu [--csv PATH] [--shapes a,b] [--ms 1,2,4] [--dtypes f16,bf16] [--quick] [--no-extra-groups]
-//                   [--no-cublas] [--scalars uint4b8,uint4] [--prefill] [--registry name,name] [--groups 128,32]
+//                   [--no-cublas] [--decode-max-m M] [--scalars uint4b8,uint4] [--prefill] [--registry name,name] [--groups 128,32]
 // Writes the CSV, prints the table; exit status 1 if any timed configuration failed its check.
 #include <algorithm>
 #include <cstdio>
@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
       opt.ms = {1, 4, 8, 16};
     } else if (a == "--no-extra-groups") opt.extra_groups.clear();
     else if (a == "--no-cublas") opt.builtin_cublas = false;
+    else if (a == "--decode-max-m") opt.decode_max_m = std::stoll(next());  // skip direct decode rows above (they lose from M = 32)
     else if (a == "--prefill") with_prefill = true;
     else if (a == "--registry") registry_names = split(next());  // registered kernels through w4a16::Linear
     else if (a == "--groups") { opt.groups.clear(); for (auto& t : split(next())) opt.groups.push_back(std::stoi(t)); }
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
       }
     }
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--csv PATH] [--shapes a,b] [--ms 1,2,4] [--dtypes f16,bf16] [--quick] [--no-extra-groups] [--no-cublas] [--scalars uint4b8,uint4] [--prefill] [--registry name,name] [--groups 128]\n", argv[0]);
+      std::printf("usage: %s [--csv PATH] [--shapes a,b] [--ms 1,2,4] [--dtypes f16,bf16] [--quick] [--no-extra-groups] [--no-cublas] [--decode-max-m M] [--scalars uint4b8,uint4] [--prefill] [--registry name,name] [--groups 128]\n", argv[0]);
       return 0;
     } else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
   }

@@ -17,10 +17,10 @@
 // measured 69.4 us (llama8b) and 258 us (llama70b) against 74-82 and 290-320 us expected of the
 // prefill path (previous kernel 89.0 / 349 us, uint4 1.09-1.2x faster now). The whole table was
 // NOT re-measured as the hybrid after these two kernels changed (device time spent): the next
-// device run must check it, e.g.
-//   w4a16_bench_gpu --registry cuda_hybrid,cuda_prefill --no-extra-groups --no-cublas
-//     --ms 1,2,4,8,12,16,32,64,128,256,1024,4096 --dtypes f16   (then bf16)
-//   python3 bench/gpu/hybrid_report.py <the two CSVs>
+// device run must check it, with the binaries of scripts/pack-gpu:
+//   W4A16_HYBRID_CHECK=1 W4A16_SKIP_SWEEP=1 W4A16_SKIP_PEERS=1 W4A16_SKIP_SANITIZER=1 scripts/gpu-check
+// (hybrid, decode and prefill over M = 1..4096 in fp16 and bf16; bench/gpu/hybrid_report.py
+// counts the points within 5% of the faster path into hybrid_report.md).
 #pragma once
 #include <cstdint>
 
