@@ -169,6 +169,22 @@ constexpr std::size_t decode_smem_bytes(int nwarps) {
   return static_cast<std::size_t>(nwarps) * (sizeof(DecodeWarpSmem<T>) + kDecodeRedBytes);
 }
 
+// The epilogue of one output pair of slot s, row `row` of the CTA's two n-tiles: GEMM 1 writes
+// SiLU(gate) * up to h (act dtype), GEMM 2 the two fp32 sums to y (reduced over top-k later).
+template <class T, bool kGemm1>
+__device__ __forceinline__ void store_pair(const GemmParams& p, int s, int tile0, int tile1, int row, float v0, float v1) {
+  if constexpr (kGemm1) {
+    const float hval = v0 / (1.f + __expf(-v0)) * v1;
+    T* hp = static_cast<T*>(p.h_out) + static_cast<std::int64_t>(s) * p.inter + 16 * tile0 + row;
+    if constexpr (Act<T>::kMagic == 0x64006400u) *hp = __float2half_rn(hval);
+    else *hp = __float2bfloat16_rn(hval);
+  } else {
+    float* y = p.y_out + static_cast<std::int64_t>(s) * p.n;
+    y[16 * tile0 + row] = v0;
+    y[16 * tile1 + row] = v1;
+  }
+}
+
 template <class T, bool kZeros, bool kGemm1, bool kDirect>
 __global__ void __launch_bounds__(256, 3) moe_decode_kernel(GemmParams p) {
   constexpr int kBM = kDecodeBM;
@@ -329,16 +345,7 @@ __global__ void __launch_bounds__(256, 3) moe_decode_kernel(GemmParams p) {
       v0 += red[w][0][r][l];
       v1 += red[w][1][r][l];
     }
-    if constexpr (kGemm1) {
-      const float hval = v0 / (1.f + __expf(-v0)) * v1;
-      T* hp = static_cast<T*>(p.h_out) + static_cast<std::int64_t>(s) * p.inter + 16 * tile0 + row;
-      if constexpr (Act<T>::kMagic == 0x64006400u) *hp = __float2half_rn(hval);
-      else *hp = __float2bfloat16_rn(hval);
-    } else {
-      float* y = p.y_out + static_cast<std::int64_t>(s) * p.n;
-      y[16 * tile0 + row] = v0;
-      y[16 * tile1 + row] = v1;
-    }
+    store_pair<T, kGemm1>(p, s, tile0, tile1, row, v0, v1);
   }
 
 }
@@ -561,16 +568,7 @@ __global__ void __launch_bounds__(128, 3) moe_prefill_kernel(GemmParams p) {
       for (int hr = 0; hr < 2; ++hr) {
         const int r = 2 * hr + e, row = gid + 8 * hr;
         const float v0 = acc[0][c][r], v1 = acc[1][c][r];
-        if constexpr (kGemm1) {
-          const float hval = v0 / (1.f + __expf(-v0)) * v1;
-          T* hp = static_cast<T*>(p.h_out) + static_cast<std::int64_t>(s) * p.inter + 16 * tile0 + row;
-          if constexpr (Act<T>::kMagic == 0x64006400u) *hp = __float2half_rn(hval);
-          else *hp = __float2bfloat16_rn(hval);
-        } else {
-          float* y = p.y_out + static_cast<std::int64_t>(s) * p.n;
-          y[16 * tile0 + row] = v0;
-          y[16 * tile1 + row] = v1;
-        }
+        store_pair<T, kGemm1>(p, s, tile0, tile1, row, v0, v1);
       }
     }
 }
