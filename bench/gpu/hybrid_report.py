@@ -26,7 +26,14 @@ def main() -> int:
     ap.add_argument("--markdown", action="store_true", help="print the per-(dtype, format) tables")
     a = ap.parse_args()
 
-    rows = [r for f in a.csv for r in csv.DictReader(open(f, newline=""))]
+    rows = []
+    for f in a.csv:
+        try:
+            with open(f, newline="") as fh:
+                rows += list(csv.DictReader(fh))
+        except OSError as e:
+            print(f"hybrid_report: cannot read {f}: {e.strerror}")
+            return 1
     times = collections.defaultdict(dict)  # (shape, dtype, format, m) -> kernel -> us
     shapes, failed = [], 0
     for r in rows:
