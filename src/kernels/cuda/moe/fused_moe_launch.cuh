@@ -61,19 +61,24 @@ inline int log2_if_pow2(int v) {
   return s;
 }
 
+// The weight fields of one GEMM of the chain, from its stacked expert weights.
+inline void set_weights(GemmParams& g, const MoeLayerDev& w) {
+  g.qweight = static_cast<const uint4*>(w.qweight);
+  g.scales = w.scales;
+  g.zeros = w.zeros;
+  g.n = w.n;
+  g.k = w.k;
+  g.group_len = w.group_len;
+  g.group_shift = log2_if_pow2(w.group_len);
+  g.groups = w.groups;
+}
+
 template <class T, bool kZeros>
 void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   if (r.tokens == 0) return;
   const int slots = static_cast<int>(r.tokens * r.top_k);
   GemmParams g1{};
-  g1.qweight = static_cast<const uint4*>(r.w13.qweight);
-  g1.scales = r.w13.scales;
-  g1.zeros = r.w13.zeros;
-  g1.n = r.w13.n;
-  g1.k = r.w13.k;
-  g1.group_len = r.w13.group_len;
-  g1.group_shift = log2_if_pow2(r.w13.group_len);
-  g1.groups = r.w13.groups;
+  set_weights(g1, r.w13);
   g1.in = r.x;
   g1.in_div = r.top_k;
   g1.in_vec16 = reinterpret_cast<std::uintptr_t>(r.x) % 16 == 0;
@@ -86,14 +91,7 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   g1.inter = r.inter;
   g1.h_out = r.h;
   GemmParams g2 = g1;
-  g2.qweight = static_cast<const uint4*>(r.w2.qweight);
-  g2.scales = r.w2.scales;
-  g2.zeros = r.w2.zeros;
-  g2.n = r.w2.n;
-  g2.k = r.w2.k;
-  g2.group_len = r.w2.group_len;
-  g2.group_shift = log2_if_pow2(r.w2.group_len);
-  g2.groups = r.w2.groups;
+  set_weights(g2, r.w2);
   g2.in = r.h;
   g2.in_div = 1;
   g2.in_vec16 = reinterpret_cast<std::uintptr_t>(r.h) % 16 == 0;
