@@ -221,6 +221,85 @@ TEST(Decode, ForcedPlans) {
   unsetenv("W4A16_DECODE_PLAN");
 }
 
+// Persistent grid (1..8 tokens): N large enough that every block loops over several row blocks
+// (items), K = 640 = 10 tiles so steps end partial and the ring wraps across items, N_pad/16 = 4236
+// stripes (4 idle warps in the last block at 8 warps along N), warps with no tiles (8 warps along K
+// over 10 tiles), cluster splits, streamed and staged x, act-order, and the one-block-per-row-block
+// path (W4A16_DECODE_PERSIST=0) for comparison. M = 9 and 16 take the kernels that do not loop.
+TEST(Decode, PersistentItems) {
+  REQUIRE_GPU();
+  struct P { const char* plan; DType act; ScalarType st; int g; bool ao; };
+  for (P c : {P{"8,1", DType::f16, ScalarType::uint4b8, 128, false}, P{"8,1,1", DType::bf16, ScalarType::uint4, 32, false},
+              P{"4,2", DType::f16, ScalarType::uint4, 64, true}, P{"2,1", DType::bf16, ScalarType::uint4b8, kChannelwise, false},
+              P{"1,1", DType::f16, ScalarType::uint4, 32, false}, P{"8,3,1", DType::f16, ScalarType::uint4b8, 128, false}}) {
+    setenv("W4A16_DECODE_XSTREAM", "1", 1);
+    setenv("W4A16_DECODE_PLAN", c.plan, 1);
+    QuantSpec spec{67760, 640, c.g, c.st};
+    Layer L = make_layer(spec, c.act, true, c.ao, c.act);
+    const DecodePlan p = decode_plan(spec.n, spec.k, 1, c.st == ScalarType::uint4, c.g, !c.ao);
+    EXPECT_LT(p.grid_rows, p.row_blocks) << c.plan << ": " << p.describe();
+    const std::string what = spec.describe() + " plan " + c.plan + (c.ao ? " act_order" : "");
+    for (std::int64_t m : {1, 5, 8, 9, 16}) check_run(L, c.act, m, 0, 0, what);
+    setenv("W4A16_DECODE_PERSIST", "0", 1);
+    EXPECT_EQ(decode_plan(spec.n, spec.k, 1, c.st == ScalarType::uint4, c.g, !c.ao).grid_rows, p.row_blocks);
+    check_run(L, c.act, 3, 0, 0, what + " not persistent");
+    unsetenv("W4A16_DECODE_PERSIST");
+  }
+  unsetenv("W4A16_DECODE_PLAN");
+  unsetenv("W4A16_DECODE_XSTREAM");
+}
+
+// Two layers chained on one stream, the second reading the first's output, with no host
+// synchronisation between them: the second launch may start early (programmatic dependent
+// launch) and fetch its weights, but must read x only after the first has written it. The
+// intermediate is poisoned before each chain, so a read that runs ahead sees poison. Plain stream
+// launches and a CUDA graph of the same chain.
+TEST(Decode, ChainedLayersReadTheirInputAfterTheProducer) {
+  REQUIRE_GPU();
+  const std::int64_t H = 4096, F = 11008;
+  Layer L1 = make_layer(QuantSpec{F, H, 128, ScalarType::uint4b8}, DType::f16, false, false, DType::f16);
+  Layer L2 = make_layer(QuantSpec{H, F, 128, ScalarType::uint4}, DType::f16, true, false, DType::f16);
+  cudaStream_t s;
+  W4A16_CUDA_TRY(cudaStreamCreate(&s));
+  for (std::int64_t m : {1, 4, 16}) {
+    for (int use_graph = 0; use_graph < 2; ++use_graph) {
+      SCOPED_TRACE("M=" + std::to_string(m) + (use_graph ? " graph" : " stream"));
+      std::vector<std::uint16_t> xh = test::random_act(m, H, DType::f16);
+      DevBuf<std::uint16_t> xd(xh.size()), hd(static_cast<std::size_t>(m * F)), yd(static_cast<std::size_t>(m * H));
+      xd.upload(xh);
+      auto chain = [&] {
+        W4A16_CUDA_TRY(cudaMemsetAsync(hd.p, 0xff, hd.count * 2, s));  // NaN in fp16
+        for (int r = 0; r < 4; ++r) {  // back-to-back launches, as in a model's layer loop
+          decode_run(*L1.w, xd.p, m, H, hd.p, F, nullptr, 0, s);
+          decode_run(*L2.w, hd.p, m, F, yd.p, H, nullptr, 0, s);
+        }
+      };
+      if (use_graph) {
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        W4A16_CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        chain();
+        W4A16_CUDA_TRY(cudaStreamEndCapture(s, &g));
+        W4A16_CUDA_TRY(cudaGraphInstantiate(&ge, g, 0));
+        W4A16_CUDA_TRY(cudaGraphLaunch(ge, s));
+        W4A16_CUDA_TRY(cudaStreamSynchronize(s));
+        cudaGraphExecDestroy(ge);
+        cudaGraphDestroy(g);
+      } else {
+        chain();
+        W4A16_CUDA_TRY(cudaStreamSynchronize(s));
+      }
+      const std::vector<std::uint16_t> hh = hd.download(), yh = yd.download();
+      const std::vector<double> href = test::gemm_f64(test::to_f64(xh.data(), DType::f16, m, H, H), L1.wf, L1.bf, m, F, H);
+      EXPECT_LE(test::rel_error(test::to_f64(hh.data(), DType::f16, m, F, F), href), test::kTolF16);
+      // The second layer against the reference on the intermediate it was given.
+      const std::vector<double> yref = test::gemm_f64(test::to_f64(hh.data(), DType::f16, m, F, F), L2.wf, L2.bf, m, H, F);
+      EXPECT_LE(test::rel_error(test::to_f64(yh.data(), DType::f16, m, H, H), yref), test::kTolF16);
+    }
+  }
+  cudaStreamDestroy(s);
+}
+
 // Same inputs, same bits, three times (split-K reduced in a fixed order).
 TEST(Decode, BitwiseDeterministic) {
   REQUIRE_GPU();

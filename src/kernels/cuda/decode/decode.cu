@@ -69,6 +69,7 @@ struct Args {
   int gshift;                   // log2(group size); 30 for channelwise (G = 1 makes the group always 0)
   int warps_n, warps_k, tiles_per_warp, block_tiles;
   int splits;
+  int row_blocks;               // row blocks in all (gridDim.y may be fewer: each block loops over its items)
   int xvec;                     // x rows 16-byte aligned: stage with 16-byte loads
   int xstream;                  // x streamed per step through a block ring (warps_k == 1, no perm, xvec), else staged once
 };
@@ -249,6 +250,13 @@ __device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
   return v;
 }
 
+// Programmatic dependent launch (sm_90; no-ops when the launch has no PDL attribute): wait until
+// the previous kernel of the stream has completed and its writes are visible; then let the next
+// kernel of the stream start its own prologue (right after the wait, so that what the next kernel
+// reads before its wait is older than this kernel's predecessor).
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
 // Per-warp cp.async ring: kSteps steps of kTilesPerStep tiles each (weights + the scale/zero
 // words of each tile's groups), refilled kSteps - 1 steps ahead of use.
 //   weights  (kTiles, 32 lanes) x 16 B                 at ring + slot * 512 + lane * 16
@@ -293,80 +301,129 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tq = lane % 4;
   const int ws = warp % a.warps_n, wk = warp / a.warps_n;
-  const int nt = blockIdx.y * a.warps_n + ws;                     // this warp's 16-row stripe
   const int btile0 = blockIdx.x * a.block_tiles;                   // block's first k tile
   const int btile1 = min(btile0 + a.block_tiles, a.kt_count);
   const int t0 = btile0 + wk * a.tiles_per_warp;
-  // Past the last stripe a warp idles; when x is streamed it must still take part in every step's
-  // copies and barriers, so it recomputes the last stripe into rows that are never stored.
-  const int t1 = (nt < a.nt_count || a.xstream) ? min(t0 + a.tiles_per_warp, btile1) : t0;
-  const int ntw = min(nt, a.nt_count - 1);  // the stripe this warp reads
+  const int t1 = min(t0 + a.tiles_per_warp, btile1);
   const int ntiles = max(t1 - t0, 0);
   const int nfull = ntiles / kP, nsteps = (ntiles + kP - 1) / kP;  // steps of kP tiles; the last may be partial
+  // Persistent over row blocks: this block computes row blocks blockIdx.y, + gridDim.y, ... (its
+  // items); every item has the same K range, so the same steps, and the ring runs on across items
+  // (the next item's first tiles are in flight while an item is reduced and stored). A warp past
+  // the last stripe recomputes the last stripe into rows that are never stored, so every warp takes
+  // part in every step's copies and barriers.
+  // Only the 1..8-token variants loop (the 9..16-token ones have no registers to spare for the
+  // copy side's state: ptxas spilled it inside the loop); decode_plan makes only their grids smaller.
+  constexpr bool kPersist = MB == 1;
+  const int items = kPersist ? (a.row_blocks - static_cast<int>(blockIdx.y) + static_cast<int>(gridDim.y) - 1) / static_cast<int>(gridDim.y) : 1;
 
-  // This lane's ring addresses (shared state space) and global sources; slot offsets are immediates.
+  // This lane's ring addresses (shared state space); slot offsets are immediates.
   const unsigned ring = smem_addr(rings + warp * R::kBytesPerWarp);
   const unsigned w_sh = pin(ring + lane * 16);
   const unsigned e_read = pin(ring + R::kScaleOffset + gid * R::kEntryBytes);  // + step slot + (p * kGs + h) * 8 entries
   const unsigned e_copy = pin(ring + R::kScaleOffset + lane * R::kEntryBytes);  // + step slot + c * 32 entries
-  const uint4* wsrc = pin(a.qweight + (static_cast<long long>(ntw) * a.kt_count + t0) * 32 + lane);  // tile t0 of stripe ntw
   // Entries this lane copies: gid lane % 8 of (tile, group) (lane + 32 c) / 8. Scale and zero words
-  // are addressed by 32-bit byte offsets from its first words (decode_run checks that the scale and
-  // zero arrays are below 2 GB).
+  // are addressed by 32-bit byte offsets from the first words of the stripe (decode_run checks that
+  // the scale and zero arrays are below 2 GB).
   const int cgid = lane % 8;
-  const char* sp = pin(reinterpret_cast<const char*>(a.scales + ntw * 8 + cgid));                          // + g * s_gbytes
-  const char* zp = pin(reinterpret_cast<const char*>(reinterpret_cast<const std::uint32_t*>(a.zeros) + ntw * 2 + cgid / 4));
   const unsigned s_gbytes = static_cast<unsigned>(a.nt_count) * 32, z_gbytes = static_cast<unsigned>(a.nt_count) * 8;
   const int gsh = a.gshift - 6;  // g >= 64: tile kt lies in group kt >> gsh (channelwise: 24, so always group 0)
-
   const unsigned xs_sh = smem_addr(xs);
 
-  // Fills ring step `is` (tiles t0 + is*kP ..) and commits it (an empty group past the end keeps the
-  // wait count uniform). Only the last, partial step checks tiles against t1. Streamed x: the block's
-  // threads also copy the step's x (m tokens x kP tiles, 16-byte groups of 8 k scattered to their
-  // 4 lanes' words; zeros past K) into x slot is % kS (every warp has the same steps then).
-  auto issue = [&](int is) {
-    if (is < nsteps) {
-      const unsigned slot = static_cast<unsigned>((is % kS) * kP);
-      if (a.xstream) {
-        const unsigned xslot = xs_sh + static_cast<unsigned>(is % kS) * static_cast<unsigned>(a.m * kP * 128);
-        const int kbase = (btile0 + is * kP) * 64;
-        for (int c = threadIdx.x; c < a.m * kP * 8; c += kThreads) {
-          const int token = c / (kP * 8), kl = (c % (kP * 8)) * 8;
-          const int tl = kl / 64, kk = kl % 64, j = kk / 16, hi = (kk % 16) / 8;
-          const unsigned dst = xslot + 4u * static_cast<unsigned>(token * (kP * 32) + tl * 32 + (((j / 2) ^ (token & 1)) * 16) + (j % 2) * 2 + hi);
-          const int kg = kbase + kl;
-          const std::uint16_t* src = a.x + token * a.x_stride + min(kg, a.k - 8);  // a valid address even when zero-filled
-          const unsigned bytes = kg < a.k ? 4u : 0u;
+  // The copy side walks the flat step sequence (item, step) in order, kS - 1 steps ahead of the
+  // compute side: `iss_*` is the next step to copy, its ring slot, and this lane's offsets in the
+  // item's stripe (32-bit: fewer registers than pointers; decode_run checks the array sizes). Items
+  // of a block are gridDim.y row blocks apart, so the offsets move by fixed strides. A warp whose
+  // stripe lies past the last one (last row block only: items_w < items) copies nothing there and
+  // computes on stale ring words into rows that are never stored.
+  const int stripe0 = static_cast<int>(blockIdx.y) * a.warps_n + ws;
+  const int stripe_step = static_cast<int>(gridDim.y) * a.warps_n;  // stripes from one item to the next
+  const int items_w = stripe0 >= a.nt_count ? 0 : kPersist ? (a.nt_count - stripe0 + stripe_step - 1) / stripe_step : 1;
+  int iss_item = 0, iss_step = 0, iss_slot = 0;
+  // uint4 index of tile t0 + iss_step * kP of the stripe (this lane's 16 bytes), byte offsets of this
+  // lane's scale word and zero word of the stripe (group 0; + g * s_gbytes / z_gbytes).
+  unsigned iss_w = (static_cast<unsigned>(stripe0) * static_cast<unsigned>(a.kt_count) + static_cast<unsigned>(t0)) * 32u + static_cast<unsigned>(lane);
+  unsigned iss_s = static_cast<unsigned>(stripe0 * 8 + cgid) * 4u;
+  unsigned iss_z = static_cast<unsigned>(stripe0 * 2 + cgid / 4) * 4u;
+  const char* const sbase = reinterpret_cast<const char*>(a.scales);
+  const char* const zbase = reinterpret_cast<const char*>(a.zeros);
+
+  // issue_x copies step iss_step's x when x is streamed (the block's threads copy m tokens x kP
+  // tiles, 16-byte groups of 8 k scattered to their 4 lanes' words; zeros past K) into x slot
+  // iss_slot; issue_w copies this warp's weights and the step's scale/zero words, then advances
+  // the copy side. Only the last, partial step of an item checks tiles against t1. The caller
+  // commits: one cp.async group per step (an empty group past the end keeps the wait count uniform).
+  auto issue_x = [&]() {
+    if (!a.xstream || iss_item >= items) return;
+    const unsigned xslot = xs_sh + static_cast<unsigned>(iss_slot) * static_cast<unsigned>(a.m * kP * 128);
+    const int kbase = (btile0 + iss_step * kP) * 64;
+    for (int c = threadIdx.x; c < a.m * kP * 8; c += kThreads) {
+      const int token = c / (kP * 8), kl = (c % (kP * 8)) * 8;
+      const int tl = kl / 64, kk = kl % 64, j = kk / 16, hi = (kk % 16) / 8;
+      const unsigned dst = xslot + 4u * static_cast<unsigned>(token * (kP * 32) + tl * 32 + (((j / 2) ^ (token & 1)) * 16) + (j % 2) * 2 + hi);
+      const int kg = kbase + kl;
+      const std::uint16_t* src = a.x + token * a.x_stride + min(kg, a.k - 8);  // a valid address even when zero-filled
+      const unsigned bytes = kg < a.k ? 4u : 0u;
 #pragma unroll
-          for (int t = 0; t < 4; ++t) cp_async4_zfill(dst + t * 16, src + 2 * t, bytes);
-        }
-      }
-      const int kt0 = t0 + is * kP;
-      const uint4* src = wsrc + is * (kP * 32);
-      const bool full = is < nfull;
+      for (int t = 0; t < 4; ++t) cp_async4_zfill(dst + t * 16, src + 2 * t, bytes);
+    }
+  };
+  auto issue_w = [&]() {
+    if (nsteps == 0 || iss_item >= items_w) return;
+    const unsigned slot = static_cast<unsigned>(iss_slot * kP);
+    const int kt0 = t0 + iss_step * kP;
+    const bool full = iss_step < nfull;
 #pragma unroll
-      for (int p = 0; p < kP; ++p)
-        if (full || kt0 + p < t1) cp_async16(w_sh + (slot + p) * 512, src + p * 32);
-      const unsigned eslot = static_cast<unsigned>(is % kS) * R::kStepEntryBytes;
+    for (int p = 0; p < kP; ++p)
+      if (full || kt0 + p < t1) cp_async16(w_sh + (slot + p) * 512, a.qweight + (iss_w + p * 32));
+    const unsigned eslot = static_cast<unsigned>(iss_slot) * R::kStepEntryBytes;
 #pragma unroll
-      for (int c = 0; c < kGs; ++c) {
-        const int e = lane + 32 * c, p = e / (kGs * 8), h = (e / 8) % kGs;  // this lane's entry (tile p, group h)
-        if (full || kt0 + p < t1) {
-          // g = 32: two groups per tile (the last may lie past K in the padding: clamp); g >= 64: one.
-          const unsigned g = static_cast<unsigned>(kG32 ? min(2 * (kt0 + p) + h, a.groups - 1) : (kt0 + p) >> gsh);
-          cp_async4(e_copy + eslot + c * 32 * R::kEntryBytes, sp + g * s_gbytes);
-          if constexpr (kZeros) cp_async4(e_copy + eslot + c * 32 * R::kEntryBytes + 4, zp + g * z_gbytes);
-        }
+    for (int c = 0; c < kGs; ++c) {
+      const int e = lane + 32 * c, p = e / (kGs * 8), h = (e / 8) % kGs;  // this lane's entry (tile p, group h)
+      if (full || kt0 + p < t1) {
+        // g = 32: two groups per tile (the last may lie past K in the padding: clamp); g >= 64: one.
+        const unsigned g = static_cast<unsigned>(kG32 ? min(2 * (kt0 + p) + h, a.groups - 1) : (kt0 + p) >> gsh);
+        cp_async4(e_copy + eslot + c * 32 * R::kEntryBytes, sbase + (iss_s + g * s_gbytes));
+        if constexpr (kZeros) cp_async4(e_copy + eslot + c * 32 * R::kEntryBytes + 4, zbase + (iss_z + g * z_gbytes));
       }
     }
-    cp_async_commit();
+  };
+  auto advance = [&]() {  // the copy side moves to the next flat step
+    if (nsteps == 0) return;
+    iss_slot = iss_slot == kS - 1 ? 0 : iss_slot + 1;
+    iss_w += kP * 32;
+    if (++iss_step == nsteps) {
+      iss_step = 0;
+      ++iss_item;
+      if constexpr (!kPersist) return;
+      iss_w += static_cast<unsigned>(stripe_step) * static_cast<unsigned>(a.kt_count) * 32u - static_cast<unsigned>(nsteps * kP * 32);
+      iss_s += static_cast<unsigned>(stripe_step) * 32u;
+      iss_z += static_cast<unsigned>(stripe_step) * 8u;
+    }
   };
 
+  // Programmatic dependent launch: the weights, scales and zeros are constant (prepared before the
+  // previous kernel of the stream started), so the first steps' copies go out before
+  // griddepcontrol.wait, overlapping the previous kernel's tail; x is read and y written only after
+  // it. Streamed x: the prologue's weight copies join the group of the first step (group s holds the
+  // x of step s), so wait_group<kS - 2> at step s still covers that step's weights and x.
+  if (a.xstream) {
+    const int s_item = iss_item, s_step = iss_step, s_slot = iss_slot;
+    const unsigned s_w = iss_w, s_s = iss_s, s_z = iss_z;
 #pragma unroll
-  for (int st = 0; st < kS - 1; ++st) issue(st);  // weights in flight while x is staged
-  if (!a.xstream) {
-    stage_x(a, xs, btile0, btile1 - btile0);
+    for (int st = 0; st < kS - 1; ++st) { issue_w(); advance(); }
+    pdl_wait();
+    pdl_launch_dependents();
+    // Rewind the copy side for the x of the same steps (x depends only on the step, not the stripe).
+    iss_item = s_item; iss_step = s_step; iss_slot = s_slot; iss_w = s_w; iss_s = s_s; iss_z = s_z;
+#pragma unroll
+    for (int st = 0; st < kS - 1; ++st) { issue_x(); cp_async_commit(); advance(); }
+  } else {
+#pragma unroll
+    for (int st = 0; st < kS - 1; ++st) { issue_w(); cp_async_commit(); advance(); }
+    pdl_wait();
+    pdl_launch_dependents();
+    stage_x(a, xs, btile0, btile1 - btile0);  // weights in flight meanwhile
     __syncthreads();
   }
 
@@ -381,157 +438,172 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
     for (int h = 0; h < 2; ++h) xl[mb][h] = pin(base + ((h ^ (tok & 1)) * 64));
   }
 
-  float acc[MB][4];
-#pragma unroll
-  for (int mb = 0; mb < MB; ++mb)
-#pragma unroll
-    for (int c = 0; c < 4; ++c) acc[mb][c] = 0.f;
-
   // uint4b8: z = 8 for every row; uint4: each lane's byte of the zero word (rows gid, gid + 8).
   const unsigned zshift = 8 * (gid % 4);
-  for (int step = 0; step < nsteps; ++step) {
-    cp_async_wait<kS - 2>();  // this step's group has landed (this lane's copies)
-    if (a.xstream) {
-      __syncthreads();  // every thread's x copies of this step are visible; all warps are done with step - 1
-    } else {
-      __syncwarp();     // the warp's entry copies of this step are visible to the lanes that read them
-    }
-    issue(step + kS - 1);     // refills the slots consumed in the previous iteration
-    const unsigned slot = static_cast<unsigned>((step % kS) * kP);
-    const int valid = min(kP, ntiles - step * kP);  // tiles of this step inside the range (kP but in the last)
-    // Byte offset of this step's x: staged, kP tiles further along the row; streamed, its slot.
-    const unsigned xstep = a.xstream ? slot * static_cast<unsigned>(a.m * 128) : static_cast<unsigned>(step * kP * 128);
-    uint4 wv[kP];
-    float2 sc[kP][kGs];
-    std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
-    const unsigned estep = e_read + static_cast<unsigned>(step % kS) * R::kStepEntryBytes;
+  const bool cluster = a.splits > 1;
+  const int per_stripe = MB * 128;  // floats of one warp's partial
+  const int vals = a.warps_n * per_stripe;
+  for (int item = 0; item < items; ++item) {
+    float acc[MB][4];
 #pragma unroll
-    for (int p = 0; p < kP; ++p) {
-      wv[p] = lds128(w_sh + (slot + p) * 512);
+    for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
-      for (int h = 0; h < kGs; ++h) {
-        const unsigned ea = estep + (p * kGs + h) * 8 * R::kEntryBytes;
-        if constexpr (kZeros) {
-          const uint2 e = lds64(ea);
-          sc[p][h] = D::to_float2(e.x);  // (row gid, row gid + 8)
-          const std::uint32_t z = e.y >> zshift;
-          zlo[p][h] = D::zlo_of(z & 15u);
-          zhi[p][h] = D::zhi_of((z >> 4) & 15u);
-        } else {
-          sc[p][h] = D::to_float2(lds32(ea));
-          zlo[p][h] = D::zlo_of(8u);
-          zhi[p][h] = D::zhi_of(8u);
+      for (int c = 0; c < 4; ++c) acc[mb][c] = 0.f;
+
+    for (int step = 0; step < nsteps; ++step) {
+      // The copy side is kS - 1 steps ahead: this step's ring slot is the one after the next copy's.
+      const int slot_i = iss_slot == kS - 1 ? 0 : iss_slot + 1;
+      cp_async_wait<kS - 2>();  // this step's group has landed (this lane's copies)
+      if (a.xstream) {
+        __syncthreads();  // every thread's x copies of this step are visible; all warps are done with step - 1
+      } else {
+        __syncwarp();     // the warp's entry copies of this step are visible to the lanes that read them
+      }
+      issue_x();                // refills the slots consumed in the previous step
+      issue_w();
+      cp_async_commit();
+      advance();
+      const unsigned slot = static_cast<unsigned>(slot_i * kP);
+      const int valid = min(kP, ntiles - step * kP);  // tiles of this step inside the range (kP but in the last)
+      // Byte offset of this step's x: staged, kP tiles further along the row; streamed, its slot.
+      const unsigned xstep = a.xstream ? slot * static_cast<unsigned>(a.m * 128) : static_cast<unsigned>(step * kP * 128);
+      uint4 wv[kP];
+      float2 sc[kP][kGs];
+      std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
+      const unsigned estep = e_read + static_cast<unsigned>(slot_i) * R::kStepEntryBytes;
+#pragma unroll
+      for (int p = 0; p < kP; ++p) {
+        wv[p] = lds128(w_sh + (slot + p) * 512);
+#pragma unroll
+        for (int h = 0; h < kGs; ++h) {
+          const unsigned ea = estep + (p * kGs + h) * 8 * R::kEntryBytes;
+          if constexpr (kZeros) {
+            const uint2 e = lds64(ea);
+            sc[p][h] = D::to_float2(e.x);  // (row gid, row gid + 8)
+            const std::uint32_t z = e.y >> zshift;
+            zlo[p][h] = D::zlo_of(z & 15u);
+            zhi[p][h] = D::zhi_of((z >> 4) & 15u);
+          } else {
+            sc[p][h] = D::to_float2(lds32(ea));
+            zlo[p][h] = D::zlo_of(8u);
+            zhi[p][h] = D::zhi_of(8u);
+          }
         }
       }
-    }
-    float tmp[kP][MB][4];
-#pragma unroll
-    for (int p = 0; p < kP; ++p)
-#pragma unroll
-      for (int mb = 0; mb < MB; ++mb)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {  // sub-tile pair (2h, 2h + 1)
-      // Past `valid` (last step only) the reads land on other tokens' x or the rings: finite or not,
-      // those tiles' partials are dropped below, never scaled into acc.
-      uint4 b[kP][MB];
+      float tmp[kP][MB][4];
 #pragma unroll
       for (int p = 0; p < kP; ++p)
 #pragma unroll
-        for (int mb = 0; mb < MB; ++mb) b[p][mb] = lds128(xl[mb][h] + xstep + p * 128);
+        for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
-      for (int jj = 0; jj < 2; ++jj) {
+          for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
 #pragma unroll
-        for (int p = 0; p < kP; ++p) {  // p innermost: consecutive mma go to independent accumulators
-          const int hg = kG32 ? h : 0;
-          const int j = 2 * h + jj;
-          const std::uint32_t w = j == 0 ? wv[p].x : j == 1 ? wv[p].y : j == 2 ? wv[p].z : wv[p].w;
-          std::uint32_t af[4];
-          D::dequant(w, zlo[p][hg], zhi[p][hg], af);
+      for (int h = 0; h < 2; ++h) {  // sub-tile pair (2h, 2h + 1)
+        // Past `valid` (last step only) the reads land on other tokens' x or the rings: finite or not,
+        // those tiles' partials are dropped below, never scaled into acc.
+        uint4 b[kP][MB];
 #pragma unroll
-          for (int mb = 0; mb < MB; ++mb) {
-            if (jj == 0) D::mma(tmp[p][mb], af, b[p][mb].x, b[p][mb].y);
-            else D::mma(tmp[p][mb], af, b[p][mb].z, b[p][mb].w);
+        for (int p = 0; p < kP; ++p)
+#pragma unroll
+          for (int mb = 0; mb < MB; ++mb) b[p][mb] = lds128(xl[mb][h] + xstep + p * 128);
+#pragma unroll
+        for (int jj = 0; jj < 2; ++jj) {
+#pragma unroll
+          for (int p = 0; p < kP; ++p) {  // p innermost: consecutive mma go to independent accumulators
+            const int hg = kG32 ? h : 0;
+            const int j = 2 * h + jj;
+            const std::uint32_t w = j == 0 ? wv[p].x : j == 1 ? wv[p].y : j == 2 ? wv[p].z : wv[p].w;
+            std::uint32_t af[4];
+            D::dequant(w, zlo[p][hg], zhi[p][hg], af);
+#pragma unroll
+            for (int mb = 0; mb < MB; ++mb) {
+              if (jj == 0) D::mma(tmp[p][mb], af, b[p][mb].x, b[p][mb].y);
+              else D::mma(tmp[p][mb], af, b[p][mb].z, b[p][mb].w);
+            }
+          }
+        }
+        if (kG32 || h == 1) {  // end of a group: scale the fp32 partials into acc, per row
+#pragma unroll
+          for (int p = 0; p < kP; ++p) {
+            if (p >= valid) continue;  // past this warp's range (last step only)
+            const float2 s2 = sc[p][kG32 ? h : 0];
+#pragma unroll
+            for (int mb = 0; mb < MB; ++mb) {
+              acc[mb][0] = fmaf(tmp[p][mb][0], s2.x, acc[mb][0]);
+              acc[mb][1] = fmaf(tmp[p][mb][1], s2.x, acc[mb][1]);
+              acc[mb][2] = fmaf(tmp[p][mb][2], s2.y, acc[mb][2]);
+              acc[mb][3] = fmaf(tmp[p][mb][3], s2.y, acc[mb][3]);
+#pragma unroll
+              for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
+            }
           }
         }
       }
-      if (kG32 || h == 1) {  // end of a group: scale the fp32 partials into acc, per row
+    }
+
+    // Reduction of this item, fixed order: warps along K (shared memory), then cluster ranks
+    // (distributed shared memory). The ring's copies for the next item stay in flight meanwhile.
 #pragma unroll
-        for (int p = 0; p < kP; ++p) {
-          if (p >= valid) continue;  // past this warp's range (last step only)
-          const float2 s2 = sc[p][kG32 ? h : 0];
+    for (int mb = 0; mb < MB; ++mb)
+      *reinterpret_cast<float4*>(red + ((warp * MB + mb) * 32 + lane) * 4) = make_float4(acc[mb][0], acc[mb][1], acc[mb][2], acc[mb][3]);
+    __syncthreads();
+    if (a.warps_k > 1) {
+      for (int i = threadIdx.x; i < vals; i += kThreads) {
+        float s = red[i];  // warp index = wk * warps_n + ws, so wk = 0 holds the first warps_n slots
+        for (int q = 1; q < a.warps_k; ++q) s += red[q * vals + i];
+        red[i] = s;
+      }
+    }
+    if (cluster) {
+      cg::this_cluster().sync();  // every rank's block sums are complete and visible
+    } else {
+      __syncthreads();
+    }
+    // Every rank reduces one slice of the outputs over all ranks, reading them in rank order (the same
+    // sum on every run, whichever rank computes it); all remote loads are issued before the adds.
+    const int rb = static_cast<int>(blockIdx.y) + item * static_cast<int>(gridDim.y);
+    const int vals4 = vals / 4;
+    const int rank = cluster ? static_cast<int>(cg::this_cluster().block_rank()) : 0;
+    const int slice = (vals4 + a.splits - 1) / a.splits;
+    const int i_end = min(vals4, (rank + 1) * slice);
+    for (int i4 = rank * slice + threadIdx.x; i4 < i_end; i4 += kThreads) {
+      float4 s;
+      if (cluster) {
+        float4 v[kMaxSplits];
 #pragma unroll
-          for (int mb = 0; mb < MB; ++mb) {
-            acc[mb][0] = fmaf(tmp[p][mb][0], s2.x, acc[mb][0]);
-            acc[mb][1] = fmaf(tmp[p][mb][1], s2.x, acc[mb][1]);
-            acc[mb][2] = fmaf(tmp[p][mb][2], s2.y, acc[mb][2]);
-            acc[mb][3] = fmaf(tmp[p][mb][3], s2.y, acc[mb][3]);
+        for (int r = 0; r < kMaxSplits; ++r)
+          if (r < a.splits) v[r] = reinterpret_cast<const float4*>(cg::this_cluster().map_shared_rank(red, r))[i4];
+        s = v[0];
 #pragma unroll
-            for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
-          }
+        for (int r = 1; r < kMaxSplits; ++r)
+          if (r < a.splits) { s.x += v[r].x; s.y += v[r].y; s.z += v[r].z; s.w += v[r].w; }
+      } else {
+        s = reinterpret_cast<const float4*>(red)[i4];
+      }
+      const float sv[4] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int i = i4 * 4 + c;
+        const int sw = i / per_stripe, rest = i % per_stripe;
+        const int mb = rest / 128, ln = (rest % 128) / 4;
+        const int row = (rb * a.warps_n + sw) * 16 + ln / 4 + 8 * (c / 2);
+        const int token = mb * 8 + 2 * (ln % 4) + (c % 2);
+        if (row < a.n && token < a.m) {
+          float o = sv[c];
+          if (a.bias) o += D::to_float(a.bias[row]);
+          a.y[token * a.y_stride + row] = D::from_float(o);
         }
       }
+    }
+    // Every rank's partials stay alive (and unchanged) until all ranks have read them: the next
+    // item writes `red` only after this barrier.
+    if (cluster) {
+      cg::this_cluster().sync();
+    } else {
+      __syncthreads();
     }
   }
   cp_async_wait<0>();
-
-  // Reduction, fixed order: warps along K (shared memory), then cluster ranks (distributed smem).
-#pragma unroll
-  for (int mb = 0; mb < MB; ++mb)
-    *reinterpret_cast<float4*>(red + ((warp * MB + mb) * 32 + lane) * 4) = make_float4(acc[mb][0], acc[mb][1], acc[mb][2], acc[mb][3]);
-  __syncthreads();
-  const int per_stripe = MB * 128;  // floats of one warp's partial
-  const int vals = a.warps_n * per_stripe;
-  if (a.warps_k > 1) {
-    for (int i = threadIdx.x; i < vals; i += kThreads) {
-      float s = red[i];  // warp index = wk * warps_n + ws, so wk = 0 holds the first warps_n slots
-      for (int q = 1; q < a.warps_k; ++q) s += red[q * vals + i];
-      red[i] = s;
-    }
-  }
-  const bool cluster = a.splits > 1;
-  if (cluster) {
-    cg::this_cluster().sync();  // every rank's block sums are complete and visible
-  } else {
-    __syncthreads();
-  }
-  // Every rank reduces one slice of the outputs over all ranks, reading them in rank order (the same
-  // sum on every run, whichever rank computes it); all remote loads are issued before the adds.
-  const int vals4 = vals / 4;
-  const int rank = cluster ? static_cast<int>(cg::this_cluster().block_rank()) : 0;
-  const int slice = (vals4 + a.splits - 1) / a.splits;
-  const int i_end = min(vals4, (rank + 1) * slice);
-  for (int i4 = rank * slice + threadIdx.x; i4 < i_end; i4 += kThreads) {
-    float4 s;
-    if (cluster) {
-      float4 v[kMaxSplits];
-#pragma unroll
-      for (int r = 0; r < kMaxSplits; ++r)
-        if (r < a.splits) v[r] = reinterpret_cast<const float4*>(cg::this_cluster().map_shared_rank(red, r))[i4];
-      s = v[0];
-#pragma unroll
-      for (int r = 1; r < kMaxSplits; ++r)
-        if (r < a.splits) { s.x += v[r].x; s.y += v[r].y; s.z += v[r].z; s.w += v[r].w; }
-    } else {
-      s = reinterpret_cast<const float4*>(red)[i4];
-    }
-    const float sv[4] = {s.x, s.y, s.z, s.w};
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      const int i = i4 * 4 + c;
-      const int sw = i / per_stripe, rest = i % per_stripe;
-      const int mb = rest / 128, ln = (rest % 128) / 4;
-      const int row = (blockIdx.y * a.warps_n + sw) * 16 + ln / 4 + 8 * (c / 2);
-      const int token = mb * 8 + 2 * (ln % 4) + (c % 2);
-      if (row < a.n && token < a.m) {
-        float o = sv[c];
-        if (a.bias) o += D::to_float(a.bias[row]);
-        a.y[token * a.y_stride + row] = D::from_float(o);
-      }
-    }
-  }
-  if (cluster) cg::this_cluster().sync();  // keep every rank's shared memory alive until all have read it
 }
 
 int ilog2(int v) { int r = 0; while ((1 << (r + 1)) <= v) ++r; return r; }
@@ -582,6 +654,15 @@ int xstream_override() {
   return *env - '0';
 }
 
+// W4A16_DECODE_PDL: "0" launches without programmatic dependent launch (A/B measurement), "1" or
+// unset with it.
+bool pdl_enabled() {
+  const char* env = std::getenv("W4A16_DECODE_PDL");
+  if (!env || !*env) return true;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PDL", "0 or 1", env);
+  return *env == '1';
+}
+
 int cached_sm_count() {
   static const int n = device_sm_count();
   return n;
@@ -597,8 +678,61 @@ DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted
   const std::int64_t block_tiles = static_cast<std::int64_t>(p.tiles_per_warp) * p.warps_k;
   p.splits = static_cast<int>((kt + block_tiles - 1) / block_tiles);  // no empty ranks
   p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
+  p.grid_rows = p.row_blocks;
   p.smem_bytes = smem_for(static_cast<int>(block_tiles), m, zeros, g32, p.xstream);
   return p;
+}
+
+// Blocks of this plan resident per SM: 2 by registers (kMinBlocks), fewer when shared memory runs out.
+int blocks_per_sm(const DecodePlan& p) {
+  return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(2, (227 * 1024) / (p.smem_bytes + 1024))));
+}
+
+// W4A16_DECODE_PERSIST: "0" launches one block per row block (A/B measurement), "1" or unset caps
+// the grid at the resident blocks, each block looping over row blocks.
+bool persist_enabled() {
+  const char* env = std::getenv("W4A16_DECODE_PERSIST");
+  if (!env || !*env) return true;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PERSIST", "0 or 1", env);
+  return *env == '1';
+}
+
+// Persistent grid: as many rows of blocks (clusters of `splits`) as are resident at once.
+void make_persistent(DecodePlan& p, int sms, int m_chunk) {
+  if (m_chunk > 8) return;  // the 9..16-token kernels do not loop (decode_kernel's kPersist)
+  const int resident_rows = std::max(1, sms * blocks_per_sm(p) / p.splits);
+  p.grid_rows = std::min(p.row_blocks, resident_rows);
+}
+
+// Cost model in microseconds, first fitted to the forced-plan sweep on the H200 (scripts/gpu-check
+// with W4A16_PLAN_SWEEP, 2026-12-02; docs/benchmarks/decode.md) for the loop of version 3: an SM
+// streams one 64x16 tile per (c0 + 240 / resident warps) cycles (x1.3 at 9..16 tokens), each wave
+// of blocks adds ~1.2 us of latency (first loads, x staging, reduction), and a cluster of s blocks
+// slows the wave by 15% per extra rank. c0 was 40 for a loop of ~129 instructions per tile; the
+// loop now issues ~71 (fp16) / ~80 (bf16), and 30 cycles is what HBM needs per 512-byte tile per SM
+// at 4.4 TB/s, so c0 = 30. Streaming x (one barrier and the x copies per step) costs 3% over staging
+// it, and staging costs its L2 round trips up front (run 1: 16 tokens x 64 tiles per block was 3x
+// slower than the model without this term). A cluster costs ~0.6 us once (run 1: qwen0.5b.o, 1 tile
+// per warp in clusters of 2, took 3.77 us where qwen0.5b.qkv, 2 tiles per warp without, took 3.08).
+// Persistent grid (version 5): the ~1.2 us of first-load latency is paid once, not per wave, and each
+// further item of a block costs its reduction (~0.1 us, a guess: the ring keeps loading meanwhile);
+// the busiest SM holds its blocks' largest item counts.
+double plan_cost(const DecodePlan& p, int sms, int m_chunk) {
+  const double cyc_scale = m_chunk > 8 ? 1.3 : 1.0;
+  const std::int64_t bps = blocks_per_sm(p);
+  const std::int64_t slots = static_cast<std::int64_t>(sms) * bps;
+  const std::int64_t grid_blocks = static_cast<std::int64_t>(p.grid_rows) * p.splits;
+  const std::int64_t items = (p.row_blocks + p.grid_rows - 1) / p.grid_rows;     // most items of a block
+  const std::int64_t waves = (grid_blocks + slots - 1) / slots;                    // 1 when persistent
+  const std::int64_t per_sm = std::min<std::int64_t>(bps, (std::min(grid_blocks, slots) + sms - 1) / sms);  // blocks on the busiest SM
+  const double warps = static_cast<double>(per_sm * kWarps);
+  const double cycles = static_cast<double>(per_sm * kWarps * p.tiles_per_warp) * (30.0 + 240.0 / warps) * cyc_scale;
+  // Staged x: a thread loads 8 groups of 16 bytes per L2 round trip (~700 cycles) before the
+  // block can start (stage_x, once per block); streamed x is copied asynchronously, steps ahead.
+  const std::int64_t block_tiles = static_cast<std::int64_t>(p.tiles_per_warp) * p.warps_k;
+  const double stage = p.xstream ? 0.0 : static_cast<double>((m_chunk * block_tiles * 8 + 8 * kThreads - 1) / (8 * kThreads)) * 700.0;
+  const double per_wave = (static_cast<double>(items) * cycles + stage) / 1980.0 + 1.2 + 0.1 * static_cast<double>(items - 1);
+  return static_cast<double>(waves) * per_wave * (1.0 + 0.15 * (p.splits - 1)) * (p.xstream ? 1.03 : 1.0) + (p.splits > 1 ? 0.6 : 0.0);
 }
 
 }  // namespace
@@ -606,6 +740,7 @@ DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted
 std::string DecodePlan::describe() const {
   return "warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) + " splits=" + std::to_string(splits) +
          " tiles_per_warp=" + std::to_string(tiles_per_warp) + " row_blocks=" + std::to_string(row_blocks) +
+         (grid_rows != row_blocks ? " grid_rows=" + std::to_string(grid_rows) : std::string()) +
          " smem=" + std::to_string(smem_bytes) + (xstream ? " xstream" : "");
 }
 
@@ -616,6 +751,7 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, 
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   const int xo = xstream_override();
   if (xo == 0) xstream_ok = false;
+  const bool persist = persist_enabled();
   if (const char* env = std::getenv("W4A16_DECODE_PLAN"); env && *env) {
     int wn = 0, s = 0, xsm = 0;
     const int got = std::sscanf(env, "%d,%d,%d", &wn, &s, &xsm);
@@ -624,21 +760,10 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, 
            "\"warps_n,splits[,xstream]\" with warps_n in {1,2,4,8}, splits 1..8, xstream 0/1 (honoured at warps_n = 8 where x allows)", env);
     DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1 && xstream_ok);
     if (p.smem_bytes > kMaxSmem) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within 200 KB of shared memory", env);
+    if (persist) make_persistent(p, cached_sm_count(), m_chunk);
     return p;
   }
-  // Cost model in microseconds, first fitted to the forced-plan sweep on the H200 (scripts/gpu-check
-  // with W4A16_PLAN_SWEEP, 2026-12-02; docs/benchmarks/decode.md) for the previous loop: an SM
-  // streams one 64x16 tile per (c0 + 240 / resident warps) cycles (x1.3 at 9..16 tokens), each wave
-  // of blocks adds ~1.2 us of latency (first loads, x staging, reduction), and a cluster of s blocks
-  // slows the wave by 15% per extra rank. c0 was 40 for a loop of ~129 instructions per tile; the
-  // loop now issues ~71 (fp16) / ~80 (bf16), and 30 cycles is what HBM needs per 512-byte tile per SM
-  // at 4.4 TB/s, so c0 = 30. 2 blocks of 8 warps fit an SM (128 registers), fewer when shared memory
-  // runs out; streaming x (one barrier and the x copies per step) costs 3% over staging it, and
-  // staging costs its L2 round trips up front (run 1: 16 tokens x 64 tiles per block was 3x slower
-  // than the model without this term). A cluster costs ~0.6 us once (run 1: qwen0.5b.o, 1 tile per
-  // warp in clusters of 2, took 3.77 us where qwen0.5b.qkv, 2 tiles per warp without, took 3.08).
   const int sms = cached_sm_count();
-  const double cyc_scale = m_chunk > 8 ? 1.3 : 1.0;
   DecodePlan best;
   double best_cost = 1e30;
   for (int wn : {8, 4, 2, 1}) {
@@ -646,20 +771,8 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, 
       if (xo == 1 && xstream_ok && xsm == 0) continue;  // forced streaming: only streamed plans
       DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1);
       if (p.smem_bytes > kMaxSmem || p.splits != s) continue;
-      const std::int64_t reg_bps = 2;  // kMinBlocks
-      const std::int64_t bps = std::max<std::int64_t>(1, std::min<std::int64_t>(reg_bps, (227 * 1024) / (p.smem_bytes + 1024)));
-      const std::int64_t slots = static_cast<std::int64_t>(sms) * bps;
-      const std::int64_t blocks = static_cast<std::int64_t>(p.row_blocks) * p.splits;
-      const std::int64_t waves = (blocks + slots - 1) / slots;
-      const std::int64_t per_sm = std::min<std::int64_t>(bps, (std::min(blocks, slots) + sms - 1) / sms);  // blocks on the busiest SM
-      const double warps = static_cast<double>(per_sm * kWarps);
-      const double cycles = static_cast<double>(per_sm * kWarps * p.tiles_per_warp) * (30.0 + 240.0 / warps) * cyc_scale;
-      // Staged x: a thread loads 8 groups of 16 bytes per L2 round trip (~700 cycles) before the
-      // block can start (stage_x); streamed x is copied asynchronously, steps ahead.
-      const std::int64_t block_tiles = static_cast<std::int64_t>(p.tiles_per_warp) * p.warps_k;
-      const double stage = p.xstream ? 0.0 : static_cast<double>((m_chunk * block_tiles * 8 + 8 * kThreads - 1) / (8 * kThreads)) * 700.0;
-      const double cost = static_cast<double>(waves) * ((cycles + stage) / 1980.0 + 1.2) * (1.0 + 0.15 * (p.splits - 1)) * (p.xstream ? 1.03 : 1.0) +
-                          (p.splits > 1 ? 0.6 : 0.0);
+      if (persist) make_persistent(p, sms, m_chunk);
+      const double cost = plan_cost(p, sms, m_chunk);
       if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
     }
   }
@@ -711,6 +824,10 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
   if (static_cast<std::uint64_t>(w.groups) * static_cast<std::uint64_t>(w.n_pad) * 2 >= (std::uint64_t{1} << 31))
     fail(ErrorCode::unsupported, "weights.scales", "below 2 GiB (groups x N_pad x 2 bytes)",
          std::to_string(w.groups) + " x " + std::to_string(w.n_pad) + " x 2 bytes");
+  // ... and weight tiles by 32-bit indices of 16-byte lanes.
+  if (static_cast<std::uint64_t>(w.n_pad / kTcTileN) * static_cast<std::uint64_t>(w.k_pad / kTcTileK) * 32 >= (std::uint64_t{1} << 32))
+    fail(ErrorCode::unsupported, "weights.qweight", "below 64 GiB (N_pad/16 x K_pad/64 x 512 bytes)",
+         "N_pad=" + std::to_string(w.n_pad) + " K_pad=" + std::to_string(w.k_pad));
   if (x_stride < w.k) fail(ErrorCode::invalid_argument, "x_stride", ">= K = " + std::to_string(w.k), std::to_string(x_stride));
   if (y_stride < w.n) fail(ErrorCode::invalid_argument, "y_stride", ">= N = " + std::to_string(w.n), std::to_string(y_stride));
   if (m == 0) return;
@@ -737,6 +854,7 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
   // Streaming x copies 4-byte words in layout order: contiguous 16-byte rows, no gather.
   const bool xstream_ok = a.xvec && !w.perm && xstream_override() != 0;
   const bool bf16 = w.act_dtype == DType::bf16, zeros = w.zeros != nullptr, g32 = w.group_size == 32;
+  const bool pdl = pdl_enabled();
 
   // Tokens per launch: 16, halved while the x chunk of this K does not fit in shared memory
   // (a smaller chunk stages fewer tokens; decode_plan throws if even one does not fit).
@@ -755,20 +873,28 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
     a.tiles_per_warp = p.tiles_per_warp;
     a.block_tiles = p.tiles_per_warp * p.warps_k;
     a.splits = p.splits;
+    a.row_blocks = p.row_blocks;
     a.xstream = p.xstream ? 1 : 0;
 
     cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(p.row_blocks), 1);
+    cfg.gridDim = dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(p.grid_rows), 1);
     cfg.blockDim = dim3(kThreads, 1, 1);
     cfg.dynamicSmemBytes = p.smem_bytes;
     cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = static_cast<unsigned>(p.splits);
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
+    cudaLaunchAttribute attr[2];
+    unsigned nattr = 0;
+    if (pdl) {  // may start while the stream's previous kernel drains (the kernel's prologue fetches weights only)
+      attr[nattr].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[nattr++].val.programmaticStreamSerializationAllowed = 1;
+    }
+    if (p.splits > 1) {
+      attr[nattr].id = cudaLaunchAttributeClusterDimension;
+      attr[nattr].val.clusterDim.x = static_cast<unsigned>(p.splits);
+      attr[nattr].val.clusterDim.y = 1;
+      attr[nattr++].val.clusterDim.z = 1;
+    }
     cfg.attrs = attr;
-    cfg.numAttrs = p.splits > 1 ? 1 : 0;
+    cfg.numAttrs = nattr;
     W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, pick(bf16, mb, zeros, g32), a));
     W4A16_CUDA_TRY(cudaGetLastError());
   }

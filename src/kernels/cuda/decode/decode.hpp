@@ -22,7 +22,8 @@ struct DecodePlan {
   int warps_k = 1;     // warps of a block along K (reduced in shared memory)
   int splits = 1;      // blocks of a cluster along K (reduced through distributed shared memory), 1..8
   int tiles_per_warp = 0;   // 64-wide k tiles each warp streams
-  int row_blocks = 0;       // grid extent along N
+  int row_blocks = 0;       // blocks of warps_n stripes along N
+  int grid_rows = 0;        // grid extent along N: row_blocks, or the resident rows when persistent (each block loops over row blocks)
   std::size_t smem_bytes = 0;  // dynamic shared memory per block
   bool xstream = false;        // x streamed per step through a small block ring (warps_n == 8), not staged whole
   std::string describe() const;
