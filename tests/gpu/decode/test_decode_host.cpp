@@ -19,3 +19,37 @@ TEST(DecodeHost, FitsTheDocumentedBoundsAndShrinksWithTokens) {
     for (int m = 2; m <= 16; ++m)
       if (decode_fits(k, m, true, 32)) ASSERT_TRUE(decode_fits(k, m - 1, true, 32)) << "K=" << k << " m=" << m;
 }
+
+// The plan for the H200 (132 SMs) on every PERF.md shape and token count: it fits shared memory,
+// its ring is at least as deep as version 4's, and only plans of more than one wave of blocks at
+// 1..8 tokens get a persistent grid (fewer rows of blocks than row blocks), sized to what is resident.
+TEST(DecodeHost, PlansFitAndPersistOnlyBeyondOneWave) {
+  struct S { std::int64_t n, k; };
+  const S shapes[] = {{1152, 896}, {896, 896}, {9728, 896}, {896, 4864}, {6144, 4096}, {4096, 4096},
+                      {28672, 4096}, {4096, 14336}, {8192, 8192}, {57344, 8192}};
+  int persistent = 0;
+  for (const S& s : shapes)
+    for (int m = 1; m <= 16; ++m)
+      for (bool zeros : {false, true})
+        for (int g : {32, 128}) {
+          const DecodePlan p = decode_plan_for_sms(s.n, s.k, m, zeros, g, true, 132);
+          SCOPED_TRACE(std::to_string(s.n) + "x" + std::to_string(s.k) + " m=" + std::to_string(m) + " " + p.describe());
+          EXPECT_LE(p.smem_bytes, 200u * 1024);
+          EXPECT_GE(p.depth, 3);
+          EXPECT_LE(p.depth, 6);
+          EXPECT_EQ(p.warps_n * p.warps_k, 8);
+          EXPECT_GE(static_cast<std::int64_t>(p.tiles_per_warp) * p.warps_k * p.splits, (s.k + 63) / 64);  // K covered
+          EXPECT_GE(static_cast<std::int64_t>(p.row_blocks) * p.warps_n * 16, s.n);                       // N covered
+          const int bps = p.smem_bytes + 1024 <= 227 * 1024 / 2 ? 2 : 1;
+          if (p.grid_rows < p.row_blocks) {
+            ++persistent;
+            EXPECT_LE(m, 8);
+            EXPECT_EQ(p.grid_rows, 132 * bps / p.splits);
+          } else {
+            EXPECT_EQ(p.grid_rows, p.row_blocks);
+          }
+        }
+  EXPECT_GT(persistent, 0);  // llama70b.gate_up at 1..8 tokens takes several waves
+  const DecodePlan p = decode_plan_for_sms(57344, 8192, 1, false, 128, true, 132);
+  EXPECT_LT(p.grid_rows, p.row_blocks) << p.describe();
+}

@@ -70,6 +70,7 @@ struct Args {
   int warps_n, warps_k, tiles_per_warp, block_tiles;
   int splits;
   int row_blocks;               // row blocks in all (gridDim.y may be fewer: each block loops over its items)
+  int depth;                    // ring slots per warp, kMinDepth..kMaxDepth
   int xvec;                     // x rows 16-byte aligned: stage with 16-byte loads
   int xstream;                  // x streamed per step through a block ring (warps_k == 1, no perm, xvec), else staged once
 };
@@ -257,10 +258,11 @@ __device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 __device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 
-// Per-warp cp.async ring: kSteps steps of kTilesPerStep tiles each (weights + the scale/zero
-// words of each tile's groups), refilled kSteps - 1 steps ahead of use.
-//   weights  (kTiles, 32 lanes) x 16 B                 at ring + slot * 512 + lane * 16
-//   entries  (kSteps, kTilesPerStep, kGs, 8 gids) x (scale word [, zero word])   after the weights
+// Per-warp cp.async ring: `depth` slots (a plan parameter, 3..6) of one step each: kTilesPerStep
+// tiles of weights and the scale/zero words of each tile's groups, refilled depth - 1 steps ahead.
+//   slot s at ring + s * kStepBytes:
+//     weights  (kTilesPerStep, 32 lanes) x 16 B                    at + p * 512 + lane * 16
+//     entries  (kTilesPerStep, kGs, 8 gids) x (scale word [, zero word])   at + kEntryOffset
 // A lane reads only its own weight copies; the 8 (or 16) scale entries of a tile are copied by 8 (16)
 // lanes, one cp.async each per step instead of one per lane per tile (the 4-byte copies and reads
 // were ~a third of the loop's memory instructions), and read by the 4 lanes of each row pair after
@@ -268,19 +270,31 @@ __device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepc
 template <bool kZeros, bool kG32>
 struct Ring {
   static constexpr int kTilesPerStep = 4;  // tiles computed together: 4 independent mma chains
-  // 3 steps x 4 tiles x 512 B = 6 KB of weights per warp, 2 steps (4 KB) in flight: with 16-24
-  // warps per SM that is 64-96 KB in flight per SM, over the ~30 KB that 4.4 TB/s at ~1 us of
-  // loaded latency needs (Little's law), so depth is not what limits; shared memory for x is.
-  static constexpr int kSteps = 3;
+  // A warp has between depth - 2 and depth - 1 steps of 2 KB in flight. Version 4 had depth 3: at
+  // 16 warps per SM that is 32-64 KB per SM, and an 8192x8192 launch alone reached 46% of DRAM
+  // bandwidth (ncu, 2026-12-02 evening): too little in flight for the loaded latency. Deeper rings
+  // cost shared memory, which staged x also needs; decode_plan weighs the two.
   static constexpr int kGs = kG32 ? 2 : 1;           // groups per tile
-  static constexpr int kTiles = kTilesPerStep * kSteps;
   static constexpr int kEntryBytes = kZeros ? 8 : 4;                  // scale word (+ the zero word of its row pair)
   static constexpr int kStepEntries = kTilesPerStep * kGs * 8;         // (tile, group, gid) of one step: 32 or 64
   static constexpr int kStepEntryBytes = kStepEntries * kEntryBytes;
-  static constexpr int kScaleOffset = kTiles * 512;                    // bytes from the ring start
-  static constexpr int kBytesPerWarp = kScaleOffset + kSteps * kStepEntryBytes;
+  static constexpr int kEntryOffset = kTilesPerStep * 512;            // entries after the weights of a slot
+  static constexpr int kStepBytes = kEntryOffset + kStepEntryBytes;   // one slot
   static_assert(kStepEntries % 32 == 0, "whole warps copy the entries of a step");
+  static_assert(kStepBytes % 16 == 0, "16-byte copies into every slot");
 };
+constexpr int kMinDepth = 3, kMaxDepth = 6;
+
+// Waits until at most depth - 2 cp.async groups of this thread are pending (wait_group takes an
+// immediate): the oldest step of a ring `depth` deep has landed.
+__device__ __forceinline__ void cp_async_wait_step(int depth) {
+  switch (depth) {
+    case 3: cp_async_wait<1>(); break;
+    case 4: cp_async_wait<2>(); break;
+    case 5: cp_async_wait<3>(); break;
+    default: cp_async_wait<4>(); break;
+  }
+}
 
 // Blocks per SM the register cap is sized for: 128 registers (ptxas -v: 108-125, no spills, with the
 // pinned addresses and the batched x staging; version 3 capped the 1..8-token variants at 85 for 3).
@@ -291,13 +305,14 @@ template <bool kBf16, int MB, bool kZeros, bool kG32>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kernel(const Args a) {
   using D = Dt<kBf16>;
   using R = Ring<kZeros, kG32>;
-  constexpr int kP = R::kTilesPerStep, kS = R::kSteps, kGs = R::kGs;
+  constexpr int kP = R::kTilesPerStep, kGs = R::kGs;
+  const int depth = a.depth;  // ring slots (3..6)
   extern __shared__ uint4 smem_v4[];
-  // x words: staged (m, block_tiles, 2, 4 lanes, 4), or streamed (kS slots, m, kP, 2, 4 lanes, 4).
+  // x words: staged (m, block_tiles, 2, 4 lanes, 4), or streamed (depth slots, m, kP, 2, 4 lanes, 4).
   std::uint32_t* xs = reinterpret_cast<std::uint32_t*>(smem_v4);
   const int x_tiles = a.xstream ? kP : a.block_tiles;  // tiles per token row of one x buffer
-  unsigned char* rings = reinterpret_cast<unsigned char*>(xs + (a.xstream ? kS : 1) * x_tiles * a.m * 32);
-  float* red = reinterpret_cast<float*>(rings + kWarps * R::kBytesPerWarp);  // (8 warps, MB, 32, 4) partials
+  unsigned char* rings = reinterpret_cast<unsigned char*>(xs + (a.xstream ? depth : 1) * x_tiles * a.m * 32);
+  float* red = reinterpret_cast<float*>(rings + kWarps * depth * R::kStepBytes);  // (8 warps, MB, 32, 4) partials
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tq = lane % 4;
   const int ws = warp % a.warps_n, wk = warp / a.warps_n;
@@ -318,10 +333,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   const int items = kPersist ? (a.row_blocks - static_cast<int>(blockIdx.y) + static_cast<int>(gridDim.y) - 1) / static_cast<int>(gridDim.y) : 1;
 
   // This lane's ring addresses (shared state space); slot offsets are immediates.
-  const unsigned ring = smem_addr(rings + warp * R::kBytesPerWarp);
-  const unsigned w_sh = pin(ring + lane * 16);
-  const unsigned e_read = pin(ring + R::kScaleOffset + gid * R::kEntryBytes);  // + step slot + (p * kGs + h) * 8 entries
-  const unsigned e_copy = pin(ring + R::kScaleOffset + lane * R::kEntryBytes);  // + step slot + c * 32 entries
+  const unsigned ring = smem_addr(rings + warp * depth * R::kStepBytes);
+  const unsigned w_sh = pin(ring + lane * 16);                                    // + slot + p * 512
+  const unsigned e_read = pin(ring + R::kEntryOffset + gid * R::kEntryBytes);     // + slot + (p * kGs + h) * 8 entries
+  const unsigned e_copy = pin(ring + R::kEntryOffset + lane * R::kEntryBytes);    // + slot + c * 32 entries
   // Entries this lane copies: gid lane % 8 of (tile, group) (lane + 32 c) / 8. Scale and zero words
   // are addressed by 32-bit byte offsets from the first words of the stripe (decode_run checks that
   // the scale and zero arrays are below 2 GB).
@@ -330,7 +345,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   const int gsh = a.gshift - 6;  // g >= 64: tile kt lies in group kt >> gsh (channelwise: 24, so always group 0)
   const unsigned xs_sh = smem_addr(xs);
 
-  // The copy side walks the flat step sequence (item, step) in order, kS - 1 steps ahead of the
+  // The copy side walks the flat step sequence (item, step) in order, depth - 1 steps ahead of the
   // compute side: `iss_*` is the next step to copy, its ring slot, and this lane's offsets in the
   // item's stripe (32-bit: fewer registers than pointers; decode_run checks the array sizes). Items
   // of a block are gridDim.y row blocks apart, so the offsets move by fixed strides. A warp whose
@@ -370,13 +385,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   };
   auto issue_w = [&]() {
     if (nsteps == 0 || iss_item >= items_w) return;
-    const unsigned slot = static_cast<unsigned>(iss_slot * kP);
+    const unsigned sbytes = static_cast<unsigned>(iss_slot) * R::kStepBytes;
     const int kt0 = t0 + iss_step * kP;
     const bool full = iss_step < nfull;
 #pragma unroll
     for (int p = 0; p < kP; ++p)
-      if (full || kt0 + p < t1) cp_async16(w_sh + (slot + p) * 512, a.qweight + (iss_w + p * 32));
-    const unsigned eslot = static_cast<unsigned>(iss_slot) * R::kStepEntryBytes;
+      if (full || kt0 + p < t1) cp_async16(w_sh + sbytes + p * 512, a.qweight + (iss_w + p * 32));
+    const unsigned eslot = sbytes;
 #pragma unroll
     for (int c = 0; c < kGs; ++c) {
       const int e = lane + 32 * c, p = e / (kGs * 8), h = (e / 8) % kGs;  // this lane's entry (tile p, group h)
@@ -390,7 +405,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   };
   auto advance = [&]() {  // the copy side moves to the next flat step
     if (nsteps == 0) return;
-    iss_slot = iss_slot == kS - 1 ? 0 : iss_slot + 1;
+    iss_slot = iss_slot == depth - 1 ? 0 : iss_slot + 1;
     iss_w += kP * 32;
     if (++iss_step == nsteps) {
       iss_step = 0;
@@ -406,21 +421,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   // previous kernel of the stream started), so the first steps' copies go out before
   // griddepcontrol.wait, overlapping the previous kernel's tail; x is read and y written only after
   // it. Streamed x: the prologue's weight copies join the group of the first step (group s holds the
-  // x of step s), so wait_group<kS - 2> at step s still covers that step's weights and x.
+  // x of step s), so waiting for all but depth - 2 groups at step s still covers its weights and x.
   if (a.xstream) {
     const int s_item = iss_item, s_step = iss_step, s_slot = iss_slot;
     const unsigned s_w = iss_w, s_s = iss_s, s_z = iss_z;
-#pragma unroll
-    for (int st = 0; st < kS - 1; ++st) { issue_w(); advance(); }
+    for (int st = 0; st < depth - 1; ++st) { issue_w(); advance(); }
     pdl_wait();
     pdl_launch_dependents();
     // Rewind the copy side for the x of the same steps (x depends only on the step, not the stripe).
     iss_item = s_item; iss_step = s_step; iss_slot = s_slot; iss_w = s_w; iss_s = s_s; iss_z = s_z;
-#pragma unroll
-    for (int st = 0; st < kS - 1; ++st) { issue_x(); cp_async_commit(); advance(); }
+    for (int st = 0; st < depth - 1; ++st) { issue_x(); cp_async_commit(); advance(); }
   } else {
-#pragma unroll
-    for (int st = 0; st < kS - 1; ++st) { issue_w(); cp_async_commit(); advance(); }
+    for (int st = 0; st < depth - 1; ++st) { issue_w(); cp_async_commit(); advance(); }
     pdl_wait();
     pdl_launch_dependents();
     stage_x(a, xs, btile0, btile1 - btile0);  // weights in flight meanwhile
@@ -451,9 +463,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
       for (int c = 0; c < 4; ++c) acc[mb][c] = 0.f;
 
     for (int step = 0; step < nsteps; ++step) {
-      // The copy side is kS - 1 steps ahead: this step's ring slot is the one after the next copy's.
-      const int slot_i = iss_slot == kS - 1 ? 0 : iss_slot + 1;
-      cp_async_wait<kS - 2>();  // this step's group has landed (this lane's copies)
+      // The copy side is depth - 1 steps ahead: this step's ring slot is the one after the next copy's.
+      const int slot_i = iss_slot == depth - 1 ? 0 : iss_slot + 1;
+      cp_async_wait_step(depth);  // this step's group has landed (this lane's copies)
       if (a.xstream) {
         __syncthreads();  // every thread's x copies of this step are visible; all warps are done with step - 1
       } else {
@@ -463,17 +475,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
       issue_w();
       cp_async_commit();
       advance();
-      const unsigned slot = static_cast<unsigned>(slot_i * kP);
+      const unsigned slot = static_cast<unsigned>(slot_i * kP);  // x slot (streamed), in tiles
+      const unsigned sbytes = static_cast<unsigned>(slot_i) * R::kStepBytes;
       const int valid = min(kP, ntiles - step * kP);  // tiles of this step inside the range (kP but in the last)
       // Byte offset of this step's x: staged, kP tiles further along the row; streamed, its slot.
       const unsigned xstep = a.xstream ? slot * static_cast<unsigned>(a.m * 128) : static_cast<unsigned>(step * kP * 128);
       uint4 wv[kP];
       float2 sc[kP][kGs];
       std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
-      const unsigned estep = e_read + static_cast<unsigned>(slot_i) * R::kStepEntryBytes;
+      const unsigned estep = e_read + sbytes;
 #pragma unroll
       for (int p = 0; p < kP; ++p) {
-        wv[p] = lds128(w_sh + (slot + p) * 512);
+        wv[p] = lds128(w_sh + sbytes + p * 512);
 #pragma unroll
         for (int h = 0; h < kGs; ++h) {
           const unsigned ea = estep + (p * kGs + h) * 8 * R::kEntryBytes;
@@ -632,18 +645,18 @@ KernelFn pick(bool bf16, int mb, bool zeros, bool g32) {
   return mb == 1 ? pick3<false, 1>(zeros, g32) : pick3<false, 2>(zeros, g32);
 }
 
-std::size_t ring_bytes(bool zeros, bool g32) {
-  const int per_warp = zeros ? (g32 ? Ring<true, true>::kBytesPerWarp : Ring<true, false>::kBytesPerWarp)
-                             : (g32 ? Ring<false, true>::kBytesPerWarp : Ring<false, false>::kBytesPerWarp);
-  return static_cast<std::size_t>(kWarps) * per_warp;
+std::size_t ring_bytes(bool zeros, bool g32, int depth) {
+  const int step = zeros ? (g32 ? Ring<true, true>::kStepBytes : Ring<true, false>::kStepBytes)
+                         : (g32 ? Ring<false, true>::kStepBytes : Ring<false, false>::kStepBytes);
+  return static_cast<std::size_t>(kWarps) * depth * step;
 }
 
-// x (m tokens, 128 B per token per tile: the block's K range when staged, kSteps x kTilesPerStep
+// x (m tokens, 128 B per token per tile: the block's K range when staged, depth x kTilesPerStep
 // tiles when streamed) + the weight rings + the reduction partials.
-std::size_t smem_for(int block_tiles, int m, bool zeros, bool g32, bool xstream) {
+std::size_t smem_for(int block_tiles, int m, bool zeros, bool g32, bool xstream, int depth) {
   const int mb = m <= 8 ? 1 : 2;
-  const int x_tiles = xstream ? Ring<false, false>::kSteps * Ring<false, false>::kTilesPerStep : block_tiles;
-  return static_cast<std::size_t>(x_tiles) * m * 128 + ring_bytes(zeros, g32) + static_cast<std::size_t>(kWarps) * mb * 512;
+  const int x_tiles = xstream ? depth * Ring<false, false>::kTilesPerStep : block_tiles;
+  return static_cast<std::size_t>(x_tiles) * m * 128 + ring_bytes(zeros, g32, depth) + static_cast<std::size_t>(kWarps) * mb * 512;
 }
 
 // W4A16_DECODE_XSTREAM: "0" never streams x, "1" streams it in every plan that can (exploration).
@@ -668,7 +681,8 @@ int cached_sm_count() {
   return n;
 }
 
-DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted, int m, bool zeros, bool g32, bool xstream = false) {
+DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted, int m, bool zeros, bool g32, bool xstream = false,
+                     int depth = kMinDepth) {
   DecodePlan p;
   p.xstream = xstream && wn == kWarps;  // streaming needs every warp of a block on the same K range
   p.warps_n = wn;
@@ -679,7 +693,8 @@ DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted
   p.splits = static_cast<int>((kt + block_tiles - 1) / block_tiles);  // no empty ranks
   p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
   p.grid_rows = p.row_blocks;
-  p.smem_bytes = smem_for(static_cast<int>(block_tiles), m, zeros, g32, p.xstream);
+  p.depth = depth;
+  p.smem_bytes = smem_for(static_cast<int>(block_tiles), m, zeros, g32, p.xstream, depth);
   return p;
 }
 
@@ -688,8 +703,8 @@ int blocks_per_sm(const DecodePlan& p) {
   return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(2, (227 * 1024) / (p.smem_bytes + 1024))));
 }
 
-// W4A16_DECODE_PERSIST: "0" launches one block per row block (A/B measurement), "1" or unset caps
-// the grid at the resident blocks, each block looping over row blocks.
+// W4A16_DECODE_PERSIST: "0" launches one block per row block (A/B measurement), "1" or unset lets
+// decode_plan cap the grid at the resident blocks.
 bool persist_enabled() {
   const char* env = std::getenv("W4A16_DECODE_PERSIST");
   if (!env || !*env) return true;
@@ -697,42 +712,67 @@ bool persist_enabled() {
   return *env == '1';
 }
 
-// Persistent grid: as many rows of blocks (clusters of `splits`) as are resident at once.
-void make_persistent(DecodePlan& p, int sms, int m_chunk) {
-  if (m_chunk > 8) return;  // the 9..16-token kernels do not loop (decode_kernel's kPersist)
-  const int resident_rows = std::max(1, sms * blocks_per_sm(p) / p.splits);
-  p.grid_rows = std::min(p.row_blocks, resident_rows);
+// The deepest ring (kMinDepth..kMaxDepth) that keeps the plan's blocks per SM and fits kMaxSmem:
+// bytes in flight are what a single wave lacked (Ring), and depth costs nothing else.
+// W4A16_DECODE_DEPTH=d (3..6) caps the ring depth that decode_plan picks (A/B measurement).
+int depth_cap() {
+  const char* env = std::getenv("W4A16_DECODE_DEPTH");
+  if (!env || !*env) return kMaxDepth;
+  const int d = std::atoi(env);
+  if (d < kMinDepth || d > kMaxDepth || std::strlen(env) != 1) fail(ErrorCode::invalid_argument, "W4A16_DECODE_DEPTH", "3..6", env);
+  return d;
 }
 
-// Cost model in microseconds, first fitted to the forced-plan sweep on the H200 (scripts/gpu-check
-// with W4A16_PLAN_SWEEP, 2026-12-02; docs/benchmarks/decode.md) for the loop of version 3: an SM
-// streams one 64x16 tile per (c0 + 240 / resident warps) cycles (x1.3 at 9..16 tokens), each wave
-// of blocks adds ~1.2 us of latency (first loads, x staging, reduction), and a cluster of s blocks
-// slows the wave by 15% per extra rank. c0 was 40 for a loop of ~129 instructions per tile; the
-// loop now issues ~71 (fp16) / ~80 (bf16), and 30 cycles is what HBM needs per 512-byte tile per SM
-// at 4.4 TB/s, so c0 = 30. Streaming x (one barrier and the x copies per step) costs 3% over staging
-// it, and staging costs its L2 round trips up front (run 1: 16 tokens x 64 tiles per block was 3x
-// slower than the model without this term). A cluster costs ~0.6 us once (run 1: qwen0.5b.o, 1 tile
-// per warp in clusters of 2, took 3.77 us where qwen0.5b.qkv, 2 tiles per warp without, took 3.08).
-// Persistent grid (version 5): the ~1.2 us of first-load latency is paid once, not per wave, and each
-// further item of a block costs its reduction (~0.1 us, a guess: the ring keeps loading meanwhile);
-// the busiest SM holds its blocks' largest item counts.
+DecodePlan deepest(std::int64_t nt, std::int64_t kt, const DecodePlan& p, int m, bool zeros, bool g32) {
+  DecodePlan best = p;
+  const int cap = depth_cap();
+  for (int d = p.depth + 1; d <= cap; ++d) {
+    const DecodePlan q = make_plan(nt, kt, p.warps_n, p.splits, m, zeros, g32, p.xstream, d);
+    if (q.smem_bytes > kMaxSmem || blocks_per_sm(q) < blocks_per_sm(p)) break;
+    best = q;
+  }
+  best.grid_rows = p.grid_rows;
+  return best;
+}
+
+// Persistent grid where the plan takes more than one wave of blocks (1..8 tokens: the kernels that
+// loop, decode_kernel's kPersist): as many rows of blocks (clusters of `splits`) as are resident at
+// once, each looping over row blocks. H200, 2026-12-02 (docs/benchmarks/decode.md): llama70b.gate_up
+// M = 1, 1792 blocks in 6.8 waves, 81.3 -> 65.5 us. Where one wave suffices the grid is unchanged:
+// letting the cost model trade waves for smaller items picked 1..8-tile items, whose reduction per
+// item cost more than the waves it saved (qwen0.5b.gate_up M = 1 4.7 -> 7.9 us, same run).
+void make_persistent(DecodePlan& p, int sms, int m_chunk) {
+  if (m_chunk > 8) return;
+  const int resident_rows = std::max(1, sms * blocks_per_sm(p) / p.splits);
+  if (p.row_blocks > resident_rows) p.grid_rows = resident_rows;
+}
+
+// Cost model in microseconds of a plan launched one block per row block, first fitted to the
+// forced-plan sweep on the H200 (scripts/gpu-check with W4A16_PLAN_SWEEP, 2026-12-02;
+// docs/benchmarks/decode.md) for the loop of version 3: an SM streams one 64x16 tile per (c0 + 240 /
+// resident warps) cycles (x1.3 at 9..16 tokens), each wave of blocks adds ~1.2 us of latency (first
+// loads, x staging, reduction), and a cluster of s blocks slows the wave by 15% per extra rank. c0
+// was 40 for a loop of ~129 instructions per tile; the loop now issues ~71 (fp16) / ~80 (bf16), and
+// 30 cycles is what HBM needs per 512-byte tile per SM at 4.4 TB/s, so c0 = 30. Streaming x (one
+// barrier and the x copies per step) costs 3% over staging it, and staging costs its L2 round trips
+// up front (run 1: 16 tokens x 64 tiles per block was 3x slower than the model without this term).
+// A cluster costs ~0.6 us once (run 1: qwen0.5b.o, 1 tile per warp in clusters of 2, took 3.77 us
+// where qwen0.5b.qkv, 2 tiles per warp without, took 3.08).
 double plan_cost(const DecodePlan& p, int sms, int m_chunk) {
   const double cyc_scale = m_chunk > 8 ? 1.3 : 1.0;
   const std::int64_t bps = blocks_per_sm(p);
   const std::int64_t slots = static_cast<std::int64_t>(sms) * bps;
-  const std::int64_t grid_blocks = static_cast<std::int64_t>(p.grid_rows) * p.splits;
-  const std::int64_t items = (p.row_blocks + p.grid_rows - 1) / p.grid_rows;     // most items of a block
-  const std::int64_t waves = (grid_blocks + slots - 1) / slots;                    // 1 when persistent
-  const std::int64_t per_sm = std::min<std::int64_t>(bps, (std::min(grid_blocks, slots) + sms - 1) / sms);  // blocks on the busiest SM
+  const std::int64_t blocks = static_cast<std::int64_t>(p.row_blocks) * p.splits;
+  const std::int64_t waves = (blocks + slots - 1) / slots;
+  const std::int64_t per_sm = std::min<std::int64_t>(bps, (std::min(blocks, slots) + sms - 1) / sms);  // blocks on the busiest SM
   const double warps = static_cast<double>(per_sm * kWarps);
   const double cycles = static_cast<double>(per_sm * kWarps * p.tiles_per_warp) * (30.0 + 240.0 / warps) * cyc_scale;
   // Staged x: a thread loads 8 groups of 16 bytes per L2 round trip (~700 cycles) before the
-  // block can start (stage_x, once per block); streamed x is copied asynchronously, steps ahead.
+  // block can start (stage_x); streamed x is copied asynchronously, steps ahead.
   const std::int64_t block_tiles = static_cast<std::int64_t>(p.tiles_per_warp) * p.warps_k;
   const double stage = p.xstream ? 0.0 : static_cast<double>((m_chunk * block_tiles * 8 + 8 * kThreads - 1) / (8 * kThreads)) * 700.0;
-  const double per_wave = (static_cast<double>(items) * cycles + stage) / 1980.0 + 1.2 + 0.1 * static_cast<double>(items - 1);
-  return static_cast<double>(waves) * per_wave * (1.0 + 0.15 * (p.splits - 1)) * (p.xstream ? 1.03 : 1.0) + (p.splits > 1 ? 0.6 : 0.0);
+  return static_cast<double>(waves) * ((cycles + stage) / 1980.0 + 1.2) * (1.0 + 0.15 * (p.splits - 1)) * (p.xstream ? 1.03 : 1.0) +
+         (p.splits > 1 ? 0.6 : 0.0);
 }
 
 }  // namespace
@@ -740,11 +780,16 @@ double plan_cost(const DecodePlan& p, int sms, int m_chunk) {
 std::string DecodePlan::describe() const {
   return "warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) + " splits=" + std::to_string(splits) +
          " tiles_per_warp=" + std::to_string(tiles_per_warp) + " row_blocks=" + std::to_string(row_blocks) +
-         (grid_rows != row_blocks ? " grid_rows=" + std::to_string(grid_rows) : std::string()) +
+         (grid_rows != row_blocks ? " grid_rows=" + std::to_string(grid_rows) : std::string()) + " depth=" + std::to_string(depth) +
          " smem=" + std::to_string(smem_bytes) + (xstream ? " xstream" : "");
 }
 
 DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok) {
+  return decode_plan_for_sms(n, k, m_chunk, zeros, group_size, xstream_ok, cached_sm_count());
+}
+
+DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok, int sms) {
+  if (sms < 1) fail(ErrorCode::invalid_argument, "sms", ">= 1", std::to_string(sms));
   if (m_chunk < 1 || m_chunk > 16) fail(ErrorCode::invalid_argument, "m_chunk", "1..16", std::to_string(m_chunk));
   const bool g32 = group_size == 32;
   const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
@@ -753,17 +798,20 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, 
   if (xo == 0) xstream_ok = false;
   const bool persist = persist_enabled();
   if (const char* env = std::getenv("W4A16_DECODE_PLAN"); env && *env) {
-    int wn = 0, s = 0, xsm = 0;
-    const int got = std::sscanf(env, "%d,%d,%d", &wn, &s, &xsm);
-    if (got < 2 || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || s < 1 || s > kMaxSplits || xsm < 0 || xsm > 1)
+    int wn = 0, s = 0, xsm = 0, depth = 0;
+    const int got = std::sscanf(env, "%d,%d,%d,%d", &wn, &s, &xsm, &depth);
+    if (got < 2 || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || s < 1 || s > kMaxSplits || xsm < 0 || xsm > 1 ||
+        (depth != 0 && (depth < kMinDepth || depth > kMaxDepth)))
       fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN",
-           "\"warps_n,splits[,xstream]\" with warps_n in {1,2,4,8}, splits 1..8, xstream 0/1 (honoured at warps_n = 8 where x allows)", env);
-    DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1 && xstream_ok);
+           "\"warps_n,splits[,xstream[,depth]]\" with warps_n in {1,2,4,8}, splits 1..8, xstream 0/1 (honoured at warps_n = 8 where x "
+           "allows), depth 3..6 or 0 (the deepest that keeps the occupancy)",
+           env);
+    DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1 && xstream_ok, depth == 0 ? kMinDepth : depth);
     if (p.smem_bytes > kMaxSmem) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within 200 KB of shared memory", env);
-    if (persist) make_persistent(p, cached_sm_count(), m_chunk);
+    if (depth == 0) p = deepest(nt, kt, p, m_chunk, zeros, g32);
+    if (persist) make_persistent(p, sms, m_chunk);
     return p;
   }
-  const int sms = cached_sm_count();
   DecodePlan best;
   double best_cost = 1e30;
   for (int wn : {8, 4, 2, 1}) {
@@ -771,7 +819,6 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, 
       if (xo == 1 && xstream_ok && xsm == 0) continue;  // forced streaming: only streamed plans
       DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1);
       if (p.smem_bytes > kMaxSmem || p.splits != s) continue;
-      if (persist) make_persistent(p, sms, m_chunk);
       const double cost = plan_cost(p, sms, m_chunk);
       if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
     }
@@ -783,6 +830,8 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, 
          "K whose x chunk (K/8 per block, 128 B per 64 k per token) fits 200 KB of shared memory beside the weight ring",
          "K=" + std::to_string(k) + " M-chunk=" + std::to_string(m_chunk) + (zeros ? " uint4" : " uint4b8") + " g=" +
              std::to_string(group_size));
+  best = deepest(nt, kt, best, m_chunk, zeros, g32);
+  if (persist) make_persistent(best, sms, m_chunk);
   return best;
 }
 
@@ -874,6 +923,7 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
     a.block_tiles = p.tiles_per_warp * p.warps_k;
     a.splits = p.splits;
     a.row_blocks = p.row_blocks;
+    a.depth = p.depth;
     a.xstream = p.xstream ? 1 : 0;
 
     cudaLaunchConfig_t cfg{};

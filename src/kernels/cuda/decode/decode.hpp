@@ -24,6 +24,7 @@ struct DecodePlan {
   int tiles_per_warp = 0;   // 64-wide k tiles each warp streams
   int row_blocks = 0;       // blocks of warps_n stripes along N
   int grid_rows = 0;        // grid extent along N: row_blocks, or the resident rows when persistent (each block loops over row blocks)
+  int depth = 3;               // cp.async ring slots per warp (3..6): depth - 1 steps of 4 tiles in flight
   std::size_t smem_bytes = 0;  // dynamic shared memory per block
   bool xstream = false;        // x streamed per step through a small block ring (warps_n == 8), not staged whole
   std::string describe() const;
@@ -32,11 +33,14 @@ struct DecodePlan {
 // The plan decode_run uses for M-chunks of `m_chunk` tokens (1..16) of a layer with/without zero
 // points and this group size (the cp.async ring holds their words). xstream_ok: x may be streamed
 // (decode_run: 16-byte aligned rows and no act-order perm); without it x is staged whole per block,
-// which bounds K (decode_fits). W4A16_DECODE_PLAN="wn,splits[,xstream]" overrides the heuristic and
+// which bounds K (decode_fits). W4A16_DECODE_PLAN="wn,splits[,xstream[,depth]]" overrides the heuristic and
 // W4A16_DECODE_XSTREAM=0/1 never/always streams (benchmark exploration); invalid values throw
 // invalid_argument.
 DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros = false, int group_size = 128,
                        bool xstream_ok = false);
+// decode_plan for a device of `sms` multiprocessors: pure host arithmetic, no device is queried
+// (decode_plan passes the current device's count).
+DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok, int sms);
 // Whether some plan stages an m_chunk-token x chunk of this K in shared memory (what decode_plan
 // needs not to throw unsupported). Pure host arithmetic: no device is queried.
 bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size);
