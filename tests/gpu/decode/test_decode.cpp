@@ -243,6 +243,8 @@ TEST(Decode, PersistentItems) {
     setenv("W4A16_DECODE_PERSIST", "0", 1);
     EXPECT_EQ(decode_plan(spec.n, spec.k, 1, c.st == ScalarType::uint4, c.g, !c.ao).grid_rows, p.row_blocks);
     check_run(L, c.act, 3, 0, 0, what + " not persistent");
+    setenv("W4A16_DECODE_PERSIST", "2", 1);  // one block per SM
+    check_run(L, c.act, 2, 0, 0, what + " one block per SM");
     unsetenv("W4A16_DECODE_PERSIST");
   }
   unsetenv("W4A16_DECODE_PLAN");

@@ -703,36 +703,31 @@ int blocks_per_sm(const DecodePlan& p) {
   return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(2, (227 * 1024) / (p.smem_bytes + 1024))));
 }
 
-// W4A16_DECODE_PERSIST: "0" launches one block per row block (A/B measurement), "1" or unset lets
-// decode_plan cap the grid at the resident blocks.
-bool persist_enabled() {
+// W4A16_DECODE_PERSIST (exploration): "0" launches one block per row block; "1" or unset lets
+// decode_plan make plans of more than one wave persistent; "2" makes every 1..8-token plan persistent
+// at one block per SM, which leaves each SM a block slot for the next kernel of the stream (PDL).
+int persist_mode() {
   const char* env = std::getenv("W4A16_DECODE_PERSIST");
-  if (!env || !*env) return true;
-  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PERSIST", "0 or 1", env);
-  return *env == '1';
+  if (!env || !*env) return 1;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0 && std::strcmp(env, "2") != 0)
+    fail(ErrorCode::invalid_argument, "W4A16_DECODE_PERSIST", "0, 1 or 2", env);
+  return *env - '0';
 }
 
-// The deepest ring (kMinDepth..kMaxDepth) that keeps the plan's blocks per SM and fits kMaxSmem:
-// bytes in flight are what a single wave lacked (Ring), and depth costs nothing else.
-// W4A16_DECODE_DEPTH=d (3..6) caps the ring depth that decode_plan picks (A/B measurement).
-int depth_cap() {
+// W4A16_DECODE_DEPTH=d (3..6) sets the ring depth of the plans decode_plan picks, where it fits
+// (exploration; the default is kMinDepth: on the H200, 2026-12-02, depth 4 and 5 were no faster
+// anywhere and 8192x8192 M = 1 was 4% / 10% slower, docs/benchmarks/decode.md).
+int depth_override() {
   const char* env = std::getenv("W4A16_DECODE_DEPTH");
-  if (!env || !*env) return kMaxDepth;
+  if (!env || !*env) return 0;
   const int d = std::atoi(env);
   if (d < kMinDepth || d > kMaxDepth || std::strlen(env) != 1) fail(ErrorCode::invalid_argument, "W4A16_DECODE_DEPTH", "3..6", env);
   return d;
 }
 
-DecodePlan deepest(std::int64_t nt, std::int64_t kt, const DecodePlan& p, int m, bool zeros, bool g32) {
-  DecodePlan best = p;
-  const int cap = depth_cap();
-  for (int d = p.depth + 1; d <= cap; ++d) {
-    const DecodePlan q = make_plan(nt, kt, p.warps_n, p.splits, m, zeros, g32, p.xstream, d);
-    if (q.smem_bytes > kMaxSmem || blocks_per_sm(q) < blocks_per_sm(p)) break;
-    best = q;
-  }
-  best.grid_rows = p.grid_rows;
-  return best;
+DecodePlan with_depth(std::int64_t nt, std::int64_t kt, const DecodePlan& p, int m, bool zeros, bool g32, int depth) {
+  DecodePlan q = make_plan(nt, kt, p.warps_n, p.splits, m, zeros, g32, p.xstream, depth);
+  return q.smem_bytes <= kMaxSmem ? q : p;
 }
 
 // Persistent grid where the plan takes more than one wave of blocks (1..8 tokens: the kernels that
@@ -741,9 +736,9 @@ DecodePlan deepest(std::int64_t nt, std::int64_t kt, const DecodePlan& p, int m,
 // M = 1, 1792 blocks in 6.8 waves, 81.3 -> 65.5 us. Where one wave suffices the grid is unchanged:
 // letting the cost model trade waves for smaller items picked 1..8-tile items, whose reduction per
 // item cost more than the waves it saved (qwen0.5b.gate_up M = 1 4.7 -> 7.9 us, same run).
-void make_persistent(DecodePlan& p, int sms, int m_chunk) {
-  if (m_chunk > 8) return;
-  const int resident_rows = std::max(1, sms * blocks_per_sm(p) / p.splits);
+void make_persistent(DecodePlan& p, int sms, int m_chunk, int mode) {
+  if (m_chunk > 8 || mode == 0) return;
+  const int resident_rows = std::max(1, sms * (mode == 2 ? 1 : blocks_per_sm(p)) / p.splits);
   if (p.row_blocks > resident_rows) p.grid_rows = resident_rows;
 }
 
@@ -796,7 +791,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   const int xo = xstream_override();
   if (xo == 0) xstream_ok = false;
-  const bool persist = persist_enabled();
+  const int persist = persist_mode();
   if (const char* env = std::getenv("W4A16_DECODE_PLAN"); env && *env) {
     int wn = 0, s = 0, xsm = 0, depth = 0;
     const int got = std::sscanf(env, "%d,%d,%d,%d", &wn, &s, &xsm, &depth);
@@ -804,12 +799,11 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
         (depth != 0 && (depth < kMinDepth || depth > kMaxDepth)))
       fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN",
            "\"warps_n,splits[,xstream[,depth]]\" with warps_n in {1,2,4,8}, splits 1..8, xstream 0/1 (honoured at warps_n = 8 where x "
-           "allows), depth 3..6 or 0 (the deepest that keeps the occupancy)",
+           "allows), depth 3..6 (0: 3)",
            env);
     DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1 && xstream_ok, depth == 0 ? kMinDepth : depth);
     if (p.smem_bytes > kMaxSmem) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within 200 KB of shared memory", env);
-    if (depth == 0) p = deepest(nt, kt, p, m_chunk, zeros, g32);
-    if (persist) make_persistent(p, sms, m_chunk);
+    make_persistent(p, sms, m_chunk, persist);
     return p;
   }
   DecodePlan best;
@@ -830,8 +824,8 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
          "K whose x chunk (K/8 per block, 128 B per 64 k per token) fits 200 KB of shared memory beside the weight ring",
          "K=" + std::to_string(k) + " M-chunk=" + std::to_string(m_chunk) + (zeros ? " uint4" : " uint4b8") + " g=" +
              std::to_string(group_size));
-  best = deepest(nt, kt, best, m_chunk, zeros, g32);
-  if (persist) make_persistent(best, sms, m_chunk);
+  if (const int d = depth_override()) best = with_depth(nt, kt, best, m_chunk, zeros, g32, d);
+  make_persistent(best, sms, m_chunk, persist);
   return best;
 }
 
