@@ -11,9 +11,13 @@
 // 32-bit word; bf16 (128 + q) - (128 + z), 11); the products accumulate in fp32 per group and
 // the fp32 accumulators are scaled per (row, group) - one rounding less than dequantizing to
 // (q - z) * s in 16 bits. Bias is added in fp32, y rounded once.
-// Pipeline: each warp owns one 16-row stripe and a K range; a per-warp cp.async ring (3 steps of
-// 4 tiles of weights, plus each step's scale/zero words copied once per step by 8-16 lanes) runs
-// 2 steps ahead; 4 tiles are computed together so their mma chains are independent. x (only the
+// Pipeline: each warp owns one 16-row stripe and a K range; a per-warp cp.async ring (`depth`
+// slots, 3 by default, of 4 tiles of weights plus each step's scale/zero words copied once per step
+// by 8-16 lanes) runs depth - 1 steps ahead; 4 tiles are computed together so their mma chains are
+// independent. Launched with programmatic dependent launch: the first steps' weights are requested
+// before griddepcontrol.wait (overlapping the previous kernel's tail), x read and y written after.
+// 1..8 tokens: where a plan needs more than one wave of blocks the grid is persistent (as many
+// blocks as are resident, each looping over row blocks with the ring running on across them). x (only the
 // m real tokens, B-fragment order) is either staged once per block for the block's K range, or -
 // when every warp of the block shares one K range (warps_n = 8), rows are 16-byte aligned and
 // there is no act-order perm - streamed per step through a 3-slot block ring by cp.async (one
@@ -270,10 +274,10 @@ __device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepc
 template <bool kZeros, bool kG32>
 struct Ring {
   static constexpr int kTilesPerStep = 4;  // tiles computed together: 4 independent mma chains
-  // A warp has between depth - 2 and depth - 1 steps of 2 KB in flight. Version 4 had depth 3: at
-  // 16 warps per SM that is 32-64 KB per SM, and an 8192x8192 launch alone reached 46% of DRAM
-  // bandwidth (ncu, 2026-12-02 evening): too little in flight for the loaded latency. Deeper rings
-  // cost shared memory, which staged x also needs; decode_plan weighs the two.
+  // A warp has between depth - 2 and depth - 1 steps of 2 KB in flight: at depth 3 and 16 warps per
+  // SM, 32-64 KB per SM. Deeper rings were measured (H200, 2026-12-02, docs/benchmarks/decode.md):
+  // depth 4 and 5 were no faster on any PERF.md shape and 8192x8192 M = 1 was 4% / 10% slower, so
+  // plans take depth 3 unless W4A16_DECODE_PLAN names another.
   static constexpr int kGs = kG32 ? 2 : 1;           // groups per tile
   static constexpr int kEntryBytes = kZeros ? 8 : 4;                  // scale word (+ the zero word of its row pair)
   static constexpr int kStepEntries = kTilesPerStep * kGs * 8;         // (tile, group, gid) of one step: 32 or 64
@@ -703,31 +707,13 @@ int blocks_per_sm(const DecodePlan& p) {
   return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(2, (227 * 1024) / (p.smem_bytes + 1024))));
 }
 
-// W4A16_DECODE_PERSIST (exploration): "0" launches one block per row block; "1" or unset lets
-// decode_plan make plans of more than one wave persistent; "2" makes every 1..8-token plan persistent
-// at one block per SM, which leaves each SM a block slot for the next kernel of the stream (PDL).
-int persist_mode() {
+// W4A16_DECODE_PERSIST: "0" launches one block per row block (A/B measurement), "1" or unset lets
+// decode_plan make plans of more than one wave persistent.
+bool persist_enabled() {
   const char* env = std::getenv("W4A16_DECODE_PERSIST");
-  if (!env || !*env) return 1;
-  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0 && std::strcmp(env, "2") != 0)
-    fail(ErrorCode::invalid_argument, "W4A16_DECODE_PERSIST", "0, 1 or 2", env);
-  return *env - '0';
-}
-
-// W4A16_DECODE_DEPTH=d (3..6) sets the ring depth of the plans decode_plan picks, where it fits
-// (exploration; the default is kMinDepth: on the H200, 2026-12-02, depth 4 and 5 were no faster
-// anywhere and 8192x8192 M = 1 was 4% / 10% slower, docs/benchmarks/decode.md).
-int depth_override() {
-  const char* env = std::getenv("W4A16_DECODE_DEPTH");
-  if (!env || !*env) return 0;
-  const int d = std::atoi(env);
-  if (d < kMinDepth || d > kMaxDepth || std::strlen(env) != 1) fail(ErrorCode::invalid_argument, "W4A16_DECODE_DEPTH", "3..6", env);
-  return d;
-}
-
-DecodePlan with_depth(std::int64_t nt, std::int64_t kt, const DecodePlan& p, int m, bool zeros, bool g32, int depth) {
-  DecodePlan q = make_plan(nt, kt, p.warps_n, p.splits, m, zeros, g32, p.xstream, depth);
-  return q.smem_bytes <= kMaxSmem ? q : p;
+  if (!env || !*env) return true;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PERSIST", "0 or 1", env);
+  return *env == '1';
 }
 
 // Persistent grid where the plan takes more than one wave of blocks (1..8 tokens: the kernels that
@@ -735,10 +721,13 @@ DecodePlan with_depth(std::int64_t nt, std::int64_t kt, const DecodePlan& p, int
 // once, each looping over row blocks. H200, 2026-12-02 (docs/benchmarks/decode.md): llama70b.gate_up
 // M = 1, 1792 blocks in 6.8 waves, 81.3 -> 65.5 us. Where one wave suffices the grid is unchanged:
 // letting the cost model trade waves for smaller items picked 1..8-tile items, whose reduction per
-// item cost more than the waves it saved (qwen0.5b.gate_up M = 1 4.7 -> 7.9 us, same run).
-void make_persistent(DecodePlan& p, int sms, int m_chunk, int mode) {
-  if (m_chunk > 8 || mode == 0) return;
-  const int resident_rows = std::max(1, sms * (mode == 2 ? 1 : blocks_per_sm(p)) / p.splits);
+// item cost more than the waves it saved (qwen0.5b.gate_up M = 1 4.7 -> 7.9 us, same run). One block
+// per SM for every plan (leaving each SM a slot for the next kernel of the stream to prefetch in)
+// was slower everywhere it changed the grid (8192x8192 M = 1 12.7 -> 15.2 us, llama70b.gate_up
+// 68.1 -> 91.0 us): 8 warps per SM do not keep the bytes in flight that 16 do.
+void make_persistent(DecodePlan& p, int sms, int m_chunk) {
+  if (m_chunk > 8) return;
+  const int resident_rows = std::max(1, sms * blocks_per_sm(p) / p.splits);
   if (p.row_blocks > resident_rows) p.grid_rows = resident_rows;
 }
 
@@ -791,7 +780,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   const int xo = xstream_override();
   if (xo == 0) xstream_ok = false;
-  const int persist = persist_mode();
+  const bool persist = persist_enabled();
   if (const char* env = std::getenv("W4A16_DECODE_PLAN"); env && *env) {
     int wn = 0, s = 0, xsm = 0, depth = 0;
     const int got = std::sscanf(env, "%d,%d,%d,%d", &wn, &s, &xsm, &depth);
@@ -803,7 +792,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
            env);
     DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1 && xstream_ok, depth == 0 ? kMinDepth : depth);
     if (p.smem_bytes > kMaxSmem) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within 200 KB of shared memory", env);
-    make_persistent(p, sms, m_chunk, persist);
+    if (persist) make_persistent(p, sms, m_chunk);
     return p;
   }
   DecodePlan best;
@@ -824,8 +813,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
          "K whose x chunk (K/8 per block, 128 B per 64 k per token) fits 200 KB of shared memory beside the weight ring",
          "K=" + std::to_string(k) + " M-chunk=" + std::to_string(m_chunk) + (zeros ? " uint4" : " uint4b8") + " g=" +
              std::to_string(group_size));
-  if (const int d = depth_override()) best = with_depth(nt, kt, best, m_chunk, zeros, g32, d);
-  make_persistent(best, sms, m_chunk, persist);
+  if (persist) make_persistent(best, sms, m_chunk);
   return best;
 }
 

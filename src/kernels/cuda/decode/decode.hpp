@@ -60,6 +60,11 @@ std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_siz
 // does not fit at 1 token throws ErrorCode::unsupported (decode_fits(k, 1, ...) tells ahead of time).
 // workspace may be null.
 // Deterministic: the same inputs give the same bits on every call.
+// Programmatic dependent launch (W4A16_DECODE_PDL=0 turns it off): the launch may start while the
+// previous kernel of `stream` drains and reads the prepared weights (w) before waiting for it; x is
+// read and y written only after it has completed. So w must not be written by the kernel right
+// before this call on the same stream (prepared weights are constant; tc_prepare's own copies are
+// complete when it returns).
 void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
                 void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 
