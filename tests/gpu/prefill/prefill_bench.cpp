@@ -1,8 +1,12 @@
 // Stand-alone prefill benchmark (the shared sweep, bench/gpu --prefill, has the PERF.md table):
 // int4 prefill vs cuBLAS fp16/bf16 vs the dense cache, in one process, with the shared timer.
-// Usage: prefill_bench <out.csv> [quick|tune|full|large]
+// Usage: prefill_bench <out.csv> [quick|tune|full|large|tma]
 //   quick: 3 shapes fp16; tune: every forced config on those 3 shapes (M <= 256 with splits 1/2/4,
 //   M = 1024 / 4096 with split 1; large: only the latter); full: all shapes, fp16 + bf16, formats.
+//   tma: x by TMA vs cp.async in one process: 8192x8192, llama8b.gate_up, llama8b.qkv at
+//   M = 64, 256, 1024, 4096, fp16 uint4b8 g=128: cuBLAS fp16, the default plan (TMA), the
+//   cp.async plan of 2026-12-02, every non-cp.async config forced with its own split; then
+//   8192x8192 at M = 1024 / 4096 in bf16 uint4b8 and fp16 uint4: default vs cp.async plan.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -117,6 +121,40 @@ int main(int argc, char** argv) {
                           {"llama8b.gate_up", 28672, 4096, true}, {"llama8b.down", 4096, 14336, false},
                           {"8192x8192", 8192, 8192, true},      {"llama70b.gate_up", 57344, 8192, false}};
   if (mode == "tune" || mode == "large") tune_large_m(f, s);
+  if (mode == "tma") {
+    std::vector<int> forced;
+    for (int c = 0; c < kc::prefill_config_count(); ++c)
+      if (kc::prefill_config(c).x_load != kc::PrefillXLoad::cp_async) forced.push_back(c);
+    for (const Shape& sh : shapes) {
+      if (!sh.tune) continue;
+      bench::PrefillBenchSpec spec;
+      spec.shape = sh.name;
+      spec.n = sh.n;
+      spec.k = sh.k;
+      spec.ms = {64, 256, 1024, 4096};
+      spec.peer_bf16 = false;
+      spec.time_dense_cache = false;
+      spec.old_plan = true;
+      spec.forced = forced;
+      for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
+      std::fflush(f);
+    }
+    for (int variant = 0; variant < 2; ++variant) {
+      bench::PrefillBenchSpec spec;
+      spec.shape = "8192x8192";
+      spec.n = spec.k = 8192;
+      spec.ms = {1024, 4096};
+      spec.act = variant == 0 ? DType::bf16 : DType::f16;
+      spec.scalar = variant == 0 ? ScalarType::uint4b8 : ScalarType::uint4;
+      spec.peer_bf16 = variant == 0;
+      spec.time_dense_cache = false;
+      spec.old_plan = true;
+      for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
+      std::fflush(f);
+    }
+    std::fclose(f);
+    return 0;
+  }
   for (const Shape& sh : shapes) {
     if (mode == "large") break;
     if ((mode == "quick" || mode == "tune") && !sh.tune) continue;
