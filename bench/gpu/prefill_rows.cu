@@ -205,7 +205,7 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       const kc::PrefillPlan p = plan ? *plan : kc::prefill_plan(n, k, m, cap, sms);
       add(name, p.describe(), us, int4_bytes, err);
     };
-    run_int4("cuda_prefill", nullptr);
+    if (spec.default_plan) run_int4("cuda_prefill", nullptr);
     if (spec.old_plan) {
       const kc::PrefillPlan p = kc::prefill_plan(n, k, m, cap, sms, kc::PrefillXLoad::cp_async);
       run_int4("cuda_prefill_cp_async_plan", &p);

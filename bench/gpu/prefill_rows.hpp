@@ -45,6 +45,7 @@ struct PrefillBenchSpec {
   bool peers = true;         // time cuBLAS on dense weights too
   bool peer_bf16 = true;     // with peers: cuBLAS bf16 as well as fp16
   bool time_dense_cache = true;  // time the dense cache (its output is the reference either way)
+  bool default_plan = true;  // time prefill_run's own plan (row "cuda_prefill")
   bool old_plan = false;     // also time the cp.async plan (row "cuda_prefill_cp_async_plan")
   std::vector<int> forced;   // config indices timed with their own split (prefill_plan_for_config)
 };

@@ -254,6 +254,11 @@ std::string PrefillPlan::describe() const {
 
 int prefill_config_count() { return prefill_detail::kNumConfigs; }
 
+const char* prefill_x_load_name(PrefillXLoad x) {
+  static const char* const kNames[] = {"cp_async", "tma", "tma_eb", "cp_async_nofence"};
+  return kNames[static_cast<int>(x)];
+}
+
 const PrefillConfig& prefill_config(int i) {
   if (i < 0 || i >= prefill_detail::kNumConfigs)
     fail(ErrorCode::invalid_argument, "config", "0.." + std::to_string(prefill_detail::kNumConfigs - 1), std::to_string(i));

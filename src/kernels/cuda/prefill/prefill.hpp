@@ -53,6 +53,7 @@ enum class PrefillPath : std::uint8_t { wgmma, mma };
 //   tma_eb            TMA, per-stage "empty" mbarriers instead of the CTA barrier
 //   cp_async_nofence  cp_async without the proxy fence: racy, measurement only (never planned, not tested)
 enum class PrefillXLoad : std::uint8_t { cp_async, tma, tma_eb, cp_async_nofence };
+const char* prefill_x_load_name(PrefillXLoad x);  // "cp_async", "tma", "tma_eb", "cp_async_nofence"
 
 // One compiled tile configuration.
 struct PrefillConfig {
