@@ -40,6 +40,9 @@ for name in ("tests_tma", "tests_tmaeb", "tests_rest", "sanitizer"):
     if open_runs:
         checks = re.findall(r"^tma check (.*)$", log, re.M)
         line += f"; UNFINISHED (hang/timeout?) in {open_runs[-1]}" + (f", last config started: {checks[-1]}" if checks else "")
+    reason = re.search(r"Skipped\n(.+)", log)
+    if skipped and reason:
+        line += f" (skip reason: {reason.group(1).strip()[:100]})"
     print(line)
     if name == "sanitizer":
         m = re.search(r"ERROR SUMMARY: (\d+) error", log)
