@@ -10,9 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <numeric>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -84,20 +82,6 @@ Layer make_layer(const Case& c) {
   return l;
 }
 
-// Rows of a big M to check against the f64 reference (all rows when M is small).
-std::vector<std::int64_t> sample_rows(std::int64_t m) {
-  std::vector<std::int64_t> r;
-  if (m <= 128) {
-    r.resize(static_cast<std::size_t>(m));
-    std::iota(r.begin(), r.end(), 0);
-    return r;
-  }
-  std::set<std::int64_t> s = {0, 1, 63, 64, 127, 128, 255, 256, m / 2, m - 2, m - 1};
-  std::uniform_int_distribution<std::int64_t> d(0, m - 1);
-  while (s.size() < 48) s.insert(d(test::rng()));
-  return {s.begin(), s.end()};
-}
-
 struct RunOpts {
   std::optional<PrefillPlan> plan;  // forced plan, else the default prefill_run
   std::int64_t x_pad = 0, y_pad = 0;  // extra elements per row (strided rows)
@@ -138,7 +122,7 @@ double run_check(const Case& c, Layer& l, std::int64_t m, const RunOpts& o, std:
   EXPECT_EQ(pad_touched, 0) << c.str() << " M=" << m << ": row padding past N written";
   if (out) *out = y;
 
-  const std::vector<std::int64_t> rows = sample_rows(m);
+  const std::vector<std::int64_t> rows = test::sample_rows(m);  // all rows up to 128, else 48 (testutil.hpp)
   const std::int64_t rm = static_cast<std::int64_t>(rows.size());
   std::vector<double> xr(static_cast<std::size_t>(rm * c.k)), yr(static_cast<std::size_t>(rm * c.n));
   for (std::int64_t i = 0; i < rm; ++i) {
@@ -273,7 +257,7 @@ TEST(PrefillGpu, TmaConfigsOnTailsStridesAndActOrder) {
     v.c.bias = true;
     v.c.n = 136;
     v.c.k = 416;
-    v.ms = {1, 63, 65, 129, 257};
+    v.ms = {1, 63, 65, 129, 257};  // 129: rows sampled (testutil sample_rows), tile edges past M left out
     v.splits = {1, 3, 7};  // 7: one k tile per split
     vs.push_back(v);
   }
@@ -328,8 +312,9 @@ TEST(PrefillGpu, TmaPlanMatchesCpAsyncPlanBitwise) {
   if (skipped_x_load(PrefillXLoad::tma)) GTEST_SKIP() << "W4A16_PREFILL_SKIP_XLOAD names tma";
   Case c;
   c.scalar = ScalarType::uint4;
+  c.g = kChannelwise;  // K = 1000 is a multiple of no group size (32..256): one group
   c.n = 520;
-  c.k = 1000;  // K % 64 = 40
+  c.k = 1000;  // K % 64 = 40: the last box is clipped at k = 1000
   Layer l = make_layer(c);
   for (std::int64_t m : {5, 64, 100, 200, 700}) {
     const PrefillPlan pt = prefill_plan(c.n, c.k, m, cap, sms), pc = prefill_plan(c.n, c.k, m, cap, sms, PrefillXLoad::cp_async);
