@@ -124,6 +124,7 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
     for (int i = 0; i < dcopies; ++i) {
       dense16.push_back(std::make_unique<Dev>(dense_bytes));
       fill(dense16.back()->p, dense_bytes / 2, 777u + i, DType::f16);
+      if (!spec.peer_bf16) continue;
       dense_bf.push_back(std::make_unique<Dev>(dense_bytes));
       fill(dense_bf.back()->p, dense_bytes / 2, 999u + i, DType::bf16);
     }
@@ -171,16 +172,21 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       opt.copies = dcopies;
       cublas16_us = time_graph([&](int i, cudaStream_t) { gemm(dense16[static_cast<std::size_t>(i % dcopies)]->p, DType::f16, y.p); }, opt, stream).median_us;
       add("cublas_f16", "", cublas16_us, dense_b, 0);
-      const double bf = time_graph([&](int i, cudaStream_t) { gemm(dense_bf[static_cast<std::size_t>(i % dcopies)]->p, DType::bf16, y.p); }, opt, stream).median_us;
-      add("cublas_bf16", "", bf, dense_b, 0);
+      if (spec.peer_bf16) {
+        const double bf =
+            time_graph([&](int i, cudaStream_t) { gemm(dense_bf[static_cast<std::size_t>(i % dcopies)]->p, DType::bf16, y.p); }, opt, stream).median_us;
+        add("cublas_bf16", "", bf, dense_b, 0);
+      }
     }
     // Reference output of these weights: the dense cache (cuBLAS on the dequantized copy).
     kc::dense_cache_run(*dc, *ws[0], x.p, m, k, yref.p, n, work.p, work.bytes, stream);
     W4A16_CUDA_TRY(cudaStreamSynchronize(stream));
-    opt.copies = 1;  // the dense cache is one copy per layer (>= 3x L2 for the shapes of interest)
-    const double dc_us =
-        time_graph([&](int, cudaStream_t s) { kc::dense_cache_run(*dc, *ws[0], x.p, m, k, y.p, n, work.p, work.bytes, s); }, opt, stream).median_us;
-    add("dense_cache", "", dc_us, dense_b, 0);
+    if (spec.time_dense_cache) {
+      opt.copies = 1;  // the dense cache is one copy per layer (>= 3x L2 for the shapes of interest)
+      const double dc_us =
+          time_graph([&](int, cudaStream_t s) { kc::dense_cache_run(*dc, *ws[0], x.p, m, k, y.p, n, work.p, work.bytes, s); }, opt, stream).median_us;
+      add("dense_cache", "", dc_us, dense_b, 0);
+    }
 
     auto run_int4 = [&](const std::string& name, const kc::PrefillPlan* plan) {
       auto call = [&](int i, cudaStream_t s) {
@@ -199,7 +205,16 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       const kc::PrefillPlan p = plan ? *plan : kc::prefill_plan(n, k, m, cap, sms);
       add(name, p.describe(), us, int4_bytes, err);
     };
-    run_int4("cuda_prefill", nullptr);
+    if (spec.default_plan) run_int4("cuda_prefill", nullptr);
+    if (spec.old_plan) {
+      const kc::PrefillPlan p = kc::prefill_plan(n, k, m, cap, sms, kc::PrefillXLoad::cp_async);
+      run_int4("cuda_prefill_cp_async_plan", &p);
+    }
+    for (int c : spec.forced) {
+      if (kc::prefill_config(c).path != kc::prefill_config(kc::prefill_plan(n, k, m, cap, sms).config).path) continue;
+      const kc::PrefillPlan p = kc::prefill_plan_for_config(n, k, m, c, sms);
+      run_int4("cuda_prefill:" + kc::prefill_config(c).name() + ":s" + std::to_string(p.split), &p);
+    }
     if (spec.all_configs && m <= 256) {  // M >= 1024 always takes the big tiles; keeps the sweep short
       const kc::PrefillPlan def = kc::prefill_plan(n, k, m, cap, sms);
       for (int c = 0; c < kc::prefill_config_count(); ++c) {

@@ -6,7 +6,10 @@
 // times, for one (shape, M, act dtype, scalar type, group), with the shared timer
 // (bench/common/gpu_timer: cold L2 through rotating weight copies, graph replay, median):
 //   "cuda_prefill"           prefill_run with its default plan
-//   "cuda_prefill:<config>"  every compiled config, forced (only if spec.all_configs)
+//   "cuda_prefill:<config>"  every compiled config, forced (only if spec.all_configs), or the
+//                            configs of spec.forced with prefill_plan_for_config's split
+//   "cuda_prefill_cp_async_plan"  prefill_run_plan with prefill_plan(..., cp_async): the plan
+//                            measured on 2026-12-02, before the TMA configs (spec.old_plan)
 //   "dense_cache"            dense_cache_run (dequantized copy + cuBLAS)
 //   "cublas_f16"/"cublas_bf16"  cublasGemmEx on dense weights of the act dtype (the peer)
 // and checks every int4 row against the dense-cache output of the same weights (rel_err).
@@ -40,6 +43,11 @@ struct PrefillBenchSpec {
   int group = 128;
   bool all_configs = false;  // also time every forced tile config (tuning)
   bool peers = true;         // time cuBLAS on dense weights too
+  bool peer_bf16 = true;     // with peers: cuBLAS bf16 as well as fp16
+  bool time_dense_cache = true;  // time the dense cache (its output is the reference either way)
+  bool default_plan = true;  // time prefill_run's own plan (row "cuda_prefill")
+  bool old_plan = false;     // also time the cp.async plan (row "cuda_prefill_cp_async_plan")
+  std::vector<int> forced;   // config indices timed with their own split (prefill_plan_for_config)
 };
 
 struct PrefillRow {

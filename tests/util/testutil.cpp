@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <limits>
 #include <numeric>
+#include <set>
 
 #include "w4a16/core/half.hpp"
 
@@ -121,6 +122,21 @@ std::vector<double> to_f64(const std::uint16_t* p, DType dtype, std::int64_t m, 
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < k; ++j) v[static_cast<std::size_t>(i * k + j)] = f16x_to_float(dtype, p[i * row_stride + j]);
   return v;
+}
+
+std::vector<std::int64_t> sample_rows(std::int64_t m) {
+  std::vector<std::int64_t> r;
+  if (m <= 128) {
+    r.resize(static_cast<std::size_t>(std::max<std::int64_t>(m, 0)));
+    std::iota(r.begin(), r.end(), 0);
+    return r;
+  }
+  std::set<std::int64_t> s = {m / 2, m - 2, m - 1};
+  for (std::int64_t edge : {0, 1, 63, 64, 127, 128, 255, 256})
+    if (edge < m) s.insert(edge);
+  std::uniform_int_distribution<std::int64_t> d(0, m - 1);
+  while (s.size() < 48) s.insert(d(rng()));
+  return {s.begin(), s.end()};
 }
 
 double rel_error(const std::vector<double>& out, const std::vector<double>& ref) {

@@ -46,6 +46,12 @@ std::vector<double> to_f64(const std::uint16_t* p, DType dtype, std::int64_t m, 
 
 double rel_error(const std::vector<double>& out, const std::vector<double>& ref);  // NaN-safe: NaN -> inf
 
+// Rows of an M-row output to check against the f64 reference: every row when M <= 128, else
+// the tile edges {0, 1, 63, 64, 127, 128, 255, 256} that exist, M/2, M-2, M-1 and random rows
+// (rng()) up to 48 in all. Always sorted, distinct and inside [0, M): a row >= M would read
+// past the host copies of x and y (the prefill GPU test once did for 128 < M <= 256).
+std::vector<std::int64_t> sample_rows(std::int64_t m);
+
 inline std::uint16_t poison_bits(DType t) { return t == DType::bf16 ? 0x7fc1 : 0x7e01; }  // quiet NaNs
 
 }  // namespace w4a16::test

@@ -1,13 +1,23 @@
 // Stand-alone prefill benchmark (the shared sweep, bench/gpu --prefill, has the PERF.md table):
 // int4 prefill vs cuBLAS fp16/bf16 vs the dense cache, in one process, with the shared timer.
-// Usage: prefill_bench <out.csv> [quick|tune|full|large]
+// Usage: prefill_bench <out.csv> [quick|tune|full|large|tma]
 //   quick: 3 shapes fp16; tune: every forced config on those 3 shapes (M <= 256 with splits 1/2/4,
 //   M = 1024 / 4096 with split 1; large: only the latter); full: all shapes, fp16 + bf16, formats.
+//   tma: x by TMA vs cp.async in one process: 8192x8192, llama8b.gate_up, llama8b.qkv at
+//   M = 64, 256, 1024, 4096, fp16 uint4b8 g=128: cuBLAS fp16, the default plan (TMA), the
+//   cp.async plan of 2026-12-02, and on 8192x8192 only every non-cp.async config forced with its
+//   own split (the llama8b rows were measured forced on 2026-12-02 run 1); then
+//   8192x8192 at M = 1024 / 4096 in bf16 uint4b8 and fp16 uint4: default vs cp.async plan.
+//   profile: 8192x8192 M = 4096 fp16 uint4b8, one launch each of the cp.async plan, the default
+//   plan and the bm256 tma_eb / nofence configs (for ncu -k regex:prefill_kernel).
+// W4A16_PREFILL_SKIP_XLOAD=tma,tma_eb leaves configs with those x paths out of tma / profile (and
+// the default plan when it is one of them): a device run whose TMA test hung still measures the rest.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <memory>
@@ -24,6 +34,50 @@ using namespace w4a16;
 namespace kc = w4a16::kernels::cuda;
 
 namespace {
+
+bool skipped_x_load(kc::PrefillXLoad x) {
+  const char* env = std::getenv("W4A16_PREFILL_SKIP_XLOAD");
+  if (env == nullptr) return false;
+  const std::string list = std::string(",") + env + ",";
+  return list.find(std::string(",") + kc::prefill_x_load_name(x) + ",") != std::string::npos;
+}
+
+// One launch per config of interest at 8192x8192 M = 4096, for a profiler; prints what ran.
+void profile_launches(cudaStream_t s) {
+  const std::int64_t n = 8192, k = 8192, m = 4096;
+  QuantSpec qs;
+  qs.n = n;
+  qs.k = k;
+  qs.group_size = 128;
+  qs.scalar = ScalarType::uint4b8;
+  QuantizedLinear q = test::random_linear(qs, DType::f16, false, false);
+  auto w = kc::tc_prepare(q.view(), DType::f16, s);
+  const std::vector<std::uint16_t> xh = test::random_act(m, k, DType::f16);
+  void *x = nullptr, *y = nullptr, *work = nullptr;
+  const std::size_t wbytes = kc::prefill_workspace_bytes(n, k, 128, false, m);
+  W4A16_CUDA_TRY(cudaMalloc(&x, xh.size() * 2));
+  W4A16_CUDA_TRY(cudaMalloc(&y, static_cast<std::size_t>(m * n * 2)));
+  W4A16_CUDA_TRY(cudaMalloc(&work, wbytes));
+  W4A16_CUDA_TRY(cudaMemcpy(x, xh.data(), xh.size() * 2, cudaMemcpyHostToDevice));
+  const int cap = kc::device_capability(), sms = kc::device_sm_count();
+  std::vector<kc::PrefillPlan> plans = {kc::prefill_plan(n, k, m, cap, sms, kc::PrefillXLoad::cp_async), kc::prefill_plan(n, k, m, cap, sms)};
+  for (int c = 0; c < kc::prefill_config_count(); ++c) {
+    const kc::PrefillConfig& cfg = kc::prefill_config(c);
+    if (cfg.path == kc::PrefillPath::wgmma && cfg.bm == 256 && cfg.overlap &&
+        (cfg.x_load == kc::PrefillXLoad::tma_eb || cfg.x_load == kc::PrefillXLoad::cp_async_nofence))
+      plans.push_back(kc::prefill_plan_for_config(n, k, m, c, sms));
+  }
+  for (const kc::PrefillPlan& p : plans) {
+    if (skipped_x_load(kc::prefill_config(p.config).x_load)) continue;
+    std::printf("profile launch: %s\n", p.describe().c_str());
+    std::fflush(stdout);
+    kc::prefill_run_plan(*w, p, x, m, k, y, n, work, wbytes, s);
+    W4A16_CUDA_TRY(cudaStreamSynchronize(s));
+  }
+  cudaFree(x);
+  cudaFree(y);
+  cudaFree(work);
+}
 
 // Every wgmma config forced (split 1) at M = 1024 and 4096, fp16 uint4b8 g=128, on rotating weight
 // copies (cold L2); prefill_rows forces configs only up to M = 256. rel_err: vs the dense cache.
@@ -117,6 +171,48 @@ int main(int argc, char** argv) {
                           {"llama8b.gate_up", 28672, 4096, true}, {"llama8b.down", 4096, 14336, false},
                           {"8192x8192", 8192, 8192, true},      {"llama70b.gate_up", 57344, 8192, false}};
   if (mode == "tune" || mode == "large") tune_large_m(f, s);
+  if (mode == "profile") {
+    profile_launches(s);
+    std::fclose(f);
+    return 0;
+  }
+  if (mode == "tma") {
+    std::vector<int> forced;
+    for (int c = 0; c < kc::prefill_config_count(); ++c)
+      if (kc::prefill_config(c).x_load != kc::PrefillXLoad::cp_async && !skipped_x_load(kc::prefill_config(c).x_load)) forced.push_back(c);
+    const bool default_plan = !skipped_x_load(kc::PrefillXLoad::tma);  // the default plan is a tma config
+    for (const Shape& sh : shapes) {
+      if (!sh.tune) continue;
+      bench::PrefillBenchSpec spec;
+      spec.shape = sh.name;
+      spec.n = sh.n;
+      spec.k = sh.k;
+      spec.ms = {64, 256, 1024, 4096};
+      spec.peer_bf16 = false;
+      spec.time_dense_cache = false;
+      spec.old_plan = true;
+      spec.default_plan = default_plan;
+      spec.forced = sh.n == 8192 && sh.k == 8192 ? forced : std::vector<int>{};  // forced table: 8192x8192 only (device time)
+      for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
+      std::fflush(f);
+    }
+    for (int variant = 0; variant < 2; ++variant) {
+      bench::PrefillBenchSpec spec;
+      spec.shape = "8192x8192";
+      spec.n = spec.k = 8192;
+      spec.ms = {1024, 4096};
+      spec.act = variant == 0 ? DType::bf16 : DType::f16;
+      spec.scalar = variant == 0 ? ScalarType::uint4b8 : ScalarType::uint4;
+      spec.peer_bf16 = variant == 0;
+      spec.time_dense_cache = false;
+      spec.old_plan = true;
+      spec.default_plan = default_plan;
+      for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
+      std::fflush(f);
+    }
+    std::fclose(f);
+    return 0;
+  }
   for (const Shape& sh : shapes) {
     if (mode == "large") break;
     if ((mode == "quick" || mode == "tune") && !sh.tune) continue;

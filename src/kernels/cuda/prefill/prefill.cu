@@ -16,7 +16,16 @@
 //          s * round_up(M, bm) <= kPrefillMaxSplitRows and s <= K_pad / 64.
 // The serial-schedule configs (no _ov) are the measured baseline of the overlapped ones and stay
 // override-only, like the other tiles.
+// x path (prefill_plan's x_load, default tma): the plan takes the TMA twin of the tile above
+// (wgmma_bm64_bn128_s6_ov_occ2_tma, ..._bm128_bn256_s6_ov_tma, ..._bm256_bn128_s5_ov_tma), same
+// split. NOT YET MEASURED: chosen because the cp.async twins pay the per-tile proxy fence
+// (docs/benchmarks/prefill.md); x_load = cp_async gives the plan measured on 2026-12-02.
+// The TMA configs need a tensor map of x per call: encoded here on the host
+// (cuTensorMapEncodeTiled through cudaGetDriverEntryPointByVersion: no -lcuda), passed by value,
+// so prefill_run stays allocation-free and graph-capturable.
+#include <cuda.h>
 #include <cuda_runtime.h>
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000
 
 #include <algorithm>
 #include <cmath>
@@ -43,14 +52,23 @@ struct ConfigModel {
   double eff;  // fraction of tensor-core peak on large problems
 };
 
-#define W4A16_MODEL(WGMMA, BM, WG, MB, ST, OV, MINB) \
-  PrefillConfig{(WGMMA) ? PrefillPath::wgmma : PrefillPath::mma, BM, WG, MB, ST, OV, MINB},
+#define W4A16_MODEL(WGMMA, BM, WG, MB, ST, OV, MINB, XL) \
+  PrefillConfig{(WGMMA) ? PrefillPath::wgmma : PrefillPath::mma, BM, WG, MB, ST, OV, MINB, PrefillXLoad::XL},
 const PrefillConfig kConfigs[] = {W4A16_PREFILL_CONFIGS(W4A16_MODEL)};
 #undef W4A16_MODEL
 static_assert(sizeof(kConfigs) / sizeof(kConfigs[0]) == prefill_detail::kNumConfigs, "config table out of sync");
 
-// Config indices the plan uses (order of W4A16_PREFILL_CONFIGS in prefill_launch.cuh).
+// The kernel's XLoad and the plan's PrefillXLoad name the same four paths.
+static_assert(static_cast<int>(PrefillXLoad::cp_async) == static_cast<int>(prefill_detail::XLoad::cp_async) &&
+                  static_cast<int>(PrefillXLoad::tma) == static_cast<int>(prefill_detail::XLoad::tma) &&
+                  static_cast<int>(PrefillXLoad::tma_eb) == static_cast<int>(prefill_detail::XLoad::tma_eb) &&
+                  static_cast<int>(PrefillXLoad::cp_async_nofence) == static_cast<int>(prefill_detail::XLoad::cp_async_nofence),
+              "XLoad and PrefillXLoad out of sync");
+
+// Config indices the plan uses (order of W4A16_PREFILL_CONFIGS in prefill_launch.cuh): the
+// cp.async tiles measured on 2026-12-02 and their TMA twins.
 constexpr int kCfgBm256 = 0, kCfgBm128 = 6, kCfgMma128 = 4, kCfgMma64 = 5, kCfgBm64 = 8;
+constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
@@ -104,6 +122,48 @@ void ensure_smem_attr(const KernelEntry& e) {
   if (std::find(done.begin(), done.end(), key) != done.end()) return;
   W4A16_CUDA_TRY(cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem_bytes));
   done.push_back(key);
+}
+
+// cuTensorMapEncodeTiled from the driver the runtime already loaded (no -lcuda link). Looked
+// up once; host-only work afterwards.
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();  // not sticky; clear it for the caller
+      f = nullptr;
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  if (fn == nullptr)
+    fail(ErrorCode::unsupported, "cuTensorMapEncodeTiled", "a driver entry point (driver for CUDA 12.0 or newer)", "not found");
+  return fn;
+}
+
+// The tensor map of x (M, K) for the TMA configs: dims {K, M} (k fastest), row stride in bytes,
+// box {64 k, bm tokens} = one 128-byte swizzle span per row, the 128B swizzle that the kernel's
+// wgmma descriptors assume, zero fill out of bounds (tokens >= M, k >= K: the cp.async path's
+// zero-fill). Encoding is host-only and allocation-free: safe inside graph capture.
+CUtensorMap make_x_tensor_map(const void* x, DType dtype, std::int64_t m, std::int64_t k, std::int64_t x_stride, int bm) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(x);
+  if (addr % 16 != 0) fail(ErrorCode::alignment, "x", "16-byte aligned (TMA tensor map)", "address % 16 = " + std::to_string(addr % 16));
+  if ((x_stride * 2) % 16 != 0)
+    fail(ErrorCode::alignment, "x_stride", "a multiple of 16 bytes (TMA tensor map)", std::to_string(x_stride * 2) + " bytes");
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(m)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(x_stride) * 2};
+  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(bm)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = tensor_map_encoder()(&map, dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+                                          const_cast<void*>(x), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    fail(ErrorCode::cuda_error, "tensor map of x", "cuTensorMapEncodeTiled success",
+         "CUresult " + std::to_string(static_cast<int>(r)) + " (M=" + std::to_string(m) + " K=" + std::to_string(k) +
+             " x_stride=" + std::to_string(x_stride) + " box rows=" + std::to_string(bm) + ")");
+  return map;
 }
 
 // x[:, perm] -> dst (M, K) contiguous.
@@ -165,7 +225,7 @@ void validate(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_
   if (y_stride < w.n) fail(ErrorCode::shape_mismatch, "y_stride", ">= N = " + std::to_string(w.n), std::to_string(y_stride));
   if (!w.act_order) {
     if (reinterpret_cast<std::uintptr_t>(x) % 16 != 0)
-      fail(ErrorCode::alignment, "x", "16-byte aligned (cp.async 16-byte copies)",
+      fail(ErrorCode::alignment, "x", "16-byte aligned (cp.async 16-byte copies, TMA tensor map)",
            "address % 16 = " + std::to_string(reinterpret_cast<std::uintptr_t>(x) % 16));
     if (x_stride % 8 != 0)
       fail(ErrorCode::alignment, "x_stride", "a multiple of 8 elements (16-byte rows)", std::to_string(x_stride));
@@ -179,7 +239,9 @@ void validate(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_
 
 std::string PrefillConfig::name() const {
   std::ostringstream s;
-  s << (path == PrefillPath::wgmma ? "wgmma" : "mma") << "_bm" << bm << "_bn" << bn() << "_s" << stages << (overlap ? "_ov" : "") << (min_blocks > 1 ? "_occ" + std::to_string(min_blocks) : "");
+  static const char* const kXLoadSuffix[] = {"", "_tma", "_tmaeb", "_nofence"};
+  s << (path == PrefillPath::wgmma ? "wgmma" : "mma") << "_bm" << bm << "_bn" << bn() << "_s" << stages << (overlap ? "_ov" : "")
+    << (min_blocks > 1 ? "_occ" + std::to_string(min_blocks) : "") << kXLoadSuffix[static_cast<int>(x_load)];
   return s.str();
 }
 
@@ -191,6 +253,11 @@ std::string PrefillPlan::describe() const {
 }
 
 int prefill_config_count() { return prefill_detail::kNumConfigs; }
+
+const char* prefill_x_load_name(PrefillXLoad x) {
+  static const char* const kNames[] = {"cp_async", "tma", "tma_eb", "cp_async_nofence"};
+  return kNames[static_cast<int>(x)];
+}
 
 const PrefillConfig& prefill_config(int i) {
   if (i < 0 || i >= prefill_detail::kNumConfigs)
@@ -204,15 +271,22 @@ bool prefill_supported(int capability) {
   return (capability == 90 && has_sm90a()) || (capability >= 80 && has_sm80());
 }
 
-PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
+PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count, PrefillXLoad x_load) {
   const bool wgmma = path_for(capability) == PrefillPath::wgmma;
-  const std::int64_t n_pad = round_up(n, 64), k_tiles = round_up(k, 64) / 64;
+  if (wgmma && x_load != PrefillXLoad::cp_async && x_load != PrefillXLoad::tma)
+    fail(ErrorCode::invalid_argument, "x_load", "tma or cp_async (the planned paths)", std::to_string(static_cast<int>(x_load)));
+  const bool tma = wgmma && x_load == PrefillXLoad::tma;
   int c;
   if (wgmma)
-    c = m <= 64 ? kCfgBm64 : (m <= 128 ? kCfgBm128 : kCfgBm256);
+    c = m <= 64 ? (tma ? kCfgBm64Tma : kCfgBm64) : (m <= 128 ? (tma ? kCfgBm128Tma : kCfgBm128) : (tma ? kCfgBm256Tma : kCfgBm256));
   else
     c = m <= 64 ? kCfgMma64 : kCfgMma128;
-  const PrefillConfig& cfg = kConfigs[c];
+  return prefill_plan_for_config(n, k, m, c, sm_count);
+}
+
+PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int c, int sm_count) {
+  const std::int64_t n_pad = round_up(n, 64), k_tiles = round_up(k, 64) / 64;
+  const PrefillConfig& cfg = prefill_config(c);
   const double fill = prefill_fill_factor(cfg) * std::max(1, sm_count);
   const std::int64_t tiles = ceil_div(n_pad, cfg.bn()) * ceil_div(std::max<std::int64_t>(m, 1), cfg.bm);
   std::int64_t split = 1;
@@ -301,7 +375,11 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   ensure_smem_attr(e);
   const dim3 grid(static_cast<unsigned>(ceil_div(w.n_pad, cfg.bn())), static_cast<unsigned>(ceil_div(m, cfg.bm)), static_cast<unsigned>(split));
   if (grid.y > 65535) fail(ErrorCode::unsupported, "m", "<= " + std::to_string(65535LL * cfg.bm), std::to_string(m));
-  e.fn<<<grid, cfg.threads(), e.smem_bytes, stream>>>(p);
+  // TMA configs read x through a tensor map of this call's x (or its act-order gather); the others
+  // ignore the (zero) map.
+  const bool tma = cfg.x_load == PrefillXLoad::tma || cfg.x_load == PrefillXLoad::tma_eb;
+  const CUtensorMap tmap = tma ? make_x_tensor_map(xk, w.act_dtype, m, w.k, xk_stride, cfg.bm) : CUtensorMap{};
+  e.fn<<<grid, cfg.threads(), e.smem_bytes, stream>>>(p, tmap);
   W4A16_CUDA_TRY(cudaGetLastError());
 
   if (split > 1) {

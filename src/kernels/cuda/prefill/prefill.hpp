@@ -6,7 +6,8 @@
 // Swap-AB: W is the A operand (64 weight rows = one wgmma m64 block), the tokens of x are the
 // N side of the instruction, staged in shared memory. Two code paths, chosen by prefill_plan:
 //   wgmma   (sm_90a): wgmma.mma_async m64n{64,128,256}k16, A = dequantized W in registers,
-//           B = x tile from 128B-swizzled shared memory (cp.async multi-stage pipeline)
+//           B = x tile from 128B-swizzled shared memory, multi-stage ring: x by TMA (default
+//           plan) or by cp.async (the earlier configs, kept for comparison), W by cp.async
 //   mma     (sm_80+): mma.sync.m16n8k16 on the same tiles (ldmatrix from the same smem layout)
 // Split-K (deterministic: fp32 partials in the workspace, summed in split order by a second
 // kernel) where the output tiles alone cannot fill the SMs.
@@ -15,7 +16,8 @@
 // graph. The workspace (caller-owned, >= prefill_workspace_bytes for the largest M used)
 // holds the act-order gather of x and the split-K partials.
 //
-// Alignment: x must be 16-byte aligned with x_stride % 8 == 0 (cp.async 16-byte copies) unless
+// Alignment: x must be 16-byte aligned with x_stride % 8 == 0 (cp.async 16-byte copies; the TMA
+// tensor map needs a 16-byte aligned address and row stride) unless
 // act_order (then x is gathered into the workspace first and may have any stride); y needs
 // 2-byte alignment only; the workspace 256-byte alignment (cudaMalloc gives that).
 #pragma once
@@ -45,6 +47,13 @@ void prefill_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t
 
 // ---- Plan: which tile configuration and split (pure function of the problem; printable) ----
 enum class PrefillPath : std::uint8_t { wgmma, mma };
+// How a wgmma config brings the x tile into shared memory (prefill_kernel.cuh says why each exists):
+//   cp_async          per-thread cp.async + a proxy fence per k tile (the configs measured up to 2026-12-02)
+//   tma               TMA (cp.async.bulk.tensor) on an mbarrier, CTA barrier per k tile
+//   tma_eb            TMA, per-stage "empty" mbarriers instead of the CTA barrier
+//   cp_async_nofence  cp_async without the proxy fence: racy, measurement only (never planned, not tested)
+enum class PrefillXLoad : std::uint8_t { cp_async, tma, tma_eb, cp_async_nofence };
+const char* prefill_x_load_name(PrefillXLoad x);  // "cp_async", "tma", "tma_eb", "cp_async_nofence"
 
 // One compiled tile configuration.
 struct PrefillConfig {
@@ -55,9 +64,11 @@ struct PrefillConfig {
   int stages;   // shared-memory stages (x tile + W slots) of the cp.async pipeline
   bool overlap; // wgmma schedule: one group in flight while the next tile dequantizes (see prefill_kernel.cuh)
   int min_blocks;  // __launch_bounds__ minimum CTAs per SM (register cap)
+  PrefillXLoad x_load;  // how x reaches shared memory
   int bn() const { return 64 * wg * mb; }
   int threads() const { return 128 * wg; }
-  std::string name() const;  // "wgmma_bm256_bn128_s5_ov"
+  bool diagnostic() const { return x_load == PrefillXLoad::cp_async_nofence; }  // timed, never planned nor tested
+  std::string name() const;  // "wgmma_bm256_bn128_s5_ov", "..._tma"
 };
 
 struct PrefillPlan {
@@ -75,8 +86,12 @@ int prefill_config_count();
 const PrefillConfig& prefill_config(int i);
 
 // The heuristic (documented in prefill.cu): the tile by M, then the smallest split that fills
-// the SMs; a rule measured on the H200. est_us is unused (0).
-PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count);
+// the SMs; a rule measured on the H200. est_us is unused (0). x_load picks the wgmma config's
+// x path for that tile: tma (default) or cp_async (the plan measured on 2026-12-02, for comparison).
+PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count,
+                         PrefillXLoad x_load = PrefillXLoad::tma);
+// The split rule of prefill_plan applied to a given config (benchmarks force every config with it).
+PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int config, int sm_count);
 // The plan's split target: CTAs >= this factor x SMs (by the config's tile; prefill.cu says why).
 double prefill_fill_factor(const PrefillConfig& c);
 

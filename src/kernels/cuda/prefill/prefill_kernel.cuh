@@ -4,6 +4,8 @@
 //       scales act dtype [G][N_pad] pair-interleaved, zeros uint8 [G][N_pad/16][8] (uint4 only)
 //   x   (M, K) act dtype, row stride x_stride elements, 16-byte aligned, x_stride % 8 == 0
 //       (the launcher gathers act-order / misaligned x into the workspace first)
+//   tmap_x  (XLOAD tma / tma_eb only) 2-D tensor map of x made by the launcher: dims {K, M},
+//       row stride x_stride * 2 bytes, box {64, BM}, 128B swizzle, out-of-bounds zero fill
 //   out split == 1: y (M, N) act dtype, row stride y_stride, bias added, rounded once from fp32
 //       split  > 1: fp32 partials (split, M, N) contiguous; reduce_kernel (prefill.cu) sums them
 //                   in split order (deterministic) and adds bias
@@ -11,17 +13,33 @@
 // the N side. Per CTA: BN = 64 * WG * MB weight rows x BM tokens; grid (ceil(N_pad/BN), ceil(M/BM), split).
 // Warp w owns 16 rows per 64-row block (w % 4 picks the 16, w / 4 the warpgroup): its A
 // fragments are exactly its 16-byte words of the layout, used by no other warp.
-// Per k tile (64 k), one cp.async group brings the x tile (BM tokens x 64 k, shared by the CTA)
-// and each thread's own W words, scale pairs and zero bytes (a private slot) into a STAGES-deep
-// shared-memory ring, STAGES-1 or STAGES-2 tiles ahead (by the OVERLAP schedule below). x rows
-// are 128 bytes, swizzled as the wgmma 128B mode expects (16-byte chunk c of row r at chunk
-// c ^ (r % 8)), so the same bytes serve wgmma's smem descriptor and the mma path's conflict-free
-// ldmatrix.
+// Per k tile (64 k), the x tile (BM tokens x 64 k, shared by the CTA) and each thread's own W
+// words, scale pairs and zero bytes (a private slot) go into a STAGES-deep shared-memory ring,
+// STAGES-1 or STAGES-2 tiles ahead (by the OVERLAP schedule below). x rows are 128 bytes,
+// swizzled as the wgmma 128B mode expects (16-byte chunk c of row r at chunk c ^ (r % 8)), so
+// the same bytes serve wgmma's smem descriptor and the mma path's conflict-free ldmatrix.
+// How x gets there (XLOAD, XLoad below):
+//   cp_async  every thread cp.asyncs 16-byte chunks; one cp.async group per tile with its W slot.
+//             wgmma reads x through the async proxy, so each tile needs fence.proxy.async
+//             (MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S in SASS) before the CTA barrier: the suspected
+//             ~1 us per-tile drain (docs/benchmarks/prefill.md).
+//   tma       thread 0 issues one cp.async.bulk.tensor per tile, completing on the stage's "full"
+//             mbarrier (async proxy writes, async proxy reads: no proxy fence). The CTA barrier
+//             per tile stays only to order the refill after every warpgroup retired the stage.
+//   tma_eb    as tma, but no CTA barrier in the k loop: each warp arrives on the stage's "empty"
+//             mbarrier once its wgmma group reading the stage retired; thread 0 waits on it
+//             before the refill, so warpgroups run decoupled.
+//   cp_async_nofence  cp_async without the proxy fence: a race by the PTX memory model (generic
+//             writes read by the async proxy), a measurement-only diagnostic that the plan never
+//             picks and the tests do not check.
+// W, scales and zeros always go through per-thread cp.async slots that only the issuing thread
+// reads back with ld.shared (generic proxy both ways): its own cp.async.wait_group orders them.
 // The wgmma schedule (OVERLAP): one wgmma group always in flight; tile t+1 is dequantized into the
 // second A-register buffer while tile t's group runs (no C7513: see the main loop).
 // Speed on the H200: docs/benchmarks/prefill.md. Checked by tests/gpu/prefill
 // (prefill_gpu_test: every config, every accepted configuration, against the f64 reference).
 #pragma once
+#include <cuda.h>  // CUtensorMap (a plain 128-byte struct here: nothing links libcuda)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -101,6 +119,70 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 // "memory": the thread's own smem reads of the landed data must not move above the wait.
 template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
+// ---- mbarrier and TMA (sm_90): the x tiles of the XLoad::tma / tma_eb configs ----
+// How x reaches shared memory (the file's contract block says why each exists).
+enum class XLoad : int { cp_async = 0, tma = 1, tma_eb = 2, cp_async_nofence = 3 };
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define W4A16_SM90_ASM 1  // these wrappers compile to nothing elsewhere; only sm_90a configs call them
+#endif
+__device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
+#ifdef W4A16_SM90_ASM
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+#endif
+}
+// Makes the inits visible to the async proxy (the TMA unit completes transactions on them);
+// a CTA is a cluster of one here, so .cluster scope covers it. Once per CTA, before a barrier.
+__device__ __forceinline__ void mbar_fence_init() {
+#ifdef W4A16_SM90_ASM
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+// One arrival that also expects `bytes` of transactions (the TMA box) in the current phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
+#ifdef W4A16_SM90_ASM
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
+#ifdef W4A16_SM90_ASM
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+#endif
+}
+// Wait until the phase of parity `parity` completed (acquire, CTA scope). No poll limit with a
+// trap: a thread that may exit while a wgmma is in flight makes ptxas inject warpgroup waits
+// (C7517) or, inside thread 0's divergent refill branch, serialize every wgmma (C7518). A wrong
+// expect-tx count or a missing arrival therefore hangs: the device runs bound every step by a
+// timeout.
+__device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
+#ifdef W4A16_SM90_ASM
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT_%=;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+#endif
+}
+// x tile (64 k x BM tokens) at element coordinates (k0, m0) -> 1024-aligned smem, 128B-swizzled
+// by the tensor map; out-of-bounds rows / columns arrive as zeros and still count in the
+// transaction bytes (the full box), so expect_tx is always BM * 128.
+__device__ __forceinline__ void tma_load_2d(std::uint32_t smem, const CUtensorMap* map, std::uint32_t bar, int k0, int m0) {
+#ifdef W4A16_SM90_ASM
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(bar), "r"(k0), "r"(m0)
+      : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_prefetch_desc(const CUtensorMap* map) {
+#ifdef W4A16_SM90_ASM
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
+#endif
+}
+
 __device__ __forceinline__ void ldsm_x4(std::uint32_t addr, std::uint32_t (&r)[4]) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -152,11 +234,17 @@ __device__ __forceinline__ std::uint64_t smem_desc_sw128(std::uint32_t addr) {
 
 // Shared memory of one config: per stage the x tile (BM tokens x 128 bytes) and each thread's
 // private W slot (per 64-row block: its 16-byte A-fragment word group, two 4-byte scale pairs and,
-// for uint4, two 4-byte zero words), plus 1 KB for the 1024-byte alignment of the swizzled tiles.
+// for uint4, two 4-byte zero words), then (TMA configs) a "full" and an "empty" 8-byte mbarrier
+// per stage, plus 1 KB for the 1024-byte alignment of the swizzled tiles.
 template <int BM, int WG, int MB, bool ZEROS>
 constexpr int w_stage_bytes() { return WG * 128 * MB * (ZEROS ? 32 : 24); }
-template <int BM, int WG, int MB, int STAGES, bool ZEROS>
-constexpr int smem_bytes() { return STAGES * (BM * 128 + w_stage_bytes<BM, WG, MB, ZEROS>()) + 1024; }
+constexpr bool uses_tma(XLoad xl) { return xl == XLoad::tma || xl == XLoad::tma_eb; }
+template <int STAGES, XLoad XL>
+constexpr int barrier_bytes() { return uses_tma(XL) ? 2 * STAGES * 8 : 0; }
+template <int BM, int WG, int MB, int STAGES, bool ZEROS, XLoad XL>
+constexpr int smem_bytes() {
+  return STAGES * (BM * 128 + w_stage_bytes<BM, WG, MB, ZEROS>()) + barrier_bytes<STAGES, XL>() + 1024;
+}
 
 // Template parameters:
 //   T       activation / output element type (half or __nv_bfloat16)
@@ -172,8 +260,11 @@ constexpr int smem_bytes() { return STAGES * (BM * 128 + w_stage_bytes<BM, WG, M
 //   MINB    CTAs per SM the register budget must allow (__launch_bounds__): > 1 trades
 //           registers for resident CTAs, which hides the latency of the small, memory-bound tiles
 //   ZEROS   true for uint4 (packed zero points), false for uint4b8 (z = 8)
-template <class T, int BM, int WG, int MB, int STAGES, bool WGMMA, bool OVERLAP, int MINB, bool ZEROS>
-__global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelParams p) {
+//   XL      how x reaches shared memory (XLoad: cp_async, tma, tma_eb, cp_async_nofence; contract block)
+// tmap_x: the tensor map of x for the TMA configs (unused, zero, otherwise). __grid_constant__:
+// the TMA unit reads it from the kernel parameter space by address.
+template <class T, int BM, int WG, int MB, int STAGES, bool WGMMA, bool OVERLAP, int MINB, bool ZEROS, XLoad XL>
+__global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelParams p, const __grid_constant__ CUtensorMap tmap_x) {
   constexpr int kThreads = WG * 128;
   constexpr int kBN = 64 * WG * MB;          // weight rows per CTA
   constexpr int kStageBytes = BM * 128;       // (BM tokens, 64 k) fp16/bf16, 128 B per token row
@@ -187,6 +278,10 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   static_assert(kChunks % kThreads == 0, "every thread copies the same number of x chunks");
   static_assert(BM % 16 == 0 && BM >= 16 && BM <= 256, "wgmma N extent: multiple of 16 (ldmatrix x4 pairs), <= 256");
   static_assert(kStageBytes % 1024 == 0, "x stage bases stay 1024-aligned (128B swizzle)");
+  constexpr bool kTma = uses_tma(XL);
+  static_assert(!kTma || (WGMMA && OVERLAP), "TMA x tiles: overlapped wgmma schedule only (the refill order assumes kAhead = STAGES - 2)");
+  static_assert(XL != XLoad::cp_async_nofence || WGMMA, "the proxy fence exists only on the wgmma path");
+  static_assert(kWStage % 8 == 0, "mbarriers after the W ring stay 8-byte aligned");
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
   if constexpr (WGMMA) {
@@ -200,6 +295,11 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   const std::uint32_t smem_base = (smem_raw_addr + 1023u) & ~1023u;
   const std::uint32_t wsm_base = smem_base + STAGES * kStageBytes;  // W ring after the x ring
   const unsigned char* wsm = smem_raw + (wsm_base - smem_raw_addr);  // the same bytes, generic pointer
+  // TMA configs: full[s] (1 arrival + the box's transaction bytes: x tile of stage s landed), then
+  // empty[s] (tma_eb: one arrival per warp: stage s no longer read by any wgmma).
+  const std::uint32_t bar_base = wsm_base + STAGES * kWStage;
+  auto full_bar = [&](int s) { return bar_base + 8u * static_cast<std::uint32_t>(s); };
+  auto empty_bar = [&](int s) { return bar_base + 8u * static_cast<std::uint32_t>(STAGES + s); };
 
   const int tid = threadIdx.x;
   const int lane = tid & 31;
@@ -231,17 +331,29 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   // ptxas tracks all register-destination loads of a ring on one scoreboard and waits for it at
   // every branch of the loop, which made each tile wait for the loads issued just before it
   // (about 1.3 us per k tile at any tile size, measured 2026-12-02 run 1).
+  // x with TMA: thread 0 arms stage `stage`'s full barrier with the box bytes and issues the
+  // copy. tma_eb first waits until every warp released the tile that the stage held before
+  // (t - STAGES; its use u = t / STAGES - 1 completed phase u of empty[stage]).
   auto load_tile = [&](int t, int stage) {
     const std::int64_t kt = kt_begin + t;
     const std::int64_t k0 = kt * 64;
+    if constexpr (kTma) {
+      if (tid == 0) {
+        if constexpr (XL == XLoad::tma_eb)
+          if (t >= STAGES) mbar_wait(empty_bar(stage), static_cast<std::uint32_t>(t / STAGES - 1) & 1u);
+        mbar_arrive_expect_tx(full_bar(stage), kStageBytes);
+        tma_load_2d(smem_base + stage * kStageBytes, &tmap_x, full_bar(stage), static_cast<int>(k0), static_cast<int>(m0));
+      }
+    } else {
 #pragma unroll
-    for (int i = 0; i < kChunks / kThreads; ++i) {
-      const int idx = tid + i * kThreads;
-      const int r = idx >> 3, c = idx & 7;
-      const std::int64_t tok = m0 + r, kk = k0 + 8 * c;
-      const bool valid = tok < p.m && kk < p.k;
-      const T* src = valid ? x + tok * p.x_stride + kk : x;
-      cp_async16(smem_base + stage * kStageBytes + r * 128 + ((c ^ (r & 7)) << 4), src, valid);
+      for (int i = 0; i < kChunks / kThreads; ++i) {
+        const int idx = tid + i * kThreads;
+        const int r = idx >> 3, c = idx & 7;
+        const std::int64_t tok = m0 + r, kk = k0 + 8 * c;
+        const bool valid = tok < p.m && kk < p.k;
+        const T* src = valid ? x + tok * p.x_stride + kk : x;
+        cp_async16(smem_base + stage * kStageBytes + r * 128 + ((c ^ (r & 7)) << 4), src, valid);
+      }
     }
     // Groups of the two k32 halves, clamped to G-1: padded k (>= K) has q = 0 against x = 0.
     std::int64_t g[2] = {0, 0};
@@ -304,7 +416,19 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[mb][i] = 0.f;
 
-  // ---- prologue: kAhead tiles in flight, tile 0 landed (this thread's part) and dequantized ----
+  // ---- prologue: barriers (TMA), kAhead tiles in flight, tile 0's W landed and dequantized ----
+  if constexpr (kTma) {
+    if (tid == 0) {
+      tma_prefetch_desc(&tmap_x);
+#pragma unroll
+      for (int s = 0; s < STAGES; ++s) {
+        mbar_init(full_bar(s), 1);
+        if constexpr (XL == XLoad::tma_eb) mbar_init(empty_bar(s), kThreads / 32);
+      }
+      mbar_fence_init();
+    }
+    __syncthreads();  // every thread sees initialized barriers before it waits on one
+  }
 #pragma unroll
   for (int s = 0; s < kAhead; ++s) {
     if (s < nkt) load_tile(s, s);
@@ -326,16 +450,20 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 #pragma unroll
     for (int u = 0; u < 2; ++u) {
       const int t = t0 + u;
-      // Everyone's tile t landed (each thread waited for its own part before the dequant), and
-      // no warp still reads the stage refilled next (tile t-1's with wait 0 / mma, t-2's with wait 1).
-      // The proxy fence becomes MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S; it is the prime suspect for the
-      // ~1 us per-tile drain still measured (docs/benchmarks/prefill.md: next step, not measured yet).
-      if constexpr (WGMMA) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> async-proxy reads
-      __syncthreads();
+      // cp.async x: everyone's tile t landed (each thread waited for its own part before the
+      // dequant). All: no warp still reads the stage refilled next (tile t-1's with wait 0 / mma,
+      // t-2's with wait 1). The proxy fence becomes MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S, with the
+      // later tiles' cp.asyncs in flight: the suspected per-tile drain that the TMA configs avoid.
+      if constexpr (WGMMA && XL == XLoad::cp_async)
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> async-proxy reads
+      if constexpr (XL != XLoad::tma_eb) __syncthreads();  // tma_eb: the empty barriers order the refill
       if (t + kAhead < nkt) load_tile(t + kAhead, (t + kAhead) % STAGES);
       cp_async_commit();
 
-      const std::uint32_t xs = smem_base + (t % STAGES) * kStageBytes;
+      const int stage = t % STAGES;
+      // TMA: x tile t landed (its use t / STAGES of the stage = phase parity).
+      if constexpr (kTma) mbar_wait(full_bar(stage), static_cast<std::uint32_t>(t / STAGES) & 1u);
+      const std::uint32_t xs = smem_base + stage * kStageBytes;
       if constexpr (WGMMA) {
         // k16 sub-tile j starts 32 bytes into each swizzled 128-byte row.
         std::uint64_t desc[4];
@@ -361,6 +489,10 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
           wgmma_wait<1>();  // tile t-1's group is done: its A buffer and x stage may be reused
         else
           wgmma_wait<0>();
+        // tma_eb: this warp no longer reads tile t-1's stage (wait_group retired its async-proxy
+        // reads); the arrive releases them to thread 0's refill (acquire in its empty wait).
+        if constexpr (XL == XLoad::tma_eb)
+          if (lane == 0 && t >= 1) mbar_arrive(empty_bar((t - 1) % STAGES));
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
@@ -415,5 +547,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   }
 #endif
 }
+
+#undef W4A16_SM90_ASM
 
 }  // namespace w4a16::kernels::cuda::prefill_detail
