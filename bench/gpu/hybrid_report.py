@@ -59,8 +59,9 @@ def main() -> int:
 
     if a.markdown:
         ms = sorted({k[3] for k in times})
-        for dt in sorted({k[1] for k in times}, reverse=True):
-            for fmt in sorted({k[2] for k in times}, reverse=True):
+        hybrid_keys = [k for k, t in times.items() if "cuda_hybrid" in t]  # not the peers' rows (cuBLAS: format "dense")
+        for dt in sorted({k[1] for k in hybrid_keys}, reverse=True):
+            for fmt in sorted({k[2] for k in hybrid_keys if k[1] == dt}, reverse=True):
                 print(f"\n{dt}, {fmt}: hybrid µs (ratio to the faster path; D = decode was faster, P = prefill)\n")
                 print("| shape | " + " | ".join(f"M={m}" for m in ms) + " |")
                 print("|---|" + "---|" * len(ms))

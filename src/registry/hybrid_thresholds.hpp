@@ -2,25 +2,18 @@
 // switches to the prefill path (wgmma, compute-bound). One prepared weight copy serves both,
 // so the switch costs nothing but this lookup at run time.
 //
-// Set from H200 measurements of 2026-12-02 with the shared timer (cold L2, graph replay,
-// median), fp16 and bf16, g = 128, decode v4 against the prefill kernel of commit 2aa983b:
-//   decode:  w4a16_bench_gpu --no-extra-groups --no-cublas --ms 8,12,16,32 --dtypes f16,bf16
-//            --registry cuda_hybrid,cuda_prefill   (docs/benchmarks/decode_registry_2026-12-02_v4.csv;
-//            its cuda_decode rows: the prefill rows of that run timed an unfinished prefill build)
-//   prefill: w4a16_bench_gpu --prefill ... (docs/benchmarks/prefill_sweep8192_2026-12-02_run2.csv,
-//            prefill_tune_2026-12-02_run2.csv: 8192x8192, llama8b.qkv, llama8b.gate_up) and, for
-//            the other shapes, the previous prefill kernel (docs/benchmarks/hybrid_2026-12-02_run3_*.csv),
-//            which the new one beats by 1.08-1.2x at M = 32.
-// What they show: the decode path wins at M <= 16 on every PERF.md shape, dtype and scalar type
-// (the closest, llama8b.o M = 16: 12.5 us against 16.3 us for the previous prefill kernel), and
-// loses at M = 32 everywhere except with zero points on the two gate_up shapes, where decode
-// measured 69.4 us (llama8b) and 258 us (llama70b) against 74-82 and 290-320 us expected of the
-// prefill path (previous kernel 89.0 / 349 us, uint4 1.09-1.2x faster now). The whole table was
-// NOT re-measured as the hybrid after these two kernels changed (device time spent): the next
-// device run must check it, with the binaries of scripts/pack-gpu:
-//   W4A16_HYBRID_CHECK=1 W4A16_SKIP_SWEEP=1 W4A16_SKIP_PEERS=1 W4A16_SKIP_SANITIZER=1 scripts/gpu-check
-// (hybrid, decode and prefill over M = 1..4096 in fp16 and bf16; bench/gpu/hybrid_report.py
-// counts the points within 5% of the faster path into hybrid_report.md).
+// Set from H200 measurements of 2026-12-02 (decode v4 against the cp.async prefill kernel) and
+// CHECKED AS THE HYBRID with the kernels of now (decode v5: PDL + persistent grid; prefill with x by
+// TMA), run 4 of docs/BENCHMARKS.md, 2026-12-02 19:45 UTC:
+//   W4A16_TEST_TIMEOUT=120 W4A16_SKIP_PEERS=1 W4A16_HYBRID_CHECK=1 W4A16_SKIP_SWEEP=1 scripts/gpu-check
+// (hybrid, decode and prefill over M = 1..4096 in fp16 and bf16, uint4b8 and uint4, all ten PERF.md
+// shapes; bench/gpu/hybrid_report.py): 479 of 480 points within 5% of the faster path; the one miss
+// (8192x8192 bf16 uint4b8 M = 1024, both paths prefill, 1.06x) measured 1.00x in three repeats of that
+// point right after (203.7 us hybrid, 203.8-204.3 prefill): noise between two timings of one kernel.
+// What the runs show: the decode path wins at M <= 16 on every shape, dtype and scalar type (run 4:
+// closest qwen0.5b.down uint4b8 M = 16, decode 9.49 us, prefill 9.5: a tie) and loses at M = 32
+// everywhere except with zero points on the two gate_up shapes (run 4, fp16 uint4 M = 32:
+// llama8b.gate_up decode 68.5 us against prefill 71.3; llama70b.gate_up a tie within 5%).
 #pragma once
 #include <cstdint>
 
