@@ -45,6 +45,7 @@
 #include <string>
 
 #include "common.cuh"
+#include "pdl.cuh"
 #include "w4a16/core/error.hpp"
 
 namespace w4a16::kernels::cuda {
@@ -255,13 +256,6 @@ __device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
   return v;
 }
 
-// Programmatic dependent launch (sm_90; no-ops when the launch has no PDL attribute): wait until
-// the previous kernel of the stream has completed and its writes are visible; then let the next
-// kernel of the stream start its own prologue (right after the wait, so that what the next kernel
-// reads before its wait is older than this kernel's predecessor).
-__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-__device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
-
 // Per-warp cp.async ring: `depth` slots (a plan parameter, 3..6) of one step each: kTilesPerStep
 // tiles of weights and the scale/zero words of each tile's groups, refilled depth - 1 steps ahead.
 //   slot s at ring + s * kStepBytes:
@@ -395,15 +389,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
 #pragma unroll
     for (int p = 0; p < kP; ++p)
       if (full || kt0 + p < t1) cp_async16(w_sh + sbytes + p * 512, a.qweight + (iss_w + p * 32));
-    const unsigned eslot = sbytes;
 #pragma unroll
     for (int c = 0; c < kGs; ++c) {
       const int e = lane + 32 * c, p = e / (kGs * 8), h = (e / 8) % kGs;  // this lane's entry (tile p, group h)
       if (full || kt0 + p < t1) {
         // g = 32: two groups per tile (the last may lie past K in the padding: clamp); g >= 64: one.
         const unsigned g = static_cast<unsigned>(kG32 ? min(2 * (kt0 + p) + h, a.groups - 1) : (kt0 + p) >> gsh);
-        cp_async4(e_copy + eslot + c * 32 * R::kEntryBytes, sbase + (iss_s + g * s_gbytes));
-        if constexpr (kZeros) cp_async4(e_copy + eslot + c * 32 * R::kEntryBytes + 4, zbase + (iss_z + g * z_gbytes));
+        cp_async4(e_copy + sbytes + c * 32 * R::kEntryBytes, sbase + (iss_s + g * s_gbytes));
+        if constexpr (kZeros) cp_async4(e_copy + sbytes + c * 32 * R::kEntryBytes + 4, zbase + (iss_z + g * z_gbytes));
       }
     }
   };

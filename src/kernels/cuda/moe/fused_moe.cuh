@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "moe/moe_kernels.cuh"
+#include "pdl.cuh"
 
 namespace w4a16::kernels::cuda::moe {
 
@@ -102,21 +103,10 @@ struct GemmParams {
   float* y_out;                  // GEMM 2 output [S, H] fp32
 };
 
-// Programmatic dependent launch (sm_90): each kernel of the chain is launched with
+// Programmatic dependent launch (pdl.cuh): each kernel of the chain is launched with
 // cudaLaunchAttributeProgrammaticStreamSerialization, reads before pdl_wait() only what was
 // complete before its predecessor triggered (the weights always; routing indices when
-// index_ready), and triggers its successor right after its own wait, so that a kernel's
-// pre-wait reads see everything older than its predecessor. No-ops without the attribute.
-__device__ __forceinline__ void pdl_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pdl_launch() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
+// index_ready), and triggers its successor right after its own wait.
 
 __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
@@ -248,7 +238,7 @@ __global__ void __launch_bounds__(256, 3) moe_decode_kernel(GemmParams p) {
   };
   if (kt_begin < kt_end) load_batch(kt_begin);
   if (p.index_ready) pdl_wait();
-  pdl_launch();
+  pdl_launch_dependents();
 
   // Token row of CTA column r (lanes 0..7 hold column `lane`), -1 for padding / idle columns.
   int my_row = -1;
@@ -443,7 +433,7 @@ __global__ void __launch_bounds__(128, 3) moe_prefill_kernel(GemmParams p) {
     cp_async_commit();
   }
   if (p.index_ready) pdl_wait();
-  pdl_launch();
+  pdl_launch_dependents();
 
   // B rows this thread stages: rows tid / 8 + 16 i, 16-byte chunk tid % 8 of each 64-k tile; the
   // swizzle (chunk ^ row % 8) is the same for all of them since 16 i % 8 == 0.
@@ -577,7 +567,7 @@ template <class T>
 __global__ void moe_reduce_kernel(const float* __restrict__ y, const float* __restrict__ tw, int tokens, int k, int H,
                                   T* __restrict__ out) {
   pdl_wait();  // y is GEMM 2's output
-  pdl_launch();
+  pdl_launch_dependents();
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= static_cast<std::int64_t>(tokens) * H) return;
   const std::int64_t t = i / H, n = i % H;

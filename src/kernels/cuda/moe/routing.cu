@@ -11,6 +11,7 @@
 
 #include "common.cuh"
 #include "moe/moe_kernels.cuh"
+#include "pdl.cuh"
 
 namespace w4a16::kernels::cuda::moe {
 
@@ -73,11 +74,9 @@ __global__ void __launch_bounds__(kAlignThreads)
   __shared__ int offset[kAlignMaxExperts + 1];  // padded start of each expert's run
   __shared__ typename AlignScan::TempStorage scan_tmp;
   const int tid = threadIdx.x;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  // PDL (fused_moe.cuh): ids may come from the kernel before; GEMM 1 reads nothing before its wait.
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+  // PDL (pdl.cuh): ids may come from the kernel before; GEMM 1 reads nothing before its wait.
+  pdl_wait();
+  pdl_launch_dependents();
   for (int e = tid; e < E; e += kAlignThreads) count[e] = 0;
   for (int i = tid; i < cap; i += kAlignThreads) sorted[i] = slots;  // sentinel everywhere first
   __syncthreads();
