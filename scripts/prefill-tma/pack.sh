@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Packs the device run of this branch (prefill-tma, issue 5) into a carry folder, default
-# /work/main/.carry-prefill (git-ignored there: /.carry-*/):
+# Packs the prefill TMA A/B device run (issue 5) into a carry folder, default
+# .carry-prefill in the repository root (git-ignored: /.carry-*/):
 #   bins.tar.xz       prefill_gpu_test, prefill_bench, w4a16_bench_gpu, stripped (67 MB raw would
 #                     pass the 64 MiB carry limit; xz makes it ~5 MB)
 #   run.sh summary.py the device script (OUT=... bash .carry-prefill/run.sh) and its summary
@@ -10,7 +10,7 @@
 # Build first: cmake --build build -j2 --target prefill_gpu_test prefill_bench w4a16_bench_gpu
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-DEST=${1:-/work/main/.carry-prefill}
+DEST=${1:-$PWD/.carry-prefill}
 B=${BUILD_DIR:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
