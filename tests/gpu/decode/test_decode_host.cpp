@@ -1,7 +1,10 @@
 // Host-only checks of the decode launcher's arithmetic (no GPU needed: runs in CI).
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "decode/decode.hpp"
+#include "w4a16/core/error.hpp"
 
 using namespace w4a16::kernels::cuda;
 
@@ -52,4 +55,26 @@ TEST(DecodeHost, PlansFitAndPersistOnlyBeyondOneWave) {
   EXPECT_GT(persistent, 0);  // llama70b.gate_up at 1..8 tokens takes several waves
   const DecodePlan p = decode_plan_for_sms(57344, 8192, 1, false, 128, true, 132);
   EXPECT_LT(p.grid_rows, p.row_blocks) << p.describe();
+}
+
+// decode_run refuses weights whose packed tiles it cannot index with 32-bit lane indices (>= 64 GiB)
+// before it touches the device; the pointers below are never dereferenced.
+TEST(DecodeHost, RefusesQweightOf64GiB) {
+  TcWeights w;
+  w.n = w.n_pad = std::int64_t{1} << 20;
+  w.k = w.k_pad = std::int64_t{1} << 17;  // N * K / 2 = 64 GiB of int4
+  w.group_size = w4a16::kChannelwise;
+  w.groups = 1;                           // scales: 2 MiB, under their own 2 GiB bound
+  char dummy[16];
+  w.qweight = reinterpret_cast<std::int32_t*>(dummy);
+  w.scales = dummy;
+  try {
+    decode_run(w, dummy, 1, w.k, dummy, w.n, nullptr, 0, nullptr);
+    ADD_FAILURE() << "accepted a 64 GiB qweight";
+  } catch (const w4a16::Error& e) {
+    EXPECT_EQ(e.code(), w4a16::ErrorCode::unsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("weights.qweight"), std::string::npos) << e.what();
+  }
+  w.qweight = nullptr;  // not ours to free
+  w.scales = nullptr;
 }
