@@ -724,32 +724,38 @@ void make_persistent(DecodePlan& p, int sms, int m_chunk) {
   if (p.row_blocks > resident_rows) p.grid_rows = resident_rows;
 }
 
-// Cost model in microseconds of a plan launched one block per row block, first fitted to the
-// forced-plan sweep on the H200 (scripts/gpu-check with W4A16_PLAN_SWEEP, 2026-12-02;
-// docs/benchmarks/decode.md) for the loop of version 3: an SM streams one 64x16 tile per (c0 + 240 /
-// resident warps) cycles (x1.3 at 9..16 tokens), each wave of blocks adds ~1.2 us of latency (first
-// loads, x staging, reduction), and a cluster of s blocks slows the wave by 15% per extra rank. c0
-// was 40 for a loop of ~129 instructions per tile; the loop now issues ~71 (fp16) / ~80 (bf16), and
-// 30 cycles is what HBM needs per 512-byte tile per SM at 4.4 TB/s, so c0 = 30. Streaming x (one
-// barrier and the x copies per step) costs 3% over staging it, and staging costs its L2 round trips
-// up front (run 1: 16 tokens x 64 tiles per block was 3x slower than the model without this term).
-// A cluster costs ~0.6 us once (run 1: qwen0.5b.o, 1 tile per warp in clusters of 2, took 3.77 us
-// where qwen0.5b.qkv, 2 tiles per warp without, took 3.08).
+// Cost model in microseconds of a plan. Its form was fitted first to the forced-plan sweep of
+// version 3 (2026-12-02 afternoon; docs/benchmarks/decode.md): an SM streams one 64x16 tile per
+// (c0 + c1 / resident warps) cycles (x cs at 9..16 tokens: the second mma per sub-tile), each wave
+// of blocks adds wl us of latency (first loads, x, reduction), a cluster of s blocks slows the wave
+// by cf per extra rank and costs cc once, streaming x costs xf over staging it, and staging costs
+// `st` cycles per L2 round trip up front (a thread loads 8 groups of 16 bytes per trip).
+// Constants refitted on 2026-12-02 night to the sweep of every forced plan (warps_n 1/2/4/8 x
+// splits 1/2/4/8, streamed x at warps_n = 8) on the nine PERF.md shapes below llama70b, M = 1..16,
+// fp16 uint4b8 g128, v5 kernel (docs/benchmarks/decode_plans_2026-12-02_night.csv): over those 54
+// points the old constants (c0 30, c1 240, cs 1.3, wl 1.2, cf 0.15, cc 0.6, xf 1.03, st 700) picked
+// plans up to 1.65x slower than the best measured one (sum of log ratios 7.4), these pick within
+// 1.18x of it (sum 1.4; the misses: llama8b.qkv M = 4..16 and qwen0.5b.down M = 1..4, ~1.15x,
+// where a grid of more, smaller blocks wins). What moved: staging x costs 3x what the old model
+// said and streaming it far less, so streamed x is chosen from M = 4..8 up on most shapes.
+struct CostConstants {
+  double c0 = 17, c1 = 30, cs = 1.07, wl = 0.2, cf = 0.13, cc = 0.2, xf = 1.11, st = 2100;
+};
+
 double plan_cost(const DecodePlan& p, int sms, int m_chunk) {
-  const double cyc_scale = m_chunk > 8 ? 1.3 : 1.0;
+  constexpr CostConstants c;
+  const double cyc_scale = m_chunk > 8 ? c.cs : 1.0;
   const std::int64_t bps = blocks_per_sm(p);
   const std::int64_t slots = static_cast<std::int64_t>(sms) * bps;
   const std::int64_t blocks = static_cast<std::int64_t>(p.row_blocks) * p.splits;
   const std::int64_t waves = (blocks + slots - 1) / slots;
   const std::int64_t per_sm = std::min<std::int64_t>(bps, (std::min(blocks, slots) + sms - 1) / sms);  // blocks on the busiest SM
   const double warps = static_cast<double>(per_sm * kWarps);
-  const double cycles = static_cast<double>(per_sm * kWarps * p.tiles_per_warp) * (30.0 + 240.0 / warps) * cyc_scale;
-  // Staged x: a thread loads 8 groups of 16 bytes per L2 round trip (~700 cycles) before the
-  // block can start (stage_x); streamed x is copied asynchronously, steps ahead.
+  const double cycles = static_cast<double>(per_sm * kWarps * p.tiles_per_warp) * (c.c0 + c.c1 / warps) * cyc_scale;
   const std::int64_t block_tiles = static_cast<std::int64_t>(p.tiles_per_warp) * p.warps_k;
-  const double stage = p.xstream ? 0.0 : static_cast<double>((m_chunk * block_tiles * 8 + 8 * kThreads - 1) / (8 * kThreads)) * 700.0;
-  return static_cast<double>(waves) * ((cycles + stage) / 1980.0 + 1.2) * (1.0 + 0.15 * (p.splits - 1)) * (p.xstream ? 1.03 : 1.0) +
-         (p.splits > 1 ? 0.6 : 0.0);
+  const double stage = p.xstream ? 0.0 : static_cast<double>((m_chunk * block_tiles * 8 + 8 * kThreads - 1) / (8 * kThreads)) * c.st;
+  return static_cast<double>(waves) * ((cycles + stage) / 1980.0 + c.wl) * (1.0 + c.cf * (p.splits - 1)) * (p.xstream ? c.xf : 1.0) +
+         (p.splits > 1 ? c.cc : 0.0);
 }
 
 }  // namespace
@@ -791,7 +797,8 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   DecodePlan best;
   double best_cost = 1e30;
   for (int wn : {8, 4, 2, 1}) {
-    for (int s = 1; s <= kMaxSplits; ++s) for (int xsm = 0; xsm <= (xstream_ok && wn == kWarps ? 1 : 0); ++xsm) {
+    // Splits 1, 2, 4, 8: the set the cost model was fitted on (3, 5..7 never measured).
+    for (int s = 1; s <= kMaxSplits; s *= 2) for (int xsm = 0; xsm <= (xstream_ok && wn == kWarps ? 1 : 0); ++xsm) {
       if (xo == 1 && xstream_ok && xsm == 0) continue;  // forced streaming: only streamed plans
       DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1);
       if (p.smem_bytes > kMaxSmem || p.splits != s) continue;
