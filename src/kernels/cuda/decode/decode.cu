@@ -78,7 +78,6 @@ struct Args {
   int depth;                    // ring slots per warp, kMinDepth..kMaxDepth
   int xvec;                     // x rows 16-byte aligned: stage with 16-byte loads
   int xstream;                  // x streamed per step through a block ring (warps_k == 1, no perm, xvec), else staged once
-  int trigger_early;            // griddepcontrol.launch_dependents at entry instead of after the wait (W4A16_DECODE_PDL=early)
 };
 
 // (a & b) | c in one instruction; 0xEA is the lop3 table of that expression ((0xF0 & 0xCC) | 0xAA).
@@ -420,22 +419,19 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   // griddepcontrol.wait, overlapping the previous kernel's tail; x is read and y written only after
   // it. Streamed x: the prologue's weight copies join the group of the first step (group s holds the
   // x of step s), so waiting for all but depth - 2 groups at step s still covers its weights and x.
-  // W4A16_DECODE_PDL=early triggers the next kernel at entry (it reads before its own wait only
-  // constant weights, so the order does not matter for it; see decode.hpp), else after the wait.
-  if (a.trigger_early) pdl_launch_dependents();
   if (a.xstream) {
     const int s_item = iss_item, s_step = iss_step, s_slot = iss_slot;
     const unsigned s_w = iss_w, s_s = iss_s, s_z = iss_z;
     for (int st = 0; st < depth - 1; ++st) { issue_w(); advance(); }
     pdl_wait();
-    if (!a.trigger_early) pdl_launch_dependents();
+    pdl_launch_dependents();
     // Rewind the copy side for the x of the same steps (x depends only on the step, not the stripe).
     iss_item = s_item; iss_step = s_step; iss_slot = s_slot; iss_w = s_w; iss_s = s_s; iss_z = s_z;
     for (int st = 0; st < depth - 1; ++st) { issue_x(); cp_async_commit(); advance(); }
   } else {
     for (int st = 0; st < depth - 1; ++st) { issue_w(); cp_async_commit(); advance(); }
     pdl_wait();
-    if (!a.trigger_early) pdl_launch_dependents();
+    pdl_launch_dependents();
     stage_x(a, xs, btile0, btile1 - btile0);  // weights in flight meanwhile
     __syncthreads();
   }
@@ -669,15 +665,12 @@ int xstream_override() {
 }
 
 // W4A16_DECODE_PDL: "0" launches without programmatic dependent launch (A/B measurement), "1" or
-// unset with it, the next kernel triggered after the wait; "early" triggers it at entry (A/B).
-enum class PdlMode { off, after_wait, early };
-PdlMode pdl_mode() {
+// unset with it.
+bool pdl_enabled() {
   const char* env = std::getenv("W4A16_DECODE_PDL");
-  if (!env || !*env) return PdlMode::after_wait;
-  if (std::strcmp(env, "0") == 0) return PdlMode::off;
-  if (std::strcmp(env, "1") == 0) return PdlMode::after_wait;
-  if (std::strcmp(env, "early") == 0) return PdlMode::early;
-  fail(ErrorCode::invalid_argument, "W4A16_DECODE_PDL", "0, 1 or early", env);
+  if (!env || !*env) return true;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PDL", "0 or 1", env);
+  return *env == '1';
 }
 
 int cached_sm_count() {
@@ -892,9 +885,7 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
   // Streaming x copies 4-byte words in layout order: contiguous 16-byte rows, no gather.
   const bool xstream_ok = a.xvec && !w.perm && xstream_override() != 0;
   const bool bf16 = w.act_dtype == DType::bf16, zeros = w.zeros != nullptr, g32 = w.group_size == 32;
-  const PdlMode pdl_m = pdl_mode();
-  const bool pdl = pdl_m != PdlMode::off;
-  a.trigger_early = pdl_m == PdlMode::early ? 1 : 0;
+  const bool pdl = pdl_enabled();
 
   // Tokens per launch: 16, halved while the x chunk of this K does not fit in shared memory
   // (a smaller chunk stages fewer tokens; decode_plan throws if even one does not fit).
