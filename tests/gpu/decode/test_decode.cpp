@@ -119,12 +119,21 @@ std::string name(const QuantSpec& s, const Cfg& c) {
   return s.describe() + " " + std::string(dtype_name(c.act)) + (c.bias ? " bias" : "") + (c.act_order ? " act_order" : "");
 }
 
+// The plan decode_run takes for this layer and chunk (16-byte aligned rows, no act-order perm).
+bool takes_small(const QuantSpec& spec, std::int64_t m) {
+  return decode_plan(spec.n, spec.k, static_cast<int>(std::min<std::int64_t>(m, 16)), spec.scalar == ScalarType::uint4, spec.group_size, true)
+             .small_tiles > 0;
+}
+
 // Every configuration the kernel accepts, M = 1..16, on an odd shape (N = 200 = 8 * 25,
-// K = 768 = 256 * 3 so every group size divides), strided rows on every other M.
-// The streaming kernel (W4A16_DECODE_SMALL=0: the default would take the small-layer kernel here).
-TEST(Decode, EveryConfigurationM1To16) {
-  REQUIRE_GPU();
-  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");
+// K = 768 = 256 * 3 so every group size divides), strided rows on every other M (x strides stay
+// multiples of 8: 16-byte rows). knob: W4A16_DECODE_SMALL, "0" the streaming kernel (the default
+// would take the small-layer kernel here), "1" the small-layer kernel (asserted from the plan), but
+// for act-order layers, which fall back to the streaming kernel (x is gathered) and must stay
+// correct with the knob on.
+void every_configuration(const char* knob) {
+  ScopedEnv env("W4A16_DECODE_SMALL", knob);
+  const bool small = std::string(knob) == "1";
   for (DType act : {DType::f16, DType::bf16})
     for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
       for (int g : {32, 64, 128, 256, kChannelwise})
@@ -133,8 +142,16 @@ TEST(Decode, EveryConfigurationM1To16) {
             Cfg c{act, st, g, bias, ao};
             QuantSpec spec{200, 768, g, st};
             Layer L = make_layer(spec, act, bias, ao, act);
-            for (std::int64_t m = 1; m <= 16; ++m) check_run(L, act, m, (m % 2) ? 0 : 8, (m % 3) ? 0 : 5, name(spec, c));
+            for (std::int64_t m = 1; m <= 16; ++m) {
+              if (!ao) ASSERT_EQ(takes_small(spec, m), small) << name(spec, c) << " M=" << m;  // act-order: never small (decode_run)
+              check_run(L, act, m, (m % 2) ? 0 : 8, (m % 3) ? 0 : 5, name(spec, c) + (small ? " small" : ""));
+            }
           }
+}
+
+TEST(Decode, EveryConfigurationM1To16) {
+  REQUIRE_GPU();
+  every_configuration("0");
 }
 
 // x streamed per step through the block ring (W4A16_DECODE_XSTREAM=1: every plan with 8 warps along N
@@ -455,31 +472,9 @@ TEST(Decode, Rejections) {
 
 // ---- The small-layer kernel (decode_small.cu), forced on with W4A16_DECODE_SMALL=1 ----
 
-// The plan decode_run takes for this layer and chunk (16-byte aligned rows, no act-order perm).
-bool takes_small(const QuantSpec& spec, std::int64_t m) {
-  return decode_plan(spec.n, spec.k, static_cast<int>(std::min<std::int64_t>(m, 16)), spec.scalar == ScalarType::uint4, spec.group_size, true)
-             .small_tiles > 0;
-}
-
-// Every configuration at M = 1..16 on N = 200 = 8 * 25, K = 768 = 256 * 3, strided rows (x strides
-// stay multiples of 8: 16-byte rows), bias. Act-order layers fall back to the streaming kernel
-// (x is gathered): checked too, they must stay correct with the knob on.
 TEST(Decode, SmallEveryConfigurationM1To16) {
   REQUIRE_GPU();
-  ScopedEnv small("W4A16_DECODE_SMALL", "1");
-  for (DType act : {DType::f16, DType::bf16})
-    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
-      for (int g : {32, 64, 128, 256, kChannelwise})
-        for (bool bias : {false, true})
-          for (bool ao : {false, true}) {
-            Cfg c{act, st, g, bias, ao};
-            QuantSpec spec{200, 768, g, st};
-            Layer L = make_layer(spec, act, bias, ao, act);
-            for (std::int64_t m = 1; m <= 16; ++m) {
-              if (!ao) ASSERT_TRUE(takes_small(spec, m)) << name(spec, c) << " M=" << m;
-              check_run(L, act, m, (m % 2) ? 0 : 8, (m % 3) ? 0 : 5, name(spec, c) + " small");
-            }
-          }
+  every_configuration("1");
 }
 
 // Odd N and K (multiples of 8 with odd factors), N below one stripe, K of one group; rows whose

@@ -343,38 +343,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
         for (int p = 0; p < kP; ++p)
 #pragma unroll
           for (int mb = 0; mb < MB; ++mb) b[p][mb] = lds128(xl[mb][h] + xstep + p * 128);
-#pragma unroll
-        for (int jj = 0; jj < 2; ++jj) {
-#pragma unroll
-          for (int p = 0; p < kP; ++p) {  // p innermost: consecutive mma go to independent accumulators
-            const int hg = kG32 ? h : 0;
-            const int j = 2 * h + jj;
-            const std::uint32_t w = j == 0 ? wv[p].x : j == 1 ? wv[p].y : j == 2 ? wv[p].z : wv[p].w;
-            std::uint32_t af[4];
-            D::dequant(w, zlo[p][hg], zhi[p][hg], af);
-#pragma unroll
-            for (int mb = 0; mb < MB; ++mb) {
-              if (jj == 0) D::mma(tmp[p][mb], af, b[p][mb].x, b[p][mb].y);
-              else D::mma(tmp[p][mb], af, b[p][mb].z, b[p][mb].w);
-            }
-          }
-        }
-        if (kG32 || h == 1) {  // end of a group: scale the fp32 partials into acc, per row
-#pragma unroll
-          for (int p = 0; p < kP; ++p) {
-            if (p >= valid) continue;  // past this warp's range (last step only)
-            const float2 s2 = sc[p][kG32 ? h : 0];
-#pragma unroll
-            for (int mb = 0; mb < MB; ++mb) {
-              acc[mb][0] = fmaf(tmp[p][mb][0], s2.x, acc[mb][0]);
-              acc[mb][1] = fmaf(tmp[p][mb][1], s2.x, acc[mb][1]);
-              acc[mb][2] = fmaf(tmp[p][mb][2], s2.y, acc[mb][2]);
-              acc[mb][3] = fmaf(tmp[p][mb][3], s2.y, acc[mb][3]);
-#pragma unroll
-              for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
-            }
-          }
-        }
+        mma_pair<D, kG32>(h, wv, zlo, zhi, b, tmp);
+        if (kG32 || h == 1) scale_group<kG32>(h, valid, sc, tmp, acc);  // end of a group; tiles past `valid`: last step only
       }
     }
 

@@ -192,6 +192,53 @@ __device__ __forceinline__ uint4 lds128(unsigned smem) {
   return v;
 }
 
+// The mma work of sub-tile pair h (k16 sub-tiles 2h, 2h + 1) of kP tiles: layout words 2h, 2h + 1
+// of each tile dequantized with the zero constants of their group (zlo / zhi[p][group of the pair]:
+// Dt::zlo_of / zhi_of) and multiplied with the tokens' B fragments (b[p][mb]: .x .y sub-tile 2h,
+// .z .w sub-tile 2h + 1) into the fp32 partials tmp[p][mb]. p innermost: consecutive mma go to
+// independent accumulators.
+template <class D, bool kG32, int kP, int MB>
+__device__ __forceinline__ void mma_pair(int h, const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kP][kG32 ? 2 : 1],
+                                         const std::uint32_t (&zhi)[kP][kG32 ? 2 : 1], const uint4 (&b)[kP][MB], float (&tmp)[kP][MB][4]) {
+#pragma unroll
+  for (int jj = 0; jj < 2; ++jj) {
+#pragma unroll
+    for (int p = 0; p < kP; ++p) {
+      const int hg = kG32 ? h : 0;
+      const int j = 2 * h + jj;
+      const std::uint32_t w = j == 0 ? wv[p].x : j == 1 ? wv[p].y : j == 2 ? wv[p].z : wv[p].w;
+      std::uint32_t af[4];
+      D::dequant(w, zlo[p][hg], zhi[p][hg], af);
+#pragma unroll
+      for (int mb = 0; mb < MB; ++mb) {
+        if (jj == 0) D::mma(tmp[p][mb], af, b[p][mb].x, b[p][mb].y);
+        else D::mma(tmp[p][mb], af, b[p][mb].z, b[p][mb].w);
+      }
+    }
+  }
+}
+
+// End of a group (after pair h; g = 32: every pair, else pair 1): the fp32 partials of tiles
+// p < valid scaled per row into acc (sc[p][group]: (row gid, row gid + 8)) and reset; tiles past
+// `valid` are dropped whatever they hold.
+template <bool kG32, int kP, int MB>
+__device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)[kP][kG32 ? 2 : 1], float (&tmp)[kP][MB][4], float (&acc)[MB][4]) {
+#pragma unroll
+  for (int p = 0; p < kP; ++p) {
+    if (p >= valid) continue;
+    const float2 s2 = sc[p][kG32 ? h : 0];
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb) {
+      acc[mb][0] = fmaf(tmp[p][mb][0], s2.x, acc[mb][0]);
+      acc[mb][1] = fmaf(tmp[p][mb][1], s2.x, acc[mb][1]);
+      acc[mb][2] = fmaf(tmp[p][mb][2], s2.y, acc[mb][2]);
+      acc[mb][3] = fmaf(tmp[p][mb][3], s2.y, acc[mb][3]);
+#pragma unroll
+      for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
+    }
+  }
+}
+
 // Writes 4 reduced partials (float4 i4 of a block's outputs, `row_block` its row block) into y:
 // outputs are ordered (stripe of the block, mb, lane, c) as in a warp's accumulators acc[mb][c],
 // c = (row gid | gid + 8) x (token 2 t | 2 t + 1). Rows past N and tokens past m are dropped;

@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kThreads, small_min_blocks(T)) decode_small_ke
   const int xrow = small_x_row_bytes(a.block_tiles);
   float* red = reinterpret_cast<float*>(xs + a.m * xrow);  // (8 warps, MB, 32 lanes, 4) partials
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tq = lane % 4;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4;
   const int ws = warp % a.warps_n, wk = warp / a.warps_n;
   const int stripe = static_cast<int>(blockIdx.x) * a.warps_n + ws;
   const int t0 = wk * a.tiles_per_warp;  // the block covers all of K: its first tile is 0
@@ -150,54 +150,36 @@ __global__ void __launch_bounds__(kThreads, small_min_blocks(T)) decode_small_ke
 #pragma unroll
   for (int p0 = 0; p0 < T; p0 += kChunk) {
     if (p0 >= ntiles) break;  // warp-uniform
+    // This chunk's words, zero constants and scales (register renames once unrolled).
+    uint4 wc[kChunk];
+    std::uint32_t zlo[kChunk][kGs], zhi[kChunk][kGs];
+    float2 sc[kChunk][kGs];
     float tmp[kChunk][MB][4];
 #pragma unroll
-    for (int p = 0; p < kChunk; ++p)
+    for (int p = 0; p < kChunk; ++p) {
+      wc[p] = wv[p0 + p];
+#pragma unroll
+      for (int g = 0; g < kGs; ++g) {
+        const std::uint32_t z = kZeros ? zb[p0 + p][g] : 0x88u;  // uint4b8: z = 8 in both rows
+        zlo[p][g] = D::zlo_of(z & 15u);
+        zhi[p][g] = D::zhi_of(z >> 4);
+        sc[p][g] = D::to_float2(sw[p0 + p][g]);
+      }
 #pragma unroll
       for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
         for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
+    }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {  // sub-tile pair (2h, 2h + 1)
       uint4 b[kChunk][MB];
 #pragma unroll
       for (int p = 0; p < kChunk; ++p)
 #pragma unroll
-        for (int mb = 0; mb < MB; ++mb)  // past ntiles: zero weights times zero x (no read past the staged x)
+        for (int mb = 0; mb < MB; ++mb)  // past ntiles: zero x (never read past the copied rows), partials dropped
           b[p][mb] = p0 + p < ntiles ? ldmatrix_x4(xl[mb] + (p0 + p) * 128 + h * 64) : make_uint4(0u, 0u, 0u, 0u);
-#pragma unroll
-      for (int jj = 0; jj < 2; ++jj) {
-#pragma unroll
-        for (int p = 0; p < kChunk; ++p) {  // p innermost: consecutive mma go to independent accumulators
-          const int hg = kG32 ? h : 0;
-          const int j = 2 * h + jj;
-          const uint4& wt = wv[p0 + p];
-          const std::uint32_t w = j == 0 ? wt.x : j == 1 ? wt.y : j == 2 ? wt.z : wt.w;
-          const std::uint32_t z = kZeros ? zb[p0 + p][hg] : 0x88u;  // uint4b8: z = 8 in both rows
-          std::uint32_t af[4];
-          D::dequant(w, D::zlo_of(z & 15u), D::zhi_of(z >> 4), af);
-#pragma unroll
-          for (int mb = 0; mb < MB; ++mb) {
-            if (jj == 0) D::mma(tmp[p][mb], af, b[p][mb].x, b[p][mb].y);
-            else D::mma(tmp[p][mb], af, b[p][mb].z, b[p][mb].w);
-          }
-        }
-      }
-      if (kG32 || h == 1) {  // end of a group: scale the fp32 partials into acc, per row
-#pragma unroll
-        for (int p = 0; p < kChunk; ++p) {
-          const float2 s2 = D::to_float2(sw[p0 + p][kG32 ? h : 0]);  // 0 past ntiles
-#pragma unroll
-          for (int mb = 0; mb < MB; ++mb) {
-            acc[mb][0] = fmaf(tmp[p][mb][0], s2.x, acc[mb][0]);
-            acc[mb][1] = fmaf(tmp[p][mb][1], s2.x, acc[mb][1]);
-            acc[mb][2] = fmaf(tmp[p][mb][2], s2.y, acc[mb][2]);
-            acc[mb][3] = fmaf(tmp[p][mb][3], s2.y, acc[mb][3]);
-#pragma unroll
-            for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
-          }
-        }
-      }
+      mma_pair<D, kG32>(h, wc, zlo, zhi, b, tmp);
+      if (kG32 || h == 1) scale_group<kG32>(h, ntiles - p0, sc, tmp, acc);  // end of a group
     }
   }
 
