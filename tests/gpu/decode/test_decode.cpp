@@ -160,6 +160,7 @@ TEST(Decode, EveryConfigurationM1To16) {
 // rows, and a row stride that forces the staged fallback.
 TEST(Decode, StreamedX) {
   REQUIRE_GPU();
+  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");  // these layers would take the small-layer kernel
   setenv("W4A16_DECODE_XSTREAM", "1", 1);
   for (DType act : {DType::f16, DType::bf16})
     for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
@@ -185,6 +186,7 @@ TEST(Decode, StreamedX) {
 // Odd extents: K not a multiple of 64 (padding tiles), N not a multiple of 16, unaligned x rows.
 TEST(Decode, OddShapesAndScalarStaging) {
   REQUIRE_GPU();
+  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");  // the streaming kernel (SmallOddShapes: the small one)
   struct S { std::int64_t n, k; int g; ScalarType st; };
   for (S s : {S{100, 328, kChannelwise, ScalarType::uint4b8}, S{200, 328, kChannelwise, ScalarType::uint4},
               S{24, 96, 32, ScalarType::uint4}, S{8, 8, kChannelwise, ScalarType::uint4}, S{1000, 1000 - 40 + 64 * 3, 32, ScalarType::uint4b8},
