@@ -52,7 +52,7 @@ t=$(( $(left) - 4 )); [ $t -lt 10 ] && t=10
 say "== bench 2: W4A16_DECODE_SMALL=1 (small kernel where its plan fits one wave) (timeout $t s)"
 W4A16_DECODE_SMALL=1 timeout $t "$BIN/w4a16_bench_gpu" "${ARGS[@]}" --no-cublas --csv "$W/small.csv" >"$W/small.txt" 2>&1
 say "bench 2 rc=$?"
-grep -iE "error|fail|what" "$W/old.txt" "$W/small.txt" | head -10 | tee -a "$LOG"
+for f in old small; do say "-- bench $f: last lines"; grep -v "^cuda_decode\|^cublas" "$W/$f.txt" | tail -4 | tee -a "$LOG"; done
 say "== A/B summary (us per call, median of graph replays, cold L2; old = streaming kernel, small = decode_small.cu)"
 python3 "$HERE/summary.py" "$W/old.csv" "$W/small.csv" "$OUT/decode_small.csv" 2>&1 | tee -a "$LOG"
 say "wall $(( $(date +%s) - T0 )) s"

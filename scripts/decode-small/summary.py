@@ -53,4 +53,4 @@ for k in sorted(set(o) | set(s), key=lambda k: (k[0], k[2], k[3], k[1])):
 print(f"small-kernel points faster than the streaming kernel: {wins}, not faster: {losses} "
       f"(rows whose plan says small; others fell back to the streaming kernel in both runs)")
 bad = [k for k, r in list(o.items()) + list(s.items()) if r["ok"] != "1"]
-print("correctness check of every timed row:", "all ok" if not bad else f"{len(bad)} FAILED: {bad[:6]}")
+print(f"rows: old {len(o)}, small {len(s)}; correctness check of every timed row:", "all ok" if not bad else f"{len(bad)} FAILED: {bad[:6]}")

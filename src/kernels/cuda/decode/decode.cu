@@ -30,6 +30,9 @@
 // rank order), always in the same order: results are bitwise reproducible run to run. No
 // workspace, no atomics, no allocation: CUDA-graph safe.
 // Instantiated: {fp16, bf16} x {M <= 8, M <= 16} x {uint4b8, uint4} x {g == 32, g >= 64 or channelwise}.
+// Small layers (weights <= kDecodeSmallAutoBytes, one wave of blocks, 16-byte x rows without perm):
+// decode_plan picks the lean kernel of decode_small.cu instead (decode.hpp: the rule and the
+// W4A16_DECODE_SMALL knob); both share Args, Dt, mma_pair, scale_group (decode_device.cuh).
 // Checked by: build-cuda/tests/gpu/decode/w4a16_test_gpu_decode, timed by w4a16_bench_gpu
 // (both through scripts/gpu-check on the H200).
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,8 @@
 // never allocates and is safe inside CUDA-graph capture. The split-K reduction goes through the
 // distributed shared memory of a thread-block cluster in a fixed order: deterministic, and no
 // workspace is needed (decode_workspace_bytes returns 0; a null workspace is accepted).
+// Small layers (the Qwen2.5-0.5B class) may take a second, lean kernel (decode_small.cu): one wave,
+// weights in registers before the PDL wait, no ring, no cluster; decode_plan chooses (below).
 #pragma once
 #include <cuda_runtime.h>
 
