@@ -11,7 +11,8 @@
 #   3. the same sweep, W4A16_DECODE_SMALL=1 (small kernel wherever its plan fits one wave);
 #      Qwen2.5-0.5B qkv/o/gate_up/down + llama8b.o/qkv, M = 1,2,4,8,12,16, fp16/bf16 x uint4b8/uint4, g128,
 #      shared timer (graph replay over rotating weight copies, cold L2, median).
-#   4. summary table: shape, M, old us, small us, old/small, cuBLAS.
+#   4. (if >= 15 s are left) the small kernel with W4A16_DECODE_SMALL_T=8 on the Qwen layers, M = 1, 16;
+#   5. summary table: shape, M, old us, small us, old/small, cuBLAS, small T>=8 us.
 set -uo pipefail
 T0=$(date +%s)
 BUDGET=${DECODE_SMALL_BUDGET_S:-145}
@@ -48,12 +49,22 @@ t=$(( ($(left) - 6) * 55 / 100 )); [ $t -lt 10 ] && t=10
 say "== bench 1: W4A16_DECODE_SMALL=0 (streaming kernel) + cuBLAS (timeout $t s)"
 W4A16_DECODE_SMALL=0 timeout $t "$BIN/w4a16_bench_gpu" "${ARGS[@]}" --csv "$W/old.csv" >"$W/old.txt" 2>&1
 say "bench 1 rc=$? (124 = timeout: the CSV keeps the rows done)"
-t=$(( $(left) - 4 )); [ $t -lt 10 ] && t=10
+t=$(( ($(left) - 4) * 75 / 100 )); [ $t -lt 10 ] && t=10
 say "== bench 2: W4A16_DECODE_SMALL=1 (small kernel where its plan fits one wave) (timeout $t s)"
 W4A16_DECODE_SMALL=1 timeout $t "$BIN/w4a16_bench_gpu" "${ARGS[@]}" --no-cublas --csv "$W/small.csv" >"$W/small.txt" 2>&1
 say "bench 2 rc=$?"
-for f in old small; do say "-- bench $f: last lines"; grep -v "^cuda_decode\|^cublas" "$W/$f.txt" | tail -4 | tee -a "$LOG"; done
+: >"$W/t8.txt"
+t=$(( $(left) - 4 ))
+if [ $t -ge 15 ]; then  # optional: the tile bucket (fewer, longer warps) on the Qwen layers, M = 1 and 16, fp16 uint4b8
+  say "== bench 3: W4A16_DECODE_SMALL=1 W4A16_DECODE_SMALL_T=8 (timeout $t s)"
+  W4A16_DECODE_SMALL=1 W4A16_DECODE_SMALL_T=8 timeout $t "$BIN/w4a16_bench_gpu" --shapes qwen0.5b.qkv,qwen0.5b.o,qwen0.5b.gate_up,qwen0.5b.down \
+    --ms 1,16 --dtypes f16 --scalars uint4b8 --groups 128 --no-extra-groups --no-cublas --csv "$W/t8.csv" >"$W/t8.txt" 2>&1
+  say "bench 3 rc=$?"
+else
+  say "== bench 3 (T >= 8) skipped: $t s left"
+fi
+for f in old small t8; do say "-- bench $f: last lines"; grep -v "^cuda_decode\|^cublas" "$W/$f.txt" | tail -4 | tee -a "$LOG"; done
 say "== A/B summary (us per call, median of graph replays, cold L2; old = streaming kernel, small = decode_small.cu)"
-python3 "$HERE/summary.py" "$W/old.csv" "$W/small.csv" "$OUT/decode_small.csv" 2>&1 | tee -a "$LOG"
+python3 "$HERE/summary.py" "$W/old.csv" "$W/small.csv" "$OUT/decode_small.csv" "$W/t8.csv" 2>&1 | tee -a "$LOG"
 say "wall $(( $(date +%s) - T0 )) s"
 rm -rf "$W"

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""decode-small A/B summary: summary.py OLD.csv SMALL.csv OUT.csv
+"""decode-small A/B summary: summary.py OLD.csv SMALL.csv OUT.csv [T8.csv]
 OLD.csv: w4a16_bench_gpu with W4A16_DECODE_SMALL=0 (the streaming kernel, + cuBLAS rows);
 SMALL.csv: the same sweep with W4A16_DECODE_SMALL=1. Prints the table (shape, M, dtype, format,
 old us, small us, old/small, cuBLAS same dtype, small's plan, checks) and writes both runs into
-OUT.csv with a leading column `run`."""
+OUT.csv with a leading column `run`. T8.csv (optional): the small kernel with W4A16_DECODE_SMALL_T=8."""
 import csv
 import sys
 
@@ -22,9 +22,10 @@ def read(path):
 
 
 old, small = read(sys.argv[1]), read(sys.argv[2])
+t8 = read(sys.argv[4]) if len(sys.argv) > 4 else []
 with open(sys.argv[3], "w", newline="") as f:
     w = None
-    for run, rows in (("old", old), ("small", small)):
+    for run, rows in (("old", old), ("small", small), ("small_t8", t8)):
         for r in rows:
             if w is None:
                 w = csv.DictWriter(f, fieldnames=["run"] + list(r.keys()))
@@ -35,8 +36,9 @@ key = lambda r: (r["shape"], int(r["m"]), r["dtype"], r["format"], r["group"])
 cub = {(r["shape"], int(r["m"]), r["dtype"]): float(r["us"]) for r in old if r["kernel"].startswith("cublas")}
 o = {key(r): r for r in old if r["kernel"] == "cuda_decode"}
 s = {key(r): r for r in small if r["kernel"] == "cuda_decode"}
-print("| shape | M | dtype | format | old us | small us | old/small | cuBLAS us | tinygemm us (lead) | small plan | ok old/small |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+s8 = {key(r): r for r in t8 if r["kernel"] == "cuda_decode"}
+print("| shape | M | dtype | format | old us | small us | old/small | cuBLAS us | tinygemm us (lead) | small T>=8 us | small plan | ok old/small |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 wins = losses = 0
 for k in sorted(set(o) | set(s), key=lambda k: (k[0], k[2], k[3], k[1])):
     ro, rs = o.get(k), s.get(k)
@@ -49,8 +51,8 @@ for k in sorted(set(o) | set(s), key=lambda k: (k[0], k[2], k[3], k[1])):
     c = cub.get((k[0], k[1], k[2]))
     tg = TINYGEMM.get((k[0], k[1]), None)
     print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {uo if uo else '-'} | {us if us else '-'} | {ratio} | {c if c else '-'} | "
-          f"{tg if tg else ''} | {rs['plan'] if rs else '-'} | {ro['ok'] if ro else '-'}/{rs['ok'] if rs else '-'} |")
+          f"{tg if tg else ''} | {s8[k]['us'] + (' (' + s8[k]['plan'].split(' warps_n')[0] + ')') if k in s8 else ''} | {rs['plan'] if rs else '-'} | {ro['ok'] if ro else '-'}/{rs['ok'] if rs else '-'} |")
 print(f"small-kernel points faster than the streaming kernel: {wins}, not faster: {losses} "
       f"(rows whose plan says small; others fell back to the streaming kernel in both runs)")
-bad = [k for k, r in list(o.items()) + list(s.items()) if r["ok"] != "1"]
+bad = [k for k, r in list(o.items()) + list(s.items()) + list(s8.items()) if r["ok"] != "1"]
 print(f"rows: old {len(o)}, small {len(s)}; correctness check of every timed row:", "all ok" if not bad else f"{len(bad)} FAILED: {bad[:6]}")
