@@ -36,6 +36,13 @@ bool have_gpu(std::string* why) {
     if (!have_gpu(&why_)) GTEST_SKIP() << why_; \
   } while (0)
 
+// Sets an environment knob for one scope (decode_plan reads them on every call).
+struct ScopedEnv {
+  const char* name;
+  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
+  ~ScopedEnv() { unsetenv(name); }
+};
+
 template <class T>
 struct DevBuf {
   T* p = nullptr;
@@ -72,12 +79,14 @@ Layer make_layer(const QuantSpec& spec, DType act, bool bias, bool act_order, DT
 
 // Runs decode on random x [m, K] (row stride xs) into a poisoned y (row stride ys) and checks it
 // against the reference; returns the output bits for determinism checks.
+// x: fresh random rows unless `x_given` (m rows of row stride K + xs_extra) is passed, e.g. to
+// repeat a run on the same input.
 std::vector<std::uint16_t> check_run(const Layer& L, DType act, std::int64_t m, std::int64_t xs_extra, std::int64_t ys_extra,
-                                     const std::string& what) {
+                                     const std::string& what, const std::vector<std::uint16_t>* x_given = nullptr) {
   const std::int64_t N = L.q.spec().n, K = L.q.spec().k, xs = K + xs_extra, ys = N + ys_extra;
   SCOPED_TRACE(what + " M=" + std::to_string(m) + " x_stride=" + std::to_string(xs) + " y_stride=" + std::to_string(ys) +
                " seed=" + std::to_string(test::seed()));
-  std::vector<std::uint16_t> xh = test::random_act(m, K, act, xs);
+  std::vector<std::uint16_t> xh = x_given ? *x_given : test::random_act(m, K, act, xs);
   DevBuf<std::uint16_t> xd(xh.size()), yd(static_cast<std::size_t>(m * ys + kGuard));
   xd.upload(xh);
   const std::uint16_t poison = test::poison_bits(act);
@@ -112,10 +121,21 @@ std::string name(const QuantSpec& s, const Cfg& c) {
   return s.describe() + " " + std::string(dtype_name(c.act)) + (c.bias ? " bias" : "") + (c.act_order ? " act_order" : "");
 }
 
+// The plan decode_run takes for this layer and chunk (16-byte aligned rows, no act-order perm).
+bool takes_small(const QuantSpec& spec, std::int64_t m) {
+  return decode_plan(spec.n, spec.k, static_cast<int>(std::min<std::int64_t>(m, 16)), spec.scalar == ScalarType::uint4, spec.group_size, true)
+             .small_tiles > 0;
+}
+
 // Every configuration the kernel accepts, M = 1..16, on an odd shape (N = 200 = 8 * 25,
-// K = 768 = 256 * 3 so every group size divides), strided rows on every other M.
-TEST(Decode, EveryConfigurationM1To16) {
-  REQUIRE_GPU();
+// K = 768 = 256 * 3 so every group size divides), strided rows on every other M (x strides stay
+// multiples of 8: 16-byte rows). knob: W4A16_DECODE_SMALL, "0" the streaming kernel (the default
+// would take the small-layer kernel here), "1" the small-layer kernel (asserted from the plan), but
+// for act-order layers, which fall back to the streaming kernel (x is gathered) and must stay
+// correct with the knob on.
+void every_configuration(const char* knob) {
+  ScopedEnv env("W4A16_DECODE_SMALL", knob);
+  const bool small = std::string(knob) == "1";
   for (DType act : {DType::f16, DType::bf16})
     for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
       for (int g : {32, 64, 128, 256, kChannelwise})
@@ -124,8 +144,16 @@ TEST(Decode, EveryConfigurationM1To16) {
             Cfg c{act, st, g, bias, ao};
             QuantSpec spec{200, 768, g, st};
             Layer L = make_layer(spec, act, bias, ao, act);
-            for (std::int64_t m = 1; m <= 16; ++m) check_run(L, act, m, (m % 2) ? 0 : 8, (m % 3) ? 0 : 5, name(spec, c));
+            for (std::int64_t m = 1; m <= 16; ++m) {
+              if (!ao) ASSERT_EQ(takes_small(spec, m), small) << name(spec, c) << " M=" << m;  // act-order: never small (decode_run)
+              check_run(L, act, m, (m % 2) ? 0 : 8, (m % 3) ? 0 : 5, name(spec, c) + (small ? " small" : ""));
+            }
           }
+}
+
+TEST(Decode, EveryConfigurationM1To16) {
+  REQUIRE_GPU();
+  every_configuration("0");
 }
 
 // x streamed per step through the block ring (W4A16_DECODE_XSTREAM=1: every plan with 8 warps along N
@@ -134,6 +162,7 @@ TEST(Decode, EveryConfigurationM1To16) {
 // rows, and a row stride that forces the staged fallback.
 TEST(Decode, StreamedX) {
   REQUIRE_GPU();
+  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");  // these layers would take the small-layer kernel
   setenv("W4A16_DECODE_XSTREAM", "1", 1);
   for (DType act : {DType::f16, DType::bf16})
     for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
@@ -159,6 +188,7 @@ TEST(Decode, StreamedX) {
 // Odd extents: K not a multiple of 64 (padding tiles), N not a multiple of 16, unaligned x rows.
 TEST(Decode, OddShapesAndScalarStaging) {
   REQUIRE_GPU();
+  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");  // the streaming kernel (SmallOddShapes: the small one)
   struct S { std::int64_t n, k; int g; ScalarType st; };
   for (S s : {S{100, 328, kChannelwise, ScalarType::uint4b8}, S{200, 328, kChannelwise, ScalarType::uint4},
               S{24, 96, 32, ScalarType::uint4}, S{8, 8, kChannelwise, ScalarType::uint4}, S{1000, 1000 - 40 + 64 * 3, 32, ScalarType::uint4b8},
@@ -254,9 +284,7 @@ TEST(Decode, PersistentItems) {
 // launch) and fetch its weights, but must read x only after the first has written it. The
 // intermediate is poisoned before each chain, so a read that runs ahead sees poison. Plain stream
 // launches and a CUDA graph of the same chain.
-TEST(Decode, ChainedLayersReadTheirInputAfterTheProducer) {
-  REQUIRE_GPU();
-  const std::int64_t H = 4096, F = 11008;
+void check_chain(std::int64_t H, std::int64_t F) {
   Layer L1 = make_layer(QuantSpec{F, H, 128, ScalarType::uint4b8}, DType::f16, false, false, DType::f16);
   Layer L2 = make_layer(QuantSpec{H, F, 128, ScalarType::uint4}, DType::f16, true, false, DType::f16);
   cudaStream_t s;
@@ -298,6 +326,11 @@ TEST(Decode, ChainedLayersReadTheirInputAfterTheProducer) {
     }
   }
   cudaStreamDestroy(s);
+}
+
+TEST(Decode, ChainedLayersReadTheirInputAfterTheProducer) {
+  REQUIRE_GPU();
+  check_chain(4096, 11008);
 }
 
 // Same inputs, same bits, three times (split-K reduced in a fixed order).
@@ -438,6 +471,87 @@ TEST(Decode, Rejections) {
   W4A16_CUDA_TRY(cudaDeviceSynchronize());
   for (std::uint16_t v : yd.download()) ASSERT_EQ(v, 0x1111);
   EXPECT_EQ(decode_workspace_bytes(64, 128, 64, false, 16), 0u);
+}
+
+
+// ---- The small-layer kernel (decode_small.cu), forced on with W4A16_DECODE_SMALL=1 ----
+
+TEST(Decode, SmallEveryConfigurationM1To16) {
+  REQUIRE_GPU();
+  every_configuration("1");
+}
+
+// Odd N and K (multiples of 8 with odd factors), N below one stripe, K of one group; rows whose
+// stride is not a multiple of 8 (x not 16-byte aligned) fall back to the streaming kernel.
+TEST(Decode, SmallOddShapes) {
+  REQUIRE_GPU();
+  ScopedEnv small("W4A16_DECODE_SMALL", "1");
+  struct S { std::int64_t n, k; int g; ScalarType st; };
+  for (S s : {S{100, 328, kChannelwise, ScalarType::uint4b8}, S{200, 776, kChannelwise, ScalarType::uint4}, S{24, 96, 32, ScalarType::uint4},
+              S{8, 8, kChannelwise, ScalarType::uint4}, S{1000, 864, 32, ScalarType::uint4b8}, S{1, 64, 64, ScalarType::uint4b8},
+              S{72, 1344, 64, ScalarType::uint4}, S{40, 1016, kChannelwise, ScalarType::uint4b8}, S{1160, 4864, 128, ScalarType::uint4}})
+    for (DType act : {DType::f16, DType::bf16}) {
+      QuantSpec spec{s.n, s.k, s.g, s.st};
+      Layer L = make_layer(spec, act, true, false, DType::f16);
+      for (std::int64_t m : {1, 3, 8, 9, 16}) {
+        ASSERT_TRUE(takes_small(spec, m)) << spec.describe() << " M=" << m;
+        check_run(L, act, m, 0, 0, spec.describe() + " small");
+        check_run(L, act, m, 3, 1, spec.describe() + " small, unaligned x rows (streaming kernel)");
+      }
+    }
+}
+
+// Every tile bucket (W4A16_DECODE_SMALL_T: the smallest T the plan may take) on K = 768 (12 tiles:
+// T = 2, 4, 8, 16 give 8, 4, 2, 1 warps along K, some warps short or empty) and K = 4864 (76 tiles:
+// T = 16 only, 10 per warp), every dtype and scalar type, g = 32 and 128.
+TEST(Decode, SmallEveryTileBucket) {
+  REQUIRE_GPU();
+  ScopedEnv small("W4A16_DECODE_SMALL", "1");
+  struct S { std::int64_t n, k; };
+  for (S s : {S{200, 768}, S{136, 4864}})
+    for (const char* t : {"2", "4", "8", "16"})
+      for (int g : {32, 128}) {
+        ScopedEnv bucket("W4A16_DECODE_SMALL_T", t);
+        const DType act = g == 32 ? DType::bf16 : DType::f16;
+        const ScalarType st = g == 32 ? ScalarType::uint4 : ScalarType::uint4b8;
+        QuantSpec spec{s.n, s.k, g, st};
+        Layer L = make_layer(spec, act, g == 32, false, act);
+        for (std::int64_t m : {1, 6, 12, 16}) {
+          const DecodePlan p = decode_plan(spec.n, spec.k, static_cast<int>(m), st == ScalarType::uint4, g, true);
+          ASSERT_EQ(p.small_tiles, s.k == 768 ? std::atoi(t) : 16) << spec.describe() << " " << p.describe();  // 76 tiles: only T = 16
+          check_run(L, act, m, 0, 0, spec.describe() + " T>=" + t + " " + p.describe());
+        }
+      }
+}
+
+// The Qwen2.5-0.5B layers the kernel is for, M = 1..16 (both token halves), bitwise identical on
+// a second run (the K split is summed in warp order).
+TEST(Decode, SmallQwenShapes) {
+  REQUIRE_GPU();
+  ScopedEnv small("W4A16_DECODE_SMALL", "1");
+  struct S { std::int64_t n, k; DType act; ScalarType st; bool bias; };
+  for (S s : {S{1152, 896, DType::f16, ScalarType::uint4b8, true}, S{896, 896, DType::bf16, ScalarType::uint4b8, false},
+              S{9728, 896, DType::bf16, ScalarType::uint4, false}, S{896, 4864, DType::f16, ScalarType::uint4, true}}) {
+    QuantSpec spec{s.n, s.k, 128, s.st};
+    Layer L = make_layer(spec, s.act, s.bias, false, s.act);
+    for (std::int64_t m : {1, 2, 5, 8, 9, 16}) {
+      ASSERT_TRUE(takes_small(spec, m)) << spec.describe() << " M=" << m;
+      const std::vector<std::uint16_t> x = test::random_act(m, spec.k, s.act, spec.k);
+      const auto first = check_run(L, s.act, m, 0, 0, spec.describe() + " small", &x);
+      const auto again = check_run(L, s.act, m, 0, 0, spec.describe() + " small, again", &x);
+      EXPECT_EQ(first, again) << spec.describe() << " M=" << m << ": not bitwise reproducible";
+    }
+  }
+}
+
+// Chained Qwen MLP layers (up 4864x896, down 896x4864: both small) on a stream and in a CUDA graph:
+// the small kernel loads its weights before griddepcontrol.wait and x only after it.
+TEST(Decode, SmallChainedLayersReadTheirInputAfterTheProducer) {
+  REQUIRE_GPU();
+  ScopedEnv small("W4A16_DECODE_SMALL", "1");
+  ASSERT_TRUE(takes_small(QuantSpec{4864, 896, 128, ScalarType::uint4b8}, 16));
+  ASSERT_TRUE(takes_small(QuantSpec{896, 4864, 128, ScalarType::uint4}, 16));
+  check_chain(896, 4864);
 }
 
 }  // namespace

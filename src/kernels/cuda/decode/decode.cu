@@ -30,6 +30,9 @@
 // rank order), always in the same order: results are bitwise reproducible run to run. No
 // workspace, no atomics, no allocation: CUDA-graph safe.
 // Instantiated: {fp16, bf16} x {M <= 8, M <= 16} x {uint4b8, uint4} x {g == 32, g >= 64 or channelwise}.
+// Small layers (one wave of blocks, <= kDecodeSmallMaxXBytes of x copied, 16-byte x rows, no perm):
+// decode_plan picks the lean kernel of decode_small.cu instead (decode.hpp: the rule and the
+// W4A16_DECODE_SMALL knob); both share Args, Dt, mma_pair, scale_group (decode_device.cuh).
 // Checked by: build-cuda/tests/gpu/decode/w4a16_test_gpu_decode, timed by w4a16_bench_gpu
 // (both through scripts/gpu-check on the H200).
 // ---------------------------------------------------------------------------------------------
@@ -45,6 +48,7 @@
 #include <string>
 
 #include "common.cuh"
+#include "decode/decode_device.cuh"
 #include "pdl.cuh"
 #include "w4a16/core/error.hpp"
 
@@ -53,176 +57,7 @@ namespace {
 
 namespace cg = cooperative_groups;
 
-constexpr int kWarps = 8;               // warps per block (256 threads)
-constexpr int kThreads = kWarps * 32;
-constexpr int kMaxSplits = 8;           // portable cluster size limit
-constexpr std::size_t kMaxSmem = 200 * 1024;  // below the 227 KB opt-in limit of sm_90
-
-struct Args {
-  const uint4* qweight;         // (N_pad/16, K_pad/64, 32) uint4: one 16-byte load per lane per tile
-  const std::uint32_t* scales;  // (G, N_pad/2) pairs (s[r], s[r+8]) of one lane, as 32-bit words
-  const std::uint8_t* zeros;    // (G, N_pad/16, 8)
-  const std::uint16_t* bias;    // (N,) or null
-  const std::int32_t* perm;     // (K,) or null
-  const std::uint16_t* x;       // (m, K) row stride x_stride
-  std::uint16_t* y;             // (m, N) row stride y_stride
-  long long x_stride, y_stride;
-  int m;                        // tokens of this chunk, 1..16
-  int n, k;                     // true extents
-  int nt_count, kt_count;       // N_pad/16, K_pad/64
-  int groups;                   // G
-  int gshift;                   // log2(group size); 30 for channelwise (G = 1 makes the group always 0)
-  int warps_n, warps_k, tiles_per_warp, block_tiles;
-  int splits;
-  int row_blocks;               // row blocks in all (gridDim.y may be fewer: each block loops over its items)
-  int depth;                    // ring slots per warp, kMinDepth..kMaxDepth
-  int xvec;                     // x rows 16-byte aligned: stage with 16-byte loads
-  int xstream;                  // x streamed per step through a block ring (warps_k == 1, no perm, xvec), else staged once
-};
-
-// (a & b) | c in one instruction; 0xEA is the lop3 table of that expression ((0xF0 & 0xCC) | 0xAA).
-__device__ __forceinline__ std::uint32_t lop3_and_or(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
-  std::uint32_t d;
-  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-  return d;
-}
-
-// Per activation dtype: the magic-number dequantization of one layout word into the 4 A registers
-// of its k16 sub-tile (rows gid, gid + 8, gid, gid + 8; docs/LAYOUT.md), and the mma.
-// zlo / zhi: per-row zero-point constants of rows gid / gid + 8 (made by zlo_of / zhi_of from z in 0..15).
-template <bool kBf16>
-struct Dt;
-template <>
-struct Dt<false> {
-  // fp16 1024.0 = 0x6400: its mantissa unit is 1, so 0x6400 | q is exactly 1024 + q and
-  // 0x6400 | (q << 4) exactly 1024 + 16 q. Nibbles 0 and 4 (register 0) and 2 and 6 (register 2,
-  // after w >> 8) are taken low, 1 and 5 / 3 and 7 (registers 1 and 3) high, then
-  //   low:  (1024 + q) - (1024 + z)          = q - z   (one hsub2)
-  //   high: (1024 + 16 q) / 16 - (64 + z)    = q - z   (one hfma2; every step exact)
-  // 9 instructions per word instead of 11 with three shifts (Marlin's dequantization).
-  static constexpr std::uint32_t kMagic = 0x64006400u;
-  static constexpr std::uint32_t kSixteenth = 0x2C002C00u;  // fp16 1/16 in both halves
-  __device__ static __forceinline__ std::uint32_t zlo_of(std::uint32_t z) { return kMagic + z * 0x00010001u; }  // 1024 + z
-  __device__ static __forceinline__ std::uint32_t zhi_of(std::uint32_t z) { return 0xD400D400u + z * 0x00100010u; }  // -(64 + z)
-  __device__ static __forceinline__ void dequant(std::uint32_t w, std::uint32_t zlo, std::uint32_t zhi, std::uint32_t (&af)[4]) {
-    const std::uint32_t w8 = w >> 8;
-    af[0] = sub(lop3_and_or(w, 0x000f000fu, kMagic), zlo);
-    af[1] = fma(lop3_and_or(w, 0x00f000f0u, kMagic), kSixteenth, zhi);
-    af[2] = sub(lop3_and_or(w8, 0x000f000fu, kMagic), zlo);
-    af[3] = fma(lop3_and_or(w8, 0x00f000f0u, kMagic), kSixteenth, zhi);
-  }
-  __device__ static __forceinline__ std::uint32_t sub(std::uint32_t a, std::uint32_t b) {
-    __half2 r = __hsub2(*reinterpret_cast<__half2*>(&a), *reinterpret_cast<__half2*>(&b));
-    return *reinterpret_cast<std::uint32_t*>(&r);
-  }
-  __device__ static __forceinline__ std::uint32_t fma(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
-    __half2 r = __hfma2(*reinterpret_cast<__half2*>(&a), *reinterpret_cast<__half2*>(&b), *reinterpret_cast<__half2*>(&c));
-    return *reinterpret_cast<std::uint32_t*>(&r);
-  }
-  __device__ static __forceinline__ float2 to_float2(std::uint32_t v) { return __half22float2(*reinterpret_cast<__half2*>(&v)); }
-  __device__ static __forceinline__ float to_float(std::uint16_t v) { return __half2float(__ushort_as_half(v)); }
-  __device__ static __forceinline__ std::uint16_t from_float(float f) { return __half_as_ushort(__float2half_rn(f)); }
-  __device__ static __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-};
-template <>
-struct Dt<true> {
-  // bf16 128.0 = 0x4300: mantissa unit 1, so 0x4300 | q is exactly 128 + q. bf16 has 7 mantissa
-  // bits, so a nibble cannot sit at bits 4..7 (bit 7 is the exponent's): every register takes its
-  // nibbles low, after a shift, and subtracts 128 + z (11 instructions per word).
-  static constexpr std::uint32_t kMagic = 0x43004300u;
-  __device__ static __forceinline__ std::uint32_t zlo_of(std::uint32_t z) { return kMagic + z * 0x00010001u; }  // 128 + z
-  __device__ static __forceinline__ std::uint32_t zhi_of(std::uint32_t z) { return kMagic + z * 0x00010001u; }
-  __device__ static __forceinline__ void dequant(std::uint32_t w, std::uint32_t zlo, std::uint32_t zhi, std::uint32_t (&af)[4]) {
-    af[0] = sub(lop3_and_or(w, 0x000f000fu, kMagic), zlo);
-    af[1] = sub(lop3_and_or(w >> 4, 0x000f000fu, kMagic), zhi);
-    af[2] = sub(lop3_and_or(w >> 8, 0x000f000fu, kMagic), zlo);
-    af[3] = sub(lop3_and_or(w >> 12, 0x000f000fu, kMagic), zhi);
-  }
-  __device__ static __forceinline__ std::uint32_t sub(std::uint32_t a, std::uint32_t b) {
-    __nv_bfloat162 r = __hsub2(*reinterpret_cast<__nv_bfloat162*>(&a), *reinterpret_cast<__nv_bfloat162*>(&b));
-    return *reinterpret_cast<std::uint32_t*>(&r);
-  }
-  __device__ static __forceinline__ float2 to_float2(std::uint32_t v) {
-    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&v));
-  }
-  __device__ static __forceinline__ float to_float(std::uint16_t v) { return __bfloat162float(__ushort_as_bfloat16(v)); }
-  __device__ static __forceinline__ std::uint16_t from_float(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
-  __device__ static __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-};
-
-// Shared x chunk in B-fragment order, token-major, only the m real tokens: the 16-byte unit
-// (token, tile, h) holds, for each lane t of that token, the 4 B registers of sub-tiles 2h, 2h + 1
-// (word t * 4 + (j % 2) * 2 + hi: the two k of B register hi of sub-tile j). A token's units are
-// contiguous (tiles * 2 units of 64 bytes), and odd tokens swap the two halves of each tile, so the
-// two tokens that share a quarter-warp of an LDS.128 hit different banks.
-//   word index = token * (block_tiles * 32) + tile * 32 + ((h ^ (token & 1)) * 16) + t * 4 + w
-// (the token stride is the plan's block_tiles, also for a last block with fewer tiles).
-__device__ __forceinline__ void stage_x(const Args& a, std::uint32_t* xs, int tile0, int tiles) {
-  // Each thread loads kBatch 16-byte groups before storing any: one L2 round trip (~0.35 us) per
-  // batch instead of per group (run 1 of 2026-12-02: 16 tokens x 64 tiles took ~12 us staged one
-  // group at a time).
-  constexpr int kBatch = 8;
-  const int groups8 = tiles * 8;  // 8-element k groups in the chunk
-  const int total = a.m * groups8;
-  for (int base = threadIdx.x; base < total; base += kBatch * kThreads) {
-    std::uint32_t v[kBatch][4];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const int idx = base + b * kThreads;
-      const int token = idx / groups8, kl = (idx % groups8) * 8;
-      const long long kg = static_cast<long long>(tile0) * 64 + kl;
-      v[b][0] = v[b][1] = v[b][2] = v[b][3] = 0u;
-      if (idx < total && kg < a.k) {  // K % 8 == 0: a group of 8 is wholly inside or outside
-        const std::uint16_t* row = a.x + token * a.x_stride;
-        if (a.perm) {
-          std::uint16_t e[8];
-#pragma unroll
-          for (int i = 0; i < 8; ++i) e[i] = __ldg(row + __ldg(a.perm + kg + i));
-#pragma unroll
-          for (int i = 0; i < 4; ++i) v[b][i] = e[2 * i] | (static_cast<std::uint32_t>(e[2 * i + 1]) << 16);
-        } else if (a.xvec) {
-          const uint4 q = __ldg(reinterpret_cast<const uint4*>(row + kg));
-          v[b][0] = q.x; v[b][1] = q.y; v[b][2] = q.z; v[b][3] = q.w;
-        } else {
-#pragma unroll
-          for (int i = 0; i < 4; ++i) v[b][i] = __ldg(row + kg + 2 * i) | (static_cast<std::uint32_t>(__ldg(row + kg + 2 * i + 1)) << 16);
-        }
-      }
-    }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const int idx = base + b * kThreads;
-      if (idx >= total) break;
-      const int token = idx / groups8, kl = (idx % groups8) * 8;
-      const int tl = kl / 64, kk = kl % 64, j = kk / 16, hi = (kk % 16) / 8;
-      std::uint32_t* dst = xs + token * (a.block_tiles * 32) + tl * 32 + (((j / 2) ^ (token & 1)) * 16) + (j % 2) * 2 + hi;
-#pragma unroll
-      for (int t = 0; t < 4; ++t) dst[t * 4] = v[b][t];  // lane t, word (j%2)*2 + hi
-    }
-  }
-}
-
-__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-
-// An opaque copy: ptxas otherwise re-derives per-lane addresses from the thread index inside the
-// main loop (seen in the SASS: S2R + 6 integer ops per use), though registers are to spare.
-__device__ __forceinline__ unsigned pin(unsigned v) {
-  asm volatile("mov.b32 %0, %0;" : "+r"(v));
-  return v;
-}
-template <class T>
-__device__ __forceinline__ const T* pin(const T* p) {
-  asm volatile("mov.b64 %0, %0;" : "+l"(p));
-  return p;
-}
+using namespace decode_detail;
 
 // cp.async: 16 bytes bypassing L1 (weights, streamed once) and 4 bytes through L1 (scales, zeros:
 // reused by the 4 lanes of a row pair and by consecutive tiles of a group). "memory" clobbers keep
@@ -236,14 +71,6 @@ __device__ __forceinline__ void cp_async4(unsigned smem, const void* gmem) {
 // 4 bytes, or zeros when src_bytes is 0 (x past K).
 __device__ __forceinline__ void cp_async4_zfill(unsigned smem, const void* gmem, unsigned src_bytes) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem), "l"(gmem), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
-__device__ __forceinline__ uint4 lds128(unsigned smem) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(smem) : "memory");
-  return v;
 }
 __device__ __forceinline__ uint2 lds64(unsigned smem) {
   uint2 v;
@@ -516,38 +343,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
         for (int p = 0; p < kP; ++p)
 #pragma unroll
           for (int mb = 0; mb < MB; ++mb) b[p][mb] = lds128(xl[mb][h] + xstep + p * 128);
-#pragma unroll
-        for (int jj = 0; jj < 2; ++jj) {
-#pragma unroll
-          for (int p = 0; p < kP; ++p) {  // p innermost: consecutive mma go to independent accumulators
-            const int hg = kG32 ? h : 0;
-            const int j = 2 * h + jj;
-            const std::uint32_t w = j == 0 ? wv[p].x : j == 1 ? wv[p].y : j == 2 ? wv[p].z : wv[p].w;
-            std::uint32_t af[4];
-            D::dequant(w, zlo[p][hg], zhi[p][hg], af);
-#pragma unroll
-            for (int mb = 0; mb < MB; ++mb) {
-              if (jj == 0) D::mma(tmp[p][mb], af, b[p][mb].x, b[p][mb].y);
-              else D::mma(tmp[p][mb], af, b[p][mb].z, b[p][mb].w);
-            }
-          }
-        }
-        if (kG32 || h == 1) {  // end of a group: scale the fp32 partials into acc, per row
-#pragma unroll
-          for (int p = 0; p < kP; ++p) {
-            if (p >= valid) continue;  // past this warp's range (last step only)
-            const float2 s2 = sc[p][kG32 ? h : 0];
-#pragma unroll
-            for (int mb = 0; mb < MB; ++mb) {
-              acc[mb][0] = fmaf(tmp[p][mb][0], s2.x, acc[mb][0]);
-              acc[mb][1] = fmaf(tmp[p][mb][1], s2.x, acc[mb][1]);
-              acc[mb][2] = fmaf(tmp[p][mb][2], s2.y, acc[mb][2]);
-              acc[mb][3] = fmaf(tmp[p][mb][3], s2.y, acc[mb][3]);
-#pragma unroll
-              for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
-            }
-          }
-        }
+        mma_pair<D, kG32>(h, wv, zlo, zhi, b, tmp);
+        if (kG32 || h == 1) scale_group<kG32>(h, valid, sc, tmp, acc);  // end of a group; tiles past `valid`: last step only
       }
     }
 
@@ -590,20 +387,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
       } else {
         s = reinterpret_cast<const float4*>(red)[i4];
       }
-      const float sv[4] = {s.x, s.y, s.z, s.w};
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int i = i4 * 4 + c;
-        const int sw = i / per_stripe, rest = i % per_stripe;
-        const int mb = rest / 128, ln = (rest % 128) / 4;
-        const int row = (rb * a.warps_n + sw) * 16 + ln / 4 + 8 * (c / 2);
-        const int token = mb * 8 + 2 * (ln % 4) + (c % 2);
-        if (row < a.n && token < a.m) {
-          float o = sv[c];
-          if (a.bias) o += D::to_float(a.bias[row]);
-          a.y[token * a.y_stride + row] = D::from_float(o);
-        }
-      }
+      store_outputs<D, MB>(a, s, i4, rb);
     }
     // Every rank's partials stay alive (and unchanged) until all ranks have read them: the next
     // item writes `red` only after this barrier.
@@ -758,13 +542,69 @@ double plan_cost(const DecodePlan& p, int sms, int m_chunk) {
          (p.splits > 1 ? c.cc : 0.0);
 }
 
+// W4A16_DECODE_SMALL: "0" never takes the small-layer kernel, "1" wherever its plan fits one wave,
+// unset: where it fits and its blocks copy at most kDecodeSmallMaxXBytes of x (decode.hpp).
+int small_override() {
+  const char* env = std::getenv("W4A16_DECODE_SMALL");
+  if (!env || !*env) return -1;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_SMALL", "0 or 1", env);
+  return *env - '0';
+}
+// W4A16_DECODE_SMALL_T: the smallest tile bucket the small plan may take (2, 4, 8 or 16; default 2).
+int small_min_tiles() {
+  const char* env = std::getenv("W4A16_DECODE_SMALL_T");
+  if (!env || !*env) return kSmallTiles[0];
+  for (int t : kSmallTiles)
+    if (std::to_string(t) == env) return t;
+  fail(ErrorCode::invalid_argument, "W4A16_DECODE_SMALL_T", "2, 4, 8 or 16", env);
+}
+
+// Shared memory of the small kernel: x rows for the whole K range of the block (m tokens x
+// small_x_row_bytes) + the partials of 8 warps (MB x 512 bytes each).
+std::size_t small_smem(int block_tiles, int m) {
+  return static_cast<std::size_t>(small_x_row_bytes(block_tiles)) * m + static_cast<std::size_t>(kWarps) * (m <= 8 ? 1 : 2) * 512;
+}
+
 }  // namespace
 
 std::string DecodePlan::describe() const {
+  if (small_tiles > 0)
+    return "small T=" + std::to_string(small_tiles) + " warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) +
+           " tiles_per_warp=" + std::to_string(tiles_per_warp) + " row_blocks=" + std::to_string(row_blocks) +
+           " smem=" + std::to_string(smem_bytes);
   return "warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) + " splits=" + std::to_string(splits) +
          " tiles_per_warp=" + std::to_string(tiles_per_warp) + " row_blocks=" + std::to_string(row_blocks) +
          (grid_rows != row_blocks ? " grid_rows=" + std::to_string(grid_rows) : std::string()) + " depth=" + std::to_string(depth) +
          " smem=" + std::to_string(smem_bytes) + (xstream ? " xstream" : "");
+}
+
+DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, int sms, int min_tiles) {
+  if (sms < 1) fail(ErrorCode::invalid_argument, "sms", ">= 1", std::to_string(sms));
+  if (m_chunk < 1 || m_chunk > 16) fail(ErrorCode::invalid_argument, "m_chunk", "1..16", std::to_string(m_chunk));
+  const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
+  const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
+  for (int t : kSmallTiles) {
+    if (t < min_tiles) continue;
+    int wk = 1;
+    while (static_cast<std::int64_t>(wk) * t < kt) wk *= 2;  // warps along K: 1, 2, 4, 8
+    if (wk > kWarps) continue;
+    DecodePlan p;
+    p.small_tiles = t;
+    p.warps_k = wk;
+    p.warps_n = kWarps / wk;
+    p.tiles_per_warp = static_cast<int>((kt + wk - 1) / wk);
+    p.splits = 1;
+    p.depth = 0;
+    p.row_blocks = p.grid_rows = static_cast<int>((nt + p.warps_n - 1) / p.warps_n);
+    p.smem_bytes = small_smem(p.tiles_per_warp * wk, m_chunk);
+    if (p.smem_bytes > kMaxSmem) continue;
+    const int by_smem = static_cast<int>((227 * 1024) / (p.smem_bytes + 1024));  // 1 KB per block reserved by the runtime
+    const int resident = std::min({small_min_blocks(t), by_smem, 2048 / kThreads});
+    if (p.row_blocks <= static_cast<std::int64_t>(sms) * resident) return p;
+  }
+  DecodePlan none;
+  none.row_blocks = none.grid_rows = 0;
+  return none;
 }
 
 DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok) {
@@ -778,6 +618,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   const int xo = xstream_override();
+  const bool rows16 = xstream_ok;  // before W4A16_DECODE_XSTREAM: the small kernel copies such rows whole
   if (xo == 0) xstream_ok = false;
   const bool persist = persist_enabled();
   if (const char* env = std::getenv("W4A16_DECODE_PLAN"); env && *env) {
@@ -793,6 +634,12 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
     if (p.smem_bytes > kMaxSmem) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within 200 KB of shared memory", env);
     if (persist) make_persistent(p, sms, m_chunk);
     return p;
+  }
+  // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).
+  if (const int so = small_override(); so != 0 && rows16) {
+    const DecodePlan sp = decode_small_plan_for_sms(n, k, m_chunk, sms, small_min_tiles());
+    const std::int64_t x_bytes = static_cast<std::int64_t>(sp.row_blocks) * m_chunk * k * 2;  // x rows the blocks copy
+    if (sp.row_blocks > 0 && (so == 1 || x_bytes <= kDecodeSmallMaxXBytes)) return sp;
   }
   DecodePlan best;
   double best_cost = 1e30;
@@ -883,7 +730,8 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
   a.gshift = w.group_size == kChannelwise ? 30 : ilog2(w.group_size);
   a.xvec = (reinterpret_cast<std::uintptr_t>(x) % 16 == 0 && x_stride % 8 == 0) ? 1 : 0;
   // Streaming x copies 4-byte words in layout order: contiguous 16-byte rows, no gather.
-  const bool xstream_ok = a.xvec && !w.perm && xstream_override() != 0;
+  const bool rows16 = a.xvec && !w.perm;  // what decode_plan calls xstream_ok (it applies W4A16_DECODE_XSTREAM itself)
+  const bool xstream_ok = rows16 && xstream_override() != 0;
   const bool bf16 = w.act_dtype == DType::bf16, zeros = w.zeros != nullptr, g32 = w.group_size == 32;
   const bool pdl = pdl_enabled();
 
@@ -895,7 +743,7 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
   for (std::int64_t m0 = 0; m0 < m; m0 += chunk) {
     const int mc = static_cast<int>(std::min<std::int64_t>(chunk, m - m0));
     const int mb = mc <= 8 ? 1 : 2;
-    const DecodePlan p = decode_plan(w.n, w.k, mc, zeros, w.group_size, xstream_ok);
+    const DecodePlan p = decode_plan(w.n, w.k, mc, zeros, w.group_size, rows16);
     a.x = static_cast<const std::uint16_t*>(x) + m0 * x_stride;
     a.y = static_cast<std::uint16_t*>(y) + m0 * y_stride;
     a.m = mc;
@@ -907,6 +755,10 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
     a.row_blocks = p.row_blocks;
     a.depth = p.depth;
     a.xstream = p.xstream ? 1 : 0;
+    if (p.small_tiles > 0) {  // one wave, all of K per block (decode_small.cu)
+      launch_decode_small(a, p.small_tiles, p.smem_bytes, bf16, zeros, g32, pdl, stream);
+      continue;
+    }
 
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(static_cast<unsigned>(p.splits), static_cast<unsigned>(p.grid_rows), 1);

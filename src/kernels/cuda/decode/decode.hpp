@@ -5,6 +5,8 @@
 // never allocates and is safe inside CUDA-graph capture. The split-K reduction goes through the
 // distributed shared memory of a thread-block cluster in a fixed order: deterministic, and no
 // workspace is needed (decode_workspace_bytes returns 0; a null workspace is accepted).
+// Small layers (the Qwen2.5-0.5B class) may take a second, lean kernel (decode_small.cu): one wave,
+// weights in registers before the PDL wait, no ring, no cluster; decode_plan chooses (below).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -27,20 +29,44 @@ struct DecodePlan {
   int depth = 3;               // cp.async ring slots per warp (3..6): depth - 1 steps of 4 tiles in flight
   std::size_t smem_bytes = 0;  // dynamic shared memory per block
   bool xstream = false;        // x streamed per step through a small block ring (warps_n == 8), not staged whole
+  // > 0: the small-layer kernel (decode_small.cu) of this tile bucket (2, 4, 8, 16: registers of weights
+  // per warp), one wave of row_blocks blocks covering all of K (splits 1, depth unused: 0); 0: the
+  // streaming kernel above.
+  int small_tiles = 0;
   std::string describe() const;
 };
 
 // The plan decode_run uses for M-chunks of `m_chunk` tokens (1..16) of a layer with/without zero
-// points and this group size (the cp.async ring holds their words). xstream_ok: x may be streamed
-// (decode_run: 16-byte aligned rows and no act-order perm); without it x is staged whole per block,
-// which bounds K (decode_fits). W4A16_DECODE_PLAN="wn,splits[,xstream[,depth]]" overrides the heuristic and
+// points and this group size (the cp.async ring holds their words). xstream_ok: x rows are 16-byte
+// aligned without act-order perm (decode_run), so x may be streamed and the small-layer kernel
+// may copy them whole; without it x is staged whole per block, which bounds K (decode_fits). W4A16_DECODE_PLAN="wn,splits[,xstream[,depth]]" overrides the heuristic and
 // W4A16_DECODE_XSTREAM=0/1 never/always streams (benchmark exploration); invalid values throw
 // invalid_argument.
+// Small layers: where the small-layer kernel's plan (decode_small_plan_for_sms) fits one wave and the
+// x rows its blocks copy, row_blocks x M x K x 2 bytes, are at most kDecodeSmallMaxXBytes, decode_plan
+// returns it instead of the cost model's plan. W4A16_DECODE_SMALL=0 never takes it, =1 takes it
+// wherever it fits one wave (the A/B knob); W4A16_DECODE_SMALL_T=2/4/8/16 is the smallest tile bucket
+// it may use (exploration). W4A16_DECODE_PLAN (a forced streaming plan) wins.
 DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros = false, int group_size = 128,
                        bool xstream_ok = false);
 // decode_plan for a device of `sms` multiprocessors: pure host arithmetic, no device is queried
 // (decode_plan passes the current device's count).
 DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok, int sms);
+// x bytes (row_blocks x M x K x 2: every block of the small kernel copies the m rows of x) up to
+// which decode_plan picks the small-layer kernel by default. Measured on the H200 (2026-12-02 night,
+// docs/benchmarks/decode.md, A/B in one process against the streaming kernel): it won where those
+// bytes were <= 2.1 MB (qwen0.5b.qkv / o at every M = 1..16, 1.08-1.57x; qwen0.5b.down M = 1..3 and
+// gate_up M = 1, 1.26-1.50x; llama8b.o M = 1, 1.19-1.25x) and lost on most points above (gate_up
+// M = 2, 2.2 MB: 0.86-0.97x; M = 16: 0.53x), with one exception left out (down M = 4, 2.2 MB: 1.22x).
+constexpr std::int64_t kDecodeSmallMaxXBytes = std::int64_t{2} << 20;
+// The small-layer kernel's plan for a device of `sms` multiprocessors, or a plan with row_blocks = 0
+// where it takes more than one wave of blocks (or too much shared memory). Pure host arithmetic.
+// For T in 2, 4, 8, 16 (from min_tiles up), the first that fits: warps_k = K_pad/64 / T rounded up
+// to 1, 2, 4 or 8 (so K must be <= 8 x 16 tiles), warps_n = 8 / warps_k, tiles_per_warp =
+// ceil(K_pad/64 / warps_k), row_blocks = ceil(N_pad/16 / warps_n) <= sms x resident blocks per SM
+// (small_min_blocks(T) by registers, fewer where the staged x needs more shared memory). The smallest
+// T that fits gives the most warps and blocks (latency-bound layers want more loads in flight).
+DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, int sms, int min_tiles = 2);
 // Whether some plan stages an m_chunk-token x chunk of this K in shared memory (what decode_plan
 // needs not to throw unsupported). Pure host arithmetic: no device is queried.
 bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size);

@@ -1,0 +1,285 @@
+// Device pieces shared by the two decode kernels (decode.cu: the streaming kernel;
+// decode_small.cu: the lean small-layer kernel): the launch arguments, the magic-number
+// dequantization and mma per activation dtype (Dt), x staging in B-fragment order, the output
+// store of one reduced float4 of partials. Internal to src/kernels/cuda/decode; the contract of
+// both kernels is at the top of decode.cu.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace w4a16::kernels::cuda::decode_detail {
+
+constexpr int kWarps = 8;               // warps per block (256 threads)
+constexpr int kThreads = kWarps * 32;
+constexpr int kMaxSplits = 8;           // portable cluster size limit
+constexpr std::size_t kMaxSmem = 200 * 1024;  // below the 227 KB opt-in limit of sm_90
+
+struct Args {
+  const uint4* qweight;         // (N_pad/16, K_pad/64, 32) uint4: one 16-byte load per lane per tile
+  const std::uint32_t* scales;  // (G, N_pad/2) pairs (s[r], s[r+8]) of one lane, as 32-bit words
+  const std::uint8_t* zeros;    // (G, N_pad/16, 8)
+  const std::uint16_t* bias;    // (N,) or null
+  const std::int32_t* perm;     // (K,) or null
+  const std::uint16_t* x;       // (m, K) row stride x_stride
+  std::uint16_t* y;             // (m, N) row stride y_stride
+  long long x_stride, y_stride;
+  int m;                        // tokens of this chunk, 1..16
+  int n, k;                     // true extents
+  int nt_count, kt_count;       // N_pad/16, K_pad/64
+  int groups;                   // G
+  int gshift;                   // log2(group size); 30 for channelwise (G = 1 makes the group always 0)
+  int warps_n, warps_k, tiles_per_warp, block_tiles;
+  int splits;
+  int row_blocks;               // row blocks in all (gridDim.y may be fewer: each block loops over its items)
+  int depth;                    // ring slots per warp, kMinDepth..kMaxDepth
+  int xvec;                     // x rows 16-byte aligned: stage with 16-byte loads
+  int xstream;                  // x streamed per step through a block ring (warps_k == 1, no perm, xvec), else staged once
+};
+
+// (a & b) | c in one instruction; 0xEA is the lop3 table of that expression ((0xF0 & 0xCC) | 0xAA).
+__device__ __forceinline__ std::uint32_t lop3_and_or(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+  std::uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+// Per activation dtype: the magic-number dequantization of one layout word into the 4 A registers
+// of its k16 sub-tile (rows gid, gid + 8, gid, gid + 8; docs/LAYOUT.md), and the mma.
+// zlo / zhi: per-row zero-point constants of rows gid / gid + 8 (made by zlo_of / zhi_of from z in 0..15).
+template <bool kBf16>
+struct Dt;
+template <>
+struct Dt<false> {
+  // fp16 1024.0 = 0x6400: its mantissa unit is 1, so 0x6400 | q is exactly 1024 + q and
+  // 0x6400 | (q << 4) exactly 1024 + 16 q. Nibbles 0 and 4 (register 0) and 2 and 6 (register 2,
+  // after w >> 8) are taken low, 1 and 5 / 3 and 7 (registers 1 and 3) high, then
+  //   low:  (1024 + q) - (1024 + z)          = q - z   (one hsub2)
+  //   high: (1024 + 16 q) / 16 - (64 + z)    = q - z   (one hfma2; every step exact)
+  // 9 instructions per word instead of 11 with three shifts (Marlin's dequantization).
+  static constexpr std::uint32_t kMagic = 0x64006400u;
+  static constexpr std::uint32_t kSixteenth = 0x2C002C00u;  // fp16 1/16 in both halves
+  __device__ static __forceinline__ std::uint32_t zlo_of(std::uint32_t z) { return kMagic + z * 0x00010001u; }  // 1024 + z
+  __device__ static __forceinline__ std::uint32_t zhi_of(std::uint32_t z) { return 0xD400D400u + z * 0x00100010u; }  // -(64 + z)
+  __device__ static __forceinline__ void dequant(std::uint32_t w, std::uint32_t zlo, std::uint32_t zhi, std::uint32_t (&af)[4]) {
+    const std::uint32_t w8 = w >> 8;
+    af[0] = sub(lop3_and_or(w, 0x000f000fu, kMagic), zlo);
+    af[1] = fma(lop3_and_or(w, 0x00f000f0u, kMagic), kSixteenth, zhi);
+    af[2] = sub(lop3_and_or(w8, 0x000f000fu, kMagic), zlo);
+    af[3] = fma(lop3_and_or(w8, 0x00f000f0u, kMagic), kSixteenth, zhi);
+  }
+  __device__ static __forceinline__ std::uint32_t sub(std::uint32_t a, std::uint32_t b) {
+    __half2 r = __hsub2(*reinterpret_cast<__half2*>(&a), *reinterpret_cast<__half2*>(&b));
+    return *reinterpret_cast<std::uint32_t*>(&r);
+  }
+  __device__ static __forceinline__ std::uint32_t fma(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+    __half2 r = __hfma2(*reinterpret_cast<__half2*>(&a), *reinterpret_cast<__half2*>(&b), *reinterpret_cast<__half2*>(&c));
+    return *reinterpret_cast<std::uint32_t*>(&r);
+  }
+  __device__ static __forceinline__ float2 to_float2(std::uint32_t v) { return __half22float2(*reinterpret_cast<__half2*>(&v)); }
+  __device__ static __forceinline__ float to_float(std::uint16_t v) { return __half2float(__ushort_as_half(v)); }
+  __device__ static __forceinline__ std::uint16_t from_float(float f) { return __half_as_ushort(__float2half_rn(f)); }
+  __device__ static __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+};
+template <>
+struct Dt<true> {
+  // bf16 128.0 = 0x4300: mantissa unit 1, so 0x4300 | q is exactly 128 + q. bf16 has 7 mantissa
+  // bits, so a nibble cannot sit at bits 4..7 (bit 7 is the exponent's): every register takes its
+  // nibbles low, after a shift, and subtracts 128 + z (11 instructions per word).
+  static constexpr std::uint32_t kMagic = 0x43004300u;
+  __device__ static __forceinline__ std::uint32_t zlo_of(std::uint32_t z) { return kMagic + z * 0x00010001u; }  // 128 + z
+  __device__ static __forceinline__ std::uint32_t zhi_of(std::uint32_t z) { return kMagic + z * 0x00010001u; }
+  __device__ static __forceinline__ void dequant(std::uint32_t w, std::uint32_t zlo, std::uint32_t zhi, std::uint32_t (&af)[4]) {
+    af[0] = sub(lop3_and_or(w, 0x000f000fu, kMagic), zlo);
+    af[1] = sub(lop3_and_or(w >> 4, 0x000f000fu, kMagic), zhi);
+    af[2] = sub(lop3_and_or(w >> 8, 0x000f000fu, kMagic), zlo);
+    af[3] = sub(lop3_and_or(w >> 12, 0x000f000fu, kMagic), zhi);
+  }
+  __device__ static __forceinline__ std::uint32_t sub(std::uint32_t a, std::uint32_t b) {
+    __nv_bfloat162 r = __hsub2(*reinterpret_cast<__nv_bfloat162*>(&a), *reinterpret_cast<__nv_bfloat162*>(&b));
+    return *reinterpret_cast<std::uint32_t*>(&r);
+  }
+  __device__ static __forceinline__ float2 to_float2(std::uint32_t v) {
+    return __bfloat1622float2(*reinterpret_cast<__nv_bfloat162*>(&v));
+  }
+  __device__ static __forceinline__ float to_float(std::uint16_t v) { return __bfloat162float(__ushort_as_bfloat16(v)); }
+  __device__ static __forceinline__ std::uint16_t from_float(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
+  __device__ static __forceinline__ void mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+};
+
+// Shared x chunk in B-fragment order, token-major, only the m real tokens: the 16-byte unit
+// (token, tile, h) holds, for each lane t of that token, the 4 B registers of sub-tiles 2h, 2h + 1
+// (word t * 4 + (j % 2) * 2 + hi: the two k of B register hi of sub-tile j). A token's units are
+// contiguous (tiles * 2 units of 64 bytes), and odd tokens swap the two halves of each tile, so the
+// two tokens that share a quarter-warp of an LDS.128 hit different banks.
+//   word index = token * (block_tiles * 32) + tile * 32 + ((h ^ (token & 1)) * 16) + t * 4 + w
+// (the token stride is the plan's block_tiles, also for a last block with fewer tiles).
+__device__ __forceinline__ void stage_x(const Args& a, std::uint32_t* xs, int tile0, int tiles) {
+  // Each thread loads kBatch 16-byte groups before storing any: one L2 round trip (~0.35 us) per
+  // batch instead of per group (run 1 of 2026-12-02: 16 tokens x 64 tiles took ~12 us staged one
+  // group at a time).
+  constexpr int kBatch = 8;
+  const int groups8 = tiles * 8;  // 8-element k groups in the chunk
+  const int total = a.m * groups8;
+  for (int base = threadIdx.x; base < total; base += kBatch * kThreads) {
+    std::uint32_t v[kBatch][4];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int idx = base + b * kThreads;
+      const int token = idx / groups8, kl = (idx % groups8) * 8;
+      const long long kg = static_cast<long long>(tile0) * 64 + kl;
+      v[b][0] = v[b][1] = v[b][2] = v[b][3] = 0u;
+      if (idx < total && kg < a.k) {  // K % 8 == 0: a group of 8 is wholly inside or outside
+        const std::uint16_t* row = a.x + token * a.x_stride;
+        if (a.perm) {
+          std::uint16_t e[8];
+#pragma unroll
+          for (int i = 0; i < 8; ++i) e[i] = __ldg(row + __ldg(a.perm + kg + i));
+#pragma unroll
+          for (int i = 0; i < 4; ++i) v[b][i] = e[2 * i] | (static_cast<std::uint32_t>(e[2 * i + 1]) << 16);
+        } else if (a.xvec) {
+          const uint4 q = __ldg(reinterpret_cast<const uint4*>(row + kg));
+          v[b][0] = q.x; v[b][1] = q.y; v[b][2] = q.z; v[b][3] = q.w;
+        } else {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) v[b][i] = __ldg(row + kg + 2 * i) | (static_cast<std::uint32_t>(__ldg(row + kg + 2 * i + 1)) << 16);
+        }
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int idx = base + b * kThreads;
+      if (idx >= total) break;
+      const int token = idx / groups8, kl = (idx % groups8) * 8;
+      const int tl = kl / 64, kk = kl % 64, j = kk / 16, hi = (kk % 16) / 8;
+      std::uint32_t* dst = xs + token * (a.block_tiles * 32) + tl * 32 + (((j / 2) ^ (token & 1)) * 16) + (j % 2) * 2 + hi;
+#pragma unroll
+      for (int t = 0; t < 4; ++t) dst[t * 4] = v[b][t];  // lane t, word (j%2)*2 + hi
+    }
+  }
+}
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+// An opaque copy: ptxas otherwise re-derives per-lane addresses from the thread index inside the
+// main loop (seen in the SASS: S2R + 6 integer ops per use), though registers are to spare.
+__device__ __forceinline__ unsigned pin(unsigned v) {
+  asm volatile("mov.b32 %0, %0;" : "+r"(v));
+  return v;
+}
+template <class T>
+__device__ __forceinline__ const T* pin(const T* p) {
+  asm volatile("mov.b64 %0, %0;" : "+l"(p));
+  return p;
+}
+
+__device__ __forceinline__ uint4 lds128(unsigned smem) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(smem) : "memory");
+  return v;
+}
+
+// The mma work of sub-tile pair h (k16 sub-tiles 2h, 2h + 1) of kP tiles: layout words 2h, 2h + 1
+// of each tile dequantized with the zero constants of their group (zlo / zhi[p][group of the pair]:
+// Dt::zlo_of / zhi_of) and multiplied with the tokens' B fragments (b[p][mb]: .x .y sub-tile 2h,
+// .z .w sub-tile 2h + 1) into the fp32 partials tmp[p][mb]. p innermost: consecutive mma go to
+// independent accumulators.
+template <class D, bool kG32, int kP, int MB>
+__device__ __forceinline__ void mma_pair(int h, const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kP][kG32 ? 2 : 1],
+                                         const std::uint32_t (&zhi)[kP][kG32 ? 2 : 1], const uint4 (&b)[kP][MB], float (&tmp)[kP][MB][4]) {
+#pragma unroll
+  for (int jj = 0; jj < 2; ++jj) {
+#pragma unroll
+    for (int p = 0; p < kP; ++p) {
+      const int hg = kG32 ? h : 0;
+      const int j = 2 * h + jj;
+      const std::uint32_t w = j == 0 ? wv[p].x : j == 1 ? wv[p].y : j == 2 ? wv[p].z : wv[p].w;
+      std::uint32_t af[4];
+      D::dequant(w, zlo[p][hg], zhi[p][hg], af);
+#pragma unroll
+      for (int mb = 0; mb < MB; ++mb) {
+        if (jj == 0) D::mma(tmp[p][mb], af, b[p][mb].x, b[p][mb].y);
+        else D::mma(tmp[p][mb], af, b[p][mb].z, b[p][mb].w);
+      }
+    }
+  }
+}
+
+// End of a group (after pair h; g = 32: every pair, else pair 1): the fp32 partials of tiles
+// p < valid scaled per row into acc (sc[p][group]: (row gid, row gid + 8)) and reset; tiles past
+// `valid` are dropped whatever they hold.
+template <bool kG32, int kP, int MB>
+__device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)[kP][kG32 ? 2 : 1], float (&tmp)[kP][MB][4], float (&acc)[MB][4]) {
+#pragma unroll
+  for (int p = 0; p < kP; ++p) {
+    if (p >= valid) continue;
+    const float2 s2 = sc[p][kG32 ? h : 0];
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb) {
+      acc[mb][0] = fmaf(tmp[p][mb][0], s2.x, acc[mb][0]);
+      acc[mb][1] = fmaf(tmp[p][mb][1], s2.x, acc[mb][1]);
+      acc[mb][2] = fmaf(tmp[p][mb][2], s2.y, acc[mb][2]);
+      acc[mb][3] = fmaf(tmp[p][mb][3], s2.y, acc[mb][3]);
+#pragma unroll
+      for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
+    }
+  }
+}
+
+// Writes 4 reduced partials (float4 i4 of a block's outputs, `row_block` its row block) into y:
+// outputs are ordered (stripe of the block, mb, lane, c) as in a warp's accumulators acc[mb][c],
+// c = (row gid | gid + 8) x (token 2 t | 2 t + 1). Rows past N and tokens past m are dropped;
+// bias is added in fp32 and y rounded once.
+template <class D, int MB>
+__device__ __forceinline__ void store_outputs(const Args& a, float4 s, int i4, int row_block) {
+  constexpr int per_stripe = MB * 128;  // floats of one warp's partial
+  const float sv[4] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const int i = i4 * 4 + c;
+    const int sw = i / per_stripe, rest = i % per_stripe;
+    const int mb = rest / 128, ln = (rest % 128) / 4;
+    const int row = (row_block * a.warps_n + sw) * 16 + ln / 4 + 8 * (c / 2);
+    const int token = mb * 8 + 2 * (ln % 4) + (c % 2);
+    if (row < a.n && token < a.m) {
+      float o = sv[c];
+      if (a.bias) o += D::to_float(a.bias[row]);
+      a.y[token * a.y_stride + row] = D::from_float(o);
+    }
+  }
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+// ---- The small-layer kernel (decode_small.cu) ----
+// Tile buckets T of the small kernel: a warp holds at most T tiles of weights in registers
+// (4 words per lane per tile). T = 16 is there for K up to 8 x 16 tiles (qwen0.5b.down, K = 4864:
+// 76 tiles over 8 warps = 10 per warp); smaller T leave registers for more resident blocks.
+constexpr int kSmallTiles[] = {2, 4, 8, 16};
+// Blocks per SM the small kernel's register cap is sized for (__launch_bounds__ minBlocks):
+// 65536 / (256 x b) registers per thread: T = 2 -> 51, 4 -> 85, 8 -> 128, 16 -> 255. The plan
+// counts on this many resident blocks (fewer where shared memory is the bound) to fit one wave.
+constexpr int small_min_blocks(int tiles) { return tiles <= 2 ? 5 : tiles <= 4 ? 3 : tiles <= 8 ? 2 : 1; }
+
+// Bytes of one token's x row in the small kernel's shared memory: block_tiles x 128 + 16 (the 16
+// bytes keep ldmatrix's 8 rows in different bank groups).
+constexpr int small_x_row_bytes(int block_tiles) { return block_tiles * 128 + 16; }
+
+// Launches the small kernel of bucket `tiles` (one of kSmallTiles) on a grid of a.row_blocks
+// blocks with `smem` bytes of dynamic shared memory (decode_run sets a from the plan).
+void launch_decode_small(const Args& a, int tiles, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl, cudaStream_t stream);
+
+}  // namespace w4a16::kernels::cuda::decode_detail
