@@ -4,6 +4,7 @@
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -214,6 +215,22 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       if (kc::prefill_config(c).path != kc::prefill_config(kc::prefill_plan(n, k, m, cap, sms).config).path) continue;
       const kc::PrefillPlan p = kc::prefill_plan_for_config(n, k, m, c, sms);
       run_int4("cuda_prefill:" + kc::prefill_config(c).name() + ":s" + std::to_string(p.split), &p);
+    }
+    for (int c : spec.tune_configs) {
+      std::vector<std::int64_t> done;  // effective splits already timed for this config
+      const std::int64_t k_tiles = ws[0]->k_pad / 64;
+      for (int split : spec.tune_splits) {
+        if (m > 256 && split > 2) continue;
+        const std::int64_t kts = (k_tiles + split - 1) / split, eff = (k_tiles + kts - 1) / kts;
+        if (std::find(done.begin(), done.end(), eff) != done.end()) continue;
+        kc::PrefillPlan p;
+        p.config = c;
+        p.split = static_cast<int>(eff);
+        p.k_tiles_per_split = kts;
+        if (kc::prefill_plan_workspace_bytes(*ws[0], p, m) > work.bytes) continue;
+        done.push_back(eff);
+        run_int4("cuda_prefill:" + kc::prefill_config(c).name() + ":s" + std::to_string(eff), &p);
+      }
     }
     if (spec.all_configs && m <= 256) {  // M >= 1024 always takes the big tiles; keeps the sweep short
       const kc::PrefillPlan def = kc::prefill_plan(n, k, m, cap, sms);

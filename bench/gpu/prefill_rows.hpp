@@ -7,7 +7,8 @@
 // (bench/common/gpu_timer: cold L2 through rotating weight copies, graph replay, median):
 //   "cuda_prefill"           prefill_run with its default plan
 //   "cuda_prefill:<config>"  every compiled config, forced (only if spec.all_configs), or the
-//                            configs of spec.forced with prefill_plan_for_config's split
+//                            configs of spec.forced with prefill_plan_for_config's split, or the
+//                            tuning grid spec.tune_configs x spec.tune_splits (":s<split>")
 //   "cuda_prefill_cp_async_plan"  prefill_run_plan with prefill_plan(..., cp_async): the plan
 //                            measured on 2026-12-02, before the TMA configs (spec.old_plan)
 //   "dense_cache"            dense_cache_run (dequantized copy + cuBLAS)
@@ -48,6 +49,9 @@ struct PrefillBenchSpec {
   bool default_plan = true;  // time prefill_run's own plan (row "cuda_prefill")
   bool old_plan = false;     // also time the cp.async plan (row "cuda_prefill_cp_async_plan")
   std::vector<int> forced;   // config indices timed with their own split (prefill_plan_for_config)
+  // Tuning grid: every config of tune_configs at every split of tune_splits (M <= 256; splits
+  // 1 and 2 above), each distinct effective split once, where the workspace allows it.
+  std::vector<int> tune_configs, tune_splits;
 };
 
 struct PrefillRow {

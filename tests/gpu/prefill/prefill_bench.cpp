@@ -1,6 +1,8 @@
 // Stand-alone prefill benchmark (the shared sweep, bench/gpu --prefill, has the PERF.md table):
 // int4 prefill vs cuBLAS fp16/bf16 vs the dense cache, in one process, with the shared timer.
-// Usage: prefill_bench <out.csv> [quick|tune|full|large|tma]
+// Usage: prefill_bench <out.csv> [quick|tune|full|large|tma|tune_tma|profile]
+//   tune_tma: every TMA config x splits 1/2/3/4/6/8 (M <= 256; 1/2 at M = 1024) on every shape
+//   below llama70b, fp16 uint4b8 g=128, cuBLAS fp16 in the same run (the prefill plan's data).
 //   quick: 3 shapes fp16; tune: every forced config on those 3 shapes (M <= 256 with splits 1/2/4,
 //   M = 1024 / 4096 with split 1; large: only the latter); full: all shapes, fp16 + bf16, formats.
 //   tma: x by TMA vs cp.async in one process: 8192x8192, llama8b.gate_up, llama8b.qkv at
@@ -173,6 +175,25 @@ int main(int argc, char** argv) {
   if (mode == "tune" || mode == "large") tune_large_m(f, s);
   if (mode == "profile") {
     profile_launches(s);
+    std::fclose(f);
+    return 0;
+  }
+  if (mode == "tune_tma") {  // the TMA tiles of the plan x splits on every shape below llama70b (plan tuning)
+    for (const Shape& sh : shapes) {
+      if (sh.n == 57344) continue;
+      bench::PrefillBenchSpec spec;
+      spec.shape = sh.name;
+      spec.n = sh.n;
+      spec.k = sh.k;
+      spec.ms = {32, 64, 128, 256, 1024};
+      spec.peer_bf16 = false;
+      spec.time_dense_cache = false;
+      for (int c = 0; c < kc::prefill_config_count(); ++c)
+        if (kc::prefill_config(c).x_load == kc::PrefillXLoad::tma) spec.tune_configs.push_back(c);
+      spec.tune_splits = {1, 2, 3, 4, 6, 8};
+      for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
+      std::fflush(f);
+    }
     std::fclose(f);
     return 0;
   }
