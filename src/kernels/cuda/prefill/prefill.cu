@@ -16,10 +16,19 @@
 //          s * round_up(M, bm) <= kPrefillMaxSplitRows and s <= K_pad / 64.
 // The serial-schedule configs (no _ov) are the measured baseline of the overlapped ones and stay
 // override-only, like the other tiles.
-// x path (prefill_plan's x_load, default tma): the plan takes the TMA twin of the tile above
-// (wgmma_bm64_bn128_s6_ov_occ2_tma, ..._bm128_bn256_s6_ov_tma, ..._bm256_bn128_s5_ov_tma), same
-// split. NOT YET MEASURED: chosen because the cp.async twins pay the per-tile proxy fence
-// (docs/benchmarks/prefill.md); x_load = cp_async gives the plan measured on 2026-12-02.
+// That rule stays the plan of x_load = cp_async (the A/B baseline). The default plan (x by TMA)
+// is a measured cost model instead (prefill_plan_estimate_us): the tile and split of least
+// estimated time over the four TMA tiles and splits 1..8. Measured on the H200 (2026-12-02 night,
+// docs/benchmarks/prefill.md, `prefill_bench out.csv tune_tma`: the TMA tiles x splits 1/2/3/4/6/8
+// on the nine PERF.md shapes below llama70b at M = 32, 64, 128, 256, 1024, fp16 uint4b8 g128):
+// the time of a plan is close to a constant per k tile per wave of CTAs, whatever M, so
+//   est = 1.6 + waves x k_tiles_per_split x t_tile + (split > 1 ? 3.9 + 0.28 x split*M*N*4 / 1e6 : 0) us
+//   waves = ceil(CTAs / (SMs x CTAs per SM)), t_tile = 0.73 (bm256_bn128 s5), 0.82 (bm128_bn256 s6),
+//   0.65 (bm64_bn128 s6 occ2: 2 CTAs per SM), 1.2 (bm128_bn128 s8) us.
+// Over those 45 points the old rule's plans were up to 2.66x slower than the fastest measured
+// plan within the workspace bound (sum of log ratios 9.9); the model's are within 1.26x (sum 1.0):
+// small N (the Qwen shapes, llama8b.o/down) takes the bm64 tile with splits at M = 128..1024 where
+// the old rule's bm128/bm256 tiles left most SMs idle (qwen0.5b.qkv M = 128: 16.0 -> 7.9 us).
 // The TMA configs need a tensor map of x per call: encoded here on the host
 // (cuTensorMapEncodeTiled through cudaGetDriverEntryPointByVersion: no -lcuda), passed by value,
 // so prefill_run stays allocation-free and graph-capturable.
@@ -68,7 +77,7 @@ static_assert(static_cast<int>(PrefillXLoad::cp_async) == static_cast<int>(prefi
 // Config indices the plan uses (order of W4A16_PREFILL_CONFIGS in prefill_launch.cuh): the
 // cp.async tiles measured on 2026-12-02 and their TMA twins.
 constexpr int kCfgBm256 = 0, kCfgBm128 = 6, kCfgMma128 = 4, kCfgMma64 = 5, kCfgBm64 = 8;
-constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14;
+constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n128Tma = 15;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
@@ -276,12 +285,51 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
   if (wgmma && x_load != PrefillXLoad::cp_async && x_load != PrefillXLoad::tma)
     fail(ErrorCode::invalid_argument, "x_load", "tma or cp_async (the planned paths)", std::to_string(static_cast<int>(x_load)));
   const bool tma = wgmma && x_load == PrefillXLoad::tma;
+  if (tma) {  // the cost model over the TMA tiles and splits (file comment)
+    const std::int64_t k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
+    PrefillPlan best;
+    best.est_us = std::numeric_limits<double>::infinity();
+    for (int c : {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma})
+      for (std::int64_t split = 1; split <= kPrefillMaxSplit && split <= k_tiles; ++split) {
+        if (split > 1 && split * round_up(mm, prefill_config(c).bm) > kPrefillMaxSplitRows) break;
+        std::int64_t kts = 0;
+        if (normalize_split(k_tiles, split, &kts) != split) continue;  // an empty split: the same plan as a smaller one
+        const double us = prefill_plan_estimate_us(n, k, m, c, static_cast<int>(split), sm_count);
+        if (us < best.est_us) {
+          best.config = c;
+          best.split = static_cast<int>(split);
+          best.k_tiles_per_split = kts;
+          best.est_us = us;
+        }
+      }
+    return best;
+  }
   int c;
   if (wgmma)
-    c = m <= 64 ? (tma ? kCfgBm64Tma : kCfgBm64) : (m <= 128 ? (tma ? kCfgBm128Tma : kCfgBm128) : (tma ? kCfgBm256Tma : kCfgBm256));
+    c = m <= 64 ? kCfgBm64 : (m <= 128 ? kCfgBm128 : kCfgBm256);
   else
     c = m <= 64 ? kCfgMma64 : kCfgMma128;
   return prefill_plan_for_config(n, k, m, c, sm_count);
+}
+
+double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, int config, int split, int sm_count) {
+  const PrefillConfig& cfg = prefill_config(config);
+  double t_tile = 0;
+  switch (config) {  // us per k tile per wave (file comment), measured for the TMA tiles only
+    case kCfgBm256Tma: t_tile = 0.73; break;
+    case kCfgBm128Tma: t_tile = 0.82; break;
+    case kCfgBm64Tma: t_tile = 0.65; break;
+    case kCfgBm128n128Tma: t_tile = 1.2; break;
+    default: fail(ErrorCode::invalid_argument, "config", "a TMA tile of the plan (12..15)", cfg.name());
+  }
+  if (split < 1 || sm_count < 1) fail(ErrorCode::invalid_argument, "split, sm_count", ">= 1", std::to_string(split) + ", " + std::to_string(sm_count));
+  const std::int64_t n_pad = round_up(n, 64), k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
+  std::int64_t kts = 0;
+  const std::int64_t s = normalize_split(k_tiles, split, &kts);
+  const std::int64_t ctas = ceil_div(n_pad, cfg.bn()) * ceil_div(mm, cfg.bm) * s;
+  const std::int64_t waves = ceil_div(ctas, static_cast<std::int64_t>(sm_count) * std::max(1, cfg.min_blocks));
+  const double reduce = s > 1 ? 3.9 + 0.28 * static_cast<double>(s * mm * n) * 4.0 / 1e6 : 0.0;
+  return 1.6 + static_cast<double>(waves * kts) * t_tile + reduce;
 }
 
 PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int c, int sm_count) {

@@ -75,7 +75,7 @@ struct PrefillPlan {
   int config = -1;          // index into prefill_configs()
   int split = 1;            // K splits (1 = none)
   std::int64_t k_tiles_per_split = 0;  // 64-wide k tiles per split
-  double est_us = 0;        // reserved for an estimate (the measured rule gives none: 0)
+  double est_us = 0;        // the TMA plan's estimate (prefill_plan_estimate_us); 0 for the rule-based plans
   std::string describe() const;
 };
 
@@ -85,12 +85,16 @@ constexpr std::int64_t kPrefillMaxSplitRows = 512;  // split * round_up(M, bm) b
 int prefill_config_count();
 const PrefillConfig& prefill_config(int i);
 
-// The heuristic (documented in prefill.cu): the tile by M, then the smallest split that fills
-// the SMs; a rule measured on the H200. est_us is unused (0). x_load picks the wgmma config's
-// x path for that tile: tma (default) or cp_async (the plan measured on 2026-12-02, for comparison).
+// The plan (documented in prefill.cu). x_load = tma (default): the TMA tile and split of least
+// prefill_plan_estimate_us, a cost model measured on the H200; est_us holds its estimate.
+// x_load = cp_async: the rule of 2026-12-02 (tile by M, the smallest split that fills the SMs),
+// kept for comparison; est_us 0. The mma path (sm_80) takes that rule too.
 PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count,
                          PrefillXLoad x_load = PrefillXLoad::tma);
-// The split rule of prefill_plan applied to a given config (benchmarks force every config with it).
+// The plan's estimate in us of a TMA tile config (12..15) with `split` K splits (prefill.cu); throws
+// invalid_argument for other configs.
+double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, int config, int split, int sm_count);
+// The split rule of the cp.async plan applied to a given config (benchmarks force every config with it).
 PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int config, int sm_count);
 // The plan's split target: CTAs >= this factor x SMs (by the config's tile; prefill.cu says why).
 double prefill_fill_factor(const PrefillConfig& c);
