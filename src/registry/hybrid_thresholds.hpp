@@ -2,18 +2,19 @@
 // switches to the prefill path (wgmma, compute-bound). One prepared weight copy serves both,
 // so the switch costs nothing but this lookup at run time.
 //
-// Set from H200 measurements of 2026-12-02 (decode v4 against the cp.async prefill kernel) and
-// CHECKED AS THE HYBRID with the kernels of now (decode v5: PDL + persistent grid; prefill with x by
-// TMA), run 4 of docs/BENCHMARKS.md, 2026-12-02 19:45 UTC:
-//   W4A16_TEST_TIMEOUT=120 W4A16_SKIP_PEERS=1 W4A16_HYBRID_CHECK=1 W4A16_SKIP_SWEEP=1 scripts/gpu-check
-// (hybrid, decode and prefill over M = 1..4096 in fp16 and bf16, uint4b8 and uint4, all ten PERF.md
-// shapes; bench/gpu/hybrid_report.py): 479 of 480 points within 5% of the faster path; the one miss
-// (8192x8192 bf16 uint4b8 M = 1024, both paths prefill, 1.06x) measured 1.00x in three repeats of that
-// point right after (203.7 us hybrid, 203.8-204.3 prefill): noise between two timings of one kernel.
-// What the runs show: the decode path wins at M <= 16 on every shape, dtype and scalar type (run 4:
-// closest qwen0.5b.down uint4b8 M = 16, decode 9.49 us, prefill 9.5: a tie) and loses at M = 32
-// everywhere except with zero points on the two gate_up shapes (run 4, fp16 uint4 M = 32:
-// llama8b.gate_up decode 68.5 us against prefill 71.3; llama70b.gate_up a tie within 5%).
+// Set from H200 measurements and CHECKED AS THE HYBRID: first on 2026-12-02 19:45 UTC (run 4 of
+// docs/BENCHMARKS.md: 479 of 480 points within 5%), then re-checked with the kernels of the night
+// (refitted decode plans, the small-layer decode kernel, the prefill cost-model plan), final run of
+// 2026-12-02 21:35 UTC (docs/BENCHMARKS.md "Run 5"): fp16, uint4b8 over M = 1..4096 and uint4 over
+// M = 1..1024, all ten PERF.md shapes: 109 of 110 and 79 of 80 points within 5% of the faster path.
+// The two misses set the new entries below (llama8b.down uint4b8 M = 16: prefill 26.8 us against
+// decode 28.9, decode still ahead at M = 12 in the plan sweep (23.5 against ~26.7): crossover
+// interpolated at 14; qwen0.5b.o uint4 M = 32: decode 6.08 against prefill 6.62), and the same run
+// moved llama70b.gate_up uint4 M = 32 to prefill (256.7 against decode 265.0). These entries were
+// not re-run as the hybrid (no device time left); the rest of the table is what the run checked.
+// What the runs show: the decode path wins at M <= 16 on almost every shape, dtype and scalar type
+// and loses at M = 32 except with zero points on llama8b.gate_up (decode 68.8 against prefill 71.7)
+// and the Qwen qkv / o layers (decode 6.1-6.4 against prefill 6.6-6.7).
 #pragma once
 #include <cstdint>
 
@@ -24,14 +25,17 @@ struct HybridShape {
   std::int64_t decode_max_m_sym, decode_max_m_asym;  // uint4b8 / uint4 (zero points)
 };
 
-// Measured layer shapes that switch later than the default; fp16 us, decode / prefill at M = 32, uint4.
+// Measured layer shapes that switch elsewhere than the default (fp16 us of the final run above).
 inline constexpr HybridShape kHybridShapes[] = {
-    {28672, 4096, 16, 32},  // llama8b.gate_up   uint4 M = 32: decode 69.4, prefill (previous kernel) 89.0
-    {57344, 8192, 16, 32},  // llama70b.gate_up  uint4 M = 32: decode 258,  prefill (previous kernel) 349
+    {28672, 4096, 16, 32},  // llama8b.gate_up   uint4 M = 32: decode 68.8, prefill 71.7
+    {4096, 14336, 14, 16},  // llama8b.down      uint4b8 M = 16: prefill 26.8, decode 28.9 (M = 12: decode ahead)
+    {896, 896, 16, 32},     // qwen0.5b.o        uint4 M = 32: decode 6.08, prefill 6.62
+    {1152, 896, 16, 32},    // qwen0.5b.qkv      uint4 M = 32: decode 6.43, prefill 6.71
 };
 
-// Every other shape: decode up to 16 tokens (it won at M = 16 on all ten PERF.md shapes, from
-// 896x896 to 57344x8192, and lost at M = 32 on all but the two above).
+// Every other shape: decode up to 16 tokens (it won at M = 16 on nine of the ten PERF.md shapes, from
+// 896x896 to 57344x8192, and lost or tied at M = 32 on all but those above; llama70b.gate_up uint4
+// M = 32: prefill 256.7, decode 265.0).
 inline constexpr std::int64_t kHybridDefaultDecodeMaxM = 16;
 
 // The largest M the hybrid runs on its decode path for this layer.
