@@ -10,8 +10,9 @@
 // The two misses set the new entries below (llama8b.down uint4b8 M = 16: prefill 26.8 us against
 // decode 28.9, decode still ahead at M = 12 in the plan sweep (23.5 against ~26.7): crossover
 // interpolated at 14; qwen0.5b.o uint4 M = 32: decode 6.08 against prefill 6.62), and the same run
-// moved llama70b.gate_up uint4 M = 32 to prefill (256.7 against decode 265.0). These entries were
-// not re-run as the hybrid (no device time left); the rest of the table is what the run checked.
+// moved llama70b.gate_up uint4 M = 32 to prefill (256.7 against decode 265.0). The new entries,
+// re-run as the hybrid right after (21:39 UTC): llama8b.down uint4b8 M = 12/14/15/16 and qwen0.5b.o /
+// qkv uint4 M = 16/32, 8 of 8 points within 5% (M = 14: decode 27.7 us, prefill 26.8: 3%).
 // What the runs show: the decode path wins at M <= 16 on almost every shape, dtype and scalar type
 // and loses at M = 32 except with zero points on llama8b.gate_up (decode 68.8 against prefill 71.7)
 // and the Qwen qkv / o layers (decode 6.1-6.4 against prefill 6.6-6.7).
