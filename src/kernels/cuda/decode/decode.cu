@@ -519,7 +519,7 @@ void make_persistent(DecodePlan& p, int sms, int m_chunk) {
 // fp16 uint4b8 g128, v5 kernel (docs/benchmarks/decode_plans_2026-12-02_night.csv): over those 54
 // points the old constants (c0 30, c1 240, cs 1.3, wl 1.2, cf 0.15, cc 0.6, xf 1.03, st 700) picked
 // plans up to 1.65x slower than the best measured one (sum of log ratios 7.4), these pick within
-// 1.18x of it (sum 1.4; the misses: llama8b.qkv M = 4..16 and qwen0.5b.down M = 1..4, ~1.15x,
+// 1.18x of it (sum 1.4, bench/gpu/fit_decode_plan.py; misses: llama8b.qkv M = 4..16, qwen0.5b.down M = 1..4, ~1.15x,
 // where a grid of more, smaller blocks wins). What moved: staging x costs 3x what the old model
 // said and streaming it far less, so streamed x is chosen from M = 4..8 up on most shapes.
 struct CostConstants {

@@ -25,8 +25,9 @@
 //   est = 1.6 + waves x k_tiles_per_split x t_tile + (split > 1 ? 3.9 + 0.28 x split*M*N*4 / 1e6 : 0) us
 //   waves = ceil(CTAs / (SMs x CTAs per SM)), t_tile = 0.73 (bm256_bn128 s5), 0.82 (bm128_bn256 s6),
 //   0.65 (bm64_bn128 s6 occ2: 2 CTAs per SM), 1.2 (bm128_bn128 s8) us.
-// Over those 45 points the old rule's plans were up to 2.66x slower than the fastest measured
-// plan within the workspace bound (sum of log ratios 9.9); the model's are within 1.26x (sum 1.0):
+// Over those 45 points the old rule's plans were up to 2.08x slower than the fastest measured
+// plan within the workspace bound (sum of log ratios 8.1; bench/gpu/fit_prefill_plan.py), the
+// model's within 1.26x (sum 1.0):
 // small N (the Qwen shapes, llama8b.o/down) takes the bm64 tile with splits at M = 128..1024 where
 // the old rule's bm128/bm256 tiles left most SMs idle (qwen0.5b.qkv M = 128: 16.0 -> 7.9 us).
 // The TMA configs need a tensor map of x per call: encoded here on the host

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""The decode plan's cost model (src/kernels/cuda/decode/decode.cu, plan_cost) against a forced-plan
+sweep (scripts/decode-plan-sweep): for every (shape, M) of the sweep, the plan the model picks among
+the measured variants, its time over the fastest measured one, and the sum of log ratios. Prints the
+old constants (before 2026-12-02 night) and the ones in decode.cu; --search refits them by random
+search (coordinate refinement after), as was done for the constants in decode.cu.
+
+    python3 bench/gpu/fit_decode_plan.py docs/benchmarks/decode_plans_2026-12-02_night.csv [--search] [-v]
+"""
+import argparse
+import collections
+import csv
+import math
+import random
+
+SMS = 132
+SHAPES = {"qwen0.5b.qkv": (1152, 896), "qwen0.5b.o": (896, 896), "qwen0.5b.gate_up": (9728, 896), "qwen0.5b.down": (896, 4864),
+          "llama8b.qkv": (6144, 4096), "llama8b.o": (4096, 4096), "llama8b.gate_up": (28672, 4096),
+          "llama8b.down": (4096, 14336), "8192x8192": (8192, 8192), "llama70b.gate_up": (57344, 8192)}
+#            c0   c1   cs    wl   cf    cc   xf    st
+OLD = (30, 240, 1.3, 1.2, 0.15, 0.6, 1.03, 700)
+NOW = (17, 30, 1.07, 0.2, 0.13, 0.2, 1.11, 2100)
+
+
+def make_plan(n, k, wn, s, m, xs):  # decode.cu make_plan (uint4b8, g >= 64, depth 3)
+    nt, kt = (n + 63) // 64 * 4, (k + 63) // 64
+    wk = 8 // wn
+    tpw = (-(-kt // s) + wk - 1) // wk
+    bt = tpw * wk
+    xs = xs and wn == 8
+    ring = 8 * 3 * (2048 + 4 * 8 * 4)
+    smem = (12 if xs else bt) * m * 128 + ring + 8 * (1 if m <= 8 else 2) * 512
+    return dict(s=-(-kt // bt), tpw=tpw, bt=bt, rb=-(-nt // wn), xs=xs, smem=smem, grid_rows=-(-nt // wn))
+
+
+def cost(p, m, c):  # decode.cu plan_cost
+    c0, c1, cs, wl, cf, cc, xf, st = c
+    bps = max(1, min(2, (227 * 1024) // (p["smem"] + 1024)))
+    slots, blocks = SMS * bps, p["rb"] * p["s"]
+    waves = -(-blocks // slots)
+    per_sm = min(bps, -(-min(blocks, slots) // SMS))
+    cycles = per_sm * 8 * p["tpw"] * (c0 + c1 / (per_sm * 8)) * (cs if m > 8 else 1.0)
+    stage = 0 if p["xs"] else -(-(m * p["bt"] * 8) // (8 * 256)) * st
+    return waves * ((cycles + stage) / 1980 + wl) * (1 + cf * (p["s"] - 1)) * (xf if p["xs"] else 1) + (cc if p["s"] > 1 else 0)
+
+
+def pick(shape, m, c, measured):
+    n, k = SHAPES[shape]
+    best = None
+    for v in measured:
+        if v == "default":
+            continue
+        f = [int(x) for x in v.split(",")]
+        p = make_plan(n, k, f[0], f[1], m, len(f) > 2 and f[2] == 1)
+        if p["smem"] > 200 * 1024 or p["s"] != f[1]:
+            continue
+        e = cost(p, m, c)
+        if best is None or e < best[0] - 1e-9:
+            best = (e, v)
+    return best[1]
+
+
+def score(d, c, verbose=False):
+    tot, worst = 0.0, 1.0
+    for (shape, m), v in sorted(d.items()):
+        best = min(t for name, t in v.items() if name != "default")
+        name = pick(shape, m, c, v)
+        r = v[name] / best
+        tot, worst = tot + math.log(r), max(worst, r)
+        if verbose and r > 1.03:
+            print(f"  {shape:17s} M={m:2d} picks {name:6s} {v[name]:7.2f} us, best {best:7.2f}: x{r:.3f}")
+    return tot, worst
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv")
+    ap.add_argument("--search", action="store_true")
+    ap.add_argument("-v", action="store_true")
+    a = ap.parse_args()
+    d = collections.defaultdict(dict)
+    for r in csv.DictReader(open(a.csv)):
+        if r["kernel"].startswith("cuda_decode") and r["shape"] in SHAPES:
+            d[(r["shape"], int(r["m"]))][r["variant"]] = float(r["us"])
+    for label, c in (("old constants", OLD), ("decode.cu constants", NOW)):
+        tot, worst = score(d, c, a.v)
+        print(f"{label}: {len(d)} points, sum of log(picked / best) {tot:.2f}, worst x{worst:.3f}")
+    if a.search:
+        random.seed(1)
+        lo, hi = [10, 0, 1.0, 0.0, 0.0, 0.0, 0.7, 0], [60, 600, 2.0, 3.0, 0.4, 2.0, 1.3, 3000]
+        best = (score(d, NOW)[0], NOW)
+        for it in range(4000):
+            if it < 1500:
+                c = tuple(random.uniform(x, y) for x, y in zip(lo, hi))
+            else:
+                c = list(best[1])
+                i = random.randrange(len(c))
+                c[i] = min(hi[i], max(lo[i], c[i] * random.uniform(0.7, 1.3) + random.uniform(-0.05, 0.05) * (hi[i] - lo[i])))
+                c = tuple(c)
+            s = score(d, c)[0]
+            if s < best[0]:
+                best = (s, c)
+        print("search:", score(d, best[1]), [round(x, 3) for x in best[1]])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""The prefill plan's cost model (src/kernels/cuda/prefill/prefill.cu, prefill_plan_estimate_us) against
+`prefill_bench out.csv tune_tma` (every TMA tile x splits 1/2/3/4/6/8): for every (shape, M), the
+measured time of the plan the model picks among the measured candidates allowed by the workspace
+bound (split x round_up(M, bm) <= 512), over the fastest such candidate; and the same for the
+default plan of the run (the rule of 2026-12-02). --search refits the constants.
+
+    python3 bench/gpu/fit_prefill_plan.py docs/benchmarks/night_2026-12-02/prefill_tune_tma_r3.csv [--search] [-v]
+"""
+import argparse
+import collections
+import csv
+import math
+import random
+
+SHAPES = {"qwen0.5b.qkv": (1152, 896), "qwen0.5b.o": (896, 896), "qwen0.5b.gate_up": (9728, 896), "qwen0.5b.down": (896, 4864),
+          "llama8b.qkv": (6144, 4096), "llama8b.o": (4096, 4096), "llama8b.gate_up": (28672, 4096),
+          "llama8b.down": (4096, 14336), "8192x8192": (8192, 8192), "llama70b.gate_up": (57344, 8192)}
+TILES = {"wgmma_bm256_bn128_s5_ov_tma": (256, 128, 1), "wgmma_bm128_bn256_s6_ov_tma": (128, 256, 1),
+         "wgmma_bm64_bn128_s6_ov_occ2_tma": (64, 128, 2), "wgmma_bm128_bn128_s8_ov_tma": (128, 128, 1)}
+NAMES = list(TILES)
+# t_tile per TILES entry, launch, reduce, reduce per MB of partials (prefill.cu)
+NOW = (0.73, 0.82, 0.65, 1.2, 1.6, 3.9, 0.28)
+
+
+def estimate(shape, m, tile, split, c):
+    n, k = SHAPES[shape]
+    bm, bn, occ = TILES[tile]
+    kt = (k + 63) // 64
+    kts = -(-kt // split)
+    s = -(-kt // kts)
+    ctas = -(-((n + 63) // 64 * 64) // bn) * -(-m // bm) * s
+    waves = -(-ctas // (132 * occ))
+    return c[4] + waves * kts * c[NAMES.index(tile)] + ((c[5] + c[6] * s * m * n * 4 / 1e6) if s > 1 else 0)
+
+
+def allowed(m, tile, s):
+    bm = TILES[tile][0]
+    return s == 1 or s * -(-m // bm) * bm <= 512
+
+
+def score(d, c, verbose=False):
+    tot, worst = 0.0, 1.0
+    for (shape, m), v in sorted(d.items()):
+        ok = {key: t for key, t in v.items() if allowed(m, *key)}
+        best = min(ok.values())
+        key = min(ok, key=lambda kk: estimate(shape, m, kk[0], kk[1], c))
+        r = ok[key] / best
+        tot, worst = tot + math.log(r), max(worst, r)
+        if verbose and r > 1.05:
+            print(f"  {shape:17s} M={m:5d} picks {key[0]}:s{key[1]} {ok[key]:7.1f} us, best {best:7.1f}: x{r:.2f}")
+    return tot, worst
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv")
+    ap.add_argument("--search", action="store_true")
+    ap.add_argument("-v", action="store_true")
+    a = ap.parse_args()
+    d, default = collections.defaultdict(dict), {}
+    for r in csv.DictReader(open(a.csv)):
+        key = (r["shape"], int(r["M"]))
+        if r["kernel"] == "cuda_prefill":
+            default[key] = float(r["us"])
+        elif r["kernel"].startswith("cuda_prefill:"):
+            _, tile, s = r["kernel"].split(":")
+            if tile in TILES:
+                d[key][(tile, int(s[1:]))] = float(r["us"])
+    tot = sum(math.log(default[k] / min(t for kk, t in v.items() if allowed(k[1], *kk))) for k, v in d.items())
+    worst = max(default[k] / min(t for kk, t in v.items() if allowed(k[1], *kk)) for k, v in d.items())
+    print(f"default plan of the run: {len(d)} points, sum of log(plan / best allowed) {tot:.2f}, worst x{worst:.2f}")
+    tot, worst = score(d, NOW, a.v)
+    print(f"prefill.cu cost model:   {len(d)} points, sum of log(pick / best allowed) {tot:.2f}, worst x{worst:.2f}")
+    if a.search:
+        random.seed(4)
+        lo, hi = [0.1] * 4 + [0, 0, 0], [2.5] * 4 + [10, 10, 0.5]
+        best = (score(d, NOW)[0], NOW)
+        for it in range(8000):
+            if it < 3000:
+                c = tuple(random.uniform(x, y) for x, y in zip(lo, hi))
+            else:
+                c = list(best[1])
+                i = random.randrange(len(c))
+                c[i] = min(hi[i], max(lo[i], c[i] * random.uniform(0.8, 1.25) + random.uniform(-0.02, 0.02) * (hi[i] - lo[i])))
+                c = tuple(c)
+            s = score(d, c)[0]
+            if s < best[0]:
+                best = (s, c)
+        print("search:", score(d, best[1]), [round(x, 3) for x in best[1]])
+
+
+if __name__ == "__main__":
+    main()
