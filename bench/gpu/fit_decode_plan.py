@@ -7,11 +7,11 @@ search (coordinate refinement after), as was done for the constants in decode.cu
 
     python3 bench/gpu/fit_decode_plan.py docs/benchmarks/decode_plans_2026-12-02_night.csv [--search] [-v]
 """
-import argparse
 import collections
 import csv
 import math
-import random
+
+import fit_search
 
 SMS = 132
 SHAPES = {"qwen0.5b.qkv": (1152, 896), "qwen0.5b.o": (896, 896), "qwen0.5b.gate_up": (9728, 896), "qwen0.5b.down": (896, 4864),
@@ -73,11 +73,7 @@ def score(d, c, verbose=False):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("csv")
-    ap.add_argument("--search", action="store_true")
-    ap.add_argument("-v", action="store_true")
-    a = ap.parse_args()
+    a = fit_search.parse_args(__doc__)
     d = collections.defaultdict(dict)
     for r in csv.DictReader(open(a.csv)):
         if r["kernel"].startswith("cuda_decode") and r["shape"] in SHAPES:
@@ -86,20 +82,8 @@ def main():
         tot, worst = score(d, c, a.v)
         print(f"{label}: {len(d)} points, sum of log(picked / best) {tot:.2f}, worst x{worst:.3f}")
     if a.search:
-        random.seed(1)
         lo, hi = [10, 0, 1.0, 0.0, 0.0, 0.0, 0.7, 0], [60, 600, 2.0, 3.0, 0.4, 2.0, 1.3, 3000]
-        best = (score(d, NOW)[0], NOW)
-        for it in range(4000):
-            if it < 1500:
-                c = tuple(random.uniform(x, y) for x, y in zip(lo, hi))
-            else:
-                c = list(best[1])
-                i = random.randrange(len(c))
-                c[i] = min(hi[i], max(lo[i], c[i] * random.uniform(0.7, 1.3) + random.uniform(-0.05, 0.05) * (hi[i] - lo[i])))
-                c = tuple(c)
-            s = score(d, c)[0]
-            if s < best[0]:
-                best = (s, c)
+        best = fit_search.search(lambda c: score(d, c)[0], NOW, lo, hi, 4000, 1500, 1)
         print("search:", score(d, best[1]), [round(x, 3) for x in best[1]])
 
 

@@ -7,11 +7,11 @@ default plan of the run (the rule of 2026-12-02). --search refits the constants.
 
     python3 bench/gpu/fit_prefill_plan.py docs/benchmarks/night_2026-12-02/prefill_tune_tma_r3.csv [--search] [-v]
 """
-import argparse
 import collections
 import csv
 import math
-import random
+
+import fit_search
 
 SHAPES = {"qwen0.5b.qkv": (1152, 896), "qwen0.5b.o": (896, 896), "qwen0.5b.gate_up": (9728, 896), "qwen0.5b.down": (896, 4864),
           "llama8b.qkv": (6144, 4096), "llama8b.o": (4096, 4096), "llama8b.gate_up": (28672, 4096),
@@ -53,11 +53,7 @@ def score(d, c, verbose=False):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("csv")
-    ap.add_argument("--search", action="store_true")
-    ap.add_argument("-v", action="store_true")
-    a = ap.parse_args()
+    a = fit_search.parse_args(__doc__)
     d, default = collections.defaultdict(dict), {}
     for r in csv.DictReader(open(a.csv)):
         key = (r["shape"], int(r["M"]))
@@ -73,20 +69,8 @@ def main():
     tot, worst = score(d, NOW, a.v)
     print(f"prefill.cu cost model:   {len(d)} points, sum of log(pick / best allowed) {tot:.2f}, worst x{worst:.2f}")
     if a.search:
-        random.seed(4)
         lo, hi = [0.1] * 4 + [0, 0, 0], [2.5] * 4 + [10, 10, 0.5]
-        best = (score(d, NOW)[0], NOW)
-        for it in range(8000):
-            if it < 3000:
-                c = tuple(random.uniform(x, y) for x, y in zip(lo, hi))
-            else:
-                c = list(best[1])
-                i = random.randrange(len(c))
-                c[i] = min(hi[i], max(lo[i], c[i] * random.uniform(0.8, 1.25) + random.uniform(-0.02, 0.02) * (hi[i] - lo[i])))
-                c = tuple(c)
-            s = score(d, c)[0]
-            if s < best[0]:
-                best = (s, c)
+        best = fit_search.search(lambda c: score(d, c)[0], NOW, lo, hi, 8000, 3000, 4, (0.8, 1.25), 0.02)
         print("search:", score(d, best[1]), [round(x, 3) for x in best[1]])
 
 
