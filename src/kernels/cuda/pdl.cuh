@@ -7,7 +7,14 @@
 //   pdl_launch_dependents(): lets the next kernel of the stream start its own pre-wait prologue.
 //                            Called right after pdl_wait(), so that what the next kernel reads before
 //                            its wait is older than this kernel's predecessor.
+// The host side, launch_pdl(): one launch with programmatic stream serialization where `pdl` asks
+// for it (graph capture keeps the programmatic edges); plain stream order otherwise.
 #pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "w4a16/core/error.hpp"
 
 namespace w4a16::kernels::cuda {
 
@@ -20,6 +27,21 @@ __device__ __forceinline__ void pdl_launch_dependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
+}
+
+template <class... Params, class... Args>
+void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream, bool pdl, Args... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, args...));
 }
 
 }  // namespace w4a16::kernels::cuda

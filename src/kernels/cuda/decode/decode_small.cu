@@ -234,17 +234,7 @@ void launch_decode_small(const Args& a, int tiles, std::size_t smem, bool bf16, 
   const int mb = a.m <= 8 ? 1 : 2;
   KernelFn f = bf16 ? (mb == 1 ? pick_small3<true, 1>(zeros, g32, tiles) : pick_small3<true, 2>(zeros, g32, tiles))
                     : (mb == 1 ? pick_small3<false, 1>(zeros, g32, tiles) : pick_small3<false, 2>(zeros, g32, tiles));
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(a.row_blocks), 1, 1);
-  cfg.blockDim = dim3(kThreads, 1, 1);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = pdl ? 1 : 0;
-  W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, f, a));
+  launch_pdl(f, dim3(static_cast<unsigned>(a.row_blocks)), dim3(kThreads), smem, stream, pdl, a);
   W4A16_CUDA_TRY(cudaGetLastError());
 }
 

@@ -13,20 +13,10 @@ namespace w4a16::kernels::cuda::moe {
 
 // Every kernel of the chain is launched with programmatic stream serialization (PDL, sm_90): it
 // may start while its predecessor drains and prefetch constant weights before griddepcontrol.wait
-// (fused_moe.cuh, pdl_wait). Graph capture keeps the programmatic edges.
+// (fused_moe.cuh, pdl_wait). The legacy default stream keeps plain serialization.
 template <class... Params, class... Args>
 void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream, Args... args) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = grid;
-  cfg.blockDim = block;
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = stream != nullptr ? 1 : 0;  // the legacy default stream keeps plain serialization
-  W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, args...));
+  cuda::launch_pdl(kernel, grid, block, smem, stream, stream != nullptr, args...);
 }
 
 template <class T, bool kZeros, bool kDirect>
