@@ -133,13 +133,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   constexpr int kP = R::kTilesPerStep, kGs = R::kGs;
   const int depth = a.depth;  // ring slots (3..6)
   extern __shared__ uint4 smem_v4[];
-  // x words: staged (m, block_tiles, 2, 4 lanes, 4), or streamed (depth slots, m, kP, 2, 4 lanes, 4).
-  std::uint32_t* xs = reinterpret_cast<std::uint32_t*>(smem_v4);
-  const int x_tiles = a.xstream ? kP : a.block_tiles;  // tiles per token row of one x buffer
-  unsigned char* rings = reinterpret_cast<unsigned char*>(xs + (a.xstream ? depth : 1) * x_tiles * a.m * 32);
+  // x rows (decode_device.cuh: row-major, ldmatrix): staged, the block's K range (m rows of
+  // block_tiles tiles); streamed, depth slots of m rows of kP tiles. Then the weight rings, then
+  // the reduction partials.
+  unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
+  const int xrow = x_row_bytes(a.xstream ? kP : a.block_tiles);
+  const unsigned x_slot_bytes = static_cast<unsigned>(a.m * xrow);
+  unsigned char* rings = xs + (a.xstream ? depth : 1) * x_slot_bytes;
   float* red = reinterpret_cast<float*>(rings + kWarps * depth * R::kStepBytes);  // (8 warps, MB, 32, 4) partials
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tq = lane % 4;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4;
   const int ws = warp % a.warps_n, wk = warp / a.warps_n;
   const int btile0 = blockIdx.x * a.block_tiles;                   // block's first k tile
   const int btile1 = min(btile0 + a.block_tiles, a.kt_count);
@@ -188,25 +191,25 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   const char* const sbase = reinterpret_cast<const char*>(a.scales);
   const char* const zbase = reinterpret_cast<const char*>(a.zeros);
 
-  // issue_x copies step iss_step's x when x is streamed (the block's threads copy m tokens x kP
-  // tiles, 16-byte groups of 8 k scattered to their 4 lanes' words; zeros past K) into x slot
-  // iss_slot; issue_w copies this warp's weights and the step's scale/zero words, then advances
-  // the copy side. Only the last, partial step of an item checks tiles against t1. The caller
-  // commits: one cp.async group per step (an empty group past the end keeps the wait count uniform).
+  // issue_x copies step iss_step's x when x is streamed (the block's threads copy the m tokens' kP
+  // tiles, 16 bytes each, zeros past K) into x slot iss_slot; issue_w copies this warp's weights
+  // and the step's scale/zero words, then advances the copy side. Only the last, partial step of an
+  // item checks tiles against t1. The caller commits: one cp.async group per step (an empty group
+  // past the end keeps the wait count uniform).
+  // A step's x is m rows of kP tiles = 32 16-byte groups each: thread t copies group t % 32 of
+  // tokens t / 32, t / 32 + 8 (recomputed per step from the thread index: registers held across the
+  // loop made ptxas spill in the 9..16-token g = 32 variants).
+  static_assert(kP * 8 == 32 && kThreads % 32 == 0, "one step's x row is 32 16-byte groups");
   auto issue_x = [&]() {
     if (!a.xstream || iss_item >= items) return;
-    const unsigned xslot = xs_sh + static_cast<unsigned>(iss_slot) * static_cast<unsigned>(a.m * kP * 128);
-    const int kbase = (btile0 + iss_step * kP) * 64;
-    for (int c = threadIdx.x; c < a.m * kP * 8; c += kThreads) {
-      const int token = c / (kP * 8), kl = (c % (kP * 8)) * 8;
-      const int tl = kl / 64, kk = kl % 64, j = kk / 16, hi = (kk % 16) / 8;
-      const unsigned dst = xslot + 4u * static_cast<unsigned>(token * (kP * 32) + tl * 32 + (((j / 2) ^ (token & 1)) * 16) + (j % 2) * 2 + hi);
-      const int kg = kbase + kl;
-      const std::uint16_t* src = a.x + token * a.x_stride + min(kg, a.k - 8);  // a valid address even when zero-filled
-      const unsigned bytes = kg < a.k ? 4u : 0u;
-#pragma unroll
-      for (int t = 0; t < 4; ++t) cp_async4_zfill(dst + t * 16, src + 2 * t, bytes);
-    }
+    const int xg = static_cast<int>(threadIdx.x) % 32, xtok0 = static_cast<int>(threadIdx.x) / 32;
+    const unsigned xdst = xs_sh + static_cast<unsigned>(iss_slot) * x_slot_bytes + static_cast<unsigned>(xtok0 * xrow + xg * 16);
+    const int kg = (btile0 + iss_step * kP) * 64 + xg * 8;
+    const std::uint16_t* src = a.x + xtok0 * a.x_stride + min(kg, a.k - 8);  // a valid address even when zero-filled
+    const unsigned bytes = kg < a.k ? 16u : 0u;
+#pragma unroll 1
+    for (int t = xtok0, i = 0; t < a.m; t += kThreads / 32, ++i)
+      cp_async16_zfill(xdst + static_cast<unsigned>(i * (kThreads / 32) * xrow), src + i * (kThreads / 32) * a.x_stride, bytes);
   };
   auto issue_w = [&]() {
     if (nsteps == 0 || iss_item >= items_w) return;
@@ -255,23 +258,37 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
     // Rewind the copy side for the x of the same steps (x depends only on the step, not the stripe).
     iss_item = s_item; iss_step = s_step; iss_slot = s_slot; iss_w = s_w; iss_s = s_s; iss_z = s_z;
     for (int st = 0; st < depth - 1; ++st) { issue_x(); cp_async_commit(); advance(); }
+  } else if (a.xvec && !a.perm) {
+    // Staged by cp.async: the prologue's weights and the block's x rows form the first group (the
+    // remaining prologue groups are empty), so the first step's wait covers both.
+    for (int st = 0; st < depth - 1; ++st) { issue_w(); advance(); }
+    pdl_wait();
+    pdl_launch_dependents();
+    const int row_groups = (btile1 - btile0) * 8;  // 16-byte groups of one token's K range
+    for (int c = threadIdx.x; c < a.m * row_groups; c += kThreads) {
+      const int token = c / row_groups, g = c % row_groups, kg = btile0 * 64 + g * 8;
+      const std::uint16_t* src = a.x + token * a.x_stride + min(kg, a.k - 8);
+      cp_async16_zfill(xs_sh + static_cast<unsigned>(token * xrow + g * 16), src, kg < a.k ? 16u : 0u);
+    }
+    for (int st = 0; st < depth - 1; ++st) cp_async_commit();
+    cp_async_wait_step(depth);  // group 0 (this thread's x and first weights) has landed
+    __syncthreads();            // every thread's x rows are visible
   } else {
     for (int st = 0; st < depth - 1; ++st) { issue_w(); cp_async_commit(); advance(); }
     pdl_wait();
     pdl_launch_dependents();
-    stage_x(a, xs, btile0, btile1 - btile0);  // weights in flight meanwhile
+    stage_x_rows(a, xs, xrow, btile0, btile1 - btile0);  // gathered (act-order) or 2-byte loads; weights in flight meanwhile
     __syncthreads();
   }
 
-  // This lane's x rows: token mb*8 + gid, clamped to the last real token (lanes of absent tokens
-  // compute on real data into output columns that are never stored), and its swizzled halves.
-  unsigned xl[MB][2];  // shared address of unit (token, tile t0, h)
+  // This lane's ldmatrix row: token mb * 8 + lane % 8 (clamped to the last real token: absent tokens
+  // compute on real data into output columns never stored), k 8 (lane / 8) of tile t0's first half
+  // (staged) or of the slot's first tile (streamed).
+  unsigned xl[MB];
 #pragma unroll
   for (int mb = 0; mb < MB; ++mb) {
-    const int tok = min(mb * 8 + gid, a.m - 1);
-    const unsigned base = smem_addr(xs + tok * (x_tiles * 32) + (a.xstream ? 0 : (t0 - btile0) * 32) + tq * 4);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) xl[mb][h] = pin(base + ((h ^ (tok & 1)) * 64));
+    const int tok = min(mb * 8 + lane % 8, a.m - 1);
+    xl[mb] = pin(xs_sh + static_cast<unsigned>(tok * xrow + (a.xstream ? 0 : (t0 - btile0) * 128) + (lane / 8) * 16));
   }
 
   // uint4b8: z = 8 for every row; uint4: each lane's byte of the zero word (rows gid, gid + 8).
@@ -299,11 +316,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
       issue_w();
       cp_async_commit();
       advance();
-      const unsigned slot = static_cast<unsigned>(slot_i * kP);  // x slot (streamed), in tiles
       const unsigned sbytes = static_cast<unsigned>(slot_i) * R::kStepBytes;
       const int valid = min(kP, ntiles - step * kP);  // tiles of this step inside the range (kP but in the last)
-      // Byte offset of this step's x: staged, kP tiles further along the row; streamed, its slot.
-      const unsigned xstep = a.xstream ? slot * static_cast<unsigned>(a.m * 128) : static_cast<unsigned>(step * kP * 128);
+      // Byte offset of this step's x: staged, kP tiles further along the rows; streamed, its slot.
+      const unsigned xstep = a.xstream ? static_cast<unsigned>(slot_i) * x_slot_bytes : static_cast<unsigned>(step * kP * 128);
       uint4 wv[kP];
       float2 sc[kP][kGs];
       std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
@@ -342,7 +358,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
 #pragma unroll
         for (int p = 0; p < kP; ++p)
 #pragma unroll
-          for (int mb = 0; mb < MB; ++mb) b[p][mb] = lds128(xl[mb][h] + xstep + p * 128);
+          for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(xl[mb] + xstep + p * 128 + h * 64);
         mma_pair<D, kG32>(h, wv, zlo, zhi, b, tmp);
         if (kG32 || h == 1) scale_group<kG32>(h, valid, sc, tmp, acc);  // end of a group; tiles past `valid`: last step only
       }
@@ -432,12 +448,13 @@ std::size_t ring_bytes(bool zeros, bool g32, int depth) {
   return static_cast<std::size_t>(kWarps) * depth * step;
 }
 
-// x (m tokens, 128 B per token per tile: the block's K range when staged, depth x kTilesPerStep
+// x (m token rows of x_row_bytes: the block's K range when staged, depth slots of kTilesPerStep
 // tiles when streamed) + the weight rings + the reduction partials.
 std::size_t smem_for(int block_tiles, int m, bool zeros, bool g32, bool xstream, int depth) {
   const int mb = m <= 8 ? 1 : 2;
-  const int x_tiles = xstream ? depth * Ring<false, false>::kTilesPerStep : block_tiles;
-  return static_cast<std::size_t>(x_tiles) * m * 128 + ring_bytes(zeros, g32, depth) + static_cast<std::size_t>(kWarps) * mb * 512;
+  const std::size_t x_bytes = xstream ? static_cast<std::size_t>(depth) * m * x_row_bytes(Ring<false, false>::kTilesPerStep)
+                                      : static_cast<std::size_t>(m) * x_row_bytes(block_tiles);
+  return x_bytes + ring_bytes(zeros, g32, depth) + static_cast<std::size_t>(kWarps) * mb * 512;
 }
 
 // W4A16_DECODE_XSTREAM: "0" never streams x, "1" streams it in every plan that can (exploration).
@@ -560,9 +577,9 @@ int small_min_tiles() {
 }
 
 // Shared memory of the small kernel: x rows for the whole K range of the block (m tokens x
-// small_x_row_bytes) + the partials of 8 warps (MB x 512 bytes each).
+// x_row_bytes) + the partials of 8 warps (MB x 512 bytes each).
 std::size_t small_smem(int block_tiles, int m) {
-  return static_cast<std::size_t>(small_x_row_bytes(block_tiles)) * m + static_cast<std::size_t>(kWarps) * (m <= 8 ? 1 : 2) * 512;
+  return static_cast<std::size_t>(x_row_bytes(block_tiles)) * m + static_cast<std::size_t>(kWarps) * (m <= 8 ? 1 : 2) * 512;
 }
 
 }  // namespace

@@ -119,55 +119,42 @@ struct Dt<true> {
   }
 };
 
-// Shared x chunk in B-fragment order, token-major, only the m real tokens: the 16-byte unit
-// (token, tile, h) holds, for each lane t of that token, the 4 B registers of sub-tiles 2h, 2h + 1
-// (word t * 4 + (j % 2) * 2 + hi: the two k of B register hi of sub-tile j). A token's units are
-// contiguous (tiles * 2 units of 64 bytes), and odd tokens swap the two halves of each tile, so the
-// two tokens that share a quarter-warp of an LDS.128 hit different banks.
-//   word index = token * (block_tiles * 32) + tile * 32 + ((h ^ (token & 1)) * 16) + t * 4 + w
-// (the token stride is the plan's block_tiles, also for a last block with fewer tiles).
-__device__ __forceinline__ void stage_x(const Args& a, std::uint32_t* xs, int tile0, int tiles) {
-  // Each thread loads kBatch 16-byte groups before storing any: one L2 round trip (~0.35 us) per
-  // batch instead of per group (run 1 of 2026-12-02: 16 tokens x 64 tiles took ~12 us staged one
-  // group at a time).
-  constexpr int kBatch = 8;
-  const int groups8 = tiles * 8;  // 8-element k groups in the chunk
-  const int total = a.m * groups8;
-  for (int base = threadIdx.x; base < total; base += kBatch * kThreads) {
-    std::uint32_t v[kBatch][4];
+// x in shared memory, both kernels: the m real tokens' rows as they are in memory (row-major,
+// k contiguous), row stride x_row_bytes(tiles) = tiles x 128 + 16: 16 bytes past a multiple of 128,
+// so the 8 rows of an ldmatrix lie in 8 different 16-byte bank groups. B fragments by ldmatrix_x4.
+constexpr int x_row_bytes(int tiles) { return tiles * 128 + 16; }
+
+// 16 bytes global -> shared without registers, zero-filled where src_bytes is 0 (x past K).
+__device__ __forceinline__ void cp_async16_zfill(unsigned smem, const void* gmem, unsigned src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem), "r"(src_bytes) : "memory");
+}
+// Four 8x8 b16 matrices; lane l gives the address of row l % 8 of matrix l / 8 and receives, of
+// each matrix, row l / 4, columns 2 (l % 4), 2 (l % 4) + 1: with rows = tokens and columns = k,
+// the B fragment (b0, b1) of mma.m16n8k16 for k 0..15 (matrices 0, 1) and 16..31 (2, 3).
+__device__ __forceinline__ uint4 ldmatrix_x4(unsigned smem) {
+  uint4 v;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(smem) : "memory");
+  return v;
+}
+
+// x rows of k tiles [tile0, tile0 + tiles) into shared memory (xs, row stride xrow bytes) through
+// registers: the path for act-order (x[:, perm], gathered) and for rows that are not 16-byte aligned
+// (2-byte loads); zeros past K. Aligned rows without perm are copied by cp.async instead (decode.cu).
+__device__ __forceinline__ void stage_x_rows(const Args& a, unsigned char* xs, int xrow, int tile0, int tiles) {
+  const int groups8 = tiles * 8;  // 8-element k groups of one token's row
+  for (int c = threadIdx.x; c < a.m * groups8; c += kThreads) {
+    const int token = c / groups8, kl = (c % groups8) * 8;
+    const long long kg = static_cast<long long>(tile0) * 64 + kl;
+    std::uint32_t v[4] = {0u, 0u, 0u, 0u};
+    if (kg < a.k) {  // K % 8 == 0: a group of 8 is wholly inside or outside
+      const std::uint16_t* row = a.x + token * a.x_stride;
+      std::uint16_t e[8];
 #pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const int idx = base + b * kThreads;
-      const int token = idx / groups8, kl = (idx % groups8) * 8;
-      const long long kg = static_cast<long long>(tile0) * 64 + kl;
-      v[b][0] = v[b][1] = v[b][2] = v[b][3] = 0u;
-      if (idx < total && kg < a.k) {  // K % 8 == 0: a group of 8 is wholly inside or outside
-        const std::uint16_t* row = a.x + token * a.x_stride;
-        if (a.perm) {
-          std::uint16_t e[8];
+      for (int i = 0; i < 8; ++i) e[i] = a.perm ? __ldg(row + __ldg(a.perm + kg + i)) : __ldg(row + kg + i);
 #pragma unroll
-          for (int i = 0; i < 8; ++i) e[i] = __ldg(row + __ldg(a.perm + kg + i));
-#pragma unroll
-          for (int i = 0; i < 4; ++i) v[b][i] = e[2 * i] | (static_cast<std::uint32_t>(e[2 * i + 1]) << 16);
-        } else if (a.xvec) {
-          const uint4 q = __ldg(reinterpret_cast<const uint4*>(row + kg));
-          v[b][0] = q.x; v[b][1] = q.y; v[b][2] = q.z; v[b][3] = q.w;
-        } else {
-#pragma unroll
-          for (int i = 0; i < 4; ++i) v[b][i] = __ldg(row + kg + 2 * i) | (static_cast<std::uint32_t>(__ldg(row + kg + 2 * i + 1)) << 16);
-        }
-      }
+      for (int i = 0; i < 4; ++i) v[i] = e[2 * i] | (static_cast<std::uint32_t>(e[2 * i + 1]) << 16);
     }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const int idx = base + b * kThreads;
-      if (idx >= total) break;
-      const int token = idx / groups8, kl = (idx % groups8) * 8;
-      const int tl = kl / 64, kk = kl % 64, j = kk / 16, hi = (kk % 16) / 8;
-      std::uint32_t* dst = xs + token * (a.block_tiles * 32) + tl * 32 + (((j / 2) ^ (token & 1)) * 16) + (j % 2) * 2 + hi;
-#pragma unroll
-      for (int t = 0; t < 4; ++t) dst[t * 4] = v[b][t];  // lane t, word (j%2)*2 + hi
-    }
+    *reinterpret_cast<uint4*>(xs + token * xrow + kl * 2) = make_uint4(v[0], v[1], v[2], v[3]);
   }
 }
 
@@ -274,9 +261,6 @@ constexpr int kSmallTiles[] = {2, 4, 8, 16};
 // counts on this many resident blocks (fewer where shared memory is the bound) to fit one wave.
 constexpr int small_min_blocks(int tiles) { return tiles <= 2 ? 5 : tiles <= 4 ? 3 : tiles <= 8 ? 2 : 1; }
 
-// Bytes of one token's x row in the small kernel's shared memory: block_tiles x 128 + 16 (the 16
-// bytes keep ldmatrix's 8 rows in different bank groups).
-constexpr int small_x_row_bytes(int block_tiles) { return block_tiles * 128 + 16; }
 
 // Launches the small kernel of bucket `tiles` (one of kSmallTiles) on a grid of a.row_blocks
 // blocks with `smem` bytes of dynamic shared memory (decode_run sets a from the plan).

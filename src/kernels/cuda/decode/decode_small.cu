@@ -52,19 +52,6 @@ __device__ __forceinline__ std::uint32_t ldg_nc8(const std::uint8_t* p) {
   return v;
 }
 
-// 16 bytes global -> shared without registers, zero-filled where src_bytes is 0 (x past K).
-__device__ __forceinline__ void cp_async16_zfill(unsigned smem, const void* gmem, unsigned src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem), "l"(gmem), "r"(src_bytes) : "memory");
-}
-// Four 8x8 b16 matrices; lane l gives the address of row l % 8 of matrix l / 8 and receives, of
-// each matrix, row l / 4, columns 2 (l % 4), 2 (l % 4) + 1: with rows = tokens and columns = k,
-// the B fragment (b0, b1) of mma.m16n8k16 for k 0..15 (matrices 0, 1) and 16..31 (2, 3).
-__device__ __forceinline__ uint4 ldmatrix_x4(unsigned smem) {
-  uint4 v;
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(smem) : "memory");
-  return v;
-}
-
 template <bool kBf16, int MB, bool kZeros, bool kG32, int T>
 __global__ void __launch_bounds__(kThreads, small_min_blocks(T)) decode_small_kernel(const Args a) {
   using D = Dt<kBf16>;
@@ -78,7 +65,7 @@ __global__ void __launch_bounds__(kThreads, small_min_blocks(T)) decode_small_ke
   // x rows as they are in memory, (m tokens, block_tiles x 64 k), row stride xrow bytes: 16 bytes
   // past a multiple of 128, so the 8 rows of an ldmatrix lie in 8 different 16-byte bank groups.
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
-  const int xrow = small_x_row_bytes(a.block_tiles);
+  const int xrow = x_row_bytes(a.block_tiles);
   float* red = reinterpret_cast<float*>(xs + a.m * xrow);  // (8 warps, MB, 32 lanes, 4) partials
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4;
