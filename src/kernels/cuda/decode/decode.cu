@@ -83,8 +83,8 @@ __device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
   return v;
 }
 
-// Per-warp cp.async ring: `depth` slots (a plan parameter, 3..6) of one step each: kTilesPerStep
-// tiles of weights and the scale/zero words of each tile's groups, refilled depth - 1 steps ahead.
+// Per-warp cp.async ring: kRingDepth slots of one step each: kTilesPerStep tiles of weights and the
+// scale/zero words of each tile's groups, refilled kRingDepth - 1 steps ahead.
 //   slot s at ring + s * kStepBytes:
 //     weights  (kTilesPerStep, 32 lanes) x 16 B                    at + p * 512 + lane * 16
 //     entries  (kTilesPerStep, kGs, 8 gids) x (scale word [, zero word])   at + kEntryOffset
@@ -95,10 +95,7 @@ __device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
 template <bool kZeros, bool kG32>
 struct Ring {
   static constexpr int kTilesPerStep = 4;  // tiles computed together: 4 independent mma chains
-  // A warp has between depth - 2 and depth - 1 steps of 2 KB in flight: at depth 3 and 16 warps per
-  // SM, 32-64 KB per SM. Deeper rings were measured (H200, 2026-12-02, docs/benchmarks/decode.md):
-  // depth 4 and 5 were no faster on any PERF.md shape and 8192x8192 M = 1 was 4% / 10% slower, so
-  // plans take depth 3 unless W4A16_DECODE_PLAN names another.
+  // A warp has between 1 and 2 steps of 2 KB in flight: at 16 warps per SM, 32-64 KB per SM.
   static constexpr int kGs = kG32 ? 2 : 1;           // groups per tile
   static constexpr int kEntryBytes = kZeros ? 8 : 4;                  // scale word (+ the zero word of its row pair)
   static constexpr int kStepEntries = kTilesPerStep * kGs * 8;         // (tile, group, gid) of one step: 32 or 64
@@ -108,18 +105,15 @@ struct Ring {
   static_assert(kStepEntries % 32 == 0, "whole warps copy the entries of a step");
   static_assert(kStepBytes % 16 == 0, "16-byte copies into every slot");
 };
-constexpr int kMinDepth = 3, kMaxDepth = 6;
+// Ring slots per warp. Deeper rings (a plan parameter 3..6 until 2026-12-02) were measured on the
+// H200 (docs/benchmarks/decode.md, version 5): depth 4 and 5 were no faster on any PERF.md shape and
+// 8192x8192 M = 1 was 4% / 10% slower; a compile-time depth lets the wait below take its immediate
+// without the runtime switch (an indirect branch in every step of the loop).
+constexpr int kRingDepth = 3;
 
-// Waits until at most depth - 2 cp.async groups of this thread are pending (wait_group takes an
-// immediate): the oldest step of a ring `depth` deep has landed.
-__device__ __forceinline__ void cp_async_wait_step(int depth) {
-  switch (depth) {
-    case 3: cp_async_wait<1>(); break;
-    case 4: cp_async_wait<2>(); break;
-    case 5: cp_async_wait<3>(); break;
-    default: cp_async_wait<4>(); break;
-  }
-}
+// Waits until at most kRingDepth - 2 cp.async groups of this thread are pending: the oldest step
+// of the ring has landed.
+__device__ __forceinline__ void cp_async_wait_step() { cp_async_wait<kRingDepth - 2>(); }
 
 // Blocks per SM the register cap is sized for: 128 registers (ptxas -v: 108-125, no spills, with the
 // pinned addresses and the batched x staging; version 3 capped the 1..8-token variants at 85 for 3).
@@ -131,7 +125,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   using D = Dt<kBf16>;
   using R = Ring<kZeros, kG32>;
   constexpr int kP = R::kTilesPerStep, kGs = R::kGs;
-  const int depth = a.depth;  // ring slots (3..6)
+  constexpr int depth = kRingDepth;
   extern __shared__ uint4 smem_v4[];
   // x rows (decode_device.cuh: row-major, ldmatrix): staged, the block's K range (m rows of
   // block_tiles tiles); streamed, depth slots of m rows of kP tiles. Then the weight rings, then
@@ -188,6 +182,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   unsigned iss_w = (static_cast<unsigned>(stripe0) * static_cast<unsigned>(a.kt_count) + static_cast<unsigned>(t0)) * 32u + static_cast<unsigned>(lane);
   unsigned iss_s = static_cast<unsigned>(stripe0 * 8 + cgid) * 4u;
   unsigned iss_z = static_cast<unsigned>(stripe0 * 2 + cgid / 4) * 4u;
+  const uint4* const qw = pin(a.qweight);  // (the copies' "memory" clobbers otherwise reload it from the parameters per tile)
   const char* const sbase = reinterpret_cast<const char*>(a.scales);
   const char* const zbase = reinterpret_cast<const char*>(a.zeros);
 
@@ -216,9 +211,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
     const unsigned sbytes = static_cast<unsigned>(iss_slot) * R::kStepBytes;
     const int kt0 = t0 + iss_step * kP;
     const bool full = iss_step < nfull;
+    const uint4* const wp = qw + iss_w;  // this lane's 16 bytes of the step's first tile; tiles 512 bytes apart
 #pragma unroll
     for (int p = 0; p < kP; ++p)
-      if (full || kt0 + p < t1) cp_async16(w_sh + sbytes + p * 512, a.qweight + (iss_w + p * 32));
+      if (full || kt0 + p < t1) cp_async16(w_sh + sbytes + p * 512, wp + p * 32);
 #pragma unroll
     for (int c = 0; c < kGs; ++c) {
       const int e = lane + 32 * c, p = e / (kGs * 8), h = (e / 8) % kGs;  // this lane's entry (tile p, group h)
@@ -271,7 +267,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
       cp_async16_zfill(xs_sh + static_cast<unsigned>(token * xrow + g * 16), src, kg < a.k ? 16u : 0u);
     }
     for (int st = 0; st < depth - 1; ++st) cp_async_commit();
-    cp_async_wait_step(depth);  // group 0 (this thread's x and first weights) has landed
+    cp_async_wait_step();  // group 0 (this thread's x and first weights) has landed
     __syncthreads();            // every thread's x rows are visible
   } else {
     for (int st = 0; st < depth - 1; ++st) { issue_w(); cp_async_commit(); advance(); }
@@ -306,7 +302,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
     for (int step = 0; step < nsteps; ++step) {
       // The copy side is depth - 1 steps ahead: this step's ring slot is the one after the next copy's.
       const int slot_i = iss_slot == depth - 1 ? 0 : iss_slot + 1;
-      cp_async_wait_step(depth);  // this step's group has landed (this lane's copies)
+      cp_async_wait_step();  // this step's group has landed (this lane's copies)
       if (a.xstream) {
         __syncthreads();  // every thread's x copies of this step are visible; all warps are done with step - 1
       } else {
@@ -442,19 +438,19 @@ KernelFn pick(bool bf16, int mb, bool zeros, bool g32) {
   return mb == 1 ? pick3<false, 1>(zeros, g32) : pick3<false, 2>(zeros, g32);
 }
 
-std::size_t ring_bytes(bool zeros, bool g32, int depth) {
+std::size_t ring_bytes(bool zeros, bool g32) {
   const int step = zeros ? (g32 ? Ring<true, true>::kStepBytes : Ring<true, false>::kStepBytes)
                          : (g32 ? Ring<false, true>::kStepBytes : Ring<false, false>::kStepBytes);
-  return static_cast<std::size_t>(kWarps) * depth * step;
+  return static_cast<std::size_t>(kWarps) * kRingDepth * step;
 }
 
 // x (m token rows of x_row_bytes: the block's K range when staged, depth slots of kTilesPerStep
 // tiles when streamed) + the weight rings + the reduction partials.
-std::size_t smem_for(int block_tiles, int m, bool zeros, bool g32, bool xstream, int depth) {
+std::size_t smem_for(int block_tiles, int m, bool zeros, bool g32, bool xstream) {
   const int mb = m <= 8 ? 1 : 2;
-  const std::size_t x_bytes = xstream ? static_cast<std::size_t>(depth) * m * x_row_bytes(Ring<false, false>::kTilesPerStep)
+  const std::size_t x_bytes = xstream ? static_cast<std::size_t>(kRingDepth) * m * x_row_bytes(Ring<false, false>::kTilesPerStep)
                                       : static_cast<std::size_t>(m) * x_row_bytes(block_tiles);
-  return x_bytes + ring_bytes(zeros, g32, depth) + static_cast<std::size_t>(kWarps) * mb * 512;
+  return x_bytes + ring_bytes(zeros, g32) + static_cast<std::size_t>(kWarps) * mb * 512;
 }
 
 // W4A16_DECODE_XSTREAM: "0" never streams x, "1" streams it in every plan that can (exploration).
@@ -479,8 +475,7 @@ int cached_sm_count() {
   return n;
 }
 
-DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted, int m, bool zeros, bool g32, bool xstream = false,
-                     int depth = kMinDepth) {
+DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted, int m, bool zeros, bool g32, bool xstream = false) {
   DecodePlan p;
   p.xstream = xstream && wn == kWarps;  // streaming needs every warp of a block on the same K range
   p.warps_n = wn;
@@ -491,8 +486,8 @@ DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted
   p.splits = static_cast<int>((kt + block_tiles - 1) / block_tiles);  // no empty ranks
   p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
   p.grid_rows = p.row_blocks;
-  p.depth = depth;
-  p.smem_bytes = smem_for(static_cast<int>(block_tiles), m, zeros, g32, p.xstream, depth);
+  p.depth = kRingDepth;
+  p.smem_bytes = smem_for(static_cast<int>(block_tiles), m, zeros, g32, p.xstream);
   return p;
 }
 
@@ -642,12 +637,12 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
     int wn = 0, s = 0, xsm = 0, depth = 0;
     const int got = std::sscanf(env, "%d,%d,%d,%d", &wn, &s, &xsm, &depth);
     if (got < 2 || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || s < 1 || s > kMaxSplits || xsm < 0 || xsm > 1 ||
-        (depth != 0 && (depth < kMinDepth || depth > kMaxDepth)))
+        (depth != 0 && depth != kRingDepth))
       fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN",
            "\"warps_n,splits[,xstream[,depth]]\" with warps_n in {1,2,4,8}, splits 1..8, xstream 0/1 (honoured at warps_n = 8 where x "
-           "allows), depth 3..6 (0: 3)",
+           "allows), depth 3 or 0 (the ring depth is fixed at 3)",
            env);
-    DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1 && xstream_ok, depth == 0 ? kMinDepth : depth);
+    DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1 && xstream_ok);
     if (p.smem_bytes > kMaxSmem) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within 200 KB of shared memory", env);
     if (persist) make_persistent(p, sms, m_chunk);
     return p;
@@ -770,7 +765,6 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
     a.block_tiles = p.tiles_per_warp * p.warps_k;
     a.splits = p.splits;
     a.row_blocks = p.row_blocks;
-    a.depth = p.depth;
     a.xstream = p.xstream ? 1 : 0;
     if (p.small_tiles > 0) {  // one wave, all of K per block (decode_small.cu)
       launch_decode_small(a, p.small_tiles, p.smem_bytes, bf16, zeros, g32, pdl, stream);

@@ -36,7 +36,6 @@ struct Args {
   int warps_n, warps_k, tiles_per_warp, block_tiles;
   int splits;
   int row_blocks;               // row blocks in all (gridDim.y may be fewer: each block loops over its items)
-  int depth;                    // ring slots per warp, kMinDepth..kMaxDepth
   int xvec;                     // x rows 16-byte aligned: stage with 16-byte loads
   int xstream;                  // x streamed per step through a block ring (warps_k == 1, no perm, xvec), else staged once
 };
