@@ -89,7 +89,7 @@ def main():
     a = fit_search.parse_args(__doc__)
     d, default = collections.defaultdict(dict), {}
     rows = list(csv.DictReader(open(a.csv)))
-    if any(r["kernel"].startswith("ab_") for r in rows):
+    if not rows or any(r["kernel"].startswith("ab_") for r in rows):
         fit_split_term(rows)
         return
     for r in rows:
