@@ -392,6 +392,7 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
   const bool tma = wgmma && x_load == PrefillXLoad::tma;
   if (tma) {  // the cost model over the TMA tiles and splits (file comment)
     const std::int64_t k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
+    const PrefillSplitReduce reduce = resolve_reduce(PrefillSplitReduce::automatic);  // the environment once per plan
     PrefillPlan best;
     best.est_us = std::numeric_limits<double>::infinity();
     for (int c : {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma})
@@ -399,7 +400,7 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
         if (split > 1 && split * round_up(mm, prefill_config(c).bm) > kPrefillMaxSplitRows) break;
         std::int64_t kts = 0;
         if (normalize_split(k_tiles, split, &kts) != split) continue;  // an empty split: the same plan as a smaller one
-        const double us = prefill_plan_estimate_us(n, k, m, c, static_cast<int>(split), sm_count);
+        const double us = prefill_plan_estimate_us(n, k, m, c, static_cast<int>(split), sm_count, reduce);
         if (us < best.est_us) {
           best.config = c;
           best.split = static_cast<int>(split);
