@@ -95,6 +95,8 @@ constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n
 constexpr double kSplitKernelFixedUs = 3.9, kSplitKernelUsPerMb = 0.28;
 constexpr double kSplitClusterFixedUs = 3.9, kSplitClusterUsPerMb = 0.28;
 
+static_assert(kPrefillMaxSplit <= 8, "the cluster reduce reads at most 8 ranks (prefill_kernel.cuh kMaxSplit; 8 = portable cluster size)");
+
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
 

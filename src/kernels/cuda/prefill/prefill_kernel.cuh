@@ -604,6 +604,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       }
       cluster_sync_all();  // every rank's tile is in its shared memory
       constexpr int kVec = BM * kBN / 4;  // float4 groups of the tile (4 rows of one token)
+      constexpr int kMaxSplit = 8;        // cluster ranks: kPrefillMaxSplit (prefill.hpp), the portable cluster size
       const int split = p.split;
       const int begin = kVec * split_id / split, end = kVec * (split_id + 1) / split;  // <= 8192 * 8: int
       const T* bias = static_cast<const T*>(p.bias);
@@ -613,14 +614,21 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         const std::int64_t tok = m0 + tok_l, row = n_block * kBN + row_l;
         if (tok >= p.m || row >= p.n) continue;
         const std::uint32_t off = smem_base + static_cast<std::uint32_t>((tok_l * kRedStride + row_l) * 4);
+        // Every rank's load in flight at once (one DSMEM round trip, not split of them), then the
+        // sum in rank order: the same additions as reduce_kernel.
+        float4 q[kMaxSplit];
+#pragma unroll
+        for (int r = 0; r < kMaxSplit; ++r)
+          if (r < split) q[r] = ld_cluster_f4(cluster_map(off, static_cast<std::uint32_t>(r)));
         float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int r = 0; r < split; ++r) {  // rank order: the same additions as reduce_kernel
-          const float4 q = ld_cluster_f4(cluster_map(off, static_cast<std::uint32_t>(r)));
-          s.x += q.x;
-          s.y += q.y;
-          s.z += q.z;
-          s.w += q.w;
-        }
+#pragma unroll
+        for (int r = 0; r < kMaxSplit; ++r)
+          if (r < split) {
+            s.x += q[r].x;
+            s.y += q[r].y;
+            s.z += q[r].z;
+            s.w += q[r].w;
+          }
         const float sv[4] = {s.x, s.y, s.z, s.w};
 #pragma unroll
         for (int j = 0; j < 4; ++j)
