@@ -6,6 +6,12 @@ bound (split x round_up(M, bm) <= 512), over the fastest such candidate; and the
 default plan of the run (the rule of 2026-12-02). --search refits the constants.
 
     python3 bench/gpu/fit_prefill_plan.py docs/benchmarks/night_2026-12-02/prefill_tune_tma_r3.csv [--search] [-v]
+
+The split term has one pair of constants per reduce mode (prefill.cu kSplitKernel* / kSplitCluster*):
+tune_tma measures the mode W4A16_PREFILL_SPLIT_REDUCE selected (unset: cluster), so a refit holds for
+that mode. A `prefill_bench out.csv reduce_ab` CSV (rows ab_<variant>:s<split>) instead gets a
+least-squares fit of the split term alone per variant: measured time minus the model's time without
+the split term (tile constants as in prefill.cu), against the MB of fp32 partials.
 """
 import collections
 import csv
@@ -52,10 +58,41 @@ def score(d, c, verbose=False):
     return tot, worst
 
 
+def fit_split_term(rows):
+    """reduce_ab rows: per variant, fixed + per_mb of the split term by least squares."""
+    pts = collections.defaultdict(list)
+    for r in rows:
+        kern = r["kernel"]
+        if not kern.startswith("ab_") or ":s" not in kern:
+            continue
+        variant, s = kern.split(":s")
+        tile, m, s = r["plan"].split()[0], int(r["M"]), int(s)
+        if tile not in TILES or s < 2 or r["shape"] not in SHAPES:
+            continue
+        n, _ = SHAPES[r["shape"]]
+        no_split = estimate(r["shape"], m, tile, s, NOW[:5] + (0.0, 0.0))
+        pts[variant].append((s * m * n * 4 / 1e6, float(r["us"]) - no_split))
+    for variant, p in sorted(pts.items()):
+        k = len(p)
+        sx, sy = sum(x for x, _ in p), sum(y for _, y in p)
+        sxx, sxy = sum(x * x for x, _ in p), sum(x * y for x, y in p)
+        det = k * sxx - sx * sx
+        if k < 2 or det == 0:
+            print(f"{variant}: {k} points, no fit")
+            continue
+        per_mb = (k * sxy - sx * sy) / det
+        fixed = (sy - per_mb * sx) / k
+        print(f"{variant:12s} split term: {fixed:.2f} us + {per_mb:.3f} us/MB of partials ({k} points; prefill.cu now {NOW[5]} + {NOW[6]})")
+
+
 def main():
     a = fit_search.parse_args(__doc__)
     d, default = collections.defaultdict(dict), {}
-    for r in csv.DictReader(open(a.csv)):
+    rows = list(csv.DictReader(open(a.csv)))
+    if not rows or any(r["kernel"].startswith("ab_") for r in rows):
+        fit_split_term(rows)
+        return
+    for r in rows:
         key = (r["shape"], int(r["M"]))
         if r["kernel"] == "cuda_prefill":
             default[key] = float(r["us"])

@@ -109,7 +109,11 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
 
   Dev x(static_cast<std::size_t>(max_m * k * 2)), y(static_cast<std::size_t>(max_m * n * 2)), yref(static_cast<std::size_t>(max_m * n * 2));
   fill(x.p, static_cast<std::size_t>(max_m * k), 12345u, spec.act);
-  const std::size_t ws_bytes = std::max(kc::prefill_workspace_bytes(n, k, spec.group, false, max_m), kc::dense_cache_workspace_bytes(max_m));
+  // The reduce-kernel bound: forced plans (tuning grids, the A/B's old path) may split where the
+  // default plan would reduce in the cluster; the A/B's forced splits may exceed the bound's rows.
+  std::size_t ws_bytes = std::max(kc::prefill_workspace_bytes(n, k, spec.group, false, max_m, kc::PrefillSplitReduce::kernel),
+                                  kc::dense_cache_workspace_bytes(max_m));
+  for (int split : spec.ab_splits) ws_bytes = std::max(ws_bytes, static_cast<std::size_t>(split * max_m * n * 4));
   Dev work(ws_bytes);
 
   // Peers: dense weights of each dtype, rotating copies for a cold L2.
@@ -207,6 +211,36 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       add(name, p.describe(), us, int4_bytes, err);
     };
     if (spec.default_plan) run_int4("cuda_prefill", nullptr);
+    if (spec.reduce_ab) {
+      struct Variant { const char* name; kc::PrefillSplitReduce reduce; int pdl; };
+      const Variant variants[] = {{"ab_old", kc::PrefillSplitReduce::kernel, 0},
+                                  {"ab_pdl", kc::PrefillSplitReduce::kernel, 1},
+                                  {"ab_cluster", kc::PrefillSplitReduce::cluster, 0},
+                                  {"ab_both", kc::PrefillSplitReduce::cluster, 1}};
+      const kc::PrefillPlan def = kc::prefill_plan(n, k, m, cap, sms);
+      const std::int64_t k_tiles = ws[0]->k_pad / 64;
+      std::vector<std::int64_t> done;  // effective forced splits already timed
+      std::vector<int> splits = {0};  // 0: the plan's own split
+      splits.insert(splits.end(), spec.ab_splits.begin(), spec.ab_splits.end());
+      for (int split : splits) {
+        kc::PrefillPlan p = def;
+        std::string suffix;
+        if (split > 0) {
+          const std::int64_t kts = (k_tiles + split - 1) / split, eff = (k_tiles + kts - 1) / kts;
+          if (std::find(done.begin(), done.end(), eff) != done.end()) continue;
+          done.push_back(eff);
+          p.split = static_cast<int>(eff);
+          p.k_tiles_per_split = kts;
+          suffix = ":s" + std::to_string(eff);
+        }
+        for (const Variant& v : variants) {
+          p.reduce = v.reduce;
+          p.pdl = v.pdl;
+          if (kc::prefill_plan_workspace_bytes(*ws[0], p, m) > work.bytes) continue;
+          run_int4(std::string(v.name) + suffix, &p);
+        }
+      }
+    }
     if (spec.old_plan) {
       const kc::PrefillPlan p = kc::prefill_plan(n, k, m, cap, sms, kc::PrefillXLoad::cp_async);
       run_int4("cuda_prefill_cp_async_plan", &p);

@@ -52,6 +52,13 @@ struct PrefillBenchSpec {
   // Tuning grid: every config of tune_configs at every split of tune_splits (M <= 256; splits
   // 1 and 2 above), each distinct effective split once, where the workspace allows it.
   std::vector<int> tune_configs, tune_splits;
+  // Split-K reduce x PDL A/B (prefill_bench reduce_ab): the default plan's tile and split under the
+  // four launch variants "ab_old" (reduce kernel, no PDL), "ab_pdl" (reduce kernel, PDL),
+  // "ab_cluster" (cluster reduce, no PDL), "ab_both" (cluster reduce, PDL); then the same tile with
+  // each split of ab_splits forced (":s<split>", effective splits, each once). The workspace is
+  // sized for the reduce kernel at every split timed.
+  bool reduce_ab = false;
+  std::vector<int> ab_splits;
 };
 
 struct PrefillRow {

@@ -1,8 +1,14 @@
 // Stand-alone prefill benchmark (the shared sweep, bench/gpu --prefill, has the PERF.md table):
 // int4 prefill vs cuBLAS fp16/bf16 vs the dense cache, in one process, with the shared timer.
-// Usage: prefill_bench <out.csv> [quick|tune|full|large|tma|tune_tma|profile]
+// Usage: prefill_bench <out.csv> [quick|tune|full|large|tma|tune_tma|reduce_ab|profile]
 //   tune_tma: every TMA config x splits 1/2/3/4/6/8 (M <= 256; 1/2 at M = 1024) on every shape
 //   below llama70b, fp16 uint4b8 g=128, cuBLAS fp16 in the same run (the prefill plan's data).
+//   Splits are reduced as W4A16_PREFILL_SPLIT_REDUCE says (unset: in the cluster), so the run
+//   with =kernel and the one without give the data of each reduce mode's split constants.
+//   reduce_ab: split-K in the cluster vs the reduce kernel, x PDL on / off, in one process:
+//   fp16 uint4b8 g=128 on the four Qwen2.5-0.5B shapes, llama8b.o, llama8b.down and 8192x8192 at
+//   M = 32, 64, 128, 256, 1024: cuBLAS fp16, then the default plan as ab_old (reduce kernel, no
+//   PDL), ab_pdl, ab_cluster, ab_both; on qwen0.5b.qkv and llama8b.o also splits 1/2/4/8 forced.
 //   quick: 3 shapes fp16; tune: every forced config on those 3 shapes (M <= 256 with splits 1/2/4,
 //   M = 1024 / 4096 with split 1; large: only the latter); full: all shapes, fp16 + bf16, formats.
 //   tma: x by TMA vs cp.async in one process: 8192x8192, llama8b.gate_up, llama8b.qkv at
@@ -191,6 +197,26 @@ int main(int argc, char** argv) {
       for (int c = 0; c < kc::prefill_config_count(); ++c)
         if (kc::prefill_config(c).x_load == kc::PrefillXLoad::tma) spec.tune_configs.push_back(c);
       spec.tune_splits = {1, 2, 3, 4, 6, 8};
+      for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
+      std::fflush(f);
+    }
+    std::fclose(f);
+    return 0;
+  }
+  if (mode == "reduce_ab") {
+    for (const Shape& sh : shapes) {
+      const std::string name = sh.name;
+      if (name.rfind("qwen", 0) != 0 && name != "llama8b.o" && name != "llama8b.down" && name != "8192x8192") continue;
+      bench::PrefillBenchSpec spec;
+      spec.shape = sh.name;
+      spec.n = sh.n;
+      spec.k = sh.k;
+      spec.ms = {32, 64, 128, 256, 1024};
+      spec.peer_bf16 = false;
+      spec.time_dense_cache = false;
+      spec.default_plan = false;  // ab_both is the default plan under the default knobs
+      spec.reduce_ab = true;
+      if (name == "qwen0.5b.qkv" || name == "llama8b.o") spec.ab_splits = {1, 2, 4, 8};
       for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
       std::fflush(f);
     }

@@ -475,6 +475,7 @@ TEST(PrefillGpu, RejectsBadArguments) {
   // A forced split needs its partials in the workspace.
   PrefillPlan p = prefill_plan(c.n, c.k, m, device_capability(), device_sm_count());
   p.split = 2;
+  p.reduce = PrefillSplitReduce::kernel;  // the cluster reduce needs no workspace
   expect_error(ErrorCode::invalid_argument,
                [&] { prefill_run_plan(*l.w, p, dx.p, m, c.k, dy.p, c.n, ws.p, 16, nullptr); }, "workspace too small");
   expect_error(ErrorCode::invalid_argument, [&] { prefill_config(prefill_config_count()); }, "config index");
@@ -492,9 +493,10 @@ TEST(PrefillGpu, PlanCoversPerfShapes) {
       ASSERT_GE(p.config, 0);
       EXPECT_GE(p.split, 1);
       EXPECT_LE(p.split * m, std::max<std::int64_t>(kPrefillMaxSplitRows, m));
-      // The default workspace covers the plan's split-K partials.
+      // The kernel-reduce workspace covers the plan's split-K partials.
       if (p.split > 1) {
-        EXPECT_LE(static_cast<std::size_t>(p.split * m * s[0] * 4), prefill_workspace_bytes(s[0], s[1], 128, false, m));
+        EXPECT_LE(static_cast<std::size_t>(p.split * m * s[0] * 4),
+                  prefill_workspace_bytes(s[0], s[1], 128, false, m, PrefillSplitReduce::kernel));
       }
       std::printf("plan %6lldx%-6lld M=%-5lld %s\n", static_cast<long long>(s[0]), static_cast<long long>(s[1]),
                   static_cast<long long>(m), p.describe().c_str());
@@ -518,7 +520,7 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
     EXPECT_LT((p.split - 1) * p.k_tiles_per_split, k_tiles);  // no empty split
     if (p.split > 1) {
       EXPECT_LE(p.split * ((m + c.bm - 1) / c.bm * c.bm), kPrefillMaxSplitRows);
-      EXPECT_LE(static_cast<std::size_t>(p.split * m * n * 4), prefill_workspace_bytes(n, k, 128, false, m));
+      EXPECT_LE(static_cast<std::size_t>(p.split * m * n * 4), prefill_workspace_bytes(n, k, 128, false, m, PrefillSplitReduce::kernel));
     }
   };
   for (int cap : {90, 80})
@@ -566,6 +568,220 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
     EXPECT_EQ(prefill_plan(8192, 8192, 4096, 90, 132).split, 1);
   }
   EXPECT_THROW(prefill_plan_estimate_us(1024, 1024, 64, 0, 1, 132), Error);  // a cp.async tile: no estimate
+}
+
+// The knobs name what they expected (no GPU needed: the estimate and the workspace bound read
+// W4A16_PREFILL_SPLIT_REDUCE).
+TEST(PrefillPlan, ReduceKnobRejectsInvalidValues) {
+  const char* old = std::getenv("W4A16_PREFILL_SPLIT_REDUCE");
+  const std::string saved = old ? old : "";
+  setenv("W4A16_PREFILL_SPLIT_REDUCE", "clusters", 1);
+  EXPECT_THROW(prefill_plan_estimate_us(1152, 896, 64, 14, 2, 132), Error);
+  EXPECT_THROW(prefill_workspace_bytes(1152, 896, 128, false, 64), Error);
+  // An explicit mode does not read the environment.
+  EXPECT_NO_THROW(prefill_plan_estimate_us(1152, 896, 64, 14, 2, 132, PrefillSplitReduce::cluster));
+  setenv("W4A16_PREFILL_SPLIT_REDUCE", "kernel", 1);
+  // The kernel reduce counts the partials in the bound on every device.
+  EXPECT_GE(prefill_workspace_bytes(1152, 896, 128, false, 64), static_cast<std::size_t>(8 * 64 * 1152 * 4));
+  EXPECT_NO_THROW(prefill_plan_estimate_us(1152, 896, 64, 14, 2, 132));
+  if (old)
+    setenv("W4A16_PREFILL_SPLIT_REDUCE", saved.c_str(), 1);
+  else
+    unsetenv("W4A16_PREFILL_SPLIT_REDUCE");
+}
+
+// One prefill_run_plan call on device buffers, y poisoned first; returns y (M x ys) on the host.
+std::vector<std::uint16_t> run_bits(const Case& c, Layer& l, const PrefillPlan& p, const DevBuf& dx, std::int64_t m, std::int64_t ys,
+                                    DevBuf& dy) {
+  const std::size_t need = prefill_plan_workspace_bytes(*l.w, p, m);
+  DevBuf ws(need);
+  W4A16_CUDA_TRY(cudaMemset(dy.p, 0xff, dy.bytes));  // 0xffff: NaN in fp16 and bf16
+  prefill_run_plan(*l.w, p, dx.p, m, c.k, dy.p, ys, ws.p, need, nullptr);
+  W4A16_CUDA_TRY(cudaDeviceSynchronize());
+  std::vector<std::uint16_t> y(dy.bytes / 2);
+  W4A16_CUDA_TRY(cudaMemcpy(y.data(), dy.p, dy.bytes, cudaMemcpyDeviceToHost));
+  return y;
+}
+
+// Split-K reduced in the thread-block cluster: every TMA config x splits 2..8, fp16 / bf16 x
+// uint4b8 / uint4, a bias, odd N (uint4b8) and K % 64 != 0, M not a multiple of the tile, strided
+// y over poison. Each result against the f64 reference, bitwise equal to a second cluster run and
+// to the reduce_kernel path of the same plan: both sum the same fp32 partials (the same k ranges,
+// the same accumulation inside a split) in split order starting from 0, then add the bias in fp32
+// and round once, so the summation order is the same and the bits must be.
+TEST(PrefillGpu, ClusterSplitReduceMatchesReferenceAndReduceKernelBitwise) {
+  SKIP_WITHOUT_GPU();
+  SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
+  std::vector<int> tma;
+  for (int cfg : device_configs())
+    if (is_tma(prefill_config(cfg))) tma.push_back(cfg);
+  if (tma.empty()) GTEST_SKIP() << "no TMA config runs on capability " << device_capability();
+  int clustered = 0;
+  for (DType act : {DType::f16, DType::bf16})
+    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4}) {
+      Case c;
+      c.act = c.scale = act;
+      c.scalar = st;
+      c.bias = true;
+      c.n = st == ScalarType::uint4 ? 200 : 197;  // uint4 zeros need N % 8 == 0
+      c.k = st == ScalarType::uint4 ? 1344 : 1352;  // 21 / 22 k tiles (1352: the last one 8 wide)
+      c.g = st == ScalarType::uint4 ? 64 : kChannelwise;
+      Layer l = make_layer(c);
+      // The cluster path needs no split workspace on this device.
+      EXPECT_EQ(prefill_workspace_bytes(c.n, c.k, c.g, false, 300, PrefillSplitReduce::cluster), 0u) << c.str();
+      for (std::int64_t m : {17, 100, 300}) {
+        const std::int64_t ys = c.n + 3;
+        const std::vector<std::uint16_t> x = test::random_act(m, c.k, act);
+        const std::int64_t guard = 512;  // poisoned elements after y's last row
+        DevBuf dx(x.size() * 2), dy(static_cast<std::size_t>((m * ys + guard) * 2));
+        W4A16_CUDA_TRY(cudaMemcpy(dx.p, x.data(), x.size() * 2, cudaMemcpyHostToDevice));
+        const std::vector<std::int64_t> rows = test::sample_rows(m);
+        const std::int64_t rm = static_cast<std::int64_t>(rows.size());
+        std::vector<double> xr(static_cast<std::size_t>(rm * c.k));
+        for (std::int64_t i = 0; i < rm; ++i)
+          for (std::int64_t j = 0; j < c.k; ++j)
+            xr[static_cast<std::size_t>(i * c.k + j)] = f16x_to_float(act, x[static_cast<std::size_t>(rows[static_cast<std::size_t>(i)] * c.k + j)]);
+        const std::vector<double> ref = test::gemm_f64(xr, l.wd, l.b, rm, c.n, c.k);
+        for (int cfg : tma)
+          for (int split = 2; split <= 8; ++split) {
+            PrefillPlan p;
+            p.config = cfg;
+            p.split = split;
+            p.reduce = PrefillSplitReduce::cluster;
+            const std::string what = c.str() + " " + prefill_config(cfg).name() + " split=" + std::to_string(split) + " M=" + std::to_string(m);
+            std::printf("cluster check %s\n", what.c_str());  // before the call: where a hang happened
+            std::fflush(stdout);
+            ASSERT_TRUE(prefill_plan_uses_cluster(*l.w, p)) << what << ": the cluster of " << split << " is not schedulable";
+            EXPECT_EQ(prefill_plan_workspace_bytes(*l.w, p, m), 0u) << what;
+            const std::vector<std::uint16_t> yc = run_bits(c, l, p, dx, m, ys, dy);
+            const std::vector<std::uint16_t> yc2 = run_bits(c, l, p, dx, m, ys, dy);
+            PrefillPlan pk = p;
+            pk.reduce = PrefillSplitReduce::kernel;
+            ASSERT_FALSE(prefill_plan_uses_cluster(*l.w, pk));
+            const std::vector<std::uint16_t> yk = run_bits(c, l, pk, dx, m, ys, dy);
+            ++clustered;
+            std::int64_t unwritten = 0, pad_touched = 0;
+            for (std::int64_t i = 0; i < guard; ++i) pad_touched += yc[static_cast<std::size_t>(m * ys + i)] != 0xffff;
+            std::vector<double> yr(static_cast<std::size_t>(rm * c.n));
+            for (std::int64_t r = 0; r < m; ++r) {
+              for (std::int64_t j = 0; j < c.n; ++j) unwritten += yc[static_cast<std::size_t>(r * ys + j)] == 0xffff;
+              for (std::int64_t j = c.n; j < ys; ++j) pad_touched += yc[static_cast<std::size_t>(r * ys + j)] != 0xffff;
+            }
+            for (std::int64_t i = 0; i < rm; ++i)
+              for (std::int64_t j = 0; j < c.n; ++j)
+                yr[static_cast<std::size_t>(i * c.n + j)] = f16x_to_float(act, yc[static_cast<std::size_t>(rows[static_cast<std::size_t>(i)] * ys + j)]);
+            EXPECT_EQ(unwritten, 0) << what << ": outputs left poisoned";
+            EXPECT_EQ(pad_touched, 0) << what << ": row padding past N or guard past y written";
+            EXPECT_LE(test::rel_error(yr, ref), test::tolerance(act)) << what;
+            EXPECT_TRUE(yc == yc2) << what << ": two cluster runs differ bitwise";
+            EXPECT_TRUE(yc == yk) << what << ": cluster and reduce_kernel paths differ bitwise";
+          }
+      }
+    }
+  EXPECT_EQ(clustered, 4 * 3 * static_cast<int>(tma.size()) * 7);
+}
+
+// Three layers back to back on one stream (and replayed from a CUDA graph): x0 -> L0 -> x1 -> L1 ->
+// y1 -> L2 (act-order: gather kernel) -> y2, x1 / y1 / y2 poisoned (NaN) on the stream first. With
+// PDL each layer's kernels start while the previous one drains; a read of x before
+// griddepcontrol.wait would see NaN or a partial tile. Every output against the f64 reference of
+// its actual input, and all four variants (reduce kernel / cluster x PDL off / on) bitwise equal.
+TEST(PrefillGpu, ChainedLayersWithPdlReadOnlyCompleteInputs) {
+  SKIP_WITHOUT_GPU();
+  SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
+  Case c0, c1, c2;
+  c0.n = 4096, c0.k = 4096;             // the slow predecessor
+  c1.n = 1152, c1.k = 4096, c1.bias = true;  // small N: the plan splits K
+  c2.n = 896, c2.k = 1152, c2.act_order = true, c2.scalar = ScalarType::uint4, c2.g = 64;
+  Layer l0 = make_layer(c0), l1 = make_layer(c1), l2 = make_layer(c2);
+  const std::int64_t m = 64;
+  const int cap = device_capability(), sms = device_sm_count();
+  const std::vector<std::uint16_t> x0 = test::random_act(m, c0.k, c0.act);
+  DevBuf dx0(x0.size() * 2), dx1(static_cast<std::size_t>(m * c0.n * 2)), dy1(static_cast<std::size_t>(m * c1.n * 2)),
+      dy2(static_cast<std::size_t>(m * c2.n * 2));
+  W4A16_CUDA_TRY(cudaMemcpy(dx0.p, x0.data(), x0.size() * 2, cudaMemcpyHostToDevice));
+  PrefillPlan p0 = prefill_plan(c0.n, c0.k, m, cap, sms), p1 = prefill_plan(c1.n, c1.k, m, cap, sms), p2 = prefill_plan(c2.n, c2.k, m, cap, sms);
+  std::printf("chain plans: %s | %s | %s\n", p0.describe().c_str(), p1.describe().c_str(), p2.describe().c_str());
+  EXPECT_GT(p1.split, 1) << "the middle layer should exercise split-K";
+  std::size_t wsb = 0;
+  for (auto red : {PrefillSplitReduce::kernel, PrefillSplitReduce::cluster})
+    for (const PrefillPlan* p : {&p0, &p1, &p2}) {
+      PrefillPlan q = *p;
+      q.reduce = red;
+      const Layer& l = p == &p0 ? l0 : (p == &p1 ? l1 : l2);
+      wsb = std::max(wsb, prefill_plan_workspace_bytes(*l.w, q, m));
+    }
+  DevBuf ws(wsb);
+  cudaStream_t s;
+  W4A16_CUDA_TRY(cudaStreamCreate(&s));
+  auto chain = [&](PrefillSplitReduce red, int pdl) {
+    PrefillPlan q0 = p0, q1 = p1, q2 = p2;
+    for (PrefillPlan* q : {&q0, &q1, &q2}) {
+      q->reduce = red;
+      q->pdl = pdl;
+    }
+    W4A16_CUDA_TRY(cudaMemsetAsync(dx1.p, 0xff, dx1.bytes, s));
+    W4A16_CUDA_TRY(cudaMemsetAsync(dy1.p, 0xff, dy1.bytes, s));
+    W4A16_CUDA_TRY(cudaMemsetAsync(dy2.p, 0xff, dy2.bytes, s));
+    prefill_run_plan(*l0.w, q0, dx0.p, m, c0.k, dx1.p, c0.n, ws.p, ws.bytes, s);
+    prefill_run_plan(*l1.w, q1, dx1.p, m, c1.k, dy1.p, c1.n, ws.p, ws.bytes, s);
+    prefill_run_plan(*l2.w, q2, dy1.p, m, c2.k, dy2.p, c2.n, ws.p, ws.bytes, s);
+  };
+  auto fetch = [&](const DevBuf& b) {
+    std::vector<std::uint16_t> h(b.bytes / 2);
+    W4A16_CUDA_TRY(cudaMemcpy(h.data(), b.p, b.bytes, cudaMemcpyDeviceToHost));
+    return h;
+  };
+  auto check_layer = [&](const Case& c, const Layer& l, const std::vector<std::uint16_t>& in, const std::vector<std::uint16_t>& out,
+                         const std::string& what) {
+    std::vector<double> yd = test::to_f64(out.data(), c.act, m, c.n, c.n);
+    std::vector<double> ref = test::gemm_f64(test::to_f64(in.data(), c.act, m, c.k, c.k), l.wd, l.b, m, c.n, c.k);
+    EXPECT_LE(test::rel_error(yd, ref), test::tolerance(c.act)) << what;
+  };
+  std::vector<std::uint16_t> first[3];
+  int variant = 0;
+  for (auto red : {PrefillSplitReduce::kernel, PrefillSplitReduce::cluster})
+    for (int pdl : {0, 1}) {
+      const std::string what = std::string("reduce=") + prefill_split_reduce_name(red) + " pdl=" + std::to_string(pdl);
+      chain(red, pdl);
+      W4A16_CUDA_TRY(cudaStreamSynchronize(s));
+      const std::vector<std::uint16_t> x1 = fetch(dx1), y1 = fetch(dy1), y2 = fetch(dy2);
+      check_layer(c0, l0, x0, x1, what + " layer 0");
+      check_layer(c1, l1, x1, y1, what + " layer 1");
+      check_layer(c2, l2, y1, y2, what + " layer 2 (act-order)");
+      if (variant++ == 0) {
+        first[0] = x1, first[1] = y1, first[2] = y2;
+      } else {
+        EXPECT_TRUE(x1 == first[0] && y1 == first[1] && y2 == first[2]) << what << ": differs bitwise from reduce=kernel pdl=0";
+      }
+    }
+  // The same chain captured in a graph (programmatic edges kept), replayed twice.
+  for (auto red : {PrefillSplitReduce::kernel, PrefillSplitReduce::cluster}) {
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    W4A16_CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    chain(red, 1);
+    W4A16_CUDA_TRY(cudaStreamEndCapture(s, &g));
+    W4A16_CUDA_TRY(cudaGraphInstantiate(&ge, g, 0));
+    for (int rep = 0; rep < 2; ++rep) {
+      W4A16_CUDA_TRY(cudaGraphLaunch(ge, s));
+      W4A16_CUDA_TRY(cudaStreamSynchronize(s));
+      EXPECT_TRUE(fetch(dx1) == first[0] && fetch(dy1) == first[1] && fetch(dy2) == first[2])
+          << "graph replay " << rep << " reduce=" << prefill_split_reduce_name(red) << " differs bitwise";
+    }
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+  }
+  // W4A16_PREFILL_PDL: invalid values name the knob.
+  setenv("W4A16_PREFILL_PDL", "2", 1);
+  expect_error(ErrorCode::invalid_argument, [&] { prefill_run_plan(*l1.w, p1, dx1.p, m, c1.k, dy1.p, c1.n, ws.p, ws.bytes, s); }, "W4A16_PREFILL_PDL=2");
+  unsetenv("W4A16_PREFILL_PDL");
+  setenv("W4A16_PREFILL_SPLIT_REDUCE", "fast", 1);
+  expect_error(ErrorCode::invalid_argument, [&] { prefill_run_plan(*l1.w, p1, dx1.p, m, c1.k, dy1.p, c1.n, ws.p, ws.bytes, s); },
+               "W4A16_PREFILL_SPLIT_REDUCE=fast");
+  unsetenv("W4A16_PREFILL_SPLIT_REDUCE");
+  W4A16_CUDA_TRY(cudaStreamSynchronize(s));
+  cudaStreamDestroy(s);
 }
 
 // ---- dense cache ----

@@ -30,6 +30,12 @@
 // model's within 1.26x (sum 1.0):
 // small N (the Qwen shapes, llama8b.o/down) takes the bm64 tile with splits at M = 128..1024 where
 // the old rule's bm128/bm256 tiles left most SMs idle (qwen0.5b.qkv M = 128: 16.0 -> 7.9 us).
+// The split term is named per reduce mode (kSplit*Us below, the same measured constants for both
+// until the cluster reduce is refitted from `prefill_bench out.csv tune_tma` / `reduce_ab`).
+// Split-K reduce (prefill.hpp, PrefillSplitReduce): the TMA configs on sm_90 sum the splits of a
+// tile inside the kernel, launched as a cluster (1, 1, split); the rest through reduce_kernel.
+// PDL (W4A16_PREFILL_PDL): every kernel here waits (griddepcontrol.wait) before it reads anything
+// a previous kernel may write; only the prefill kernel does work before (its first W stages).
 // The TMA configs need a tensor map of x per call: encoded here on the host
 // (cuTensorMapEncodeTiled through cudaGetDriverEntryPointByVersion: no -lcuda), passed by value,
 // so prefill_run stays allocation-free and graph-capturable.
@@ -39,12 +45,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
 #include <sstream>
+#include <vector>
 
 #include "common.cuh"
+#include "pdl.cuh"
 #include "prefill/prefill.hpp"
 #include "prefill/prefill_launch.cuh"
 #include "w4a16/core/error.hpp"
@@ -79,6 +88,14 @@ static_assert(static_cast<int>(PrefillXLoad::cp_async) == static_cast<int>(prefi
 // cp.async tiles measured on 2026-12-02 and their TMA twins.
 constexpr int kCfgBm256 = 0, kCfgBm128 = 6, kCfgMma128 = 4, kCfgMma64 = 5, kCfgBm64 = 8;
 constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n128Tma = 15;
+
+// The split term of prefill_plan_estimate_us per reduce mode: fixed us + us per MB of fp32
+// partials (split * M * N * 4 bytes). Measured for the kernel reduce (2026-12-02 night); the
+// cluster reduce starts from the same values until refitted (bench/gpu/fit_prefill_plan.py).
+constexpr double kSplitKernelFixedUs = 3.9, kSplitKernelUsPerMb = 0.28;
+constexpr double kSplitClusterFixedUs = 3.9, kSplitClusterUsPerMb = 0.28;
+
+static_assert(kPrefillMaxSplit <= 8, "the cluster reduce reads at most 8 ranks (prefill_kernel.cuh kMaxSplit; 8 = portable cluster size)");
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
@@ -180,6 +197,8 @@ CUtensorMap make_x_tensor_map(const void* x, DType dtype, std::int64_t m, std::i
 template <class T>
 __global__ void gather_kernel(const T* __restrict__ x, std::int64_t x_stride, const std::int32_t* __restrict__ perm,
                               T* __restrict__ dst, std::int64_t m, std::int64_t k) {
+  pdl_wait();  // x is the previous kernel's output
+  pdl_launch_dependents();
   const std::int64_t total = m * k;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -192,6 +211,8 @@ __global__ void gather_kernel(const T* __restrict__ x, std::int64_t x_stride, co
 template <class T>
 __global__ void reduce_kernel(const float* __restrict__ partial, int split, const T* __restrict__ bias, T* __restrict__ y,
                               std::int64_t y_stride, std::int64_t m, std::int64_t n) {
+  pdl_wait();  // the partials are the prefill kernel's output
+  pdl_launch_dependents();
   const std::int64_t total = m * n;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -205,6 +226,84 @@ __global__ void reduce_kernel(const float* __restrict__ partial, int split, cons
 
 int elementwise_grid(std::int64_t total) {
   return static_cast<int>(std::clamp<std::int64_t>(ceil_div(total, 256), 1, 132 * 16));
+}
+
+// W4A16_PREFILL_SPLIT_REDUCE: "kernel" or "cluster" (unset or empty: cluster).
+PrefillSplitReduce resolve_reduce(PrefillSplitReduce r) {
+  if (r != PrefillSplitReduce::automatic) return r;
+  const char* env = std::getenv("W4A16_PREFILL_SPLIT_REDUCE");
+  if (env == nullptr || *env == 0 || std::strcmp(env, "cluster") == 0) return PrefillSplitReduce::cluster;
+  if (std::strcmp(env, "kernel") == 0) return PrefillSplitReduce::kernel;
+  fail(ErrorCode::invalid_argument, "W4A16_PREFILL_SPLIT_REDUCE", "kernel or cluster", env);
+}
+
+// W4A16_PREFILL_PDL: "0" launches without programmatic dependent launch (A/B measurement), "1" or
+// unset with it.
+bool resolve_pdl(int pdl) {
+  if (pdl == 0 || pdl == 1) return pdl == 1;
+  if (pdl != -1) fail(ErrorCode::invalid_argument, "plan.pdl", "-1 (W4A16_PREFILL_PDL), 0 or 1", std::to_string(pdl));
+  const char* env = std::getenv("W4A16_PREFILL_PDL");
+  if (env == nullptr || *env == 0) return true;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_PREFILL_PDL", "0 or 1", env);
+  return *env == '1';
+}
+
+bool is_tma_config(const PrefillConfig& c) { return c.x_load == PrefillXLoad::tma || c.x_load == PrefillXLoad::tma_eb; }
+
+// Whether a cluster (1, 1, split) of kernel `e` can be resident (cudaOccupancyMaxActiveClusters >= 1);
+// once per (kernel, split, device). Not a stream operation: capture-safe.
+bool cluster_schedulable(const KernelEntry& e, int threads, int split) {
+  static std::mutex mu;
+  struct Key { const void* fn; int split, dev; bool ok; };
+  static std::vector<Key> done;
+  int dev = 0;
+  W4A16_CUDA_TRY(cudaGetDevice(&dev));
+  const void* key = reinterpret_cast<const void*>(e.fn);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const Key& k : done)
+      if (k.fn == key && k.split == split && k.dev == dev) return k.ok;
+  }
+  ensure_smem_attr(e);
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(1, 1, static_cast<unsigned>(split));
+  cfg.blockDim = dim3(static_cast<unsigned>(threads));
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(e.smem_bytes);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 1;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = static_cast<unsigned>(split);
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  const bool ok = cudaOccupancyMaxActiveClusters(&clusters, e.fn, &cfg) == cudaSuccess && clusters >= 1;
+  if (!ok) cudaGetLastError();  // not sticky; the caller falls back to the reduce kernel
+  std::lock_guard<std::mutex> lock(mu);
+  done.push_back({key, split, dev, ok});
+  return ok;
+}
+
+// The cluster reduce for `split` splits of config `c` with kernel `e` on this device.
+bool cluster_reduce_for(const PrefillConfig& c, const KernelEntry& e, std::int64_t split, PrefillSplitReduce reduce) {
+  if (split <= 1 || split > kPrefillMaxSplit || resolve_reduce(reduce) != PrefillSplitReduce::cluster || !is_tma_config(c)) return false;
+  if (device_capability() != 90 || !has_sm90a()) return false;
+  return cluster_schedulable(e, c.threads(), static_cast<int>(split));
+}
+
+// The workspace bound may leave out the partials: every planned TMA tile (both W slot sizes) runs
+// a cluster of kPrefillMaxSplit on this device. False without a device.
+bool cluster_bound_holds() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    return false;
+  }
+  if (device_capability() != 90 || !has_sm90a()) return false;
+  for (int c : {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma})
+    for (const KernelEntry* t : {prefill_detail::kernels_f16_sym(), prefill_detail::kernels_f16_zeros()})
+      if (!cluster_schedulable(t[c], kConfigs[c].threads(), static_cast<int>(kPrefillMaxSplit))) return false;
+  return true;
 }
 
 void validate(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride) {
@@ -259,7 +358,14 @@ std::string PrefillPlan::describe() const {
   std::ostringstream s;
   s << (config >= 0 ? prefill_config(config).name() : std::string("none")) << " split=" << split
     << " k_tiles/split=" << k_tiles_per_split;
+  if (reduce != PrefillSplitReduce::automatic) s << " reduce=" << prefill_split_reduce_name(reduce);
+  if (pdl >= 0) s << " pdl=" << pdl;
   return s.str();
+}
+
+const char* prefill_split_reduce_name(PrefillSplitReduce r) {
+  static const char* const kNames[] = {"auto", "kernel", "cluster"};
+  return kNames[static_cast<int>(r)];
 }
 
 int prefill_config_count() { return prefill_detail::kNumConfigs; }
@@ -288,6 +394,7 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
   const bool tma = wgmma && x_load == PrefillXLoad::tma;
   if (tma) {  // the cost model over the TMA tiles and splits (file comment)
     const std::int64_t k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
+    const PrefillSplitReduce reduce = resolve_reduce(PrefillSplitReduce::automatic);  // the environment once per plan
     PrefillPlan best;
     best.est_us = std::numeric_limits<double>::infinity();
     for (int c : {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma})
@@ -295,7 +402,7 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
         if (split > 1 && split * round_up(mm, prefill_config(c).bm) > kPrefillMaxSplitRows) break;
         std::int64_t kts = 0;
         if (normalize_split(k_tiles, split, &kts) != split) continue;  // an empty split: the same plan as a smaller one
-        const double us = prefill_plan_estimate_us(n, k, m, c, static_cast<int>(split), sm_count);
+        const double us = prefill_plan_estimate_us(n, k, m, c, static_cast<int>(split), sm_count, reduce);
         if (us < best.est_us) {
           best.config = c;
           best.split = static_cast<int>(split);
@@ -313,7 +420,8 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
   return prefill_plan_for_config(n, k, m, c, sm_count);
 }
 
-double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, int config, int split, int sm_count) {
+double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, int config, int split, int sm_count,
+                                PrefillSplitReduce reduce) {
   const PrefillConfig& cfg = prefill_config(config);
   double t_tile = 0;
   switch (config) {  // us per k tile per wave (file comment), measured for the TMA tiles only
@@ -329,8 +437,10 @@ double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, 
   const std::int64_t s = normalize_split(k_tiles, split, &kts);
   const std::int64_t ctas = ceil_div(n_pad, cfg.bn()) * ceil_div(mm, cfg.bm) * s;
   const std::int64_t waves = ceil_div(ctas, static_cast<std::int64_t>(sm_count) * std::max(1, cfg.min_blocks));
-  const double reduce = s > 1 ? 3.9 + 0.28 * static_cast<double>(s * mm * n) * 4.0 / 1e6 : 0.0;
-  return 1.6 + static_cast<double>(waves * kts) * t_tile + reduce;
+  const bool cluster = resolve_reduce(reduce) == PrefillSplitReduce::cluster;
+  const double fixed = cluster ? kSplitClusterFixedUs : kSplitKernelFixedUs, per_mb = cluster ? kSplitClusterUsPerMb : kSplitKernelUsPerMb;
+  const double split_us = s > 1 ? fixed + per_mb * static_cast<double>(s * mm * n) * 4.0 / 1e6 : 0.0;
+  return 1.6 + static_cast<double>(waves * kts) * t_tile + split_us;
 }
 
 PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int c, int sm_count) {
@@ -349,16 +459,28 @@ PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t
   return p;
 }
 
-std::size_t prefill_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m) {
+std::size_t prefill_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m,
+                                    PrefillSplitReduce reduce) {
   if (max_m < 0) fail(ErrorCode::invalid_argument, "max_m", ">= 0", std::to_string(max_m));
+  const std::size_t gather = gather_bytes(act_order, max_m, k);
+  // The default plan (TMA tiles on sm_90) reduces every split in the cluster where it can.
+  if (resolve_reduce(reduce) == PrefillSplitReduce::cluster && cluster_bound_holds()) return gather;
   const std::int64_t split_rows = std::min<std::int64_t>(kPrefillMaxSplitRows, kPrefillMaxSplit * round_up(max_m, 64));
-  return gather_bytes(act_order, max_m, k) + static_cast<std::size_t>(split_rows * n * 4);
+  return gather + static_cast<std::size_t>(split_rows * n * 4);
+}
+
+bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan) {
+  std::int64_t kts = 0;
+  const std::int64_t split = normalize_split(w.k_pad / 64, plan.split, &kts);
+  if (split <= 1) return false;
+  return cluster_reduce_for(prefill_config(plan.config), entry(w, plan.config), split, plan.reduce);
 }
 
 std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& plan, std::int64_t m) {
   std::int64_t kts = 0;
   const std::int64_t split = normalize_split(w.k_pad / 64, plan.split, &kts);
-  return gather_bytes(w.act_order, m, w.k) + (split > 1 ? static_cast<std::size_t>(split * m * w.n * 4) : 0);
+  const bool partials = split > 1 && !prefill_plan_uses_cluster(w, plan);
+  return gather_bytes(w.act_order, m, w.k) + (partials ? static_cast<std::size_t>(split * m * w.n * 4) : 0);
 }
 
 void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x, std::int64_t m, std::int64_t x_stride,
@@ -379,17 +501,20 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   if (need > 0 && reinterpret_cast<std::uintptr_t>(workspace) % 256 != 0)
     fail(ErrorCode::alignment, "workspace", "256-byte aligned", "address % 256 = " + std::to_string(reinterpret_cast<std::uintptr_t>(workspace) % 256));
 
+  const KernelEntry& e = entry(w, plan.config);
+  const bool cluster = split > 1 && cluster_reduce_for(cfg, e, split, plan.reduce);
+  const bool pdl = resolve_pdl(plan.pdl) && cap >= 90;
   auto* ws = static_cast<unsigned char*>(workspace);
   const void* xk = x;
   std::int64_t xk_stride = x_stride;
   if (w.act_order) {
     const std::int64_t total = m * w.k;
+    const dim3 g(static_cast<unsigned>(elementwise_grid(total))), b(256);
     if (w.act_dtype == DType::bf16)
-      gather_kernel<__nv_bfloat16><<<elementwise_grid(total), 256, 0, stream>>>(
-          static_cast<const __nv_bfloat16*>(x), x_stride, w.perm, reinterpret_cast<__nv_bfloat16*>(ws), m, w.k);
+      launch_pdl(gather_kernel<__nv_bfloat16>, g, b, 0, stream, pdl, static_cast<const __nv_bfloat16*>(x), x_stride, w.perm,
+                 reinterpret_cast<__nv_bfloat16*>(ws), m, w.k);
     else
-      gather_kernel<half><<<elementwise_grid(total), 256, 0, stream>>>(static_cast<const half*>(x), x_stride, w.perm,
-                                                                        reinterpret_cast<half*>(ws), m, w.k);
+      launch_pdl(gather_kernel<half>, g, b, 0, stream, pdl, static_cast<const half*>(x), x_stride, w.perm, reinterpret_cast<half*>(ws), m, w.k);
     W4A16_CUDA_TRY(cudaGetLastError());
     xk = ws;
     xk_stride = w.k;
@@ -403,7 +528,8 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   p.bias = w.bias;
   p.x = xk;
   p.y = y;
-  p.partial = split > 1 ? reinterpret_cast<float*>(ws) : nullptr;
+  p.partial = split > 1 && !cluster ? reinterpret_cast<float*>(ws) : nullptr;
+  p.cluster_reduce = cluster ? 1 : 0;
   p.m = m;
   p.n = w.n;
   p.k = w.k;
@@ -420,7 +546,6 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   if (w.groups > 1 && (std::int64_t{1} << p.group_shift) != w.group_len())
     fail(ErrorCode::invalid_argument, "w.group_size", "a power of two (32..256) or channelwise", std::to_string(w.group_size));
 
-  const KernelEntry& e = entry(w, plan.config);
   ensure_smem_attr(e);
   const dim3 grid(static_cast<unsigned>(ceil_div(w.n_pad, cfg.bn())), static_cast<unsigned>(ceil_div(m, cfg.bm)), static_cast<unsigned>(split));
   if (grid.y > 65535) fail(ErrorCode::unsupported, "m", "<= " + std::to_string(65535LL * cfg.bm), std::to_string(m));
@@ -428,17 +553,37 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   // ignore the (zero) map.
   const bool tma = cfg.x_load == PrefillXLoad::tma || cfg.x_load == PrefillXLoad::tma_eb;
   const CUtensorMap tmap = tma ? make_x_tensor_map(xk, w.act_dtype, m, w.k, xk_stride, cfg.bm) : CUtensorMap{};
-  e.fn<<<grid, cfg.threads(), e.smem_bytes, stream>>>(p, tmap);
+  cudaLaunchConfig_t lc{};
+  lc.gridDim = grid;
+  lc.blockDim = dim3(static_cast<unsigned>(cfg.threads()));
+  lc.dynamicSmemBytes = static_cast<std::size_t>(e.smem_bytes);
+  lc.stream = stream;
+  cudaLaunchAttribute attr[2];
+  unsigned nattr = 0;
+  if (pdl) {  // may start while the stream's previous kernel drains (the prologue fetches weights only)
+    attr[nattr].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[nattr++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster) {  // the splits of one output tile form a cluster: rank = blockIdx.z = split index
+    attr[nattr].id = cudaLaunchAttributeClusterDimension;
+    attr[nattr].val.clusterDim.x = 1;
+    attr[nattr].val.clusterDim.y = 1;
+    attr[nattr++].val.clusterDim.z = static_cast<unsigned>(split);
+  }
+  lc.attrs = attr;
+  lc.numAttrs = nattr;
+  W4A16_CUDA_TRY(cudaLaunchKernelEx(&lc, e.fn, p, tmap));
   W4A16_CUDA_TRY(cudaGetLastError());
 
-  if (split > 1) {
+  if (split > 1 && !cluster) {
     const std::int64_t total = m * w.n;
+    const dim3 g(static_cast<unsigned>(elementwise_grid(total))), b(256);
     if (w.act_dtype == DType::bf16)
-      reduce_kernel<__nv_bfloat16><<<elementwise_grid(total), 256, 0, stream>>>(
-          p.partial, p.split, static_cast<const __nv_bfloat16*>(w.bias), static_cast<__nv_bfloat16*>(y), y_stride, m, w.n);
+      launch_pdl(reduce_kernel<__nv_bfloat16>, g, b, 0, stream, pdl, static_cast<const float*>(p.partial), p.split,
+                 static_cast<const __nv_bfloat16*>(w.bias), static_cast<__nv_bfloat16*>(y), y_stride, m, w.n);
     else
-      reduce_kernel<half><<<elementwise_grid(total), 256, 0, stream>>>(p.partial, p.split, static_cast<const half*>(w.bias),
-                                                                       static_cast<half*>(y), y_stride, m, w.n);
+      launch_pdl(reduce_kernel<half>, g, b, 0, stream, pdl, static_cast<const float*>(p.partial), p.split, static_cast<const half*>(w.bias),
+                 static_cast<half*>(y), y_stride, m, w.n);
     W4A16_CUDA_TRY(cudaGetLastError());
   }
 }

@@ -9,12 +9,24 @@
 //           B = x tile from 128B-swizzled shared memory, multi-stage ring: x by TMA (default
 //           plan) or by cp.async (the earlier configs, kept for comparison), W by cp.async
 //   mma     (sm_80+): mma.sync.m16n8k16 on the same tiles (ldmatrix from the same smem layout)
-// Split-K (deterministic: fp32 partials in the workspace, summed in split order by a second
-// kernel) where the output tiles alone cannot fill the SMs.
+// Split-K where the output tiles alone cannot fill the SMs, deterministic either way
+// (PrefillSplitReduce): the TMA configs on sm_90 launch the splits of a tile as one thread-block
+// cluster and sum them in the kernel, in split order, through distributed shared memory; the
+// other configs (and W4A16_PREFILL_SPLIT_REDUCE=kernel) write fp32 partials to the workspace and
+// a second kernel sums them in split order. Both paths give the same bits.
 //
 // prefill_run never allocates and only enqueues work on `stream`: safe to capture in a CUDA
 // graph. The workspace (caller-owned, >= prefill_workspace_bytes for the largest M used)
-// holds the act-order gather of x and the split-K partials.
+// holds the act-order gather of x and, where splits are reduced by the second kernel, the
+// split-K partials.
+//
+// Programmatic dependent launch (W4A16_PREFILL_PDL=0 turns it off): the prefill kernel (and the
+// act-order gather / split-K reduction kernels around it) may start while the previous kernel of
+// `stream` drains; the prefill kernel reads the prepared weights (w: qweight, scales, zeros) of its
+// first pipeline stages before waiting for that kernel, x and bias only after it has completed,
+// and writes y (and the workspace) only after it. So w must not be written by the kernel right
+// before this call on the same stream (prepared weights are constant; tc_prepare's own copies are
+// complete when it returns).
 //
 // Alignment: x must be 16-byte aligned with x_stride % 8 == 0 (cp.async 16-byte copies; the TMA
 // tensor map needs a 16-byte aligned address and row stride) unless
@@ -37,9 +49,23 @@ namespace w4a16::kernels::cuda {
 // capability >= 80 with the sm_80 cubin (mma.sync path).
 bool prefill_supported(int capability);
 
-// Workspace for every M <= max_m: act-order gather (max_m * K * 2 bytes) + split-K partials
-// (split * M * N * 4 bytes, split * M <= kPrefillMaxSplitRows).
-std::size_t prefill_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m);
+// How split-K partials are summed (deterministic, in split order, bias added last, either way):
+//   automatic  W4A16_PREFILL_SPLIT_REDUCE ("kernel" or "cluster"; unset = cluster; anything else
+//              throws invalid_argument), read at each call
+//   kernel     fp32 partials (split, M, N) in the workspace + reduce_kernel (the path up to 2026-12-02)
+//   cluster    the TMA configs on sm_90: one cluster (1, 1, split) per output tile, reduced in the
+//              kernel through distributed shared memory, no workspace; the kernel path where the
+//              config is not a TMA one or the cluster cannot be scheduled (cudaOccupancyMaxActiveClusters)
+enum class PrefillSplitReduce : std::uint8_t { automatic, kernel, cluster };
+const char* prefill_split_reduce_name(PrefillSplitReduce r);  // "auto", "kernel", "cluster"
+
+// Workspace for every M <= max_m of the default plan: act-order gather (max_m * K * 2 bytes) +
+// split-K partials (split * M * N * 4 bytes, split * M <= kPrefillMaxSplitRows) unless the splits
+// are reduced in the cluster (`reduce` resolved as above; partials counted where the device cannot
+// guarantee the cluster: no device, not sm_90, a cluster of 8 not schedulable). Set
+// W4A16_PREFILL_SPLIT_REDUCE before sizing workspaces.
+std::size_t prefill_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m,
+                                    PrefillSplitReduce reduce = PrefillSplitReduce::automatic);
 
 // y[M,N] = x[:, perm] . W^T + bias on the tensor cores. Any M >= 0. Throws w4a16::Error.
 void prefill_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
@@ -76,6 +102,8 @@ struct PrefillPlan {
   int split = 1;            // K splits (1 = none)
   std::int64_t k_tiles_per_split = 0;  // 64-wide k tiles per split
   double est_us = 0;        // the TMA plan's estimate (prefill_plan_estimate_us); 0 for the rule-based plans
+  PrefillSplitReduce reduce = PrefillSplitReduce::automatic;  // split > 1: how the splits are summed
+  int pdl = -1;             // programmatic dependent launch: -1 = W4A16_PREFILL_PDL (unset = on), 0 off, 1 on
   std::string describe() const;
 };
 
@@ -92,8 +120,10 @@ const PrefillConfig& prefill_config(int i);
 PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count,
                          PrefillXLoad x_load = PrefillXLoad::tma);
 // The plan's estimate in us of a TMA tile config (12..15) with `split` K splits (prefill.cu); throws
-// invalid_argument for other configs.
-double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, int config, int split, int sm_count);
+// invalid_argument for other configs. The split term's constants are per reduce mode (automatic
+// resolves W4A16_PREFILL_SPLIT_REDUCE).
+double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, int config, int split, int sm_count,
+                                PrefillSplitReduce reduce = PrefillSplitReduce::automatic);
 // The split rule of the cp.async plan applied to a given config (benchmarks force every config with it).
 PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int config, int sm_count);
 // The plan's split target: CTAs >= this factor x SMs (by the config's tile; prefill.cu says why).
@@ -103,8 +133,11 @@ double prefill_fill_factor(const PrefillConfig& c);
 // k_tiles_per_split are normalized; throws if the config cannot run on this device.
 void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x, std::int64_t m, std::int64_t x_stride,
                       void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
-// Workspace a given plan needs at M = m.
+// Workspace a given plan needs at M = m (partials only where its splits go through reduce_kernel).
 std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& plan, std::int64_t m);
+// Whether prefill_run_plan reduces this plan's splits in the cluster on the current device
+// (plan.reduce resolved, the config a TMA one, the cluster schedulable). False for split 1.
+bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan);
 
 // ---- Opt-in dequantized prefill cache: an fp16/bf16 copy of W + cuBLAS ----
 struct DenseCache {

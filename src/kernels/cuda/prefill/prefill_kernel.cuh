@@ -7,8 +7,19 @@
 //   tmap_x  (XLOAD tma / tma_eb only) 2-D tensor map of x made by the launcher: dims {K, M},
 //       row stride x_stride * 2 bytes, box {64, BM}, 128B swizzle, out-of-bounds zero fill
 //   out split == 1: y (M, N) act dtype, row stride y_stride, bias added, rounded once from fp32
-//       split  > 1: fp32 partials (split, M, N) contiguous; reduce_kernel (prefill.cu) sums them
-//                   in split order (deterministic) and adds bias
+//       split  > 1, cluster_reduce == 0: fp32 partials (split, M, N) contiguous; reduce_kernel
+//                   (prefill.cu) sums them in split order (deterministic) and adds bias
+//       split  > 1, cluster_reduce == 1 (TMA configs; launched with cluster dims (1, 1, split), so
+//                   cluster rank = blockIdx.z = split index): every CTA parks its fp32 tile in its
+//                   own shared memory (the ring is free after the main loop), cluster barrier, then
+//                   rank r sums its 1/split of the tile over ranks 0..split-1 in rank order through
+//                   distributed shared memory (the same fp32 additions as reduce_kernel, so the same
+//                   bits), adds bias, rounds once and stores y (N-contiguous, coalesced); a second
+//                   cluster barrier keeps every rank's shared memory alive until all have read it.
+// PDL: the prologue requests the W / scale / zero words of the first pipeline stages before
+// griddepcontrol.wait (prepared weights: constant, written before the previous kernel started),
+// x (TMA or cp.async) and bias only after it; launch_dependents right after the wait (pdl.cuh).
+// Both are no-ops for a launch without programmatic stream serialization.
 // Swap-AB: y^T = W . x^T. Weight rows are the M side of the tensor-core instruction, tokens
 // the N side. Per CTA: BN = 64 * WG * MB weight rows x BM tokens; grid (ceil(N_pad/BN), ceil(M/BM), split).
 // Warp w owns 16 rows per 64-row block (w % 4 picks the 16, w / 4 the warpgroup): its A
@@ -45,6 +56,7 @@
 
 #include <cstdint>
 
+#include "pdl.cuh"
 #include "prefill/wgmma_rs.cuh"
 
 namespace w4a16::kernels::cuda::prefill_detail {
@@ -62,6 +74,7 @@ struct KernelParams {
   std::int64_t group_len, groups;
   std::int64_t k_tiles_per_split;
   int split;
+  int cluster_reduce;            // 1: split > 1 reduced in the cluster (TMA configs only), 0: partials
   int group_shift;               // log2(group_len) when groups > 1 (g = 32..256 are powers of two)
 };
 
@@ -181,6 +194,38 @@ __device__ __forceinline__ void tma_prefetch_desc(const CUtensorMap* map) {
 #ifdef W4A16_SM90_ASM
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
 #endif
+}
+
+// ---- thread-block cluster (sm_90): the split-K reduction of the TMA configs ----
+// All threads of every CTA of the cluster arrive (convergent: .aligned); release / acquire order
+// the shared-memory writes before the barrier with the distributed reads after it.
+__device__ __forceinline__ void cluster_sync_all() {
+#ifdef W4A16_SM90_ASM
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+// The last barrier only keeps every CTA's shared memory alive until all ranks have read it: each
+// remote load's value fed a y store issued before the arrive, so the loads are complete; relaxed
+// (no release: no MEMBAR.GPU behind this thread's outstanding y stores).
+__device__ __forceinline__ void cluster_sync_relaxed() {
+#ifdef W4A16_SM90_ASM
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
+#endif
+}
+// The shared::cluster address of `smem` (a shared::cta address of this CTA's layout) in CTA `rank`.
+__device__ __forceinline__ std::uint32_t cluster_map(std::uint32_t smem, std::uint32_t rank) {
+  std::uint32_t r = 0;
+#ifdef W4A16_SM90_ASM
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(smem), "r"(rank));
+#endif
+  return r;
+}
+__device__ __forceinline__ float4 ld_cluster_f4(std::uint32_t addr) {
+  float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+#ifdef W4A16_SM90_ASM
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr) : "memory");
+#endif
+  return v;
 }
 
 __device__ __forceinline__ void ldsm_x4(std::uint32_t addr, std::uint32_t (&r)[4]) {
@@ -334,7 +379,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   // x with TMA: thread 0 arms stage `stage`'s full barrier with the box bytes and issues the
   // copy. tma_eb first waits until every warp released the tile that the stage held before
   // (t - STAGES; its use u = t / STAGES - 1 completed phase u of empty[stage]).
-  auto load_tile = [&](int t, int stage) {
+  auto load_x = [&](int t, int stage) {
     const std::int64_t kt = kt_begin + t;
     const std::int64_t k0 = kt * 64;
     if constexpr (kTma) {
@@ -355,6 +400,10 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         cp_async16(smem_base + stage * kStageBytes + r * 128 + ((c ^ (r & 7)) << 4), src, valid);
       }
     }
+  };
+  auto load_w = [&](int t, int stage) {
+    const std::int64_t kt = kt_begin + t;
+    const std::int64_t k0 = kt * 64;
     // Groups of the two k32 halves, clamped to G-1: padded k (>= K) has q = 0 against x = 0.
     std::int64_t g[2] = {0, 0};
     if (p.groups > 1) {
@@ -375,6 +424,10 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
                     v ? p.zeros + (g[h] * (p.n_pad / 16) + nt[mb]) * 8 + (gid & ~3) : p.zeros, v);
       }
     }
+  };
+  auto load_tile = [&](int t, int stage) {
+    load_x(t, stage);
+    load_w(t, stage);
   };
 
   // ---- dequantize stage `stage`'s W slot into A-fragment buffer `buf` (4 k16 sub-tiles per block) ----
@@ -429,10 +482,21 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     }
     __syncthreads();  // every thread sees initialized barriers before it waits on one
   }
+  // PDL: the first kAhead tiles' W words (constant) go out before griddepcontrol.wait, their x
+  // tiles after it. TMA: x completes on the mbarriers, so the cp.async groups stay one per tile
+  // (W only). cp.async x: the W copies stay uncommitted and join group 0 (with x tile 0); group s
+  // holds x tile s, so waiting for groups 0..t still covers tile t's W and x.
 #pragma unroll
   for (int s = 0; s < kAhead; ++s) {
-    if (s < nkt) load_tile(s, s);
-    cp_async_commit();
+    if (s < nkt) load_w(s, s);
+    if constexpr (kTma) cp_async_commit();
+  }
+  pdl_wait();
+  pdl_launch_dependents();
+#pragma unroll
+  for (int s = 0; s < kAhead; ++s) {
+    if (s < nkt) load_x(s, s);
+    if constexpr (!kTma) cp_async_commit();
   }
   cp_async_wait<kAhead - 1>();
   dequant(0, 0);
@@ -521,6 +585,60 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   } while (t0 < nkt);
   if constexpr (WGMMA) wgmma_wait<0>();
   cp_async_wait<0>();
+
+  // ---- split-K in the cluster (TMA configs): contract block ----
+  if constexpr (kTma) {
+    // The fp32 tile, token-major (N contiguous) with rows padded by 4 floats: the fragment stores
+    // (8 rows gid x 4 token pairs tq per warp) hit 32 distinct banks; rows stay 16-byte aligned.
+    constexpr int kRedStride = kBN + 4;
+    static_assert(BM * kRedStride * 4 <= STAGES * (kStageBytes + kWStage), "the fp32 tile fits in the x + W rings");
+    if (p.cluster_reduce) {
+      __syncthreads();  // every warpgroup's wgmmas retired: no x stage is read any more
+      float* red = reinterpret_cast<float*>(smem_raw + (smem_base - smem_raw_addr));
+#pragma unroll
+      for (int mb = 0; mb < MB; ++mb) {
+        const int row0 = ((warp >> 2) * MB + mb) * 64 + (warp & 3) * 16 + gid;
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i)
+          red[(8 * (i >> 2) + 2 * tq + (i & 1)) * kRedStride + row0 + 8 * ((i >> 1) & 1)] = acc[mb][i];
+      }
+      cluster_sync_all();  // every rank's tile is in its shared memory
+      constexpr int kVec = BM * kBN / 4;  // float4 groups of the tile (4 rows of one token)
+      constexpr int kMaxSplit = 8;        // cluster ranks: kPrefillMaxSplit (prefill.hpp), the portable cluster size
+      const int split = p.split;
+      const int begin = kVec * split_id / split, end = kVec * (split_id + 1) / split;  // <= 8192 * 8: int
+      const T* bias = static_cast<const T*>(p.bias);
+      T* y = static_cast<T*>(p.y);
+      for (int v = begin + tid; v < end; v += kThreads) {
+        const int tok_l = v / (kBN / 4), row_l = (v % (kBN / 4)) * 4;
+        const std::int64_t tok = m0 + tok_l, row = n_block * kBN + row_l;
+        if (tok >= p.m || row >= p.n) continue;
+        const std::uint32_t off = smem_base + static_cast<std::uint32_t>((tok_l * kRedStride + row_l) * 4);
+        // Every rank's load in flight at once (one DSMEM round trip, not split of them), then the
+        // sum in rank order: the same additions as reduce_kernel.
+        float4 q[kMaxSplit];
+#pragma unroll
+        for (int r = 0; r < kMaxSplit; ++r)
+          if (r < split) q[r] = ld_cluster_f4(cluster_map(off, static_cast<std::uint32_t>(r)));
+        float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int r = 0; r < kMaxSplit; ++r)
+          if (r < split) {
+            s.x += q[r].x;
+            s.y += q[r].y;
+            s.z += q[r].z;
+            s.w += q[r].w;
+          }
+        const float sv[4] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (row + j < p.n)
+            y[tok * p.y_stride + row + j] = Num<T>::from_float(bias ? sv[j] + Num<T>::to_float(bias[row + j]) : sv[j]);
+      }
+      cluster_sync_relaxed();  // no rank exits (freeing its shared memory) while another still reads it
+      return;
+    }
+  }
 
   // ---- epilogue: accumulator i of a 64-row block = (row gid + 8 * ((i >> 1) & 1), token 8 * (i >> 2) + 2 tq + (i & 1)) ----
 #pragma unroll
