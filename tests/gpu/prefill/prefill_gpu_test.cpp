@@ -536,12 +536,16 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
         const PrefillPlan pr = c.path == PrefillPath::wgmma ? prefill_plan(s[0], s[1], m, cap, 132, PrefillXLoad::cp_async) : p;
         const PrefillConfig& cr = prefill_config(pr.config);
         EXPECT_EQ(cr.x_load, PrefillXLoad::cp_async);
-        if (cr.path == PrefillPath::wgmma) EXPECT_EQ(cr.bm, m <= 64 ? 64 : (m <= 128 ? 128 : 256));
+        if (cr.path == PrefillPath::wgmma) {
+          EXPECT_EQ(cr.bm, m <= 64 ? 64 : (m <= 128 ? 128 : 256));
+        }
         bounds(pr, s[0], s[1], m);
         EXPECT_EQ(pr.est_us, 0.0);
         const std::int64_t tiles = ((s[0] + 63) / 64 * 64 + cr.bn() - 1) / cr.bn() * ((m + cr.bm - 1) / cr.bm);
         EXPECT_DOUBLE_EQ(prefill_fill_factor(cr), cr.bm == 64 ? 1.5 : (cr.bm == 128 ? 0.8 : 0.9));
-        if (pr.split > 1) EXPECT_LT(static_cast<double>(tiles * (pr.split - 1)), prefill_fill_factor(cr) * 132);  // smallest that fills
+        if (pr.split > 1) {
+          EXPECT_LT(static_cast<double>(tiles * (pr.split - 1)), prefill_fill_factor(cr) * 132);  // smallest that fills
+        }
         if (c.path != PrefillPath::wgmma) continue;
         // The TMA plan: the least estimate over every TMA tile and allowed split.
         EXPECT_EQ(c.x_load, PrefillXLoad::tma);
