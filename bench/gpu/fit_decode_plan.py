@@ -22,14 +22,14 @@ OLD = (30, 240, 1.3, 1.2, 0.15, 0.6, 1.03, 700)
 NOW = (17, 30, 1.07, 0.2, 0.13, 0.2, 1.11, 2100)
 
 
-def make_plan(n, k, wn, s, m, xs):  # decode.cu make_plan (uint4b8, g >= 64, depth 3)
+def make_plan(n, k, wn, s, m, xs):  # decode.cu make_plan (uint4b8, g >= 64, ring depth 3, x as token rows)
     nt, kt = (n + 63) // 64 * 4, (k + 63) // 64
     wk = 8 // wn
     tpw = (-(-kt // s) + wk - 1) // wk
     bt = tpw * wk
     xs = xs and wn == 8
     ring = 8 * 3 * (2048 + 4 * 8 * 4)
-    smem = (12 if xs else bt) * m * 128 + ring + 8 * (1 if m <= 8 else 2) * 512
+    smem = (3 * m * (4 * 128 + 16) if xs else m * (bt * 128 + 16)) + ring + 8 * (1 if m <= 8 else 2) * 512
     return dict(s=-(-kt // bt), tpw=tpw, bt=bt, rb=-(-nt // wn), xs=xs, smem=smem, grid_rows=-(-nt // wn))
 
 

@@ -607,6 +607,38 @@ std::vector<std::uint16_t> run_bits(const Case& c, Layer& l, const PrefillPlan& 
   return y;
 }
 
+// The automatic reduce (W4A16_PREFILL_SPLIT_REDUCE unset) follows the measured rule of prefill.cu:
+// the cluster for 2 splits and for grids of at most 96 CTAs, reduce_kernel for larger grids of more
+// splits; forcing "cluster" takes the cluster wherever it is schedulable.
+TEST(PrefillGpu, AutomaticReduceTakesTheClusterWhereItWasMeasuredFaster) {
+  SKIP_WITHOUT_GPU();
+  if (device_capability() != 90) GTEST_SKIP() << "the cluster reduce runs on the sm_90a TMA configs only";
+  const char* old = std::getenv("W4A16_PREFILL_SPLIT_REDUCE");
+  const std::string saved = old ? old : "";
+  unsetenv("W4A16_PREFILL_SPLIT_REDUCE");
+  Case c;
+  c.n = 4096;
+  c.k = 4096;  // llama8b.o
+  Layer l = make_layer(c);
+  PrefillPlan p;
+  p.config = 14;  // bm64_bn128 occ2 TMA: 32 n tiles
+  ASSERT_TRUE(is_tma(prefill_config(p.config))) << prefill_config(p.config).name();
+  p.split = 2;
+  EXPECT_TRUE(prefill_plan_uses_cluster(*l.w, p, 32));    // 64 CTAs, 2 splits
+  EXPECT_TRUE(prefill_plan_uses_cluster(*l.w, p, 256));   // 256 CTAs, 2 splits
+  p.split = 8;
+  EXPECT_FALSE(prefill_plan_uses_cluster(*l.w, p, 32));   // 256 CTAs in clusters of 8
+  EXPECT_GT(prefill_plan_workspace_bytes(*l.w, p, 32), 0u);
+  p.split = 3;
+  EXPECT_TRUE(prefill_plan_uses_cluster(*l.w, p, 32));    // 32 n tiles x 3 = 96 CTAs: the bound itself
+  p.split = 4;
+  EXPECT_FALSE(prefill_plan_uses_cluster(*l.w, p, 32));   // 128 CTAs
+  p.reduce = PrefillSplitReduce::cluster;
+  p.split = 8;
+  EXPECT_TRUE(prefill_plan_uses_cluster(*l.w, p, 32));
+  if (!saved.empty()) setenv("W4A16_PREFILL_SPLIT_REDUCE", saved.c_str(), 1);
+}
+
 // Split-K reduced in the thread-block cluster: every TMA config x splits 2..8, fp16 / bf16 x
 // uint4b8 / uint4, a bias, odd N (uint4b8) and K % 64 != 0, M not a multiple of the tile, strided
 // y over poison. Each result against the f64 reference, bitwise equal to a second cluster run and
@@ -655,13 +687,13 @@ TEST(PrefillGpu, ClusterSplitReduceMatchesReferenceAndReduceKernelBitwise) {
             const std::string what = c.str() + " " + prefill_config(cfg).name() + " split=" + std::to_string(split) + " M=" + std::to_string(m);
             std::printf("cluster check %s\n", what.c_str());  // before the call: where a hang happened
             std::fflush(stdout);
-            ASSERT_TRUE(prefill_plan_uses_cluster(*l.w, p)) << what << ": the cluster of " << split << " is not schedulable";
+            ASSERT_TRUE(prefill_plan_uses_cluster(*l.w, p, m)) << what << ": the cluster of " << split << " is not schedulable";
             EXPECT_EQ(prefill_plan_workspace_bytes(*l.w, p, m), 0u) << what;
             const std::vector<std::uint16_t> yc = run_bits(c, l, p, dx, m, ys, dy);
             const std::vector<std::uint16_t> yc2 = run_bits(c, l, p, dx, m, ys, dy);
             PrefillPlan pk = p;
             pk.reduce = PrefillSplitReduce::kernel;
-            ASSERT_FALSE(prefill_plan_uses_cluster(*l.w, pk));
+            ASSERT_FALSE(prefill_plan_uses_cluster(*l.w, pk, m));
             const std::vector<std::uint16_t> yk = run_bits(c, l, pk, dx, m, ys, dy);
             ++clustered;
             std::int64_t unwritten = 0, pad_touched = 0;

@@ -228,11 +228,13 @@ int elementwise_grid(std::int64_t total) {
   return static_cast<int>(std::clamp<std::int64_t>(ceil_div(total, 256), 1, 132 * 16));
 }
 
-// W4A16_PREFILL_SPLIT_REDUCE: "kernel" or "cluster" (unset or empty: cluster).
+// W4A16_PREFILL_SPLIT_REDUCE: "kernel" or "cluster"; unset or empty: automatic (the measured rule,
+// cluster_reduce_for).
 PrefillSplitReduce resolve_reduce(PrefillSplitReduce r) {
   if (r != PrefillSplitReduce::automatic) return r;
   const char* env = std::getenv("W4A16_PREFILL_SPLIT_REDUCE");
-  if (env == nullptr || *env == 0 || std::strcmp(env, "cluster") == 0) return PrefillSplitReduce::cluster;
+  if (env == nullptr || *env == 0) return PrefillSplitReduce::automatic;
+  if (std::strcmp(env, "cluster") == 0) return PrefillSplitReduce::cluster;
   if (std::strcmp(env, "kernel") == 0) return PrefillSplitReduce::kernel;
   fail(ErrorCode::invalid_argument, "W4A16_PREFILL_SPLIT_REDUCE", "kernel or cluster", env);
 }
@@ -284,11 +286,25 @@ bool cluster_schedulable(const KernelEntry& e, int threads, int split) {
   return ok;
 }
 
-// The cluster reduce for `split` splits of config `c` with kernel `e` on this device.
-bool cluster_reduce_for(const PrefillConfig& c, const KernelEntry& e, std::int64_t split, PrefillSplitReduce reduce) {
-  if (split <= 1 || split > kPrefillMaxSplit || resolve_reduce(reduce) != PrefillSplitReduce::cluster || !is_tma_config(c)) return false;
+// The automatic reduce takes the cluster only where the H200 measured it faster than reduce_kernel
+// (2026-12-02 late, docs/benchmarks/prefill.md, both with PDL): every plan of 2 splits (1.1-1.8x)
+// and grids of up to kClusterReduceMaxCtas CTAs (the Qwen2.5-0.5B shapes at M = 32..256: 1.2-1.6x);
+// one-wave grids of 128-256 CTAs in clusters of 4 or 8 were 1.2-1.5x slower (llama8b.o / down and
+// 8192x8192 at M = 32..128).
+constexpr std::int64_t kClusterReduceMaxCtas = 96;
+
+// The cluster reduce for `split` splits of config `c` with kernel `e` on this device, for a grid of
+// `ctas` CTAs (all splits).
+bool cluster_reduce_for(const PrefillConfig& c, const KernelEntry& e, std::int64_t split, PrefillSplitReduce reduce, std::int64_t ctas) {
+  const PrefillSplitReduce r = resolve_reduce(reduce);
+  if (split <= 1 || split > kPrefillMaxSplit || r == PrefillSplitReduce::kernel || !is_tma_config(c)) return false;
+  if (r == PrefillSplitReduce::automatic && split != 2 && ctas > kClusterReduceMaxCtas) return false;
   if (device_capability() != 90 || !has_sm90a()) return false;
   return cluster_schedulable(e, c.threads(), static_cast<int>(split));
+}
+
+std::int64_t grid_ctas(const TcWeights& w, const PrefillConfig& c, std::int64_t m, std::int64_t split) {
+  return ceil_div(w.n_pad, c.bn()) * ceil_div(std::max<std::int64_t>(m, 1), c.bm) * split;
 }
 
 // The workspace bound may leave out the partials: every planned TMA tile (both W slot sizes) runs
@@ -469,17 +485,18 @@ std::size_t prefill_workspace_bytes(std::int64_t n, std::int64_t k, int group_si
   return gather + static_cast<std::size_t>(split_rows * n * 4);
 }
 
-bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan) {
+bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan, std::int64_t m) {
   std::int64_t kts = 0;
   const std::int64_t split = normalize_split(w.k_pad / 64, plan.split, &kts);
   if (split <= 1) return false;
-  return cluster_reduce_for(prefill_config(plan.config), entry(w, plan.config), split, plan.reduce);
+  const PrefillConfig& c = prefill_config(plan.config);
+  return cluster_reduce_for(c, entry(w, plan.config), split, plan.reduce, grid_ctas(w, c, m, split));
 }
 
 std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& plan, std::int64_t m) {
   std::int64_t kts = 0;
   const std::int64_t split = normalize_split(w.k_pad / 64, plan.split, &kts);
-  const bool partials = split > 1 && !prefill_plan_uses_cluster(w, plan);
+  const bool partials = split > 1 && !prefill_plan_uses_cluster(w, plan, m);
   return gather_bytes(w.act_order, m, w.k) + (partials ? static_cast<std::size_t>(split * m * w.n * 4) : 0);
 }
 
@@ -502,7 +519,7 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
     fail(ErrorCode::alignment, "workspace", "256-byte aligned", "address % 256 = " + std::to_string(reinterpret_cast<std::uintptr_t>(workspace) % 256));
 
   const KernelEntry& e = entry(w, plan.config);
-  const bool cluster = split > 1 && cluster_reduce_for(cfg, e, split, plan.reduce);
+  const bool cluster = split > 1 && cluster_reduce_for(cfg, e, split, plan.reduce, grid_ctas(w, cfg, m, split));
   const bool pdl = resolve_pdl(plan.pdl) && cap >= 90;
   auto* ws = static_cast<unsigned char*>(workspace);
   const void* xk = x;

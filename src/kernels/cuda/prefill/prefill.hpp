@@ -50,8 +50,9 @@ namespace w4a16::kernels::cuda {
 bool prefill_supported(int capability);
 
 // How split-K partials are summed (deterministic, in split order, bias added last, either way):
-//   automatic  W4A16_PREFILL_SPLIT_REDUCE ("kernel" or "cluster"; unset = cluster; anything else
-//              throws invalid_argument), read at each call
+//   automatic  W4A16_PREFILL_SPLIT_REDUCE ("kernel" or "cluster"; anything else throws
+//              invalid_argument), read at each call; unset: the measured rule - the cluster for 2
+//              splits or a grid of at most 96 CTAs, else the kernel (prefill.cu, kClusterReduceMaxCtas)
 //   kernel     fp32 partials (split, M, N) in the workspace + reduce_kernel (the path up to 2026-12-02)
 //   cluster    the TMA configs on sm_90: one cluster (1, 1, split) per output tile, reduced in the
 //              kernel through distributed shared memory, no workspace; the kernel path where the
@@ -135,9 +136,9 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
                       void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 // Workspace a given plan needs at M = m (partials only where its splits go through reduce_kernel).
 std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& plan, std::int64_t m);
-// Whether prefill_run_plan reduces this plan's splits in the cluster on the current device
+// Whether prefill_run_plan reduces this plan's splits at M = m in the cluster on the current device
 // (plan.reduce resolved, the config a TMA one, the cluster schedulable). False for split 1.
-bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan);
+bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan, std::int64_t m);
 
 // ---- Opt-in dequantized prefill cache: an fp16/bf16 copy of W + cuBLAS ----
 struct DenseCache {
