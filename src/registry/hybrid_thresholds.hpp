@@ -13,9 +13,14 @@
 // moved llama70b.gate_up uint4 M = 32 to prefill (256.7 against decode 265.0). The new entries,
 // re-run as the hybrid right after (21:39 UTC): llama8b.down uint4b8 M = 12/14/15/16 and qwen0.5b.o /
 // qkv uint4 M = 16/32, 8 of 8 points within 5% (M = 14: decode 27.7 us, prefill 26.8: 3%).
-// What the runs show: the decode path wins at M <= 16 on almost every shape, dtype and scalar type
-// and loses at M = 32 except with zero points on llama8b.gate_up (decode 68.8 against prefill 71.7)
-// and the Qwen qkv / o layers (decode 6.1-6.4 against prefill 6.6-6.7).
+// Run 6 (2026-12-02 23:25 UTC, docs/BENCHMARKS.md): decode x as token rows (faster at M = 4..16),
+// prefill with PDL and the cluster split reduce (the Qwen shapes at M = 32..128 1.5-2x faster):
+// 185 of 190 points within 5%; the misses moved the table (not re-run as the hybrid: no device time
+// was left): llama8b.down uint4b8 back to 16 (M = 16: decode 23.9 us, prefill 26.1), the Qwen qkv / o
+// uint4 layers back to 16 (M = 32: prefill now ahead, the hybrid's decode 6.1-6.5 us was > 5% off),
+// llama70b.gate_up uint4 to 32 (M = 32: decode 222.2, prefill 255.1).
+// What the runs show: the decode path wins at M <= 16 on every shape, dtype and scalar type and
+// loses at M = 32 except with zero points on llama8b.gate_up and llama70b.gate_up.
 #pragma once
 #include <cstdint>
 
@@ -28,15 +33,12 @@ struct HybridShape {
 
 // Measured layer shapes that switch elsewhere than the default (fp16 us of the final run above).
 inline constexpr HybridShape kHybridShapes[] = {
-    {28672, 4096, 16, 32},  // llama8b.gate_up   uint4 M = 32: decode 68.8, prefill 71.7
-    {4096, 14336, 14, 16},  // llama8b.down      uint4b8 M = 16: prefill 26.8, decode 28.9 (M = 12: decode ahead)
-    {896, 896, 16, 32},     // qwen0.5b.o        uint4 M = 32: decode 6.08, prefill 6.62
-    {1152, 896, 16, 32},    // qwen0.5b.qkv      uint4 M = 32: decode 6.43, prefill 6.71
+    {28672, 4096, 16, 32},  // llama8b.gate_up   uint4 M = 32: decode 68.8, prefill 71.7 (run 5; run 6 decode 59.8)
+    {57344, 8192, 16, 32},  // llama70b.gate_up  uint4 M = 32: decode 222.2, prefill 255.1 (run 6)
 };
 
-// Every other shape: decode up to 16 tokens (it won at M = 16 on nine of the ten PERF.md shapes, from
-// 896x896 to 57344x8192, and lost or tied at M = 32 on all but those above; llama70b.gate_up uint4
-// M = 32: prefill 256.7, decode 265.0).
+// Every other shape: decode up to 16 tokens (it won at M = 16 on all ten PERF.md shapes in run 6, from
+// 896x896 to 57344x8192, and lost or tied at M = 32 on all but those above).
 inline constexpr std::int64_t kHybridDefaultDecodeMaxM = 16;
 
 // The largest M the hybrid runs on its decode path for this layer.

@@ -241,7 +241,9 @@ TEST(Hybrid, WorkspaceCoversBothPaths) {
       const std::size_t ws = h->workspace_bytes(c, max_m);
       for (std::int64_t m = 1; m <= max_m; m = m < 32 ? m + 1 : m * 2) {
         ASSERT_GE(ws, d->workspace_bytes(c, m)) << c.describe() << " max_m=" << max_m << " m=" << m;
-        if (m > registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros)) ASSERT_GE(ws, p->workspace_bytes(c, m)) << c.describe() << " max_m=" << max_m << " m=" << m;
+        if (m > registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros)) {
+          ASSERT_GE(ws, p->workspace_bytes(c, m)) << c.describe() << " max_m=" << max_m << " m=" << m;
+        }
       }
     }
   }
