@@ -11,20 +11,22 @@
 // 32-bit word; bf16 (128 + q) - (128 + z), 11); the products accumulate in fp32 per group and
 // the fp32 accumulators are scaled per (row, group) - one rounding less than dequantizing to
 // (q - z) * s in 16 bits. Bias is added in fp32, y rounded once.
-// Pipeline: each warp owns one 16-row stripe and a K range; a per-warp cp.async ring (`depth`
-// slots, 3 by default, of 4 tiles of weights plus each step's scale/zero words copied once per step
-// by 8-16 lanes) runs depth - 1 steps ahead; 4 tiles are computed together so their mma chains are
-// independent. Launched with programmatic dependent launch: the first steps' weights are requested
-// before griddepcontrol.wait (overlapping the previous kernel's tail), x read and y written after.
+// Pipeline: each warp owns one 16-row stripe and a K range; a per-warp cp.async ring (kRingDepth = 3
+// slots of 4 tiles of weights plus each step's scale/zero words copied once per step by 8-16 lanes)
+// runs 2 steps ahead; 4 tiles are computed together so their mma chains are independent. Launched
+// with programmatic dependent launch: the first steps' weights are requested before
+// griddepcontrol.wait (overlapping the previous kernel's tail), x read and y written after.
 // 1..8 tokens: where a plan needs more than one wave of blocks the grid is persistent (as many
-// blocks as are resident, each looping over row blocks with the ring running on across them). x (only the
-// m real tokens, B-fragment order) is either staged once per block for the block's K range, or -
-// when every warp of the block shares one K range (warps_n = 8), rows are 16-byte aligned and
-// there is no act-order perm - streamed per step through a 3-slot block ring by cp.async (one
+// blocks as are resident, each looping over row blocks with the ring running on across them).
+// x (only the m real tokens) lives in shared memory as token rows, as in memory (row stride 16
+// bytes past a multiple of 128), B fragments read by ldmatrix: either staged once per block for the
+// block's K range (16-byte cp.async in the first ring group; act-order or unaligned rows through
+// registers), or - when every warp of the block shares one K range (warps_n = 8), rows are 16-byte
+// aligned and there is no act-order perm - streamed per step through a 3-slot block ring (one
 // barrier per step), which frees the shared memory that staging 9..16 tokens takes. Plan
 // (rows/warps/splits per block, staged or streamed) from a cost model (decode_plan;
-// docs/benchmarks/decode.md). Loop body (SASS, 4 tiles, fp16, 1..8 tokens, uint4b8): ~284
-// instructions, 129 per tile before.
+// docs/benchmarks/decode.md). Loop body (SASS, 4 tiles, fp16, uint4b8, g = 128): 356 instructions
+// at 1..8 tokens, 390 at 9..16 (docs/benchmarks/decode.md, version 7).
 // Split-K: warps of a block split K (reduced in shared memory), blocks of a cluster split K
 // (each rank reduces a slice of the outputs over all ranks through distributed shared memory, in
 // rank order), always in the same order: results are bitwise reproducible run to run. No
