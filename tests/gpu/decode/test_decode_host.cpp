@@ -22,7 +22,9 @@ TEST(DecodeHost, FitsTheDocumentedBoundsAndShrinksWithTokens) {
   // Fewer tokens never fit less K.
   for (std::int64_t k = 4096; k <= (std::int64_t{1} << 20); k += 4096)
     for (int m = 2; m <= 16; ++m)
-      if (decode_fits(k, m, true, 32)) ASSERT_TRUE(decode_fits(k, m - 1, true, 32)) << "K=" << k << " m=" << m;
+      if (decode_fits(k, m, true, 32)) {
+        ASSERT_TRUE(decode_fits(k, m - 1, true, 32)) << "K=" << k << " m=" << m;
+      }
 }
 
 // The plan for the H200 (132 SMs) on every PERF.md shape and token count: it fits shared memory,
@@ -57,6 +59,10 @@ TEST(DecodeHost, PlansFitAndPersistOnlyBeyondOneWave) {
   EXPECT_GT(persistent, 0);  // llama70b.gate_up at 1..8 tokens takes several waves
   const DecodePlan p = decode_plan_for_sms(57344, 8192, 1, false, 128, true, 132);
   EXPECT_LT(p.grid_rows, p.row_blocks) << p.describe();
+  // Persistent at 1..2 tokens: 2-stripe row blocks (measured, decode.cu), not at 4.
+  EXPECT_EQ(p.warps_n, 2) << p.describe();
+  EXPECT_EQ(decode_plan_for_sms(57344, 8192, 2, false, 128, true, 132).warps_n, 2);
+  EXPECT_EQ(decode_plan_for_sms(28672, 4096, 1, false, 128, true, 132).warps_n, 8);  // one wave: the cost model's plan
   unsetenv("W4A16_DECODE_SMALL");
 }
 
@@ -178,7 +184,7 @@ TEST(DecodeHost, RefusesQweightOf64GiB) {
   w.k = w.k_pad = std::int64_t{1} << 17;  // N * K / 2 = 64 GiB of int4
   w.group_size = w4a16::kChannelwise;
   w.groups = 1;                           // scales: 2 MiB, under their own 2 GiB bound
-  char dummy[16];
+  char dummy[16] = {};
   w.qweight = reinterpret_cast<std::int32_t*>(dummy);
   w.scales = dummy;
   try {

@@ -675,6 +675,19 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
          "K=" + std::to_string(k) + " M-chunk=" + std::to_string(m_chunk) + (zeros ? " uint4" : " uint4b8") + " g=" +
              std::to_string(group_size));
   if (persist) make_persistent(best, sms, m_chunk);
+  // Persistent at 1..2 tokens (more row blocks than resident ones: only llama70b.gate_up-sized layers
+  // among the PERF.md shapes): 2-stripe row blocks instead of the cost model's 8. Measured on the H200
+  // (2026-12-02 late, docs/benchmarks/decode.md version 7, one device call, fp16 uint4b8):
+  // llama70b.gate_up M = 1 76.7 -> 69.8 us, M = 2 70.4 -> 67.5 (8,1 against 2,1; 4,1 75.7 / 72.0):
+  // 1792 items over 264 resident blocks balance to 6.8 of 7 per block, 448 items to 1.7 of 2. The
+  // cost model (no term for that balance) cannot be refitted to it without losing elsewhere.
+  if (persist && m_chunk <= 2 && best.grid_rows < best.row_blocks && best.warps_n == kWarps && !best.xstream) {
+    DecodePlan p = make_plan(nt, kt, 2, best.splits, m_chunk, zeros, g32);
+    if (p.smem_bytes <= kMaxSmem && p.splits == best.splits) {
+      make_persistent(p, sms, m_chunk);
+      best = p;
+    }
+  }
   return best;
 }
 
