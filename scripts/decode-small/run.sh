@@ -25,9 +25,7 @@ LOG="$OUT/decode-small.log"
 : >"$LOG"
 say() { echo "$*" | tee -a "$LOG"; }
 W=$(mktemp -d /tmp/decode-small-run.XXXXXX)
-for d in /usr/local/cuda/lib64 /usr/local/cuda/lib $(python3 -c 'import nvidia, os; p = os.path.dirname(nvidia.__path__[0]); print(" ".join(os.path.join(p, "nvidia", s, "lib") for s in ("cublas", "cuda_runtime")))' 2>/dev/null); do
-  [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
-done
+. scripts/lib/device-env.sh  # CUDA runtime + cuBLAS on LD_LIBRARY_PATH (run from the repository root)
 tar -xJf "$HERE/bins.tar.xz" -C "$W" || { say "unpack of $HERE/bins.tar.xz failed"; exit 1; }
 BIN="$W/bin"
 cat "$HERE/BUILD.txt" 2>/dev/null | tee -a "$LOG"
