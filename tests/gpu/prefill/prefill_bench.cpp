@@ -164,6 +164,19 @@ void tune_large_m(FILE* f, cudaStream_t s) {
 
 }  // namespace
 
+// A shape at M = 32..1024, int4 rows only (no bf16 peer, no dense cache): the tuning and A/B modes.
+template <class Shape>
+bench::PrefillBenchSpec mid_m_spec(const Shape& sh) {
+  bench::PrefillBenchSpec spec;
+  spec.shape = sh.name;
+  spec.n = sh.n;
+  spec.k = sh.k;
+  spec.ms = {32, 64, 128, 256, 1024};
+  spec.peer_bf16 = false;
+  spec.time_dense_cache = false;
+  return spec;
+}
+
 int main(int argc, char** argv) {
   const char* out = argc > 1 ? argv[1] : "prefill_bench.csv";
   const std::string mode = argc > 2 ? argv[2] : "full";
@@ -187,13 +200,7 @@ int main(int argc, char** argv) {
   if (mode == "tune_tma") {  // the TMA tiles of the plan x splits on every shape below llama70b (plan tuning)
     for (const Shape& sh : shapes) {
       if (sh.n == 57344) continue;
-      bench::PrefillBenchSpec spec;
-      spec.shape = sh.name;
-      spec.n = sh.n;
-      spec.k = sh.k;
-      spec.ms = {32, 64, 128, 256, 1024};
-      spec.peer_bf16 = false;
-      spec.time_dense_cache = false;
+      bench::PrefillBenchSpec spec = mid_m_spec(sh);
       for (int c = 0; c < kc::prefill_config_count(); ++c)
         if (kc::prefill_config(c).x_load == kc::PrefillXLoad::tma) spec.tune_configs.push_back(c);
       spec.tune_splits = {1, 2, 3, 4, 6, 8};
@@ -207,13 +214,7 @@ int main(int argc, char** argv) {
     for (const Shape& sh : shapes) {
       const std::string name = sh.name;
       if (name.rfind("qwen", 0) != 0 && name != "llama8b.o" && name != "llama8b.down" && name != "8192x8192") continue;
-      bench::PrefillBenchSpec spec;
-      spec.shape = sh.name;
-      spec.n = sh.n;
-      spec.k = sh.k;
-      spec.ms = {32, 64, 128, 256, 1024};
-      spec.peer_bf16 = false;
-      spec.time_dense_cache = false;
+      bench::PrefillBenchSpec spec = mid_m_spec(sh);
       spec.default_plan = false;  // ab_both is the default plan under the default knobs
       spec.reduce_ab = true;
       if (name == "qwen0.5b.qkv" || name == "llama8b.o") spec.ab_splits = {1, 2, 4, 8};

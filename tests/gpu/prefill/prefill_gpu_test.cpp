@@ -243,6 +243,14 @@ TEST(PrefillGpu, EveryKernelConfigAndSplit) {
   }
 }
 
+// The configs with x by TMA that this device runs.
+std::vector<int> tma_device_configs() {
+  std::vector<int> tma;
+  for (int cfg : device_configs())
+    if (is_tma(prefill_config(cfg))) tma.push_back(cfg);
+  return tma;
+}
+
 // The TMA configs where a wrong box, expect-tx count or swizzle would show: K not a multiple of
 // 64 (the last box is clipped and zero-filled but still counts its full bytes), M not a multiple
 // of the tile (rows past M zero-filled), M = 1, strided x rows, act-order (x gathered into the
@@ -250,9 +258,7 @@ TEST(PrefillGpu, EveryKernelConfigAndSplit) {
 TEST(PrefillGpu, TmaConfigsOnTailsStridesAndActOrder) {
   SKIP_WITHOUT_GPU();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
-  std::vector<int> tma;
-  for (int cfg : device_configs())
-    if (is_tma(prefill_config(cfg))) tma.push_back(cfg);
+  const std::vector<int> tma = tma_device_configs();
   if (tma.empty()) GTEST_SKIP() << "no TMA config runs on capability " << device_capability();
   struct Variant {
     Case c;
@@ -648,9 +654,7 @@ TEST(PrefillGpu, AutomaticReduceTakesTheClusterWhereItWasMeasuredFaster) {
 TEST(PrefillGpu, ClusterSplitReduceMatchesReferenceAndReduceKernelBitwise) {
   SKIP_WITHOUT_GPU();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
-  std::vector<int> tma;
-  for (int cfg : device_configs())
-    if (is_tma(prefill_config(cfg))) tma.push_back(cfg);
+  const std::vector<int> tma = tma_device_configs();
   if (tma.empty()) GTEST_SKIP() << "no TMA config runs on capability " << device_capability();
   int clustered = 0;
   for (DType act : {DType::f16, DType::bf16})
