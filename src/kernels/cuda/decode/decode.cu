@@ -262,12 +262,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
     for (int st = 0; st < depth - 1; ++st) { issue_w(); advance(); }
     pdl_wait();
     pdl_launch_dependents();
-    const int row_groups = (btile1 - btile0) * 8;  // 16-byte groups of one token's K range
-    for (int c = threadIdx.x; c < a.m * row_groups; c += kThreads) {
-      const int token = c / row_groups, g = c % row_groups, kg = btile0 * 64 + g * 8;
-      const std::uint16_t* src = a.x + token * a.x_stride + min(kg, a.k - 8);
-      cp_async16_zfill(xs_sh + static_cast<unsigned>(token * xrow + g * 16), src, kg < a.k ? 16u : 0u);
-    }
+    copy_x_rows(a, xs_sh, xrow, btile0, btile1 - btile0);
     for (int st = 0; st < depth - 1; ++st) cp_async_commit();
     cp_async_wait_step();  // group 0 (this thread's x and first weights) has landed
     __syncthreads();            // every thread's x rows are visible

@@ -136,6 +136,18 @@ __device__ __forceinline__ uint4 ldmatrix_x4(unsigned smem) {
   return v;
 }
 
+// x rows of k tiles [tile0, tile0 + tiles) of the m real tokens into shared memory at xs_sh (row
+// stride xrow bytes) by 16-byte cp.async, zeros past K; no registers held while they fly. Needs
+// 16-byte aligned rows without act-order perm (both kernels' plans check); the caller commits.
+__device__ __forceinline__ void copy_x_rows(const Args& a, unsigned xs_sh, int xrow, int tile0, int tiles) {
+  const int row_groups = tiles * 8;  // 16-byte groups of one token's rows
+  for (int c = threadIdx.x; c < a.m * row_groups; c += kThreads) {
+    const int token = c / row_groups, g = c % row_groups, kg = tile0 * 64 + g * 8;
+    const std::uint16_t* src = a.x + token * a.x_stride + min(kg, a.k - 8);  // a valid address even when zero-filled
+    cp_async16_zfill(xs_sh + static_cast<unsigned>(token * xrow + g * 16), src, kg < a.k ? 16u : 0u);
+  }
+}
+
 // x rows of k tiles [tile0, tile0 + tiles) into shared memory (xs, row stride xrow bytes) through
 // registers: the path for act-order (x[:, perm], gathered) and for rows that are not 16-byte aligned
 // (2-byte loads); zeros past K. Aligned rows without perm are copied by cp.async instead (decode.cu).

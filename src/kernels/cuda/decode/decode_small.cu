@@ -104,15 +104,10 @@ __global__ void __launch_bounds__(kThreads, small_min_blocks(T)) decode_small_ke
   // 2. x after the previous kernel has completed.
   pdl_wait();
   pdl_launch_dependents();
-  // 16-byte copies of the m real tokens' rows (decode_plan takes this kernel only for 16-byte
-  // aligned rows without act-order perm), zeros past K; no registers held while they fly.
+  // The m real tokens' rows (decode_plan takes this kernel only for 16-byte aligned rows without
+  // act-order perm).
   const unsigned xs_sh = smem_addr(xs);
-  const int row_groups = a.block_tiles * 8;  // 16-byte groups of one token row
-  for (int c = threadIdx.x; c < a.m * row_groups; c += kThreads) {
-    const int token = c / row_groups, kg = (c % row_groups) * 8;
-    const std::uint16_t* src = a.x + token * a.x_stride + min(kg, a.k - 8);  // a valid address even when zero-filled
-    cp_async16_zfill(xs_sh + static_cast<unsigned>(token * xrow + kg * 2), src, kg < a.k ? 16u : 0u);
-  }
+  copy_x_rows(a, xs_sh, xrow, 0, a.block_tiles);
   cp_async_commit();
   cp_async_wait<0>();
   __syncthreads();
