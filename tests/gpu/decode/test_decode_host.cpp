@@ -13,10 +13,15 @@ using namespace w4a16::kernels::cuda;
 // decode.hpp documents the shared-memory bounds on K per token chunk; decode_fits is what the
 // launcher and the registry consult.
 TEST(DecodeHost, FitsTheDocumentedBoundsAndShrinksWithTokens) {
-  EXPECT_TRUE(decode_fits(24576, 16, true, 32));    // the documented 16-token bound, uint4 g = 32
-  EXPECT_FALSE(decode_fits(65536, 16, true, 32));
-  EXPECT_TRUE(decode_fits(33792, 16, false, 128));  // uint4b8, g >= 64
-  EXPECT_TRUE(decode_fits(51200, 8, true, 32));     // 8 tokens: twice the K
+  // The documented bounds are exact: K fits, K + 64 does not.
+  EXPECT_TRUE(decode_fits(33280, 16, true, 32));    // 16 tokens, uint4 g = 32
+  EXPECT_FALSE(decode_fits(33280 + 64, 16, true, 32));
+  EXPECT_TRUE(decode_fits(35840, 16, false, 128));  // uint4b8, g >= 64
+  EXPECT_FALSE(decode_fits(35840 + 64, 16, false, 128));
+  EXPECT_TRUE(decode_fits(69120, 8, true, 32));     // 8 tokens: about twice the K
+  EXPECT_FALSE(decode_fits(69120 + 64, 8, true, 32));
+  EXPECT_TRUE(decode_fits(73728, 8, false, 128));
+  EXPECT_FALSE(decode_fits(73728 + 64, 8, false, 128));
   EXPECT_TRUE(decode_fits(65536, 1, true, 32));     // 1 token: far beyond any layer
   EXPECT_FALSE(decode_fits(std::int64_t{1} << 24, 1, false, 128));
   // Fewer tokens never fit less K.

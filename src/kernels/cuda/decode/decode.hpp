@@ -80,8 +80,8 @@ std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_siz
 // that are 16-byte aligned (x and x_stride % 8) without act-order may be streamed through a small
 // per-block ring, step by step (any K); otherwise each block stages its K range of x in shared
 // memory (vector loads for aligned rows, a scalar path for others; same results; at most 8 blocks
-// split K), so K is bounded: at 9..16 tokens K <= 24576 (uint4, g = 32) .. 33792 (uint4b8, g >= 64);
-// at 8 tokens 51200 .. 69632; at 1 token far beyond any layer. Staged, decode_run takes 16-token
+// split K), so K is bounded: at 9..16 tokens K <= 33280 (uint4, g = 32) .. 35840 (uint4b8, g >= 64);
+// at 8 tokens 69120 .. 73728; at 1 token far beyond any layer. Staged, decode_run takes 16-token
 // chunks where they fit and halves the chunk (8, 4, 2, 1 tokens) where they do not; only a K that
 // does not fit at 1 token throws ErrorCode::unsupported (decode_fits(k, 1, ...) tells ahead of time).
 // workspace may be null.
