@@ -8,8 +8,13 @@ default plan of the run (the rule of 2026-12-02). --search refits the constants.
     python3 bench/gpu/fit_prefill_plan.py docs/benchmarks/night_2026-12-02/prefill_tune_tma_r3.csv [--search] [-v]
 
 The split term has one pair of constants per reduce mode (prefill.cu kSplitKernel* / kSplitCluster*):
-tune_tma measures the mode W4A16_PREFILL_SPLIT_REDUCE selected (unset: cluster), so a refit holds for
-that mode. A `prefill_bench out.csv reduce_ab` CSV (rows ab_<variant>:s<split>) instead gets a
+tune_tma measures the mode W4A16_PREFILL_SPLIT_REDUCE forces. With `--cluster CSV2 --clusters LOG`
+(CSV = the run with =kernel, CSV2 = the run with =cluster, LOG = prefill_gpu_test output with its
+"resident clusters" lines) every split is a candidate in both modes, the cluster's waves counted over
+the resident clusters, as prefill_plan does; --search then refits the two split terms (tile constants
+kept).
+
+    python3 bench/gpu/fit_prefill_plan.py kernel.csv --cluster cluster.csv --clusters prefill_gpu_test.log --search A `prefill_bench out.csv reduce_ab` CSV (rows ab_<variant>:s<split>) instead gets a
 least-squares fit of the split term alone per variant: measured time minus the model's time without
 the split term (tile constants as in prefill.cu), against the MB of fp32 partials.
 """
@@ -25,8 +30,9 @@ SHAPES = {"qwen0.5b.qkv": (1152, 896), "qwen0.5b.o": (896, 896), "qwen0.5b.gate_
 TILES = {"wgmma_bm256_bn128_s5_ov_tma": (256, 128, 1), "wgmma_bm128_bn256_s6_ov_tma": (128, 256, 1),
          "wgmma_bm64_bn128_s6_ov_occ2_tma": (64, 128, 2), "wgmma_bm128_bn128_s8_ov_tma": (128, 128, 1)}
 NAMES = list(TILES)
-# t_tile per TILES entry, launch, reduce, reduce per MB of partials (prefill.cu)
-NOW = (0.73, 0.82, 0.65, 1.2, 1.6, 3.9, 0.28)
+# t_tile per TILES entry, launch, kernel reduce, its us per MB of partials, cluster reduce, its us
+# per MB (prefill.cu; estimate() uses the kernel reduce's pair)
+NOW = (0.73, 0.82, 0.65, 1.2, 1.6, 3.0, 0.24, 1.7, 0.22)
 
 
 def estimate(shape, m, tile, split, c):
@@ -85,8 +91,91 @@ def fit_split_term(rows):
         print(f"{variant:12s} split term: {fixed:.2f} us + {per_mb:.3f} us/MB of partials ({k} points; prefill.cu now {NOW[5]} + {NOW[6]})")
 
 
+def load(path):
+    d, default = collections.defaultdict(dict), {}
+    for r in csv.DictReader(open(path)):
+        key = (r["shape"], int(r["M"]))
+        if r["kernel"] == "cuda_prefill":
+            default[key] = float(r["us"])
+        elif r["kernel"].startswith("cuda_prefill:"):
+            _, tile, s = r["kernel"].split(":")
+            if tile in TILES:
+                d[key][(tile, int(s[1:]))] = float(r["us"])
+    return d, default
+
+
+def resident_clusters(path):
+    """{(tile, split): clusters} from the "resident clusters <tile>: s2=.. s3=.." lines of prefill_gpu_test."""
+    out = {}
+    for line in open(path):
+        if line.startswith("resident clusters "):
+            head, tail = line[len("resident clusters "):].split(":", 1)
+            for item in tail.split():
+                s, v = item[1:].split("=")
+                out[(head + "_tma" if not head.endswith("_tma") else head, int(s))] = int(v)
+    return out
+
+
+def estimate_mode(shape, m, tile, split, mode, c, cap):
+    """estimate() with the reduce mode: c[5:7] the kernel's split term, c[7:9] the cluster's, whose
+    waves count whole clusters over cap[(tile, split)] resident ones."""
+    n, k = SHAPES[shape]
+    bm, bn, occ = TILES[tile]
+    kt = (k + 63) // 64
+    kts = -(-kt // split)
+    s = -(-kt // kts)
+    ctas = -(-((n + 63) // 64 * 64) // bn) * -(-m // bm) * s
+    cluster = s > 1 and mode == "cluster"
+    waves = -(-(ctas // s) // cap[(tile, s)]) if cluster else -(-ctas // (132 * occ))
+    base = c[4] + waves * kts * c[NAMES.index(tile)]
+    if s == 1:
+        return base
+    fixed, per_mb = (c[7], c[8]) if cluster else (c[5], c[6])
+    return base + fixed + per_mb * s * m * n * 4 / 1e6
+
+
+def fit_modes(a):
+    kern, _ = load(a.csv)
+    clus, _ = load(a.cluster)
+    cap = resident_clusters(a.clusters)
+    d = collections.defaultdict(dict)  # (shape, M) -> {(tile, split, mode): us}
+    for key, v in kern.items():
+        for (tile, s), t in v.items():
+            if s == 1:  # no split: the mode plays no part; both runs measured it
+                d[key][(tile, 1, "none")] = min(t, clus.get(key, {}).get((tile, 1), t))
+                continue
+            if allowed(key[1], tile, s):
+                d[key][(tile, s, "kernel")] = t
+            if (tile, s) in clus.get(key, {}) and cap.get((tile, s), 0) > 0:
+                d[key][(tile, s, "cluster")] = clus[key][(tile, s)]
+
+    def score_modes(c, verbose=False):
+        tot, worst = 0.0, 1.0
+        for (shape, m), v in sorted(d.items()):
+            best = min(v.values())
+            pick = min(v, key=lambda kk: estimate_mode(shape, m, kk[0], kk[1], kk[2], c, cap))
+            r = v[pick] / best
+            tot, worst = tot + math.log(r), max(worst, r)
+            if verbose and r > 1.05:
+                print(f"  {shape:17s} M={m:5d} picks {pick} {v[pick]:7.1f} us, best {min(v, key=v.get)} {best:7.1f}: x{r:.2f}")
+        return tot, worst
+
+    now = NOW
+    print(f"both modes, cluster waves over resident clusters: {len(d)} points")
+    print("  constants", [round(x, 3) for x in now], "->", score_modes(now, a.v))
+    if a.search:
+        lo, hi = list(NOW[:5]) + [0, 0, 0, 0], list(NOW[:5]) + [10, 0.6, 10, 0.6]
+        best = fit_search.search(lambda c: score_modes(c)[0], now, lo, hi, 6000, 2000, 5, (0.8, 1.25), 0.02)
+        print("  search (split terms):", [round(x, 3) for x in best[1]], "->", score_modes(best[1], a.v))
+
+
 def main():
-    a = fit_search.parse_args(__doc__)
+    a = fit_search.parse_args(__doc__, extra=lambda ap: (
+        ap.add_argument("--cluster", help="tune_tma CSV of the run with W4A16_PREFILL_SPLIT_REDUCE=cluster"),
+        ap.add_argument("--clusters", help="prefill_gpu_test output with the resident clusters lines")))
+    if a.cluster:
+        fit_modes(a)
+        return
     d, default = collections.defaultdict(dict), {}
     rows = list(csv.DictReader(open(a.csv)))
     if not rows or any(r["kernel"].startswith("ab_") for r in rows):
@@ -107,7 +196,7 @@ def main():
     print(f"prefill.cu cost model:   {len(d)} points, sum of log(pick / best allowed) {tot:.2f}, worst x{worst:.2f}")
     if a.search:
         lo, hi = [0.1] * 4 + [0, 0, 0], [2.5] * 4 + [10, 10, 0.5]
-        best = fit_search.search(lambda c: score(d, c)[0], NOW, lo, hi, 8000, 3000, 4, (0.8, 1.25), 0.02)
+        best = fit_search.search(lambda c: score(d, c)[0], NOW[:7], lo, hi, 8000, 3000, 4, (0.8, 1.25), 0.02)
         print("search:", score(d, best[1]), [round(x, 3) for x in best[1]])
 
 

@@ -22,9 +22,11 @@ def search(score, start, lo, hi, iters, broad, seed, scale=(0.7, 1.3), nudge=0.0
     return best
 
 
-def parse_args(doc):
-    """The fits' command line: the sweep CSV, --search (refit), -v (print the misses)."""
+def parse_args(doc, extra=None):
+    """The fits' command line: the sweep CSV, --search (refit), -v (print the misses); `extra(ap)` adds a fit's own."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if extra:
+        extra(ap)
     ap.add_argument("csv")
     ap.add_argument("--search", action="store_true", help="refit the constants by random search")
     ap.add_argument("-v", action="store_true", help="print every point the model misses by more than a few %%")

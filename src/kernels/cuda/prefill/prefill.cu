@@ -30,8 +30,12 @@
 // model's within 1.26x (sum 1.0):
 // small N (the Qwen shapes, llama8b.o/down) takes the bm64 tile with splits at M = 128..1024 where
 // the old rule's bm128/bm256 tiles left most SMs idle (qwen0.5b.qkv M = 128: 16.0 -> 7.9 us).
-// The split term is named per reduce mode (kSplit*Us below, the same measured constants for both
-// until the cluster reduce is refitted from `prefill_bench out.csv tune_tma` / `reduce_ab`).
+// 2026-12-03: the reduce mode is a plan dimension: every split > 1 is estimated with reduce_kernel
+// (partials in the workspace, split rows bounded) and, where the device can run it, reduced in a
+// cluster (no partials, no bound; its waves count whole clusters over cudaOccupancyMaxActiveClusters:
+// a cluster's CTAs share a GPC, and the H200's GPCs of unequal size leave SMs idle for clusters of
+// 3..8 - the 1.2-1.5x slower one-wave grids of 128-256 CTAs in clusters of 4 / 8 measured late on
+// 2026-12-02). The split term's constants per mode: kSplit*Us below.
 // Split-K reduce (prefill.hpp, PrefillSplitReduce): the TMA configs on sm_90 sum the splits of a
 // tile inside the kernel, launched as a cluster (1, 1, split); the rest through reduce_kernel.
 // PDL (W4A16_PREFILL_PDL): every kernel here waits (griddepcontrol.wait) before it reads anything
@@ -90,10 +94,12 @@ constexpr int kCfgBm256 = 0, kCfgBm128 = 6, kCfgMma128 = 4, kCfgMma64 = 5, kCfgB
 constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n128Tma = 15;
 
 // The split term of prefill_plan_estimate_us per reduce mode: fixed us + us per MB of fp32
-// partials (split * M * N * 4 bytes). Measured for the kernel reduce (2026-12-02 night); the
-// cluster reduce starts from the same values until refitted (bench/gpu/fit_prefill_plan.py).
-constexpr double kSplitKernelFixedUs = 3.9, kSplitKernelUsPerMb = 0.28;
-constexpr double kSplitClusterFixedUs = 3.9, kSplitClusterUsPerMb = 0.28;
+// partials (split * M * N * 4 bytes). Fitted (bench/gpu/fit_prefill_plan.py --cluster) to
+// `prefill_bench out.csv tune_tma` run once per mode on the H200 (2026-12-03, PDL on; tile constants
+// kept): the kernel reduce 3.0 + 0.24 us/MB, the cluster 1.7 + 0.22 us/MB with its waves counted over
+// the resident clusters.
+constexpr double kSplitKernelFixedUs = 3.0, kSplitKernelUsPerMb = 0.24;
+constexpr double kSplitClusterFixedUs = 1.7, kSplitClusterUsPerMb = 0.22;
 
 static_assert(kPrefillMaxSplit <= 8, "the cluster reduce reads at most 8 ranks (prefill_kernel.cuh kMaxSplit; 8 = portable cluster size)");
 
@@ -252,11 +258,13 @@ bool resolve_pdl(int pdl) {
 
 bool is_tma_config(const PrefillConfig& c) { return c.x_load == PrefillXLoad::tma || c.x_load == PrefillXLoad::tma_eb; }
 
-// Whether a cluster (1, 1, split) of kernel `e` can be resident (cudaOccupancyMaxActiveClusters >= 1);
-// once per (kernel, split, device). Not a stream operation: capture-safe.
-bool cluster_schedulable(const KernelEntry& e, int threads, int split) {
+// How many clusters (1, 1, split) of kernel `e` can be resident at once (cudaOccupancyMaxActiveClusters;
+// 0 where none can); once per (kernel, split, device). Not a stream operation: capture-safe. A cluster's
+// CTAs must share one GPC, so on the H200 (132 SMs in GPCs of unequal size) clusters of 3..8 leave SMs
+// idle: fewer CTAs than SMs x occupancy are resident (the plan's cluster waves count this).
+int active_clusters(const KernelEntry& e, int threads, int split) {
   static std::mutex mu;
-  struct Key { const void* fn; int split, dev; bool ok; };
+  struct Key { const void* fn; int split, dev, clusters; };
   static std::vector<Key> done;
   int dev = 0;
   W4A16_CUDA_TRY(cudaGetDevice(&dev));
@@ -264,7 +272,7 @@ bool cluster_schedulable(const KernelEntry& e, int threads, int split) {
   {
     std::lock_guard<std::mutex> lock(mu);
     for (const Key& k : done)
-      if (k.fn == key && k.split == split && k.dev == dev) return k.ok;
+      if (k.fn == key && k.split == split && k.dev == dev) return k.clusters;
   }
   ensure_smem_attr(e);
   cudaLaunchConfig_t cfg{};
@@ -279,32 +287,33 @@ bool cluster_schedulable(const KernelEntry& e, int threads, int split) {
   cfg.attrs = attr;
   cfg.numAttrs = 1;
   int clusters = 0;
-  const bool ok = cudaOccupancyMaxActiveClusters(&clusters, e.fn, &cfg) == cudaSuccess && clusters >= 1;
-  if (!ok) cudaGetLastError();  // not sticky; the caller falls back to the reduce kernel
+  if (cudaOccupancyMaxActiveClusters(&clusters, e.fn, &cfg) != cudaSuccess) {
+    cudaGetLastError();  // not sticky; the caller falls back to the reduce kernel
+    clusters = 0;
+  }
   std::lock_guard<std::mutex> lock(mu);
-  done.push_back({key, split, dev, ok});
-  return ok;
+  done.push_back({key, split, dev, clusters});
+  return clusters;
 }
 
-// The automatic reduce takes the cluster only where the H200 measured it faster than reduce_kernel
-// (2026-12-02 late, docs/benchmarks/prefill.md, both with PDL): every plan of 2 splits (1.1-1.8x)
-// and grids of up to kClusterReduceMaxCtas CTAs (the Qwen2.5-0.5B shapes at M = 32..256: 1.2-1.6x);
-// one-wave grids of 128-256 CTAs in clusters of 4 or 8 were 1.2-1.5x slower (llama8b.o / down and
-// 8192x8192 at M = 32..128).
-constexpr std::int64_t kClusterReduceMaxCtas = 96;
+bool cluster_schedulable(const KernelEntry& e, int threads, int split) { return active_clusters(e, threads, split) >= 1; }
 
-// The cluster reduce for `split` splits of config `c` with kernel `e` on this device, for a grid of
-// `ctas` CTAs (all splits).
-bool cluster_reduce_for(const PrefillConfig& c, const KernelEntry& e, std::int64_t split, PrefillSplitReduce reduce, std::int64_t ctas) {
+// The cluster reduce for `split` splits of config `c` with kernel `e` on this device. The automatic
+// mode (plan.reduce automatic, W4A16_PREFILL_SPLIT_REDUCE unset) takes the mode of the smaller
+// estimate (prefill_plan_estimate_us, `n` x `k` at `m` tokens): the cluster needs no second kernel and
+// no partials in HBM, but its waves count only the clusters that fit the GPCs at once.
+bool cluster_reduce_for(const PrefillConfig& c, int config, const KernelEntry& e, std::int64_t split, PrefillSplitReduce reduce,
+                        std::int64_t n, std::int64_t k, std::int64_t m) {
   const PrefillSplitReduce r = resolve_reduce(reduce);
   if (split <= 1 || split > kPrefillMaxSplit || r == PrefillSplitReduce::kernel || !is_tma_config(c)) return false;
-  if (r == PrefillSplitReduce::automatic && split != 2 && ctas > kClusterReduceMaxCtas) return false;
   if (device_capability() != 90 || !has_sm90a()) return false;
-  return cluster_schedulable(e, c.threads(), static_cast<int>(split));
-}
-
-std::int64_t grid_ctas(const TcWeights& w, const PrefillConfig& c, std::int64_t m, std::int64_t split) {
-  return ceil_div(w.n_pad, c.bn()) * ceil_div(std::max<std::int64_t>(m, 1), c.bm) * split;
+  const int clusters = active_clusters(e, c.threads(), static_cast<int>(split));
+  if (clusters < 1) return false;
+  if (r == PrefillSplitReduce::cluster) return true;
+  const int sms = device_sm_count();
+  const int s = static_cast<int>(split);
+  return prefill_plan_estimate_us(n, k, m, config, s, sms, PrefillSplitReduce::cluster, clusters) <
+         prefill_plan_estimate_us(n, k, m, config, s, sms, PrefillSplitReduce::kernel);
 }
 
 // The workspace bound may leave out the partials: every planned TMA tile (both W slot sizes) runs
@@ -408,22 +417,35 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
   if (wgmma && x_load != PrefillXLoad::cp_async && x_load != PrefillXLoad::tma)
     fail(ErrorCode::invalid_argument, "x_load", "tma or cp_async (the planned paths)", std::to_string(static_cast<int>(x_load)));
   const bool tma = wgmma && x_load == PrefillXLoad::tma;
-  if (tma) {  // the cost model over the TMA tiles and splits (file comment)
+  if (tma) {  // the cost model over the TMA tiles, splits and reduce modes (file comment)
     const std::int64_t k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
-    const PrefillSplitReduce reduce = resolve_reduce(PrefillSplitReduce::automatic);  // the environment once per plan
+    const PrefillSplitReduce env = resolve_reduce(PrefillSplitReduce::automatic);  // the environment once per plan
     PrefillPlan best;
     best.est_us = std::numeric_limits<double>::infinity();
+    auto consider = [&](int c, std::int64_t split, std::int64_t kts, PrefillSplitReduce reduce, int clusters) {
+      const double us = prefill_plan_estimate_us(n, k, m, c, static_cast<int>(split), sm_count, reduce, clusters);
+      if (us < best.est_us) {
+        best.config = c;
+        best.split = static_cast<int>(split);
+        best.k_tiles_per_split = kts;
+        best.est_us = us;
+        best.reduce = split > 1 ? reduce : PrefillSplitReduce::automatic;
+      }
+    };
     for (int c : {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma})
       for (std::int64_t split = 1; split <= kPrefillMaxSplit && split <= k_tiles; ++split) {
-        if (split > 1 && split * round_up(mm, prefill_config(c).bm) > kPrefillMaxSplitRows) break;
         std::int64_t kts = 0;
         if (normalize_split(k_tiles, split, &kts) != split) continue;  // an empty split: the same plan as a smaller one
-        const double us = prefill_plan_estimate_us(n, k, m, c, static_cast<int>(split), sm_count, reduce);
-        if (us < best.est_us) {
-          best.config = c;
-          best.split = static_cast<int>(split);
-          best.k_tiles_per_split = kts;
-          best.est_us = us;
+        if (split == 1) {
+          consider(c, 1, kts, PrefillSplitReduce::automatic, 0);
+          continue;
+        }
+        // Partials in the workspace (bounded rows) or in the cluster's shared memory (no bound).
+        if (env != PrefillSplitReduce::cluster && split * round_up(mm, prefill_config(c).bm) <= kPrefillMaxSplitRows)
+          consider(c, split, kts, PrefillSplitReduce::kernel, 0);
+        if (env != PrefillSplitReduce::kernel && capability == 90) {
+          const int clusters = prefill_max_active_clusters(c, static_cast<int>(split));
+          if (clusters > 0) consider(c, split, kts, PrefillSplitReduce::cluster, clusters);
         }
       }
     return best;
@@ -437,7 +459,7 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
 }
 
 double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, int config, int split, int sm_count,
-                                PrefillSplitReduce reduce) {
+                                PrefillSplitReduce reduce, int active_clusters) {
   const PrefillConfig& cfg = prefill_config(config);
   double t_tile = 0;
   switch (config) {  // us per k tile per wave (file comment), measured for the TMA tiles only
@@ -452,11 +474,29 @@ double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, 
   std::int64_t kts = 0;
   const std::int64_t s = normalize_split(k_tiles, split, &kts);
   const std::int64_t ctas = ceil_div(n_pad, cfg.bn()) * ceil_div(mm, cfg.bm) * s;
-  const std::int64_t waves = ceil_div(ctas, static_cast<std::int64_t>(sm_count) * std::max(1, cfg.min_blocks));
-  const bool cluster = resolve_reduce(reduce) == PrefillSplitReduce::cluster;
+  const bool cluster = s > 1 && resolve_reduce(reduce) == PrefillSplitReduce::cluster;
+  // Waves: CTAs over the resident slots; a cluster run counts whole clusters over those that fit at once.
+  const std::int64_t waves = cluster && active_clusters > 0
+                                 ? ceil_div(ctas / s, active_clusters)
+                                 : ceil_div(ctas, static_cast<std::int64_t>(sm_count) * std::max(1, cfg.min_blocks));
   const double fixed = cluster ? kSplitClusterFixedUs : kSplitKernelFixedUs, per_mb = cluster ? kSplitClusterUsPerMb : kSplitKernelUsPerMb;
   const double split_us = s > 1 ? fixed + per_mb * static_cast<double>(s * mm * n) * 4.0 / 1e6 : 0.0;
   return 1.6 + static_cast<double>(waves * kts) * t_tile + split_us;
+}
+
+int prefill_max_active_clusters(int config, int split) {
+  const PrefillConfig& c = prefill_config(config);
+  if (split < 2 || split > kPrefillMaxSplit || !is_tma_config(c)) return 0;
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    return 0;
+  }
+  if (device_capability() != 90 || !has_sm90a()) return 0;
+  int least = std::numeric_limits<int>::max();
+  for (const KernelEntry* t : {prefill_detail::kernels_f16_sym(), prefill_detail::kernels_f16_zeros()})  // their W slots differ
+    least = std::min(least, active_clusters(t[config], c.threads(), split));
+  return least;
 }
 
 PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int c, int sm_count) {
@@ -489,8 +529,7 @@ bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan, std:
   std::int64_t kts = 0;
   const std::int64_t split = normalize_split(w.k_pad / 64, plan.split, &kts);
   if (split <= 1) return false;
-  const PrefillConfig& c = prefill_config(plan.config);
-  return cluster_reduce_for(c, entry(w, plan.config), split, plan.reduce, grid_ctas(w, c, m, split));
+  return cluster_reduce_for(prefill_config(plan.config), plan.config, entry(w, plan.config), split, plan.reduce, w.n, w.k, m);
 }
 
 std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& plan, std::int64_t m) {
@@ -519,7 +558,7 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
     fail(ErrorCode::alignment, "workspace", "256-byte aligned", "address % 256 = " + std::to_string(reinterpret_cast<std::uintptr_t>(workspace) % 256));
 
   const KernelEntry& e = entry(w, plan.config);
-  const bool cluster = split > 1 && cluster_reduce_for(cfg, e, split, plan.reduce, grid_ctas(w, cfg, m, split));
+  const bool cluster = split > 1 && cluster_reduce_for(cfg, plan.config, e, split, plan.reduce, w.n, w.k, m);
   const bool pdl = resolve_pdl(plan.pdl) && cap >= 90;
   auto* ws = static_cast<unsigned char*>(workspace);
   const void* xk = x;

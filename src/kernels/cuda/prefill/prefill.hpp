@@ -51,8 +51,9 @@ bool prefill_supported(int capability);
 
 // How split-K partials are summed (deterministic, in split order, bias added last, either way):
 //   automatic  W4A16_PREFILL_SPLIT_REDUCE ("kernel" or "cluster"; anything else throws
-//              invalid_argument), read at each call; unset: the measured rule - the cluster for 2
-//              splits or a grid of at most 96 CTAs, else the kernel (prefill.cu, kClusterReduceMaxCtas)
+//              invalid_argument), read at each call; unset: the mode of the smaller estimate
+//              (prefill_plan_estimate_us with the device's resident clusters; prefill.cu). The
+//              default plan names its mode (kernel or cluster) itself.
 //   kernel     fp32 partials (split, M, N) in the workspace + reduce_kernel (the path up to 2026-12-02)
 //   cluster    the TMA configs on sm_90: one cluster (1, 1, split) per output tile, reduced in the
 //              kernel through distributed shared memory, no workspace; the kernel path where the
@@ -72,7 +73,7 @@ std::size_t prefill_workspace_bytes(std::int64_t n, std::int64_t k, int group_si
 void prefill_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
                  void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 
-// ---- Plan: which tile configuration and split (pure function of the problem; printable) ----
+// ---- Plan: which tile configuration, split and reduce (a function of the problem and the device: SMs, resident clusters; printable) ----
 enum class PrefillPath : std::uint8_t { wgmma, mma };
 // How a wgmma config brings the x tile into shared memory (prefill_kernel.cuh says why each exists):
 //   cp_async          per-thread cp.async + a proxy fence per k tile (the configs measured up to 2026-12-02)
@@ -122,9 +123,14 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
                          PrefillXLoad x_load = PrefillXLoad::tma);
 // The plan's estimate in us of a TMA tile config (12..15) with `split` K splits (prefill.cu); throws
 // invalid_argument for other configs. The split term's constants are per reduce mode (automatic
-// resolves W4A16_PREFILL_SPLIT_REDUCE).
+// resolves W4A16_PREFILL_SPLIT_REDUCE; unset: the kernel's). A cluster estimate counts its waves over
+// `active_clusters` resident clusters (prefill_max_active_clusters; <= 0: SMs x occupancy / split).
 double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, int config, int split, int sm_count,
-                                PrefillSplitReduce reduce = PrefillSplitReduce::automatic);
+                                PrefillSplitReduce reduce = PrefillSplitReduce::automatic, int active_clusters = 0);
+// Clusters (1, 1, split) of TMA config `config` resident at once on the current device
+// (cudaOccupancyMaxActiveClusters, the fewer of its fp16 uint4b8 / uint4 kernels); 0 without a
+// device, off sm_90a, for split < 2 or a config that cannot reduce in the cluster.
+int prefill_max_active_clusters(int config, int split);
 // The split rule of the cp.async plan applied to a given config (benchmarks force every config with it).
 PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int config, int sm_count);
 // The plan's split target: CTAs >= this factor x SMs (by the config's tile; prefill.cu says why).
