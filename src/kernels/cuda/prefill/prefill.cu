@@ -234,8 +234,8 @@ int elementwise_grid(std::int64_t total) {
   return static_cast<int>(std::clamp<std::int64_t>(ceil_div(total, 256), 1, 132 * 16));
 }
 
-// W4A16_PREFILL_SPLIT_REDUCE: "kernel" or "cluster"; unset or empty: automatic (the measured rule,
-// cluster_reduce_for).
+// W4A16_PREFILL_SPLIT_REDUCE: "kernel" or "cluster"; unset or empty: automatic (the plan's estimate
+// names the mode; cluster_reduce_for).
 PrefillSplitReduce resolve_reduce(PrefillSplitReduce r) {
   if (r != PrefillSplitReduce::automatic) return r;
   const char* env = std::getenv("W4A16_PREFILL_SPLIT_REDUCE");

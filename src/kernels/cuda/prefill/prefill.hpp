@@ -10,10 +10,10 @@
 //           plan) or by cp.async (the earlier configs, kept for comparison), W by cp.async
 //   mma     (sm_80+): mma.sync.m16n8k16 on the same tiles (ldmatrix from the same smem layout)
 // Split-K where the output tiles alone cannot fill the SMs, deterministic either way
-// (PrefillSplitReduce): the TMA configs on sm_90 launch the splits of a tile as one thread-block
-// cluster and sum them in the kernel, in split order, through distributed shared memory; the
-// other configs (and W4A16_PREFILL_SPLIT_REDUCE=kernel) write fp32 partials to the workspace and
-// a second kernel sums them in split order. Both paths give the same bits.
+// (PrefillSplitReduce): the TMA configs on sm_90 may launch the splits of a tile as one thread-block
+// cluster and sum them in the kernel, in split order, through distributed shared memory; else
+// (the plan's choice where its estimate is smaller, the other configs, W4A16_PREFILL_SPLIT_REDUCE=kernel)
+// fp32 partials go to the workspace and a second kernel sums them in split order. Both give the same bits.
 //
 // prefill_run never allocates and only enqueues work on `stream`: safe to capture in a CUDA
 // graph. The workspace (caller-owned, >= prefill_workspace_bytes for the largest M used)
