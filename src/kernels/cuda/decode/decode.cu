@@ -96,7 +96,6 @@ __device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
 // a __syncwarp.
 template <bool kZeros, bool kG32, int kTiles>
 struct Ring {
-  static constexpr int kTilesPerStep = kTiles;
   static constexpr int kGs = kG32 ? 2 : 1;                             // groups per tile
   static constexpr int kEntryBytes = kZeros ? 8 : 4;                  // scale word (+ the zero word of its row pair)
   static constexpr int kStepEntries = kTiles * kGs * 8;                // (tile, group, gid) of one step: 32..128
@@ -170,11 +169,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   const unsigned w_sh = pin(ring + lane * 16);                                    // + slot + p * 512
   const unsigned e_read = pin(ring + R::kEntryOffset + gid * R::kEntryBytes);     // + slot + (p * kGs + h) * 8 entries
   const unsigned e_copy = pin(ring + R::kEntryOffset + lane * R::kEntryBytes);    // + slot + c * 32 entries
-  // Entries this lane copies: entry lane + 32 c of the step = gid lane % 8 of tile e_tile + c * 32 /
-  // (8 kGs), group e_h of it. Scale and zero words are addressed by 32-bit byte offsets from the
-  // first words of the stripe (decode_run checks that the scale and zero arrays are below 2 GB).
+  // Entries this lane copies: entry lane + 32 c of the step = gid lane % 8 of (tile, group) number
+  // e_sub + 4 c of the step (tile (e_sub + 4 c) / kGs, group (e_sub + 4 c) % kGs of it). Scale and
+  // zero words are addressed by 32-bit byte offsets from the first words of the stripe (decode_run
+  // checks that the scale and zero arrays are below 2 GB).
   const int cgid = lane % 8;
-  const int e_tile = lane / (8 * kGs), e_h = (lane / 8) % kGs;
+  const int e_sub = lane / 8;
   const unsigned s_gbytes = static_cast<unsigned>(a.nt_count) * 32, z_gbytes = static_cast<unsigned>(a.nt_count) * 8;
   const int gsh = a.gshift - 6;  // g >= 64: tile kt lies in group kt >> gsh (channelwise: 24, so always group 0)
   const unsigned xs_sh = smem_addr(xs);
@@ -219,11 +219,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
     for (int t = xtok0, i = 0; t < a.m; t += kXTokens, ++i)
       cp_async16_zfill(xdst + static_cast<unsigned>(i * kXTokens * xrow), src + i * kXTokens * a.x_stride, bytes);
   };
-  // Entry c of this lane for the step starting at tile kt0 (its tile kt0 + e_tile + c * 32 / (8 kGs)).
+  // Entry c of this lane for the step starting at tile kt0 (its tile kt0 + (e_sub + 4 c) / kGs).
+  static_assert(R::kEntryCopies * 4 == kT * kGs, "entry c of a lane is (tile, group) e_sub + 4 c");
   auto copy_entry = [&](unsigned ed, int c, int kt0) {
-    const int kt = kt0 + e_tile + c * (32 / (8 * kGs));
     // g = 32: two groups per tile (the last may lie past K in the padding: clamp); g >= 64: one.
-    const unsigned g = static_cast<unsigned>(kG32 ? min(2 * kt + e_h, a.groups - 1) : kt >> gsh);
+    const unsigned g = static_cast<unsigned>(kG32 ? min(2 * kt0 + e_sub + 4 * c, a.groups - 1) : (kt0 + e_sub + 4 * c) >> gsh);
     cp_async4(ed + c * 32 * R::kEntryBytes, sbase + (iss_s + g * s_gbytes));
     if constexpr (kZeros) cp_async4(ed + c * 32 * R::kEntryBytes + 4, zbase + (iss_z + g * z_gbytes));
   };
@@ -244,7 +244,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
         if (kt0 + p < t1) cp_async16(wd + p * 512, wp + p * 32);
 #pragma unroll
       for (int c = 0; c < R::kEntryCopies; ++c)
-        if (kt0 + e_tile + c * (32 / (8 * kGs)) < t1) copy_entry(ed, c, kt0);
+        if (kt0 + (e_sub + 4 * c) / kGs < t1) copy_entry(ed, c, kt0);
     }
   };
   auto advance = [&]() {  // the copy side moves to the next flat step
