@@ -85,37 +85,43 @@ __device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
   return v;
 }
 
-// Per-warp cp.async ring: kRingDepth slots of one step each: kTilesPerStep tiles of weights and the
-// scale/zero words of each tile's groups, refilled kRingDepth - 1 steps ahead.
+// Per-warp cp.async ring: depth slots of one step each: kTiles tiles of weights and the scale/zero
+// words of each tile's groups, refilled depth - 1 steps ahead.
 //   slot s at ring + s * kStepBytes:
-//     weights  (kTilesPerStep, 32 lanes) x 16 B                    at + p * 512 + lane * 16
-//     entries  (kTilesPerStep, kGs, 8 gids) x (scale word [, zero word])   at + kEntryOffset
+//     weights  (kTiles, 32 lanes) x 16 B                                  at + p * 512 + lane * 16
+//     entries  (kTiles, kGs, 8 gids) x (scale word [, zero word])         at + kEntryOffset
 // A lane reads only its own weight copies; the 8 (or 16) scale entries of a tile are copied by 8 (16)
 // lanes, one cp.async each per step instead of one per lane per tile (the 4-byte copies and reads
 // were ~a third of the loop's memory instructions), and read by the 4 lanes of each row pair after
 // a __syncwarp.
-template <bool kZeros, bool kG32>
+template <bool kZeros, bool kG32, int kTiles>
 struct Ring {
-  static constexpr int kTilesPerStep = 4;  // tiles computed together: 4 independent mma chains
-  // A warp has between 1 and 2 steps of 2 KB in flight: at 16 warps per SM, 32-64 KB per SM.
-  static constexpr int kGs = kG32 ? 2 : 1;           // groups per tile
+  static constexpr int kGs = kG32 ? 2 : 1;                             // groups per tile
   static constexpr int kEntryBytes = kZeros ? 8 : 4;                  // scale word (+ the zero word of its row pair)
-  static constexpr int kStepEntries = kTilesPerStep * kGs * 8;         // (tile, group, gid) of one step: 32 or 64
+  static constexpr int kStepEntries = kTiles * kGs * 8;                // (tile, group, gid) of one step: 32..128
   static constexpr int kStepEntryBytes = kStepEntries * kEntryBytes;
-  static constexpr int kEntryOffset = kTilesPerStep * 512;            // entries after the weights of a slot
+  static constexpr int kEntryOffset = kTiles * 512;                   // entries after the weights of a slot
   static constexpr int kStepBytes = kEntryOffset + kStepEntryBytes;   // one slot
+  static constexpr int kEntryCopies = kStepEntries / 32;              // entries each lane copies per step
   static_assert(kStepEntries % 32 == 0, "whole warps copy the entries of a step");
   static_assert(kStepBytes % 16 == 0, "16-byte copies into every slot");
 };
-// Ring slots per warp. Deeper rings (a plan parameter 3..6 until 2026-12-02) were measured on the
-// H200 (docs/benchmarks/decode.md, version 5): depth 4 and 5 were no faster on any PERF.md shape and
-// 8192x8192 M = 1 was 4% / 10% slower; a compile-time depth lets the wait below take its immediate
-// without the runtime switch (an indirect branch in every step of the loop).
-constexpr int kRingDepth = 3;
-
-// Waits until at most kRingDepth - 2 cp.async groups of this thread are pending: the oldest step
-// of the ring has landed.
-__device__ __forceinline__ void cp_async_wait_step() { cp_async_wait<kRingDepth - 2>(); }
+// Step shape per token variant. A step is what one cp.async wait, one __syncwarp (or block barrier),
+// one round of copies and one advance of the copy side cover; its tiles are computed kComputeTiles at
+// a time (4 independent mma chains). 1..8 tokens: 8 tiles per step in a ring of 2 slots (the copies
+// of step s + 1 fly while step s is computed: the same 8 tiles ahead as 3 slots of 4), halving the
+// per-step overhead that made the loop issue-bound (docs/benchmarks/decode.md, version 7: 356 SASS
+// instructions per 4 tiles, ~150 of them not dequantization, mma or scaling). 9..16 tokens keep 4
+// tiles in 3 slots (their registers are spent: the g = 32 variants spill already).
+// Deeper rings (a plan parameter 3..6 until 2026-12-02) were measured on the H200 (version 5):
+// depth 4 and 5 (4-tile slots) were no faster on any PERF.md shape.
+constexpr int kComputeTiles = 4;
+template <int MB>
+constexpr int kStepTiles = MB == 1 ? 8 : 4;
+template <int MB>
+constexpr int kRingDepth = MB == 1 ? 2 : 3;
+constexpr int step_tiles(int m) { return m <= 8 ? kStepTiles<1> : kStepTiles<2>; }
+constexpr int ring_depth(int m) { return m <= 8 ? kRingDepth<1> : kRingDepth<2>; }
 
 // Blocks per SM the register cap is sized for: 128 registers (ptxas -v: 108-125, no spills, with the
 // pinned addresses and the batched x staging; version 3 capped the 1..8-token variants at 85 for 3).
@@ -125,15 +131,17 @@ constexpr int kMinBlocks = 2;
 template <bool kBf16, int MB, bool kZeros, bool kG32>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kernel(const Args a) {
   using D = Dt<kBf16>;
-  using R = Ring<kZeros, kG32>;
-  constexpr int kP = R::kTilesPerStep, kGs = R::kGs;
-  constexpr int depth = kRingDepth;
+  constexpr int kT = kStepTiles<MB>, kP = kComputeTiles, kH = kT / kP;  // tiles per step, computed together, halves
+  using R = Ring<kZeros, kG32, kT>;
+  constexpr int kGs = R::kGs;
+  constexpr int depth = kRingDepth<MB>;
+  static_assert(kT % kP == 0, "a step is whole compute groups");
   extern __shared__ uint4 smem_v4[];
   // x rows (decode_device.cuh: row-major, ldmatrix): staged, the block's K range (m rows of
-  // block_tiles tiles); streamed, depth slots of m rows of kP tiles. Then the weight rings, then
+  // block_tiles tiles); streamed, depth slots of m rows of kT tiles. Then the weight rings, then
   // the reduction partials.
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
-  const int xrow = x_row_bytes(a.xstream ? kP : a.block_tiles);
+  const int xrow = x_row_bytes(a.xstream ? kT : a.block_tiles);
   const unsigned x_slot_bytes = static_cast<unsigned>(a.m * xrow);
   unsigned char* rings = xs + (a.xstream ? depth : 1) * x_slot_bytes;
   float* red = reinterpret_cast<float*>(rings + kWarps * depth * R::kStepBytes);  // (8 warps, MB, 32, 4) partials
@@ -145,7 +153,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   const int t0 = btile0 + wk * a.tiles_per_warp;
   const int t1 = min(t0 + a.tiles_per_warp, btile1);
   const int ntiles = max(t1 - t0, 0);
-  const int nfull = ntiles / kP, nsteps = (ntiles + kP - 1) / kP;  // steps of kP tiles; the last may be partial
+  const int nfull = ntiles / kT, nsteps = (ntiles + kT - 1) / kT;  // steps of kT tiles; the last may be partial
   // Persistent over row blocks: this block computes row blocks blockIdx.y, + gridDim.y, ... (its
   // items); every item has the same K range, so the same steps, and the ring runs on across items
   // (the next item's first tiles are in flight while an item is reduced and stored). A warp past
@@ -161,10 +169,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   const unsigned w_sh = pin(ring + lane * 16);                                    // + slot + p * 512
   const unsigned e_read = pin(ring + R::kEntryOffset + gid * R::kEntryBytes);     // + slot + (p * kGs + h) * 8 entries
   const unsigned e_copy = pin(ring + R::kEntryOffset + lane * R::kEntryBytes);    // + slot + c * 32 entries
-  // Entries this lane copies: gid lane % 8 of (tile, group) (lane + 32 c) / 8. Scale and zero words
-  // are addressed by 32-bit byte offsets from the first words of the stripe (decode_run checks that
-  // the scale and zero arrays are below 2 GB).
+  // Entries this lane copies: entry lane + 32 c of the step = gid lane % 8 of (tile, group) number
+  // e_sub + 4 c of the step (tile (e_sub + 4 c) / kGs, group (e_sub + 4 c) % kGs of it). Scale and
+  // zero words are addressed by 32-bit byte offsets from the first words of the stripe (decode_run
+  // checks that the scale and zero arrays are below 2 GB).
   const int cgid = lane % 8;
+  const int e_sub = lane / 8;
   const unsigned s_gbytes = static_cast<unsigned>(a.nt_count) * 32, z_gbytes = static_cast<unsigned>(a.nt_count) * 8;
   const int gsh = a.gshift - 6;  // g >= 64: tile kt lies in group kt >> gsh (channelwise: 24, so always group 0)
   const unsigned xs_sh = smem_addr(xs);
@@ -179,7 +189,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   const int stripe_step = static_cast<int>(gridDim.y) * a.warps_n;  // stripes from one item to the next
   const int items_w = stripe0 >= a.nt_count ? 0 : kPersist ? (a.nt_count - stripe0 + stripe_step - 1) / stripe_step : 1;
   int iss_item = 0, iss_step = 0, iss_slot = 0;
-  // uint4 index of tile t0 + iss_step * kP of the stripe (this lane's 16 bytes), byte offsets of this
+  // uint4 index of tile t0 + iss_step * kT of the stripe (this lane's 16 bytes), byte offsets of this
   // lane's scale word and zero word of the stripe (group 0; + g * s_gbytes / z_gbytes).
   unsigned iss_w = (static_cast<unsigned>(stripe0) * static_cast<unsigned>(a.kt_count) + static_cast<unsigned>(t0)) * 32u + static_cast<unsigned>(lane);
   unsigned iss_s = static_cast<unsigned>(stripe0 * 8 + cgid) * 4u;
@@ -188,55 +198,64 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   const char* const sbase = reinterpret_cast<const char*>(a.scales);
   const char* const zbase = reinterpret_cast<const char*>(a.zeros);
 
-  // issue_x copies step iss_step's x when x is streamed (the block's threads copy the m tokens' kP
+  // issue_x copies step iss_step's x when x is streamed (the block's threads copy the m tokens' kT
   // tiles, 16 bytes each, zeros past K) into x slot iss_slot; issue_w copies this warp's weights
-  // and the step's scale/zero words, then advances the copy side. Only the last, partial step of an
-  // item checks tiles against t1. The caller commits: one cp.async group per step (an empty group
-  // past the end keeps the wait count uniform).
-  // A step's x is m rows of kP tiles = 32 16-byte groups each: thread t copies group t % 32 of
-  // tokens t / 32, t / 32 + 8 (recomputed per step from the thread index: registers held across the
-  // loop made ptxas spill in the 9..16-token g = 32 variants).
-  static_assert(kP * 8 == 32 && kThreads % 32 == 0, "one step's x row is 32 16-byte groups");
+  // and the step's scale/zero words. Only the last, partial step of an item checks tiles against
+  // t1. The caller commits (one cp.async group per step; an empty group past the end keeps the
+  // wait count uniform) and advances the copy side.
+  // A step's x is m rows of kT tiles = kT * 8 16-byte groups each: thread t copies group t % (kT * 8)
+  // of tokens t / (kT * 8) + i * (256 / (kT * 8)) (recomputed per step from the thread index:
+  // registers held across the loop made ptxas spill in the 9..16-token g = 32 variants).
+  constexpr int kXGroups = kT * 8, kXTokens = kThreads / kXGroups;
+  static_assert(kThreads % kXGroups == 0, "whole threads per x group");
   auto issue_x = [&]() {
     if (!a.xstream || iss_item >= items) return;
-    const int xg = static_cast<int>(threadIdx.x) % 32, xtok0 = static_cast<int>(threadIdx.x) / 32;
+    const int xg = static_cast<int>(threadIdx.x) % kXGroups, xtok0 = static_cast<int>(threadIdx.x) / kXGroups;
     const unsigned xdst = xs_sh + static_cast<unsigned>(iss_slot) * x_slot_bytes + static_cast<unsigned>(xtok0 * xrow + xg * 16);
-    const int kg = (btile0 + iss_step * kP) * 64 + xg * 8;
+    const int kg = (btile0 + iss_step * kT) * 64 + xg * 8;
     const std::uint16_t* src = a.x + xtok0 * a.x_stride + min(kg, a.k - 8);  // a valid address even when zero-filled
     const unsigned bytes = kg < a.k ? 16u : 0u;
 #pragma unroll 1
-    for (int t = xtok0, i = 0; t < a.m; t += kThreads / 32, ++i)
-      cp_async16_zfill(xdst + static_cast<unsigned>(i * (kThreads / 32) * xrow), src + i * (kThreads / 32) * a.x_stride, bytes);
+    for (int t = xtok0, i = 0; t < a.m; t += kXTokens, ++i)
+      cp_async16_zfill(xdst + static_cast<unsigned>(i * kXTokens * xrow), src + i * kXTokens * a.x_stride, bytes);
+  };
+  // Entry c of this lane for the step starting at tile kt0 (its tile kt0 + (e_sub + 4 c) / kGs).
+  static_assert(R::kEntryCopies * 4 == kT * kGs, "entry c of a lane is (tile, group) e_sub + 4 c");
+  auto copy_entry = [&](unsigned ed, int c, int kt0) {
+    // g = 32: two groups per tile (the last may lie past K in the padding: clamp); g >= 64: one.
+    const unsigned g = static_cast<unsigned>(kG32 ? min(2 * kt0 + e_sub + 4 * c, a.groups - 1) : (kt0 + e_sub + 4 * c) >> gsh);
+    cp_async4(ed + c * 32 * R::kEntryBytes, sbase + (iss_s + g * s_gbytes));
+    if constexpr (kZeros) cp_async4(ed + c * 32 * R::kEntryBytes + 4, zbase + (iss_z + g * z_gbytes));
   };
   auto issue_w = [&]() {
     if (nsteps == 0 || iss_item >= items_w) return;
     const unsigned sbytes = static_cast<unsigned>(iss_slot) * R::kStepBytes;
-    const int kt0 = t0 + iss_step * kP;
-    const bool full = iss_step < nfull;
+    const unsigned wd = w_sh + sbytes, ed = e_copy + sbytes;
+    const int kt0 = t0 + iss_step * kT;
     const uint4* const wp = qw + iss_w;  // this lane's 16 bytes of the step's first tile; tiles 512 bytes apart
+    if (iss_step < nfull) {  // a full step: every tile inside the range, no checks
 #pragma unroll
-    for (int p = 0; p < kP; ++p)
-      if (full || kt0 + p < t1) cp_async16(w_sh + sbytes + p * 512, wp + p * 32);
+      for (int p = 0; p < kT; ++p) cp_async16(wd + p * 512, wp + p * 32);
 #pragma unroll
-    for (int c = 0; c < kGs; ++c) {
-      const int e = lane + 32 * c, p = e / (kGs * 8), h = (e / 8) % kGs;  // this lane's entry (tile p, group h)
-      if (full || kt0 + p < t1) {
-        // g = 32: two groups per tile (the last may lie past K in the padding: clamp); g >= 64: one.
-        const unsigned g = static_cast<unsigned>(kG32 ? min(2 * (kt0 + p) + h, a.groups - 1) : (kt0 + p) >> gsh);
-        cp_async4(e_copy + sbytes + c * 32 * R::kEntryBytes, sbase + (iss_s + g * s_gbytes));
-        if constexpr (kZeros) cp_async4(e_copy + sbytes + c * 32 * R::kEntryBytes + 4, zbase + (iss_z + g * z_gbytes));
-      }
+      for (int c = 0; c < R::kEntryCopies; ++c) copy_entry(ed, c, kt0);
+    } else {
+#pragma unroll
+      for (int p = 0; p < kT; ++p)
+        if (kt0 + p < t1) cp_async16(wd + p * 512, wp + p * 32);
+#pragma unroll
+      for (int c = 0; c < R::kEntryCopies; ++c)
+        if (kt0 + (e_sub + 4 * c) / kGs < t1) copy_entry(ed, c, kt0);
     }
   };
   auto advance = [&]() {  // the copy side moves to the next flat step
     if (nsteps == 0) return;
     iss_slot = iss_slot == depth - 1 ? 0 : iss_slot + 1;
-    iss_w += kP * 32;
+    iss_w += kT * 32;
     if (++iss_step == nsteps) {
       iss_step = 0;
       ++iss_item;
       if constexpr (!kPersist) return;
-      iss_w += static_cast<unsigned>(stripe_step) * static_cast<unsigned>(a.kt_count) * 32u - static_cast<unsigned>(nsteps * kP * 32);
+      iss_w += static_cast<unsigned>(stripe_step) * static_cast<unsigned>(a.kt_count) * 32u - static_cast<unsigned>(nsteps * kT * 32);
       iss_s += static_cast<unsigned>(stripe_step) * 32u;
       iss_z += static_cast<unsigned>(stripe_step) * 8u;
     }
@@ -264,8 +283,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
     pdl_launch_dependents();
     copy_x_rows(a, xs_sh, xrow, btile0, btile1 - btile0);
     for (int st = 0; st < depth - 1; ++st) cp_async_commit();
-    cp_async_wait_step();  // group 0 (this thread's x and first weights) has landed
-    __syncthreads();            // every thread's x rows are visible
+    cp_async_wait<depth - 2>();  // group 0 (this thread's x and first weights) has landed
+    __syncthreads();             // every thread's x rows are visible
   } else {
     for (int st = 0; st < depth - 1; ++st) { issue_w(); cp_async_commit(); advance(); }
     pdl_wait();
@@ -286,6 +305,53 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
 
   // uint4b8: z = 8 for every row; uint4: each lane's byte of the zero word (rows gid, gid + 8).
   const unsigned zshift = 8 * (gid % 4);
+  // kP tiles of a step: weights at ring byte offset woff (+ slot), entries at eoff, x at byte offset
+  // xoff of the lane's ldmatrix rows; the partials of the first `valid` tiles scaled into acc.
+  auto compute = [&](unsigned woff, unsigned eoff, unsigned xoff, int valid, float (&acc)[MB][4]) {
+    uint4 wv[kP];
+    float2 sc[kP][kGs];
+    std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
+    const unsigned estep = e_read + eoff;
+#pragma unroll
+    for (int p = 0; p < kP; ++p) {
+      wv[p] = lds128(w_sh + woff + p * 512);
+#pragma unroll
+      for (int h = 0; h < kGs; ++h) {
+        const unsigned ea = estep + (p * kGs + h) * 8 * R::kEntryBytes;
+        if constexpr (kZeros) {
+          const uint2 e = lds64(ea);
+          sc[p][h] = D::to_float2(e.x);  // (row gid, row gid + 8)
+          const std::uint32_t z = e.y >> zshift;
+          zlo[p][h] = D::zlo_of(z & 15u);
+          zhi[p][h] = D::zhi_of((z >> 4) & 15u);
+        } else {
+          sc[p][h] = D::to_float2(lds32(ea));
+          zlo[p][h] = D::zlo_of(8u);
+          zhi[p][h] = D::zhi_of(8u);
+        }
+      }
+    }
+    float tmp[kP][MB][4];
+#pragma unroll
+    for (int p = 0; p < kP; ++p)
+#pragma unroll
+      for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // sub-tile pair (2h, 2h + 1)
+      // Past `valid` (last step only) the reads land on other tokens' x or the rings: finite or not,
+      // those tiles' partials are dropped below, never scaled into acc.
+      uint4 b[kP][MB];
+#pragma unroll
+      for (int p = 0; p < kP; ++p)
+#pragma unroll
+        for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(xl[mb] + xoff + p * 128 + h * 64);
+      mma_pair<D, kG32>(h, wv, zlo, zhi, b, tmp);
+      if (kG32 || h == 1) scale_group<kG32>(h, valid, sc, tmp, acc);  // end of a group; tiles past `valid`: last step only
+    }
+  };
+
   const bool cluster = a.splits > 1;
   const int per_stripe = MB * 128;  // floats of one warp's partial
   const int vals = a.warps_n * per_stripe;
@@ -296,10 +362,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
 #pragma unroll
       for (int c = 0; c < 4; ++c) acc[mb][c] = 0.f;
 
-    for (int step = 0; step < nsteps; ++step) {
-      // The copy side is depth - 1 steps ahead: this step's ring slot is the one after the next copy's.
+    // One step: wait for its copies, refill the ring depth - 1 steps ahead, return the step's ring
+    // slot (its byte offset) and x offset. The copy side is depth - 1 steps ahead: this step's ring
+    // slot is the one after the next copy's.
+    auto begin_step = [&](int step, unsigned& sbytes, unsigned& xstep) {
       const int slot_i = iss_slot == depth - 1 ? 0 : iss_slot + 1;
-      cp_async_wait_step();  // this step's group has landed (this lane's copies)
+      cp_async_wait<depth - 2>();  // this step's group has landed (this lane's copies)
       if (a.xstream) {
         __syncthreads();  // every thread's x copies of this step are visible; all warps are done with step - 1
       } else {
@@ -309,52 +377,24 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
       issue_w();
       cp_async_commit();
       advance();
-      const unsigned sbytes = static_cast<unsigned>(slot_i) * R::kStepBytes;
-      const int valid = min(kP, ntiles - step * kP);  // tiles of this step inside the range (kP but in the last)
-      // Byte offset of this step's x: staged, kP tiles further along the rows; streamed, its slot.
-      const unsigned xstep = a.xstream ? static_cast<unsigned>(slot_i) * x_slot_bytes : static_cast<unsigned>(step * kP * 128);
-      uint4 wv[kP];
-      float2 sc[kP][kGs];
-      std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
-      const unsigned estep = e_read + sbytes;
+      sbytes = static_cast<unsigned>(slot_i) * R::kStepBytes;
+      // Byte offset of this step's x: staged, kT tiles further along the rows; streamed, its slot.
+      xstep = a.xstream ? static_cast<unsigned>(slot_i) * x_slot_bytes : static_cast<unsigned>(step * kT * 128);
+    };
+    constexpr unsigned kHalfEntries = kP * kGs * 8 * R::kEntryBytes;  // entry bytes of kP tiles
+    for (int step = 0; step < nfull; ++step) {  // full steps: every tile inside the range, no checks
+      unsigned sbytes, xstep;
+      begin_step(step, sbytes, xstep);
 #pragma unroll
-      for (int p = 0; p < kP; ++p) {
-        wv[p] = lds128(w_sh + sbytes + p * 512);
+      for (int hf = 0; hf < kH; ++hf) compute(sbytes + hf * kP * 512, sbytes + hf * kHalfEntries, xstep + hf * kP * 128, kP, acc);
+    }
+    if (nfull < nsteps) {  // the last, partial step of the item: kP-tile groups wholly past the range are skipped
+      unsigned sbytes, xstep;
+      begin_step(nfull, sbytes, xstep);
+      const int valid = ntiles - nfull * kT;
 #pragma unroll
-        for (int h = 0; h < kGs; ++h) {
-          const unsigned ea = estep + (p * kGs + h) * 8 * R::kEntryBytes;
-          if constexpr (kZeros) {
-            const uint2 e = lds64(ea);
-            sc[p][h] = D::to_float2(e.x);  // (row gid, row gid + 8)
-            const std::uint32_t z = e.y >> zshift;
-            zlo[p][h] = D::zlo_of(z & 15u);
-            zhi[p][h] = D::zhi_of((z >> 4) & 15u);
-          } else {
-            sc[p][h] = D::to_float2(lds32(ea));
-            zlo[p][h] = D::zlo_of(8u);
-            zhi[p][h] = D::zhi_of(8u);
-          }
-        }
-      }
-      float tmp[kP][MB][4];
-#pragma unroll
-      for (int p = 0; p < kP; ++p)
-#pragma unroll
-        for (int mb = 0; mb < MB; ++mb)
-#pragma unroll
-          for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {  // sub-tile pair (2h, 2h + 1)
-        // Past `valid` (last step only) the reads land on other tokens' x or the rings: finite or not,
-        // those tiles' partials are dropped below, never scaled into acc.
-        uint4 b[kP][MB];
-#pragma unroll
-        for (int p = 0; p < kP; ++p)
-#pragma unroll
-          for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(xl[mb] + xstep + p * 128 + h * 64);
-        mma_pair<D, kG32>(h, wv, zlo, zhi, b, tmp);
-        if (kG32 || h == 1) scale_group<kG32>(h, valid, sc, tmp, acc);  // end of a group; tiles past `valid`: last step only
-      }
+      for (int hf = 0; hf < kH; ++hf)
+        if (valid > hf * kP) compute(sbytes + hf * kP * 512, sbytes + hf * kHalfEntries, xstep + hf * kP * 128, valid - hf * kP, acc);
     }
 
     // Reduction of this item, fixed order: warps along K (shared memory), then cluster ranks
@@ -435,19 +475,22 @@ KernelFn pick(bool bf16, int mb, bool zeros, bool g32) {
   return mb == 1 ? pick3<false, 1>(zeros, g32) : pick3<false, 2>(zeros, g32);
 }
 
-std::size_t ring_bytes(bool zeros, bool g32) {
-  const int step = zeros ? (g32 ? Ring<true, true>::kStepBytes : Ring<true, false>::kStepBytes)
-                         : (g32 ? Ring<false, true>::kStepBytes : Ring<false, false>::kStepBytes);
-  return static_cast<std::size_t>(kWarps) * kRingDepth * step;
+template <int MB>
+std::size_t ring_bytes_of(bool zeros, bool g32) {
+  constexpr int kT = kStepTiles<MB>;
+  const int step = zeros ? (g32 ? Ring<true, true, kT>::kStepBytes : Ring<true, false, kT>::kStepBytes)
+                         : (g32 ? Ring<false, true, kT>::kStepBytes : Ring<false, false, kT>::kStepBytes);
+  return static_cast<std::size_t>(kWarps) * kRingDepth<MB> * step;
 }
+std::size_t ring_bytes(bool zeros, bool g32, int m) { return m <= 8 ? ring_bytes_of<1>(zeros, g32) : ring_bytes_of<2>(zeros, g32); }
 
-// x (m token rows of x_row_bytes: the block's K range when staged, depth slots of kTilesPerStep
-// tiles when streamed) + the weight rings + the reduction partials.
+// x (m token rows of x_row_bytes: the block's K range when staged, depth slots of a step's tiles
+// when streamed) + the weight rings + the reduction partials.
 std::size_t smem_for(int block_tiles, int m, bool zeros, bool g32, bool xstream) {
   const int mb = m <= 8 ? 1 : 2;
-  const std::size_t x_bytes = xstream ? static_cast<std::size_t>(kRingDepth) * m * x_row_bytes(Ring<false, false>::kTilesPerStep)
+  const std::size_t x_bytes = xstream ? static_cast<std::size_t>(ring_depth(m)) * m * x_row_bytes(step_tiles(m))
                                       : static_cast<std::size_t>(m) * x_row_bytes(block_tiles);
-  return x_bytes + ring_bytes(zeros, g32) + static_cast<std::size_t>(kWarps) * mb * 512;
+  return x_bytes + ring_bytes(zeros, g32, m) + static_cast<std::size_t>(kWarps) * mb * 512;
 }
 
 // W4A16_DECODE_XSTREAM: "0" never streams x, "1" streams it in every plan that can (exploration).
@@ -483,7 +526,7 @@ DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted
   p.splits = static_cast<int>((kt + block_tiles - 1) / block_tiles);  // no empty ranks
   p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
   p.grid_rows = p.row_blocks;
-  p.depth = kRingDepth;
+  p.depth = ring_depth(m);
   p.smem_bytes = smem_for(static_cast<int>(block_tiles), m, zeros, g32, p.xstream);
   return p;
 }
@@ -634,10 +677,10 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
     int wn = 0, s = 0, xsm = 0, depth = 0;
     const int got = std::sscanf(env, "%d,%d,%d,%d", &wn, &s, &xsm, &depth);
     if (got < 2 || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || s < 1 || s > kMaxSplits || xsm < 0 || xsm > 1 ||
-        (depth != 0 && depth != kRingDepth))
+        (depth != 0 && depth != ring_depth(m_chunk)))
       fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN",
            "\"warps_n,splits[,xstream[,depth]]\" with warps_n in {1,2,4,8}, splits 1..8, xstream 0/1 (honoured at warps_n = 8 where x "
-           "allows), depth 3 or 0 (the ring depth is fixed at 3)",
+           "allows), depth 0 or the fixed ring depth (2 at 1..8 tokens, 3 at 9..16)",
            env);
     DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1 && xstream_ok);
     if (p.smem_bytes > kMaxSmem) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within 200 KB of shared memory", env);

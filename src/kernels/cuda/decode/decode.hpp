@@ -26,7 +26,8 @@ struct DecodePlan {
   int tiles_per_warp = 0;   // 64-wide k tiles each warp streams
   int row_blocks = 0;       // blocks of warps_n stripes along N
   int grid_rows = 0;        // grid extent along N: row_blocks, or the resident rows when persistent (each block loops over row blocks)
-  int depth = 3;               // cp.async ring slots per warp (fixed: 3, decode.cu kRingDepth): 2 steps of 4 tiles in flight
+  int depth = 3;               // cp.async ring slots per warp (fixed per variant, decode.cu kRingDepth): 1..8 tokens 2 slots of
+                               // 8 tiles, 9..16 tokens 3 slots of 4 tiles: 8 tiles in flight either way
   std::size_t smem_bytes = 0;  // dynamic shared memory per block
   bool xstream = false;        // x streamed per step through a small block ring (warps_n == 8), not staged whole
   // > 0: the small-layer kernel (decode_small.cu) of this tile bucket (2, 4, 8, 16: registers of weights
@@ -39,7 +40,7 @@ struct DecodePlan {
 // The plan decode_run uses for M-chunks of `m_chunk` tokens (1..16) of a layer with/without zero
 // points and this group size (the cp.async ring holds their words). xstream_ok: x rows are 16-byte
 // aligned without act-order perm (decode_run), so x may be streamed and the small-layer kernel
-// may copy them whole; without it x is staged whole per block, which bounds K (decode_fits). W4A16_DECODE_PLAN="wn,splits[,xstream[,3]]" overrides the heuristic and
+// may copy them whole; without it x is staged whole per block, which bounds K (decode_fits). W4A16_DECODE_PLAN="wn,splits[,xstream[,depth]]" overrides the heuristic and
 // W4A16_DECODE_XSTREAM=0/1 never/always streams (benchmark exploration); invalid values throw
 // invalid_argument.
 // Small layers: where the small-layer kernel's plan (decode_small_plan_for_sms) fits one wave and the
@@ -81,7 +82,7 @@ std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_siz
 // per-block ring, step by step (any K); otherwise each block stages its K range of x in shared
 // memory (vector loads for aligned rows, a scalar path for others; same results; at most 8 blocks
 // split K), so K is bounded: at 9..16 tokens K <= 33280 (uint4, g = 32) .. 35840 (uint4b8, g >= 64);
-// at 8 tokens 69120 .. 73728; at 1 token far beyond any layer. Staged, decode_run takes 16-token
+// at 8 tokens 58880 .. 65024; at 1 token far beyond any layer. Staged, decode_run takes 16-token
 // chunks where they fit and halves the chunk (8, 4, 2, 1 tokens) where they do not; only a K that
 // does not fit at 1 token throws ErrorCode::unsupported (decode_fits(k, 1, ...) tells ahead of time).
 // workspace may be null.
