@@ -211,6 +211,17 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       add(name, p.describe(), us, int4_bytes, err);
     };
     if (spec.default_plan) run_int4("cuda_prefill", nullptr);
+    if (!spec.sched_ab.empty()) {
+      const kc::PrefillPlan def = kc::prefill_plan(n, k, m, cap, sms);
+      for (int sched : spec.sched_ab) {
+        const int twin = kc::prefill_sched_twin(def.config, sched);
+        if (twin < 0) continue;  // no such twin of this tile compiled
+        kc::PrefillPlan p = def;
+        p.config = twin;
+        run_int4("cuda_prefill_sched" + std::to_string(sched), &p);
+      }
+      run_int4("cuda_prefill_again", nullptr);
+    }
     if (spec.reduce_ab) {
       struct Variant { const char* name; kc::PrefillSplitReduce reduce; int pdl; };
       const Variant variants[] = {{"ab_old", kc::PrefillSplitReduce::kernel, 0},

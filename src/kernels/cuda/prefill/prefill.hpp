@@ -92,6 +92,9 @@ struct PrefillConfig {
   bool overlap; // wgmma schedule: one group in flight while the next tile dequantizes (see prefill_kernel.cuh)
   int min_blocks;  // __launch_bounds__ minimum CTAs per SM (register cap)
   PrefillXLoad x_load;  // how x reaches shared memory
+  int sched = 0;        // k-loop order (prefill_kernel.cuh SCHED): 0 measured baseline, 1 early issue
+                        // (wgmma before the CTA barrier and refill, "_ei"), 2 early issue with the
+                        // next tile's W words read before the wgmma wait ("_ei2")
   int bn() const { return 64 * wg * mb; }
   int threads() const { return 128 * wg; }
   bool diagnostic() const { return x_load == PrefillXLoad::cp_async_nofence; }  // timed, never planned nor tested
@@ -125,6 +128,10 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
 // resolves W4A16_PREFILL_SPLIT_REDUCE).
 double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, int config, int split, int sm_count,
                                 PrefillSplitReduce reduce = PrefillSplitReduce::automatic);
+// The config with the same tile, ring and x path as `config` and k-loop order `sched` (0, 1, 2:
+// PrefillConfig::sched), or -1 where none is compiled. The default plan takes the twin of its
+// tile for W4A16_PREFILL_SCHED=1|2 (unset: sched 0, the measured order).
+int prefill_sched_twin(int config, int sched);
 // The split rule of the cp.async plan applied to a given config (benchmarks force every config with it).
 PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int config, int sm_count);
 // The plan's split target: CTAs >= this factor x SMs (by the config's tile; prefill.cu says why).

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Packs the device run of branch prefill-pp into /work/main/.carry-prefill-pp/ (git-ignored there):
+# stripped prefill_gpu_test + prefill_bench (tar.xz), run.sh, sched_ab_table.py, BUILD.txt.
+# Run from the worktree root after `cmake --build build --target prefill_gpu_test prefill_bench`.
+set -euo pipefail
+DST=${1:-/work/main/.carry-prefill-pp}
+mkdir -p "$DST"
+T=$(mktemp -d)
+cp build/tests/gpu/prefill/prefill_gpu_test build/tests/gpu/prefill/prefill_bench "$T"/
+strip "$T"/prefill_gpu_test "$T"/prefill_bench
+tar -cJf "$DST/bins.tar.xz" -C "$T" prefill_gpu_test prefill_bench
+rm -rf "$T"
+cp scripts/prefill-pp/run.sh scripts/prefill-pp/sched_ab_table.py "$DST"/
+{
+  echo "branch $(git rev-parse --abbrev-ref HEAD) commit $(git rev-parse --short HEAD)"
+  echo "packed $(date -u +%FT%TZ); nvcc $(/usr/local/cuda/bin/nvcc --version | tail -2 | head -1)"
+  echo "run: OUT=/some/dir bash .carry-prefill-pp/run.sh   (repository root)"
+} >"$DST/BUILD.txt"
+ls -la "$DST"
