@@ -219,6 +219,16 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
         kc::PrefillPlan p = def;
         p.config = twin;
         run_int4("cuda_prefill_sched" + std::to_string(sched), &p);
+        // The same tile and order without the CTA barrier (x path tma_eb), where compiled.
+        const kc::PrefillConfig& tw = kc::prefill_config(twin);
+        for (int c = 0; c < kc::prefill_config_count(); ++c) {
+          const kc::PrefillConfig& o = kc::prefill_config(c);
+          if (o.x_load != kc::PrefillXLoad::tma_eb || o.sched != sched || o.bm != tw.bm || o.wg != tw.wg || o.mb != tw.mb ||
+              o.stages != tw.stages || o.min_blocks != tw.min_blocks)
+            continue;
+          p.config = c;
+          run_int4("cuda_prefill_sched" + std::to_string(sched) + "_eb", &p);
+        }
       }
       run_int4("cuda_prefill_again", nullptr);
     }

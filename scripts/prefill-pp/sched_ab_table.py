@@ -28,33 +28,45 @@ for r in rows:
     if r["kernel"] == "cuda_prefill":
         by[k2]["plan"] = r["plan"]
 
-print("| act | format | shape | M | cuBLAS us | old (default) us | sched1 us | sched2 us | again us | old/s1 | old/s2 | best new x cuBLAS | old x cuBLAS | max rel_err | plan |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+NEW = ["cuda_prefill_sched1", "cuda_prefill_sched2", "cuda_prefill_sched1_eb", "cuda_prefill_sched2_eb"]
+SHORT = {"cuda_prefill_sched1": "s1", "cuda_prefill_sched2": "s2", "cuda_prefill_sched1_eb": "s1eb", "cuda_prefill_sched2_eb": "s2eb"}
+NAN = float("nan")
+
+
+def f(x):
+    return "-" if math.isnan(x) else f"{x:.1f}"
+
+
+def ratio(a, b):
+    return "-" if math.isnan(a) or math.isnan(b) else f"{a / b:.3f}"
+
+
+print("old = default plan (SCHED 0), again = the same rerun last; base = min(old, again); sN = SCHED N twin, eb = no CTA barrier")
+print("| act | format | shape | M | cuBLAS us | old us | again us | " + " | ".join(SHORT[n] + " us" for n in NEW) + " | "
+      + " | ".join("base/" + SHORT[n] for n in NEW) + " | best new x cuBLAS | base x cuBLAS | max rel_err | plan |")
+print("|" + "---|" * (7 + 2 * len(NEW) + 4))
 gains = defaultdict(list)
 wins = defaultdict(int)
 order = sorted(by, key=lambda k: (k[3], k[0] != "float16", k[1], k[2]))
 for k in order:
     d = by[k]
     act, shape, m, fmt = k
-    cub = d.get("cublas_bf16" if act in ("bf16", "bfloat16") else "cublas_f16", float("nan"))
-    old = d.get("cuda_prefill", float("nan"))
-    s1 = d.get("cuda_prefill_sched1", float("nan"))
-    s2 = d.get("cuda_prefill_sched2", float("nan"))
-    ag = d.get("cuda_prefill_again", float("nan"))
-    base = min(old, ag) if not math.isnan(ag) else old
-    best = min(x for x in (s1, s2) if not math.isnan(x)) if not (math.isnan(s1) and math.isnan(s2)) else float("nan")
-    def f(x):
-        return "-" if math.isnan(x) else f"{x:.1f}"
-    def r(a, b):
-        return "-" if math.isnan(a) or math.isnan(b) else f"{a / b:.3f}"
-    print(f"| {act} | {fmt} | {shape} | {m} | {f(cub)} | {f(old)} | {f(s1)} | {f(s2)} | {f(ag)} | {r(base, s1)} | {r(base, s2)} | {r(cub, best)} | {r(cub, base)} | {d.get('err', 0):.1e} | {d.get('plan', '')} |")
+    cub = d.get("cublas_bf16" if act in ("bf16", "bfloat16") else "cublas_f16", NAN)
+    old = d.get("cuda_prefill", NAN)
+    ag = d.get("cuda_prefill_again", NAN)
+    base = old if math.isnan(ag) else min(old, ag)
+    news = [d.get(n, NAN) for n in NEW]
+    have = [x for x in news if not math.isnan(x)]
+    best = min(have) if have else NAN
+    print(f"| {act} | {fmt} | {shape} | {m} | {f(cub)} | {f(old)} | {f(ag)} | " + " | ".join(f(x) for x in news) + " | "
+          + " | ".join(ratio(base, x) for x in news) + f" | {ratio(cub, best)} | {ratio(cub, base)} | {d.get('err', 0):.1e} | {d.get('plan', '')} |")
     if m >= 1024:
-        for name, x in (("sched1", s1), ("sched2", s2)):
+        for n, x in zip(NEW, news):
             if not math.isnan(x) and not math.isnan(base):
-                gains[name].append(base / x)
-                wins[name] += base / x > 1.02
-for name in ("sched1", "sched2"):
-    g = gains[name]
+                gains[n].append(base / x)
+                wins[n] += base / x > 1.02
+for n in NEW:
+    g = gains[n]
     if g:
         gm = math.exp(sum(math.log(x) for x in g) / len(g))
-        print(f"{name}: M >= 1024 geomean old/new {gm:.3f} over {len(g)} points, faster by > 2% on {wins[name]}, range {min(g):.3f}..{max(g):.3f}")
+        print(f"{SHORT[n]}: M >= 1024 geomean base/new {gm:.3f} over {len(g)} points, faster by > 2% on {wins[n]}, range {min(g):.3f}..{max(g):.3f}")

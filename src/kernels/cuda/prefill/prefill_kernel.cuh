@@ -317,6 +317,10 @@ constexpr int smem_bytes() {
 //             tile t+1's issue is only the dequantization. Same ring guarantee: at the barrier of
 //             tile t every warpgroup has passed tile t-1's wait_group 1 (tile t-2 retired), and the
 //             refill targets the stage of tile t-2.
+//           With XL tma_eb (no CTA barrier in the loop) only thread 0 waits, on the empty
+//           mbarrier, for the stage it refills: the two warpgroups are not re-aligned every tile
+//           (one can dequantize while the other's group runs: the ping-pong idea without a
+//           fixed order).
 //           2 (early issue, early W read): as 1, and tile t+1's slot words (ld.shared) are read
 //             into registers before the wait_group, so only the conversion follows it. (Three
 //             A buffers with wait_group 2 made ptxas serialize every wgmma, C7513: not kept.)
@@ -344,7 +348,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   static_assert(XL != XLoad::cp_async_nofence || WGMMA, "the proxy fence exists only on the wgmma path");
   static_assert(kWStage % 8 == 0, "mbarriers after the W ring stay 8-byte aligned");
   static_assert(SCHED >= 0 && SCHED <= 2, "SCHED: 0 baseline, 1 early issue, 2 early issue with two groups in flight");
-  static_assert(SCHED == 0 || XL == XLoad::tma, "the early-issue schedules exist for the TMA x path with the CTA barrier only");
+  static_assert(SCHED == 0 || XL == XLoad::tma || XL == XLoad::tma_eb, "the early-issue schedules exist for the TMA x paths only");
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
   if constexpr (WGMMA) {
@@ -602,8 +606,10 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         if constexpr (kEarly) {
           // Every warpgroup passed tile t-1's wait_group (kBufs - 1): tiles <= t - kBufs retired,
           // so the stage of tile t + kAhead = t + STAGES - kBufs is free. Runs while this tile's
-          // group executes; touches no accumulator and no A buffer.
-          __syncthreads();
+          // group executes; touches no accumulator and no A buffer. tma_eb: no barrier; thread 0's
+          // refill waits on the stage's empty mbarrier (every warp arrived after retiring tile
+          // t-2, below in iteration t-1), so the warpgroups drift apart freely.
+          if constexpr (XL != XLoad::tma_eb) __syncthreads();
           if (t + kAhead < nkt) load_tile(t + kAhead, (t + kAhead) % STAGES);
           cp_async_commit();
           if constexpr (SCHED == 2) {

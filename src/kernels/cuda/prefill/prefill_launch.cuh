@@ -23,7 +23,8 @@ struct KernelEntry {
 // cp_async_nofence (19) = measurement-only diagnostic (racy by the PTX memory model).
 // SCHED (prefill_kernel.cuh): 0 = the measured k-loop order; 1 / 2 = early issue (20-25, twins
 // of the planned TMA tiles 12-14: the wgmma group issued before the CTA barrier and the refill;
-// SCHED 2 also reads tile t+1's W words before the wgmma wait). Not measured yet; the plan takes
+// SCHED 2 also reads tile t+1's W words before the wgmma wait; 26-27 the same on the tma_eb
+// x path of bm256, no CTA barrier in the loop). Not measured yet; the plan takes
 // them only under W4A16_PREFILL_SCHED=1|2 (prefill.cu).
 #define W4A16_PREFILL_CONFIGS(X)                                                          \
   X(true, 256, 2, 1, 5, true, 1, cp_async, 0)   /* 0  large M: 128 rows x 256 tokens */        \
@@ -51,9 +52,11 @@ struct KernelEntry {
   X(true, 128, 2, 2, 6, true, 1, tma, 1)     /* 22 13, early issue */                       \
   X(true, 64, 2, 1, 6, true, 2, tma, 1)      /* 23 14, early issue */                       \
   X(true, 128, 2, 2, 6, true, 1, tma, 2)     /* 24 13, early issue, W words read early */   \
-  X(true, 64, 2, 1, 6, true, 2, tma, 2)      /* 25 14, early issue, W words read early */
+  X(true, 64, 2, 1, 6, true, 2, tma, 2)      /* 25 14, early issue, W words read early */   \
+  X(true, 256, 2, 1, 5, true, 1, tma_eb, 1)  /* 26 16 (no CTA barrier), early issue */      \
+  X(true, 256, 2, 1, 5, true, 1, tma_eb, 2)  /* 27 16, early issue, W words read early */
 
-constexpr int kNumConfigs = 26;
+constexpr int kNumConfigs = 28;
 
 // Entries for one (dtype, scalar type): defined in prefill_inst_<dtype>_<scalar>.cu.
 const KernelEntry* kernels_f16_zeros();
