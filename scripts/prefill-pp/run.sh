@@ -21,6 +21,7 @@ CSV="$OUT/prefill_pp_sched_ab.csv"
 : >"$LOG"
 say() { echo "$*" | tee -a "$LOG"; }
 . scripts/lib/device-env.sh
+unset W4A16_PREFILL_SCHED  # "old" = the default plan = SCHED 0 (kDefaultSched)
 W=$(mktemp -d /tmp/prefill-pp-run.XXXXXX)
 if ! tar -xJf "$HERE/bins.tar.xz" -C "$W" 2>>"$LOG"; then
   say "FATAL: cannot unpack $HERE/bins.tar.xz"

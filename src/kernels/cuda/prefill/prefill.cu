@@ -252,11 +252,17 @@ bool resolve_pdl(int pdl) {
 
 bool is_tma_config(const PrefillConfig& c) { return c.x_load == PrefillXLoad::tma || c.x_load == PrefillXLoad::tma_eb; }
 
+// The k-loop order the default plan takes when W4A16_PREFILL_SCHED is unset: 0 (the measured
+// order) until the early-issue twins are measured faster (docs/benchmarks/prefill.md).
+constexpr int kDefaultSched = 0;
+
 // W4A16_PREFILL_SCHED: "1" or "2" makes the default plan take the early-issue twin (prefill.hpp
-// PrefillConfig::sched) of its tile where one is compiled; "0", unset or empty: the measured order.
+// PrefillConfig::sched) of its tile where one is compiled; "0": the measured order; unset or empty:
+// kDefaultSched.
 int resolve_sched() {
   const char* env = std::getenv("W4A16_PREFILL_SCHED");
-  if (env == nullptr || *env == 0 || std::strcmp(env, "0") == 0) return 0;
+  if (env == nullptr || *env == 0) return kDefaultSched;
+  if (std::strcmp(env, "0") == 0) return 0;
   if (std::strcmp(env, "1") == 0) return 1;
   if (std::strcmp(env, "2") == 0) return 2;
   fail(ErrorCode::invalid_argument, "W4A16_PREFILL_SCHED", "0, 1 or 2", env);

@@ -130,7 +130,7 @@ double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, 
                                 PrefillSplitReduce reduce = PrefillSplitReduce::automatic);
 // The config with the same tile, ring and x path as `config` and k-loop order `sched` (0, 1, 2:
 // PrefillConfig::sched), or -1 where none is compiled. The default plan takes the twin of its
-// tile for W4A16_PREFILL_SCHED=1|2 (unset: sched 0, the measured order).
+// tile for W4A16_PREFILL_SCHED=1|2 (0: the measured order; unset: prefill.cu kDefaultSched, 0).
 int prefill_sched_twin(int config, int sched);
 // The split rule of the cp.async plan applied to a given config (benchmarks force every config with it).
 PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int config, int sm_count);
