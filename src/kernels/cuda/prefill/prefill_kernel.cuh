@@ -447,9 +447,51 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       }
     }
   };
+  // The same copies as load_w with per-thread base pointers made once (SCHED 1 / 2 only, so the
+  // measured kernels keep their SASS): per tile one 32-bit group index per k32 half and one
+  // offset per pointer instead of ~100 instructions of 64-bit index arithmetic (SASS of config 12).
+  // Offsets in 32 bits: k0 < 2^31 and g * N_pad / 2 < 2^31 (the scale tensor's element count).
+  // Dead blocks keep their base (step 0): src-size 0 reads nothing.
+  const uint4* wq_base[MB];
+  const std::uint32_t* sc_base[MB];
+  const std::uint8_t* z_base[MB];
+  if constexpr (kEarly) {
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb) {
+      wq_base[mb] = live[mb] ? p.qweight + (nt[mb] * p.k_tiles + kt_begin) * 32 + lane : p.qweight;
+      sc_base[mb] = live[mb] ? p.scales + 8 * nt[mb] + gid : p.scales;
+      z_base[mb] = ZEROS && live[mb] ? p.zeros + nt[mb] * 8 + (gid & ~3) : p.zeros;
+    }
+  }
+  const int k0_begin = static_cast<int>(kt_begin * 64), g_last = static_cast<int>(p.groups - 1), g_stride = static_cast<int>(p.n_pad / 2);
+  const int g_shift = p.group_shift;
+  const bool grouped = p.groups > 1;
+  auto load_w_lean = [&](int t, int stage) {
+    const int k0 = k0_begin + 64 * t;
+    int goff[2] = {0, 0};  // g * N_pad / 2: scale words and zero bytes of group g start there
+    if (grouped) {
+      goff[0] = min(k0 >> g_shift, g_last) * g_stride;
+      goff[1] = min((k0 + 32) >> g_shift, g_last) * g_stride;
+    }
+    const std::uint32_t ws = wsm_base + stage * kWStage;
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb) {
+      const bool v = live[mb];
+      cp_async16(ws + (mb * kThreads + tid) * 16, wq_base[mb] + (v ? 32 * t : 0), v);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int off = v ? goff[h] : 0;
+        cp_async4(ws + kWq + ((mb * 2 + h) * kThreads + tid) * 4, sc_base[mb] + off, v);
+        if constexpr (ZEROS) cp_async4(ws + kWq + kSc + ((mb * 2 + h) * kThreads + tid) * 4, z_base[mb] + off, v);
+      }
+    }
+  };
   auto load_tile = [&](int t, int stage) {
     load_x(t, stage);
-    load_w(t, stage);
+    if constexpr (kEarly)
+      load_w_lean(t, stage);
+    else
+      load_w(t, stage);
   };
 
   // ---- dequantize stage `stage`'s W slot into A-fragment buffer `buf` (4 k16 sub-tiles per block) ----
