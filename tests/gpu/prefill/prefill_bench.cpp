@@ -17,8 +17,8 @@
 //   own split (the llama8b rows were measured forced on 2026-12-02 run 1); then
 //   8192x8192 at M = 1024 / 4096 in bf16 uint4b8 and fp16 uint4: default vs cp.async plan.
 //   sched_ab: the k-loop order A/B (early issue, PrefillConfig::sched): 8192x8192, llama8b.gate_up,
-//   llama8b.down, llama8b.qkv, llama70b.gate_up at M = 256 (not llama70b), 1024, 4096; fp16 uint4b8 on every shape
-//   first, then bf16 uint4b8, fp16 uint4, bf16 uint4 (g=128); per point cuBLAS of the act dtype,
+//   llama8b.down, llama8b.qkv, llama70b.gate_up (in this order) at M = 256 (not llama70b), 1024, 4096;
+//   per shape fp16 uint4b8, bf16 uint4b8, fp16 uint4, bf16 uint4 (g=128); per point cuBLAS fp16 (and bf16),
 //   the default plan, its tile and split with SCHED 1 and 2 (and their tma_eb twins, bm256 only),
 //   the default plan again; every int4
 //   row checked against the dense-cache output (rel_err). Rows are flushed per shape, so a run cut
@@ -222,8 +222,8 @@ int main(int argc, char** argv) {
     struct Format { DType act; ScalarType scalar; };
     const Format formats[] = {{DType::f16, ScalarType::uint4b8}, {DType::bf16, ScalarType::uint4b8},
                               {DType::f16, ScalarType::uint4}, {DType::bf16, ScalarType::uint4}};
-    for (const Format& fm : formats)
-      for (const char* name : names)
+    for (const char* name : names)  // shape-major: a run cut by its timeout loses llama70b first
+      for (const Format& fm : formats)
         for (const Shape& sh : shapes) {
           if (std::string(sh.name) != name) continue;
           bench::PrefillBenchSpec spec;

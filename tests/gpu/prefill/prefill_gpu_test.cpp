@@ -85,6 +85,7 @@ Layer make_layer(const Case& c) {
 struct RunOpts {
   std::optional<PrefillPlan> plan;  // forced plan, else the default prefill_run
   std::int64_t x_pad = 0, y_pad = 0;  // extra elements per row (strided rows)
+  bool reference = true;  // false: guards and poison checked, no f64 reference (returns 0; bitwise twins)
 };
 
 // Runs one call, checks guards / padding / every written element, returns the relative error
@@ -121,6 +122,7 @@ double run_check(const Case& c, Layer& l, std::int64_t m, const RunOpts& o, std:
   EXPECT_EQ(unwritten, 0) << c.str() << " M=" << m << ": outputs left poisoned";
   EXPECT_EQ(pad_touched, 0) << c.str() << " M=" << m << ": row padding past N written";
   if (out) *out = y;
+  if (!o.reference) return 0;
 
   const std::vector<std::int64_t> rows = test::sample_rows(m);  // all rows up to 128, else 48 (testutil.hpp)
   const std::int64_t rm = static_cast<std::int64_t>(rows.size());
@@ -715,6 +717,7 @@ TEST(PrefillGpu, EarlyIssueConfigsMatchTheirTwinsBitwise) {
           ob.plan = pb;
           oe.x_pad = ob.x_pad = v.x_pad;
           oe.y_pad = ob.y_pad = v.y_pad;
+          ob.reference = false;  // equal bits to the early-issue run, which is checked against f64
           std::printf("early-issue check %s vs %s %s split=%d M=%lld\n", prefill_config(cfg).name().c_str(),
                       prefill_config(base).name().c_str(), v.c.str().c_str(), split, static_cast<long long>(m));
           std::fflush(stdout);
@@ -722,9 +725,8 @@ TEST(PrefillGpu, EarlyIssueConfigsMatchTheirTwinsBitwise) {
           test::rng().seed(7);
           const double ee = run_check(v.c, l, m, oe, &ye);
           test::rng().seed(7);
-          const double eb = run_check(v.c, l, m, ob, &yb);
+          run_check(v.c, l, m, ob, &yb);
           EXPECT_LE(ee, test::tolerance(v.c.act)) << v.c.str() << " " << prefill_config(cfg).name() << " split=" << split << " M=" << m;
-          EXPECT_LE(eb, test::tolerance(v.c.act)) << v.c.str() << " " << prefill_config(base).name() << " split=" << split << " M=" << m;
           EXPECT_TRUE(ye == yb) << v.c.str() << " split=" << split << " M=" << m << ": " << prefill_config(cfg).name() << " vs "
                                 << prefill_config(base).name() << " differ";
           ++pairs;
