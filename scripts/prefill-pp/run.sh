@@ -74,7 +74,8 @@ if ((rc_new != 0)); then grep '^early-issue check' "$W/tests_new.log" | tail -2 
 bl=$(($(left) - 8))
 ((bl > 200)) && bl=200
 step bench "$bl" "$W/prefill_bench" "$CSV" sched_ab
-say "bench rows: $(($(wc -l <"$CSV" 2>/dev/null || echo 1) - 1))"
+n=$(wc -l <"$CSV" 2>/dev/null || echo 0)
+say "bench rows: $((n > 0 ? n - 1 : 0))"
 grep -iE 'error|fail|what\(\)' "$W/bench.log" | head -5 >>"$LOG"
 say "--- A/B table (old = default plan, SCHED 0; s1 / s2 = the same tile and split, early issue)"
 timeout 20 python3 "$HERE/sched_ab_table.py" "$CSV" >>"$LOG" 2>&1 || say "table: python failed (the CSV is in OUT)"

@@ -20,7 +20,8 @@
 //   llama8b.down, llama8b.qkv, llama70b.gate_up (in this order) at M = 256 (not llama70b), 1024, 4096;
 //   per shape fp16 uint4b8, bf16 uint4b8, fp16 uint4, bf16 uint4 (g=128); per point cuBLAS fp16 (and bf16),
 //   the default plan, its tile and split with SCHED 1 and 2 (and their tma_eb twins, bm256 only),
-//   the default plan again; every int4
+//   the default plan again, the 192 x 192 tile (3 warpgroups, SCHED 1) forced with the split rule;
+//   every int4
 //   row checked against the dense-cache output (rel_err). Rows are flushed per shape, so a run cut
 //   by its timeout keeps what it measured.
 //   profile: 8192x8192 M = 4096 fp16 uint4b8, one launch each of the cp.async plan, the default
@@ -237,6 +238,8 @@ int main(int argc, char** argv) {
           spec.peer_bf16 = fm.act == DType::bf16;
           spec.time_dense_cache = false;
           spec.sched_ab = {1, 2};
+          for (int c = 0; c < kc::prefill_config_count(); ++c)  // the 192 x 192 tile, early issue (split rule)
+            if (kc::prefill_config(c).bm == 192 && kc::prefill_config(c).sched == 1) spec.forced.push_back(c);
           for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
           std::fflush(f);
         }

@@ -562,7 +562,7 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
         int candidates = 0;
         for (int i = 0; i < prefill_config_count(); ++i) {
           const PrefillConfig& o = prefill_config(i);
-          if (o.path != PrefillPath::wgmma || o.x_load != PrefillXLoad::tma) continue;
+          if (o.path != PrefillPath::wgmma || o.x_load != PrefillXLoad::tma || !prefill_config_planned(i)) continue;
           for (std::int64_t split = 1; split <= kPrefillMaxSplit && split <= k_tiles; ++split) {
             if (split > 1 && split * ((m + o.bm - 1) / o.bm * o.bm) > kPrefillMaxSplitRows) continue;
             ++candidates;
@@ -704,7 +704,7 @@ TEST(PrefillGpu, EarlyIssueConfigsMatchTheirTwinsBitwise) {
     Layer l = make_layer(v.c);
     for (int cfg : early) {
       const int base = prefill_sched_twin(cfg, 0);
-      ASSERT_GE(base, 0) << prefill_config(cfg).name();
+      ASSERT_GE(base, 0) << "no SCHED 0 twin of " << prefill_config(cfg).name();
       for (std::int64_t m : v.ms)
         for (int split : v.splits) {
           if (split > 1 && m > 1000) continue;

@@ -414,6 +414,11 @@ const PrefillConfig& prefill_config(int i) {
   return kConfigs[i];
 }
 
+bool prefill_config_planned(int config) {
+  const int base = prefill_config(config).sched != 0 ? prefill_sched_twin(config, 0) : config;
+  return base == kCfgBm256Tma || base == kCfgBm128Tma || base == kCfgBm64Tma || base == kCfgBm128n128Tma;
+}
+
 int prefill_sched_twin(int config, int sched) {
   const PrefillConfig& c = prefill_config(config);
   for (int i = 0; i < prefill_detail::kNumConfigs; ++i) {

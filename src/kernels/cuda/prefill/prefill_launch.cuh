@@ -24,7 +24,9 @@ struct KernelEntry {
 // SCHED (prefill_kernel.cuh): 0 = the measured k-loop order; 1 / 2 = early issue (20-25, twins
 // of the planned TMA tiles 12-14: the wgmma group issued before the CTA barrier and the refill;
 // SCHED 2 also reads tile t+1's W words before the wgmma wait; 26-27 the same on the tma_eb
-// x path of bm256, no CTA barrier in the loop). Not measured yet; the plan takes
+// x path of bm256, no CTA barrier in the loop). 28-30: a 192 x 192 tile of three consumer
+// warpgroups (3 warps per scheduler instead of 2; m64n192k16, 168 registers at the 384-thread cap,
+// no spills), not planned. Not measured yet; the plan takes
 // them only under W4A16_PREFILL_SCHED=1|2 (prefill.cu).
 #define W4A16_PREFILL_CONFIGS(X)                                                          \
   X(true, 256, 2, 1, 5, true, 1, cp_async, 0)   /* 0  large M: 128 rows x 256 tokens */        \
@@ -54,9 +56,12 @@ struct KernelEntry {
   X(true, 128, 2, 2, 6, true, 1, tma, 2)     /* 24 13, early issue, W words read early */   \
   X(true, 64, 2, 1, 6, true, 2, tma, 2)      /* 25 14, early issue, W words read early */   \
   X(true, 256, 2, 1, 5, true, 1, tma_eb, 1)  /* 26 16 (no CTA barrier), early issue */      \
-  X(true, 256, 2, 1, 5, true, 1, tma_eb, 2)  /* 27 16, early issue, W words read early */
+  X(true, 256, 2, 1, 5, true, 1, tma_eb, 2)  /* 27 16, early issue, W words read early */   \
+  X(true, 192, 3, 1, 6, true, 1, tma, 1)     /* 28 192 rows x 192 tokens, 3 warpgroups */   \
+  X(true, 192, 3, 1, 6, true, 1, tma, 2)     /* 29 28, W words read early */                \
+  X(true, 192, 3, 1, 6, true, 1, tma, 0)     /* 30 28 in the measured order (its twin) */
 
-constexpr int kNumConfigs = 28;
+constexpr int kNumConfigs = 31;
 
 // Entries for one (dtype, scalar type): defined in prefill_inst_<dtype>_<scalar>.cu.
 const KernelEntry* kernels_f16_zeros();
