@@ -347,7 +347,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   static_assert(!kTma || (WGMMA && OVERLAP), "TMA x tiles: overlapped wgmma schedule only (the refill order assumes kAhead = STAGES - 2)");
   static_assert(XL != XLoad::cp_async_nofence || WGMMA, "the proxy fence exists only on the wgmma path");
   static_assert(kWStage % 8 == 0, "mbarriers after the W ring stay 8-byte aligned");
-  static_assert(SCHED >= 0 && SCHED <= 2, "SCHED: 0 baseline, 1 early issue, 2 early issue with two groups in flight");
+  static_assert(SCHED >= 0 && SCHED <= 2, "SCHED: 0 baseline, 1 early issue, 2 early issue with the next W words read before the wgmma wait");
   static_assert(SCHED == 0 || XL == XLoad::tma || XL == XLoad::tma_eb, "the early-issue schedules exist for the TMA x paths only");
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
