@@ -32,7 +32,7 @@ TILES = {"wgmma_bm256_bn128_s5_ov_tma": (256, 128, 1), "wgmma_bm128_bn256_s6_ov_
 NAMES = list(TILES)
 # t_tile per TILES entry, launch, kernel reduce, its us per MB of partials, cluster reduce, its us
 # per MB (prefill.cu; estimate() uses the kernel reduce's pair)
-NOW = (0.73, 0.82, 0.65, 1.2, 1.6, 3.0, 0.24, 1.7, 0.22)
+NOW = (0.73, 0.82, 0.65, 1.2, 1.6, 3.7, 0.36, 0.26, 0.10, 0.55, 0.09)  # + cluster us per rank beyond 2, kernel's
 
 
 def estimate(shape, m, tile, split, c):
@@ -117,8 +117,8 @@ def resident_clusters(path):
 
 
 def estimate_mode(shape, m, tile, split, mode, c, cap):
-    """estimate() with the reduce mode: c[5:7] the kernel's split term, c[7:9] the cluster's, whose
-    waves count whole clusters over cap[(tile, split)] resident ones."""
+    """estimate() with the reduce mode: c[5:7] + c[10] the kernel's split term (us, us/MB, us per split
+    beyond 2), c[7:10] the cluster's, whose waves count whole clusters over cap[(tile, split)] resident ones."""
     n, k = SHAPES[shape]
     bm, bn, occ = TILES[tile]
     kt = (k + 63) // 64
@@ -130,8 +130,8 @@ def estimate_mode(shape, m, tile, split, mode, c, cap):
     base = c[4] + waves * kts * c[NAMES.index(tile)]
     if s == 1:
         return base
-    fixed, per_mb = (c[7], c[8]) if cluster else (c[5], c[6])
-    return base + fixed + per_mb * s * m * n * 4 / 1e6
+    fixed, per_mb, per_rank = (c[7], c[8], c[9]) if cluster else (c[5], c[6], c[10])
+    return base + fixed + per_mb * s * m * n * 4 / 1e6 + per_rank * (s - 2)
 
 
 def fit_modes(a):
@@ -164,7 +164,7 @@ def fit_modes(a):
     print(f"both modes, cluster waves over resident clusters: {len(d)} points")
     print("  constants", [round(x, 3) for x in now], "->", score_modes(now, a.v))
     if a.search:
-        lo, hi = list(NOW[:5]) + [0, 0, 0, 0], list(NOW[:5]) + [10, 0.6, 10, 0.6]
+        lo, hi = list(NOW[:5]) + [0, 0, 0, 0, -1, -1], list(NOW[:5]) + [10, 0.6, 10, 0.6, 2, 2]
         best = fit_search.search(lambda c: score_modes(c)[0], now, lo, hi, 6000, 2000, 5, (0.8, 1.25), 0.02)
         print("  search (split terms):", [round(x, 3) for x in best[1]], "->", score_modes(best[1], a.v))
 

@@ -211,6 +211,27 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       add(name, p.describe(), us, int4_bytes, err);
     };
     if (spec.default_plan) run_int4("cuda_prefill", nullptr);
+    if (!spec.sched_ab.empty()) {
+      const kc::PrefillPlan def = kc::prefill_plan(n, k, m, cap, sms);
+      for (int sched : spec.sched_ab) {
+        const int twin = kc::prefill_sched_twin(def.config, sched);
+        if (twin < 0) continue;  // no such twin of this tile compiled
+        kc::PrefillPlan p = def;
+        p.config = twin;
+        run_int4("cuda_prefill_sched" + std::to_string(sched), &p);
+        // The same tile and order without the CTA barrier (x path tma_eb), where compiled.
+        const kc::PrefillConfig& tw = kc::prefill_config(twin);
+        for (int c = 0; c < kc::prefill_config_count(); ++c) {
+          const kc::PrefillConfig& o = kc::prefill_config(c);
+          if (o.x_load != kc::PrefillXLoad::tma_eb || o.sched != sched || o.bm != tw.bm || o.wg != tw.wg || o.mb != tw.mb ||
+              o.stages != tw.stages || o.min_blocks != tw.min_blocks)
+            continue;
+          p.config = c;
+          run_int4("cuda_prefill_sched" + std::to_string(sched) + "_eb", &p);
+        }
+      }
+      run_int4("cuda_prefill_again", nullptr);
+    }
     if (spec.reduce_ab) {
       struct Variant { const char* name; kc::PrefillSplitReduce reduce; int pdl; };
       const Variant variants[] = {{"ab_old", kc::PrefillSplitReduce::kernel, 0},

@@ -59,6 +59,11 @@ struct PrefillBenchSpec {
   // sized for the reduce kernel at every split timed.
   bool reduce_ab = false;
   std::vector<int> ab_splits;
+  // k-loop order A/B (prefill_bench sched_ab): after "cuda_prefill", the default plan's tile and
+  // split with each k-loop order of sched_ab (prefill_sched_twin; PrefillConfig::sched) as
+  // "cuda_prefill_sched<s>" (and "cuda_prefill_sched<s>_eb": the tma_eb twin, no CTA barrier, where
+  // compiled), then the default plan again as "cuda_prefill_again" (drift check).
+  std::vector<int> sched_ab;
 };
 
 struct PrefillRow {

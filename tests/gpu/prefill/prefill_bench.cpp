@@ -1,6 +1,6 @@
 // Stand-alone prefill benchmark (the shared sweep, bench/gpu --prefill, has the PERF.md table):
 // int4 prefill vs cuBLAS fp16/bf16 vs the dense cache, in one process, with the shared timer.
-// Usage: prefill_bench <out.csv> [quick|tune|full|large|tma|tune_tma|reduce_ab|profile]
+// Usage: prefill_bench <out.csv> [quick|tune|full|large|tma|tune_tma|reduce_ab|sched_ab|profile]
 //   tune_tma: every TMA config x splits 1/2/3/4/6/8 (M <= 256; 1/2 at M = 1024) on every shape
 //   below llama70b, fp16 uint4b8 g=128, cuBLAS fp16 in the same run (the prefill plan's data).
 //   Splits are reduced as W4A16_PREFILL_SPLIT_REDUCE says (unset: in the cluster), so the run
@@ -16,6 +16,14 @@
 //   cp.async plan of 2026-12-02, and on 8192x8192 only every non-cp.async config forced with its
 //   own split (the llama8b rows were measured forced on 2026-12-02 run 1); then
 //   8192x8192 at M = 1024 / 4096 in bf16 uint4b8 and fp16 uint4: default vs cp.async plan.
+//   sched_ab: the k-loop order A/B (early issue, PrefillConfig::sched): 8192x8192, llama8b.gate_up,
+//   llama8b.down, llama8b.qkv, llama70b.gate_up (in this order) at M = 256 (not llama70b), 1024, 4096;
+//   per shape fp16 uint4b8, bf16 uint4b8, fp16 uint4, bf16 uint4 (g=128); per point cuBLAS fp16 (and bf16),
+//   the default plan, its tile and split with SCHED 1 and 2 (and their tma_eb twins, bm256 only),
+//   the default plan again, the 192 x 192 tile (3 warpgroups, SCHED 1) forced with the split rule;
+//   every int4
+//   row checked against the dense-cache output (rel_err). Rows are flushed per shape, so a run cut
+//   by its timeout keeps what it measured.
 //   profile: 8192x8192 M = 4096 fp16 uint4b8, one launch each of the cp.async plan, the default
 //   plan and the bm256 tma_eb / nofence configs (for ncu -k regex:prefill_kernel).
 // W4A16_PREFILL_SKIP_XLOAD=tma,tma_eb leaves configs with those x paths out of tma / profile (and
@@ -207,6 +215,34 @@ int main(int argc, char** argv) {
       for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
       std::fflush(f);
     }
+    std::fclose(f);
+    return 0;
+  }
+  if (mode == "sched_ab") {
+    const char* const names[] = {"8192x8192", "llama8b.gate_up", "llama8b.down", "llama8b.qkv", "llama70b.gate_up"};
+    struct Format { DType act; ScalarType scalar; };
+    const Format formats[] = {{DType::f16, ScalarType::uint4b8}, {DType::bf16, ScalarType::uint4b8},
+                              {DType::f16, ScalarType::uint4}, {DType::bf16, ScalarType::uint4}};
+    for (const char* name : names)  // shape-major: a run cut by its timeout loses llama70b first
+      for (const Format& fm : formats)
+        for (const Shape& sh : shapes) {
+          if (std::string(sh.name) != name) continue;
+          bench::PrefillBenchSpec spec;
+          spec.shape = sh.name;
+          spec.n = sh.n;
+          spec.k = sh.k;
+          spec.ms = {256, 1024, 4096};
+          if (sh.n == 57344) spec.ms = {1024, 4096};  // the largest shape: M >= 1024 only (device time)
+          spec.act = fm.act;
+          spec.scalar = fm.scalar;
+          spec.peer_bf16 = fm.act == DType::bf16;
+          spec.time_dense_cache = false;
+          spec.sched_ab = {1, 2};
+          for (int c = 0; c < kc::prefill_config_count(); ++c)  // the 192 x 192 tile, early issue (split rule)
+            if (kc::prefill_config(c).bm == 192 && kc::prefill_config(c).sched == 1) spec.forced.push_back(c);
+          for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
+          std::fflush(f);
+        }
     std::fclose(f);
     return 0;
   }

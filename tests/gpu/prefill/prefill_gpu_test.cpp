@@ -85,6 +85,7 @@ Layer make_layer(const Case& c) {
 struct RunOpts {
   std::optional<PrefillPlan> plan;  // forced plan, else the default prefill_run
   std::int64_t x_pad = 0, y_pad = 0;  // extra elements per row (strided rows)
+  bool reference = true;  // false: guards and poison checked, no f64 reference (returns 0; bitwise twins)
 };
 
 // Runs one call, checks guards / padding / every written element, returns the relative error
@@ -121,6 +122,7 @@ double run_check(const Case& c, Layer& l, std::int64_t m, const RunOpts& o, std:
   EXPECT_EQ(unwritten, 0) << c.str() << " M=" << m << ": outputs left poisoned";
   EXPECT_EQ(pad_touched, 0) << c.str() << " M=" << m << ": row padding past N written";
   if (out) *out = y;
+  if (!o.reference) return 0;
 
   const std::vector<std::int64_t> rows = test::sample_rows(m);  // all rows up to 128, else 48 (testutil.hpp)
   const std::int64_t rm = static_cast<std::int64_t>(rows.size());
@@ -498,9 +500,10 @@ TEST(PrefillGpu, PlanCoversPerfShapes) {
       const PrefillPlan p = prefill_plan(s[0], s[1], m, cap, sms);
       ASSERT_GE(p.config, 0);
       EXPECT_GE(p.split, 1);
-      EXPECT_LE(p.split * m, std::max<std::int64_t>(kPrefillMaxSplitRows, m));
-      // The kernel-reduce workspace covers the plan's split-K partials.
-      if (p.split > 1) {
+      // Partials through reduce_kernel: bounded rows, and the kernel-reduce workspace covers them
+      // (a cluster plan keeps them in shared memory: no bound).
+      if (p.split > 1 && p.reduce != PrefillSplitReduce::cluster) {
+        EXPECT_LE(p.split * m, std::max<std::int64_t>(kPrefillMaxSplitRows, m));
         EXPECT_LE(static_cast<std::size_t>(p.split * m * s[0] * 4),
                   prefill_workspace_bytes(s[0], s[1], 128, false, m, PrefillSplitReduce::kernel));
       }
@@ -566,7 +569,7 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
         int candidates = 0;
         for (int i = 0; i < prefill_config_count(); ++i) {
           const PrefillConfig& o = prefill_config(i);
-          if (o.path != PrefillPath::wgmma || o.x_load != PrefillXLoad::tma) continue;
+          if (o.path != PrefillPath::wgmma || o.x_load != PrefillXLoad::tma || !prefill_config_planned(i)) continue;
           for (std::int64_t split = 1; split <= kPrefillMaxSplit && split <= k_tiles; ++split) {
             const int sp = static_cast<int>(split);
             if (split == 1 || split * ((m + o.bm - 1) / o.bm * o.bm) <= kPrefillMaxSplitRows) {
@@ -612,6 +615,140 @@ TEST(PrefillPlan, ReduceKnobRejectsInvalidValues) {
     setenv("W4A16_PREFILL_SPLIT_REDUCE", saved.c_str(), 1);
   else
     unsetenv("W4A16_PREFILL_SPLIT_REDUCE");
+}
+
+// W4A16_PREFILL_SCHED=1|2 swaps the default plan's tile for its early-issue twin (same tile, ring,
+// x path and split; prefill_sched_twin), 0 keeps the measured order; other values throw.
+TEST(PrefillPlan, SchedKnobTakesTheEarlyIssueTwin) {
+  const char* old = std::getenv("W4A16_PREFILL_SCHED");
+  const std::string saved = old ? old : "";
+  struct Shape { std::int64_t n, k, m; };
+  const Shape shapes[] = {{8192, 8192, 4096}, {28672, 4096, 1024}, {6144, 4096, 256}, {8192, 8192, 128}, {8192, 8192, 32}};
+  int twins = 0;
+  for (const Shape& sh : shapes) {
+    setenv("W4A16_PREFILL_SCHED", "0", 1);
+    const PrefillPlan base = prefill_plan(sh.n, sh.k, sh.m, 90, 132);
+    EXPECT_EQ(prefill_config(base.config).sched, 0) << base.describe();
+    for (int sched : {1, 2}) {
+      setenv("W4A16_PREFILL_SCHED", std::to_string(sched).c_str(), 1);
+      const PrefillPlan p = prefill_plan(sh.n, sh.k, sh.m, 90, 132);
+      const int twin = prefill_sched_twin(base.config, sched);
+      ASSERT_GE(twin, 0) << "no SCHED " << sched << " twin of " << prefill_config(base.config).name();
+      EXPECT_EQ(p.config, twin) << p.describe();
+      EXPECT_EQ(p.split, base.split) << p.describe();
+      EXPECT_EQ(p.k_tiles_per_split, base.k_tiles_per_split) << p.describe();
+      const PrefillConfig &a = prefill_config(base.config), &b = prefill_config(p.config);
+      EXPECT_TRUE(a.bm == b.bm && a.bn() == b.bn() && a.stages == b.stages && a.x_load == b.x_load && b.sched == sched)
+          << a.name() << " vs " << b.name();
+      EXPECT_EQ(prefill_sched_twin(p.config, 0), base.config) << b.name();
+      // The twin is estimated as its measured tile (no constants of its own yet).
+      EXPECT_DOUBLE_EQ(prefill_plan_estimate_us(sh.n, sh.k, sh.m, p.config, p.split, 132),
+                       prefill_plan_estimate_us(sh.n, sh.k, sh.m, base.config, base.split, 132));
+      ++twins;
+    }
+  }
+  EXPECT_EQ(twins, 10);
+  setenv("W4A16_PREFILL_SCHED", "3", 1);
+  EXPECT_THROW(prefill_plan(8192, 8192, 4096, 90, 132), Error);
+  if (old)
+    setenv("W4A16_PREFILL_SCHED", saved.c_str(), 1);
+  else
+    unsetenv("W4A16_PREFILL_SCHED");
+}
+
+// The early-issue configs (SCHED 1 / 2) only reorder the k loop: every product is accumulated in
+// the same order as by their SCHED 0 twin, so the outputs are bitwise equal; and both match the
+// f64 reference. fp16 / bf16 x uint4b8 / uint4, groups 32 / 128 / channelwise, bias, act-order
+// (x gathered by the launcher), K tails (K % 64 != 0), M tails 17..4097, splits with uneven tails
+// (cluster reduce), strided rows.
+TEST(PrefillGpu, EarlyIssueConfigsMatchTheirTwinsBitwise) {
+  SKIP_WITHOUT_GPU();
+  SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
+  std::vector<int> early;
+  for (int cfg : device_configs())
+    if (prefill_config(cfg).sched != 0) early.push_back(cfg);
+  if (early.empty()) GTEST_SKIP() << "no early-issue config runs on capability " << device_capability();
+  struct Variant {
+    Case c;
+    std::vector<std::int64_t> ms;
+    std::vector<int> splits;
+    std::int64_t x_pad = 0, y_pad = 0;
+  };
+  std::vector<Variant> vs;
+  for (DType act : {DType::f16, DType::bf16})
+    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4}) {
+      Variant v;  // 21 k tiles (odd: the loop's last pair is half used), N_pad 448
+      v.c.act = v.c.scale = act;
+      v.c.scalar = st;
+      v.c.g = act == DType::f16 ? 64 : 32;  // K = 1344 = 21 x 64: a whole number of groups
+      v.c.bias = st == ScalarType::uint4;
+      v.c.n = 392;
+      v.c.k = 1344;
+      // Every M of the brief on two of the four formats, two Ms on the others (device time).
+      const bool all_m = (act == DType::f16) == (st == ScalarType::uint4b8);
+      v.ms = all_m ? std::vector<std::int64_t>{17, 33, 100, 1000, 4097} : std::vector<std::int64_t>{33, 1000};
+      v.splits = {1, 2};
+      vs.push_back(v);
+    }
+  {
+    Variant v;  // channelwise, act-order, K = 1000 (last box clipped), splits of 1 k tile each
+    v.c.scalar = ScalarType::uint4;
+    v.c.g = kChannelwise;
+    v.c.act_order = true;
+    v.c.bias = true;
+    v.c.n = 520;
+    v.c.k = 1000;
+    v.ms = {1, 65, 257};
+    v.splits = {1, 3, 8};
+    vs.push_back(v);
+  }
+  {
+    Variant v;  // strided rows, one k tile in all (nkt = 1: the loop's first tile is its last)
+    v.c.act = v.c.scale = DType::bf16;
+    v.c.g = 64;
+    v.c.n = 264;
+    v.c.k = 64;
+    v.ms = {33, 300};
+    v.splits = {1};
+    v.x_pad = 8;
+    v.y_pad = 5;
+    vs.push_back(v);
+  }
+  int pairs = 0;
+  for (Variant& v : vs) {
+    Layer l = make_layer(v.c);
+    for (int cfg : early) {
+      const int base = prefill_sched_twin(cfg, 0);
+      ASSERT_GE(base, 0) << "no SCHED 0 twin of " << prefill_config(cfg).name();
+      for (std::int64_t m : v.ms)
+        for (int split : v.splits) {
+          if (split > 1 && m > 1000) continue;
+          PrefillPlan pe, pb;
+          pe.config = cfg;
+          pb.config = base;
+          pe.split = pb.split = split;
+          RunOpts oe, ob;
+          oe.plan = pe;
+          ob.plan = pb;
+          oe.x_pad = ob.x_pad = v.x_pad;
+          oe.y_pad = ob.y_pad = v.y_pad;
+          ob.reference = false;  // equal bits to the early-issue run, which is checked against f64
+          std::printf("early-issue check %s vs %s %s split=%d M=%lld\n", prefill_config(cfg).name().c_str(),
+                      prefill_config(base).name().c_str(), v.c.str().c_str(), split, static_cast<long long>(m));
+          std::fflush(stdout);
+          std::vector<std::uint16_t> ye, yb;
+          test::rng().seed(7);
+          const double ee = run_check(v.c, l, m, oe, &ye);
+          test::rng().seed(7);
+          run_check(v.c, l, m, ob, &yb);
+          EXPECT_LE(ee, test::tolerance(v.c.act)) << v.c.str() << " " << prefill_config(cfg).name() << " split=" << split << " M=" << m;
+          EXPECT_TRUE(ye == yb) << v.c.str() << " split=" << split << " M=" << m << ": " << prefill_config(cfg).name() << " vs "
+                                << prefill_config(base).name() << " differ";
+          ++pairs;
+        }
+    }
+  }
+  EXPECT_GT(pairs, 0);
 }
 
 // One prefill_run_plan call on device buffers, y poisoned first; returns y (M x ys) on the host.

@@ -75,8 +75,8 @@ struct ConfigModel {
   double eff;  // fraction of tensor-core peak on large problems
 };
 
-#define W4A16_MODEL(WGMMA, BM, WG, MB, ST, OV, MINB, XL) \
-  PrefillConfig{(WGMMA) ? PrefillPath::wgmma : PrefillPath::mma, BM, WG, MB, ST, OV, MINB, PrefillXLoad::XL},
+#define W4A16_MODEL(WGMMA, BM, WG, MB, ST, OV, MINB, XL, SC) \
+  PrefillConfig{(WGMMA) ? PrefillPath::wgmma : PrefillPath::mma, BM, WG, MB, ST, OV, MINB, PrefillXLoad::XL, SC},
 const PrefillConfig kConfigs[] = {W4A16_PREFILL_CONFIGS(W4A16_MODEL)};
 #undef W4A16_MODEL
 static_assert(sizeof(kConfigs) / sizeof(kConfigs[0]) == prefill_detail::kNumConfigs, "config table out of sync");
@@ -94,12 +94,14 @@ constexpr int kCfgBm256 = 0, kCfgBm128 = 6, kCfgMma128 = 4, kCfgMma64 = 5, kCfgB
 constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n128Tma = 15;
 
 // The split term of prefill_plan_estimate_us per reduce mode: fixed us + us per MB of fp32
-// partials (split * M * N * 4 bytes). Fitted (bench/gpu/fit_prefill_plan.py --cluster) to
-// `prefill_bench out.csv tune_tma` run once per mode on the H200 (2026-12-03, PDL on; tile constants
-// kept): the kernel reduce 3.0 + 0.24 us/MB, the cluster 1.7 + 0.22 us/MB with its waves counted over
-// the resident clusters.
-constexpr double kSplitKernelFixedUs = 3.0, kSplitKernelUsPerMb = 0.24;
-constexpr double kSplitClusterFixedUs = 1.7, kSplitClusterUsPerMb = 0.22;
+// partials (split * M * N * 4 bytes) + us per split beyond 2. Fitted (bench/gpu/fit_prefill_plan.py
+// --cluster) to `prefill_bench out.csv tune_tma` run once per mode on the H200 (2026-12-03 01:53 UTC,
+// PDL on; tile constants kept), cluster waves over the resident clusters the device reported
+// (02:40 UTC): over the 45 (shape, M) points the picked plan's time over the fastest measured is
+// sum-log 1.02 (worst 1.28x; the code before the reduce-mode plan: 4.36). The cluster's fixed cost
+// is small but each rank beyond 2 costs ~0.55 us (the cluster barriers and the DSMEM reads).
+constexpr double kSplitKernelFixedUs = 3.7, kSplitKernelUsPerMb = 0.36, kSplitKernelUsPerRank = 0.09;
+constexpr double kSplitClusterFixedUs = 0.26, kSplitClusterUsPerMb = 0.10, kSplitClusterUsPerRank = 0.55;
 
 static_assert(kPrefillMaxSplit <= 8, "the cluster reduce reads at most 8 ranks (prefill_kernel.cuh kMaxSplit; 8 = portable cluster size)");
 
@@ -258,6 +260,25 @@ bool resolve_pdl(int pdl) {
 
 bool is_tma_config(const PrefillConfig& c) { return c.x_load == PrefillXLoad::tma || c.x_load == PrefillXLoad::tma_eb; }
 
+// The k-loop order the default plan takes when W4A16_PREFILL_SCHED is unset: 1, the early-issue
+// order (tile t's wgmma group issued before the CTA barrier and the refill; W copies from per-thread
+// base pointers). Measured on the H200 (2026-12-03 02:42 UTC, `prefill_bench sched_ab`, one process,
+// docs/benchmarks/prefill.md): 1.09x geomean over the 38 points at M >= 1024 (1.04-1.19x, every
+// point faster by > 2%), 1.07-1.27x at M = 256; order 2 1.07x, the tma_eb twins 1.07-1.08x.
+constexpr int kDefaultSched = 1;
+
+// W4A16_PREFILL_SCHED: "1" or "2" makes the default plan take the early-issue twin (prefill.hpp
+// PrefillConfig::sched) of its tile where one is compiled; "0": the measured order; unset or empty:
+// kDefaultSched.
+int resolve_sched() {
+  const char* env = std::getenv("W4A16_PREFILL_SCHED");
+  if (env == nullptr || *env == 0) return kDefaultSched;
+  if (std::strcmp(env, "0") == 0) return 0;
+  if (std::strcmp(env, "1") == 0) return 1;
+  if (std::strcmp(env, "2") == 0) return 2;
+  fail(ErrorCode::invalid_argument, "W4A16_PREFILL_SCHED", "0, 1 or 2", env);
+}
+
 // How many clusters (1, 1, split) of kernel `e` can be resident at once (cudaOccupancyMaxActiveClusters;
 // 0 where none can); once per (kernel, split, device). Not a stream operation: capture-safe. A cluster's
 // CTAs must share one GPC, so on the H200 (132 SMs in GPCs of unequal size) clusters of 3..8 leave SMs
@@ -375,7 +396,8 @@ std::string PrefillConfig::name() const {
   std::ostringstream s;
   static const char* const kXLoadSuffix[] = {"", "_tma", "_tmaeb", "_nofence"};
   s << (path == PrefillPath::wgmma ? "wgmma" : "mma") << "_bm" << bm << "_bn" << bn() << "_s" << stages << (overlap ? "_ov" : "")
-    << (min_blocks > 1 ? "_occ" + std::to_string(min_blocks) : "") << kXLoadSuffix[static_cast<int>(x_load)];
+    << (min_blocks > 1 ? "_occ" + std::to_string(min_blocks) : "") << kXLoadSuffix[static_cast<int>(x_load)]
+    << (sched == 1 ? "_ei" : (sched == 2 ? "_ei2" : ""));
   return s.str();
 }
 
@@ -404,6 +426,22 @@ const PrefillConfig& prefill_config(int i) {
   if (i < 0 || i >= prefill_detail::kNumConfigs)
     fail(ErrorCode::invalid_argument, "config", "0.." + std::to_string(prefill_detail::kNumConfigs - 1), std::to_string(i));
   return kConfigs[i];
+}
+
+bool prefill_config_planned(int config) {
+  const int base = prefill_config(config).sched != 0 ? prefill_sched_twin(config, 0) : config;
+  return base == kCfgBm256Tma || base == kCfgBm128Tma || base == kCfgBm64Tma || base == kCfgBm128n128Tma;
+}
+
+int prefill_sched_twin(int config, int sched) {
+  const PrefillConfig& c = prefill_config(config);
+  for (int i = 0; i < prefill_detail::kNumConfigs; ++i) {
+    const PrefillConfig& o = kConfigs[i];
+    if (o.sched == sched && o.path == c.path && o.bm == c.bm && o.wg == c.wg && o.mb == c.mb && o.stages == c.stages &&
+        o.overlap == c.overlap && o.min_blocks == c.min_blocks && o.x_load == c.x_load)
+      return i;
+  }
+  return -1;
 }
 
 double prefill_fill_factor(const PrefillConfig& c) { return c.bm == 64 ? 1.5 : (c.bm == 128 ? 0.8 : 0.9); }
@@ -448,6 +486,11 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
           if (clusters > 0) consider(c, split, kts, PrefillSplitReduce::cluster, clusters);
         }
       }
+    const int sched = resolve_sched();
+    if (sched != 0) {  // the same tile and split, another k-loop order (not in the cost model yet)
+      const int twin = prefill_sched_twin(best.config, sched);
+      if (twin >= 0) best.config = twin;
+    }
     return best;
   }
   int c;
@@ -461,13 +504,15 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
 double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, int config, int split, int sm_count,
                                 PrefillSplitReduce reduce, int active_clusters) {
   const PrefillConfig& cfg = prefill_config(config);
+  // An early-issue twin is estimated as its measured tile until it has constants of its own.
+  const int base = cfg.sched != 0 ? prefill_sched_twin(config, 0) : config;
   double t_tile = 0;
-  switch (config) {  // us per k tile per wave (file comment), measured for the TMA tiles only
+  switch (base) {  // us per k tile per wave (file comment), measured for the TMA tiles only
     case kCfgBm256Tma: t_tile = 0.73; break;
     case kCfgBm128Tma: t_tile = 0.82; break;
     case kCfgBm64Tma: t_tile = 0.65; break;
     case kCfgBm128n128Tma: t_tile = 1.2; break;
-    default: fail(ErrorCode::invalid_argument, "config", "a TMA tile of the plan (12..15)", cfg.name());
+    default: fail(ErrorCode::invalid_argument, "config", "a TMA tile of the plan (12..15) or its early-issue twin (20..25)", cfg.name());
   }
   if (split < 1 || sm_count < 1) fail(ErrorCode::invalid_argument, "split, sm_count", ">= 1", std::to_string(split) + ", " + std::to_string(sm_count));
   const std::int64_t n_pad = round_up(n, 64), k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
@@ -480,7 +525,9 @@ double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, 
                                  ? ceil_div(ctas / s, active_clusters)
                                  : ceil_div(ctas, static_cast<std::int64_t>(sm_count) * std::max(1, cfg.min_blocks));
   const double fixed = cluster ? kSplitClusterFixedUs : kSplitKernelFixedUs, per_mb = cluster ? kSplitClusterUsPerMb : kSplitKernelUsPerMb;
-  const double split_us = s > 1 ? fixed + per_mb * static_cast<double>(s * mm * n) * 4.0 / 1e6 : 0.0;
+  const double per_rank = cluster ? kSplitClusterUsPerRank : kSplitKernelUsPerRank;
+  const double split_us =
+      s > 1 ? fixed + per_mb * static_cast<double>(s * mm * n) * 4.0 / 1e6 + per_rank * static_cast<double>(s - 2) : 0.0;
   return 1.6 + static_cast<double>(waves * kts) * t_tile + split_us;
 }
 

@@ -93,6 +93,9 @@ struct PrefillConfig {
   bool overlap; // wgmma schedule: one group in flight while the next tile dequantizes (see prefill_kernel.cuh)
   int min_blocks;  // __launch_bounds__ minimum CTAs per SM (register cap)
   PrefillXLoad x_load;  // how x reaches shared memory
+  int sched = 0;        // k-loop order (prefill_kernel.cuh SCHED): 0 measured baseline, 1 early issue
+                        // (wgmma before the CTA barrier and refill, "_ei"), 2 early issue with the
+                        // next tile's W words read before the wgmma wait ("_ei2")
   int bn() const { return 64 * wg * mb; }
   int threads() const { return 128 * wg; }
   bool diagnostic() const { return x_load == PrefillXLoad::cp_async_nofence; }  // timed, never planned nor tested
@@ -131,6 +134,13 @@ double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, 
 // (cudaOccupancyMaxActiveClusters, the fewer of its fp16 uint4b8 / uint4 kernels); 0 without a
 // device, off sm_90a, for split < 2 or a config that cannot reduce in the cluster.
 int prefill_max_active_clusters(int config, int split);
+// The config with the same tile, ring and x path as `config` and k-loop order `sched` (0, 1, 2:
+// PrefillConfig::sched), or -1 where none is compiled. The default plan takes the twin of its
+// tile for W4A16_PREFILL_SCHED=1|2 (0: the measured order; unset: prefill.cu kDefaultSched, 0).
+int prefill_sched_twin(int config, int sched);
+// Whether the default plan's cost model covers the config (a planned TMA tile or its early-issue
+// twin): prefill_plan_estimate_us throws for the others.
+bool prefill_config_planned(int config);
 // The split rule of the cp.async plan applied to a given config (benchmarks force every config with it).
 PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int config, int sm_count);
 // The plan's split target: CTAs >= this factor x SMs (by the config's tile; prefill.cu says why).

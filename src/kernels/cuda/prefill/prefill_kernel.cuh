@@ -306,9 +306,27 @@ constexpr int smem_bytes() {
 //           registers for resident CTAs, which hides the latency of the small, memory-bound tiles
 //   ZEROS   true for uint4 (packed zero points), false for uint4b8 (z = 8)
 //   XL      how x reaches shared memory (XLoad: cp_async, tma, tma_eb, cp_async_nofence; contract block)
+//   SCHED   order of the k loop (TMA configs only for 1 / 2; 0 everywhere else):
+//           0 (measured baseline): CTA barrier -> refill (W cp.async addresses + thread 0's TMA)
+//             -> wait for x tile t -> issue tile t's wgmma group -> wait_group 1 -> dequantize t+1.
+//             Between tile t-1's retirement and tile t+1's issue lie the dequantization, the
+//             barrier and the whole refill: ~200 SASS instructions of one latency-bound chain.
+//           1 (early issue): wait for x tile t -> issue tile t's group -> CTA barrier -> refill
+//             -> wait_group 1 -> dequantize t+1. The barrier and the refill run while tile t's
+//             group (and the other warpgroup's) executes; the chain from tile t-1's retirement to
+//             tile t+1's issue is only the dequantization. Same ring guarantee: at the barrier of
+//             tile t every warpgroup has passed tile t-1's wait_group 1 (tile t-2 retired), and the
+//             refill targets the stage of tile t-2.
+//           With XL tma_eb (no CTA barrier in the loop) only thread 0 waits, on the empty
+//           mbarrier, for the stage it refills: the two warpgroups are not re-aligned every tile
+//           (one can dequantize while the other's group runs: the ping-pong idea without a
+//           fixed order).
+//           2 (early issue, early W read): as 1, and tile t+1's slot words (ld.shared) are read
+//             into registers before the wait_group, so only the conversion follows it. (Three
+//             A buffers with wait_group 2 made ptxas serialize every wgmma, C7513: not kept.)
 // tmap_x: the tensor map of x for the TMA configs (unused, zero, otherwise). __grid_constant__:
 // the TMA unit reads it from the kernel parameter space by address.
-template <class T, int BM, int WG, int MB, int STAGES, bool WGMMA, bool OVERLAP, int MINB, bool ZEROS, XLoad XL>
+template <class T, int BM, int WG, int MB, int STAGES, bool WGMMA, bool OVERLAP, int MINB, bool ZEROS, XLoad XL, int SCHED>
 __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelParams p, const __grid_constant__ CUtensorMap tmap_x) {
   constexpr int kThreads = WG * 128;
   constexpr int kBN = 64 * WG * MB;          // weight rows per CTA
@@ -317,7 +335,9 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   constexpr int kWStage = w_stage_bytes<BM, WG, MB, ZEROS>();
   constexpr int kWq = kThreads * MB * 16;     // W stage: [mb][thread] 16-byte words, then
   constexpr int kSc = kThreads * MB * 8;      //          [mb][h][thread] scale pairs, then [mb][h][thread] zero words
-  constexpr int kAhead = OVERLAP && WGMMA ? STAGES - 2 : STAGES - 1;  // tiles in flight
+  constexpr int kBufs = 2;                     // A-register buffers: wgmma groups in flight + 1
+  constexpr int kAhead = OVERLAP && WGMMA ? STAGES - kBufs : STAGES - 1;  // tiles in flight
+  constexpr bool kEarly = SCHED != 0;          // the wgmma issue before the barrier and the refill
   constexpr int kAcc = BM / 2;                // fp32 accumulators per thread per 64-row block
   static_assert(kAhead >= 1, "a ring: tile t computes while later tiles load");
   static_assert(kChunks % kThreads == 0, "every thread copies the same number of x chunks");
@@ -327,6 +347,8 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   static_assert(!kTma || (WGMMA && OVERLAP), "TMA x tiles: overlapped wgmma schedule only (the refill order assumes kAhead = STAGES - 2)");
   static_assert(XL != XLoad::cp_async_nofence || WGMMA, "the proxy fence exists only on the wgmma path");
   static_assert(kWStage % 8 == 0, "mbarriers after the W ring stay 8-byte aligned");
+  static_assert(SCHED >= 0 && SCHED <= 2, "SCHED: 0 baseline, 1 early issue, 2 early issue with the next W words read before the wgmma wait");
+  static_assert(SCHED == 0 || XL == XLoad::tma || XL == XLoad::tma_eb, "the early-issue schedules exist for the TMA x paths only");
 
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
   if constexpr (WGMMA) {
@@ -425,25 +447,89 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       }
     }
   };
+  // The same copies as load_w with per-thread base pointers made once (SCHED 1 / 2 only, so the
+  // measured kernels keep their SASS): per tile one 32-bit group index per k32 half and one
+  // offset per pointer instead of ~100 instructions of 64-bit index arithmetic (SASS of config 12).
+  // Offsets in 32 bits: k0 < 2^31 and g * N_pad / 2 < 2^31 (the scale tensor's element count).
+  // Dead blocks keep their base (step 0): src-size 0 reads nothing.
+  const uint4* wq_base[MB];
+  const std::uint32_t* sc_base[MB];
+  const std::uint8_t* z_base[MB];
+  if constexpr (kEarly) {
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb) {
+      wq_base[mb] = live[mb] ? p.qweight + (nt[mb] * p.k_tiles + kt_begin) * 32 + lane : p.qweight;
+      sc_base[mb] = live[mb] ? p.scales + 8 * nt[mb] + gid : p.scales;
+      z_base[mb] = ZEROS && live[mb] ? p.zeros + nt[mb] * 8 + (gid & ~3) : p.zeros;
+    }
+  }
+  const int k0_begin = static_cast<int>(kt_begin * 64), g_last = static_cast<int>(p.groups - 1), g_stride = static_cast<int>(p.n_pad / 2);
+  const int g_shift = p.group_shift;
+  const bool grouped = p.groups > 1;
+  auto load_w_lean = [&](int t, int stage) {
+    const int k0 = k0_begin + 64 * t;
+    int goff[2] = {0, 0};  // g * N_pad / 2: scale words and zero bytes of group g start there
+    if (grouped) {
+      goff[0] = min(k0 >> g_shift, g_last) * g_stride;
+      goff[1] = min((k0 + 32) >> g_shift, g_last) * g_stride;
+    }
+    const std::uint32_t ws = wsm_base + stage * kWStage;
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb) {
+      const bool v = live[mb];
+      cp_async16(ws + (mb * kThreads + tid) * 16, wq_base[mb] + (v ? 32 * t : 0), v);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int off = v ? goff[h] : 0;
+        cp_async4(ws + kWq + ((mb * 2 + h) * kThreads + tid) * 4, sc_base[mb] + off, v);
+        if constexpr (ZEROS) cp_async4(ws + kWq + kSc + ((mb * 2 + h) * kThreads + tid) * 4, z_base[mb] + off, v);
+      }
+    }
+  };
   auto load_tile = [&](int t, int stage) {
     load_x(t, stage);
-    load_w(t, stage);
+    if constexpr (kEarly)
+      load_w_lean(t, stage);
+    else
+      load_w(t, stage);
   };
 
   // ---- dequantize stage `stage`'s W slot into A-fragment buffer `buf` (4 k16 sub-tiles per block) ----
-  std::uint32_t afrag[2][MB][4][4];  // [buffer][block][k16 sub-tile][register]
-  auto dequant = [&](int stage, int buf) {
+  std::uint32_t afrag[kBufs][MB][4][4];  // [buffer][block][k16 sub-tile][register]
+  // Split in two so that SCHED 2 can read a stage's slot (read_w) before the wgmma wait and
+  // convert it (dequant_raw) after: raw words of one stage, per 64-row block.
+  struct WRaw {
+    std::uint32_t w[MB][4];   // the 16-byte layout word group
+    std::uint32_t sc[MB][2];  // scale pairs of the two k32 halves
+    std::uint32_t zw[MB][2];  // zero words of the two halves (uint4 only)
+  };
+  auto read_w = [&](int stage, WRaw& raw) {
     const unsigned char* ws = wsm + stage * kWStage;
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
       const uint4 wq = *reinterpret_cast<const uint4*>(ws + (mb * kThreads + tid) * 16);
+      raw.w[mb][0] = wq.x;
+      raw.w[mb][1] = wq.y;
+      raw.w[mb][2] = wq.z;
+      raw.w[mb][3] = wq.w;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        raw.sc[mb][h] = *reinterpret_cast<const std::uint32_t*>(ws + kWq + ((mb * 2 + h) * kThreads + tid) * 4);
+        raw.zw[mb][h] = 0;
+        if constexpr (ZEROS) raw.zw[mb][h] = *reinterpret_cast<const std::uint32_t*>(ws + kWq + kSc + ((mb * 2 + h) * kThreads + tid) * 4);
+      }
+    }
+  };
+  auto dequant_raw = [&](const WRaw& raw, int buf) {
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb) {
       std::uint32_t zz_lo[2], zz_hi[2], sc[2];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        sc[h] = *reinterpret_cast<const std::uint32_t*>(ws + kWq + ((mb * 2 + h) * kThreads + tid) * 4);
+        sc[h] = raw.sc[mb][h];
         std::uint32_t z_lo = 8, z_hi = 8;
         if constexpr (ZEROS) {
-          const std::uint32_t zw = *reinterpret_cast<const std::uint32_t*>(ws + kWq + kSc + ((mb * 2 + h) * kThreads + tid) * 4);
+          const std::uint32_t zw = raw.zw[mb][h];
           const std::uint32_t zb = (zw >> (8 * (gid & 3))) & 0xffu;  // z[row gid] | z[row gid + 8] << 4
           z_lo = zb & 0xfu;
           z_hi = zb >> 4;
@@ -451,7 +537,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         zz_lo[h] = Num<T>::kMagic | z_lo | (z_lo << 16);
         zz_hi[h] = Num<T>::kMagic | z_hi | (z_hi << 16);
       }
-      const std::uint32_t words[4] = {wq.x, wq.y, wq.z, wq.w};
+      const std::uint32_t words[4] = {raw.w[mb][0], raw.w[mb][1], raw.w[mb][2], raw.w[mb][3]};
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         // Broadcast s[gid] / s[gid+8] to both halves (dtype-agnostic byte permutes).
@@ -461,6 +547,11 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         for (int j = 2 * h; j < 2 * h + 2; ++j) dequant_word<T>(words[j], zz_lo[h], zz_hi[h], s_lo, s_hi, afrag[buf][mb][j]);
       }
     }
+  };
+  auto dequant = [&](int stage, int buf) {
+    WRaw raw;
+    read_w(stage, raw);
+    dequant_raw(raw, buf);
   };
 
   float acc[MB][kAcc];
@@ -509,10 +600,13 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   // every wgmma input is defined before the fence, so ptxas keeps the wgmmas asynchronous (no
   // C7513/C7515 serialization). A do-while (nkt >= 1: the plan never makes an empty split)
   // keeps out a zero-trip path, which ptxas also serializes on.
+  // SCHED 1 / 2 (early issue): the barrier and the refill move behind the wgmma issue (template
+  // parameter block); the A buffer of tile t is t % kBufs, the loop is unrolled kBufs times.
+  WRaw raw_next;  // SCHED 2: tile t+1's slot words, read before the wgmma wait
   int t0 = 0;
   do {
 #pragma unroll
-    for (int u = 0; u < 2; ++u) {
+    for (int u = 0; u < kBufs; ++u) {
       const int t = t0 + u;
       // cp.async x: everyone's tile t landed (each thread waited for its own part before the
       // dequant). All: no warp still reads the stage refilled next (tile t-1's with wait 0 / mma,
@@ -520,9 +614,11 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       // later tiles' cp.asyncs in flight: the suspected per-tile drain that the TMA configs avoid.
       if constexpr (WGMMA && XL == XLoad::cp_async)
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> async-proxy reads
-      if constexpr (XL != XLoad::tma_eb) __syncthreads();  // tma_eb: the empty barriers order the refill
-      if (t + kAhead < nkt) load_tile(t + kAhead, (t + kAhead) % STAGES);
-      cp_async_commit();
+      if constexpr (!kEarly) {
+        if constexpr (XL != XLoad::tma_eb) __syncthreads();  // tma_eb: the empty barriers order the refill
+        if (t + kAhead < nkt) load_tile(t + kAhead, (t + kAhead) % STAGES);
+        cp_async_commit();
+      }
 
       const int stage = t % STAGES;
       // TMA: x tile t landed (its use t / STAGES of the stage = phase parity).
@@ -549,7 +645,25 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 #pragma unroll
           for (int j = 0; j < 4; ++j) WgmmaRS<T, BM>::mma(acc[mb], afrag[u][mb][j], desc[j]);
         wgmma_commit();
-        if constexpr (OVERLAP)
+        if constexpr (kEarly) {
+          // Every warpgroup passed tile t-1's wait_group (kBufs - 1): tiles <= t - kBufs retired,
+          // so the stage of tile t + kAhead = t + STAGES - kBufs is free. Runs while this tile's
+          // group executes; touches no accumulator and no A buffer. tma_eb: no barrier; thread 0's
+          // refill waits on the stage's empty mbarrier (every warp arrived after retiring tile
+          // t-2, below in iteration t-1), so the warpgroups drift apart freely.
+          if constexpr (XL != XLoad::tma_eb) __syncthreads();
+          if (t + kAhead < nkt) load_tile(t + kAhead, (t + kAhead) % STAGES);
+          cp_async_commit();
+          if constexpr (SCHED == 2) {
+            // Tile t+1's slot landed (as below); its words go to registers while tile t-1's group
+            // may still run, so only the conversion is left after the wait.
+            if (t + 1 < nkt) {
+              cp_async_wait<kAhead - 1>();
+              read_w((t + 1) % STAGES, raw_next);
+            }
+          }
+          wgmma_wait<kBufs - 1>();  // tile t-kBufs+1's group is done: its A buffer may be reused
+        } else if constexpr (OVERLAP)
           wgmma_wait<1>();  // tile t-1's group is done: its A buffer and x stage may be reused
         else
           wgmma_wait<0>();
@@ -577,11 +691,24 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         }
       }
       if (t + 1 >= nkt) break;  // uniform across the CTA; leaves the do-while too
-      // Tile t+1: groups 0..t+1 of the kAhead + t + 1 committed have landed (this thread's).
-      cp_async_wait<kAhead - 1>();
-      dequant((t + 1) % STAGES, u ^ 1);
+      if constexpr (SCHED == 2) {
+        // Pinned after the wait (volatile asms keep their order): the conversion writes the A
+        // buffer of tile t-1's group, which must have retired.
+#pragma unroll
+        for (int mb = 0; mb < MB; ++mb) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(raw_next.w[mb][i]));
+#pragma unroll
+          for (int h = 0; h < 2; ++h) asm volatile("" : "+r"(raw_next.sc[mb][h]), "+r"(raw_next.zw[mb][h]));
+        }
+        dequant_raw(raw_next, (u + 1) % kBufs);
+      } else {
+        // Tile t+1: groups 0..t+1 of the kAhead + t + 1 committed have landed (this thread's).
+        cp_async_wait<kAhead - 1>();
+        dequant((t + 1) % STAGES, (u + 1) % kBufs);
+      }
     }
-    t0 += 2;
+    t0 += kBufs;
   } while (t0 < nkt);
   if constexpr (WGMMA) wgmma_wait<0>();
   cp_async_wait<0>();

@@ -16,34 +16,52 @@ struct KernelEntry {
 
 // The configurations, in the order of kPrefillConfigs (prefill.cu). Keep the two in sync:
 // prefill.cu static_asserts the count.
-// X(wgmma, BM, WG, MB, STAGES, OVERLAP, MINB, XL). Shared memory per stage: BM * 128 bytes of x plus
+// X(wgmma, BM, WG, MB, STAGES, OVERLAP, MINB, XL, SCHED). Shared memory per stage: BM * 128 bytes of x plus
 // 24 (uint4b8) or 32 (uint4) bytes of W slot per thread and block; at most 227 KB per CTA.
 // XL (XLoad, prefill_kernel.cuh): cp_async = HEAD's measured kernels (0-11); tma / tma_eb = x by
 // TMA (12-18: the twins of the planned tiles 0, 6, 8 and of 1; not yet measured on a device);
 // cp_async_nofence (19) = measurement-only diagnostic (racy by the PTX memory model).
+// SCHED (prefill_kernel.cuh): 0 = the measured k-loop order; 1 / 2 = early issue (20-25, twins
+// of the planned TMA tiles 12-14: the wgmma group issued before the CTA barrier and the refill;
+// SCHED 2 also reads tile t+1's W words before the wgmma wait; 26-27 the same on the tma_eb
+// x path of bm256, no CTA barrier in the loop). 28-30: a 192 x 192 tile of three consumer
+// warpgroups (3 warps per scheduler instead of 2; m64n192k16, 168 registers at the 384-thread cap,
+// no spills), not planned. Not measured yet; the plan takes
+// them only under W4A16_PREFILL_SCHED=1|2 (prefill.cu).
 #define W4A16_PREFILL_CONFIGS(X)                                                          \
-  X(true, 256, 2, 1, 5, true, 1, cp_async)   /* 0  large M: 128 rows x 256 tokens */        \
-  X(true, 128, 2, 1, 8, true, 1, cp_async)   /* 1  M <= 128 */                              \
-  X(true, 64, 2, 1, 8, true, 1, cp_async)    /* 2  mid M */                                 \
-  X(true, 64, 1, 1, 8, true, 1, cp_async)    /* 3  64 rows per CTA: more CTAs */            \
-  X(false, 128, 1, 2, 4, false, 1, cp_async) /* 4  mma.sync (sm_80+) */                     \
-  X(false, 64, 1, 2, 4, false, 1, cp_async)  /* 5  mma.sync (sm_80+) */                     \
-  X(true, 128, 2, 2, 6, true, 1, cp_async)   /* 6  256 rows x 128 tokens */                 \
-  X(true, 64, 2, 2, 8, true, 1, cp_async)    /* 7  256 rows x 64 tokens */                  \
-  X(true, 64, 2, 1, 6, true, 2, cp_async)    /* 8  M <= 64: 2 CTAs per SM (<= 128 regs) */  \
-  X(true, 256, 2, 1, 4, false, 1, cp_async)  /* 9  serial schedule (baseline) */            \
-  X(true, 64, 2, 1, 5, false, 1, cp_async)   /* 10 serial schedule (baseline) */            \
-  X(true, 128, 2, 1, 6, true, 1, cp_async)   /* 11 M <= 128, shallower ring */              \
-  X(true, 256, 2, 1, 5, true, 1, tma)        /* 12 TMA twin of 0 (plan, M > 128) */         \
-  X(true, 128, 2, 2, 6, true, 1, tma)        /* 13 TMA twin of 6 (plan, M <= 128) */       \
-  X(true, 64, 2, 1, 6, true, 2, tma)         /* 14 TMA twin of 8 (plan, M <= 64) */         \
-  X(true, 128, 2, 1, 8, true, 1, tma)        /* 15 TMA twin of 1 */                         \
-  X(true, 256, 2, 1, 5, true, 1, tma_eb)     /* 16 12 without the CTA barrier */            \
-  X(true, 128, 2, 2, 6, true, 1, tma_eb)     /* 17 13 without the CTA barrier */            \
-  X(true, 64, 2, 1, 6, true, 2, tma_eb)      /* 18 14 without the CTA barrier */            \
-  X(true, 256, 2, 1, 5, true, 1, cp_async_nofence) /* 19 0 without the proxy fence: diagnostic */
+  X(true, 256, 2, 1, 5, true, 1, cp_async, 0)   /* 0  large M: 128 rows x 256 tokens */        \
+  X(true, 128, 2, 1, 8, true, 1, cp_async, 0)   /* 1  M <= 128 */                              \
+  X(true, 64, 2, 1, 8, true, 1, cp_async, 0)    /* 2  mid M */                                 \
+  X(true, 64, 1, 1, 8, true, 1, cp_async, 0)    /* 3  64 rows per CTA: more CTAs */            \
+  X(false, 128, 1, 2, 4, false, 1, cp_async, 0) /* 4  mma.sync (sm_80+) */                     \
+  X(false, 64, 1, 2, 4, false, 1, cp_async, 0)  /* 5  mma.sync (sm_80+) */                     \
+  X(true, 128, 2, 2, 6, true, 1, cp_async, 0)   /* 6  256 rows x 128 tokens */                 \
+  X(true, 64, 2, 2, 8, true, 1, cp_async, 0)    /* 7  256 rows x 64 tokens */                  \
+  X(true, 64, 2, 1, 6, true, 2, cp_async, 0)    /* 8  M <= 64: 2 CTAs per SM (<= 128 regs) */  \
+  X(true, 256, 2, 1, 4, false, 1, cp_async, 0)  /* 9  serial schedule (baseline) */            \
+  X(true, 64, 2, 1, 5, false, 1, cp_async, 0)   /* 10 serial schedule (baseline) */            \
+  X(true, 128, 2, 1, 6, true, 1, cp_async, 0)   /* 11 M <= 128, shallower ring */              \
+  X(true, 256, 2, 1, 5, true, 1, tma, 0)        /* 12 TMA twin of 0 (plan, M > 128) */         \
+  X(true, 128, 2, 2, 6, true, 1, tma, 0)        /* 13 TMA twin of 6 (plan, M <= 128) */       \
+  X(true, 64, 2, 1, 6, true, 2, tma, 0)         /* 14 TMA twin of 8 (plan, M <= 64) */         \
+  X(true, 128, 2, 1, 8, true, 1, tma, 0)        /* 15 TMA twin of 1 */                         \
+  X(true, 256, 2, 1, 5, true, 1, tma_eb, 0)     /* 16 12 without the CTA barrier */            \
+  X(true, 128, 2, 2, 6, true, 1, tma_eb, 0)     /* 17 13 without the CTA barrier */            \
+  X(true, 64, 2, 1, 6, true, 2, tma_eb, 0)      /* 18 14 without the CTA barrier */            \
+  X(true, 256, 2, 1, 5, true, 1, cp_async_nofence, 0) /* 19 0 without the proxy fence: diagnostic */ \
+  X(true, 256, 2, 1, 5, true, 1, tma, 1)     /* 20 12, early issue (SCHED 1) */             \
+  X(true, 256, 2, 1, 5, true, 1, tma, 2)     /* 21 12, early issue, W words read early */   \
+  X(true, 128, 2, 2, 6, true, 1, tma, 1)     /* 22 13, early issue */                       \
+  X(true, 64, 2, 1, 6, true, 2, tma, 1)      /* 23 14, early issue */                       \
+  X(true, 128, 2, 2, 6, true, 1, tma, 2)     /* 24 13, early issue, W words read early */   \
+  X(true, 64, 2, 1, 6, true, 2, tma, 2)      /* 25 14, early issue, W words read early */   \
+  X(true, 256, 2, 1, 5, true, 1, tma_eb, 1)  /* 26 16 (no CTA barrier), early issue */      \
+  X(true, 256, 2, 1, 5, true, 1, tma_eb, 2)  /* 27 16, early issue, W words read early */   \
+  X(true, 192, 3, 1, 6, true, 1, tma, 1)     /* 28 192 rows x 192 tokens, 3 warpgroups */   \
+  X(true, 192, 3, 1, 6, true, 1, tma, 2)     /* 29 28, W words read early */                \
+  X(true, 192, 3, 1, 6, true, 1, tma, 0)     /* 30 28 in the measured order (its twin) */
 
-constexpr int kNumConfigs = 20;
+constexpr int kNumConfigs = 31;
 
 // Entries for one (dtype, scalar type): defined in prefill_inst_<dtype>_<scalar>.cu.
 const KernelEntry* kernels_f16_zeros();
@@ -53,8 +71,8 @@ const KernelEntry* kernels_bf16_sym();
 
 template <class T, bool ZEROS>
 const KernelEntry* make_entries() {
-#define W4A16_ENTRY(WGMMA, BM, WG, MB, ST, OV, MINB, XL)                        \
-  KernelEntry{&prefill_kernel<T, BM, WG, MB, ST, WGMMA, OV, MINB, ZEROS, XLoad::XL>, \
+#define W4A16_ENTRY(WGMMA, BM, WG, MB, ST, OV, MINB, XL, SC)                        \
+  KernelEntry{&prefill_kernel<T, BM, WG, MB, ST, WGMMA, OV, MINB, ZEROS, XLoad::XL, SC>, \
               smem_bytes<BM, WG, MB, ST, ZEROS, XLoad::XL>()},
   static const KernelEntry table[kNumConfigs] = {W4A16_PREFILL_CONFIGS(W4A16_ENTRY)};
 #undef W4A16_ENTRY
