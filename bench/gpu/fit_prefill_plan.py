@@ -176,19 +176,11 @@ def main():
     if a.cluster:
         fit_modes(a)
         return
-    d, default = collections.defaultdict(dict), {}
     rows = list(csv.DictReader(open(a.csv)))
     if not rows or any(r["kernel"].startswith("ab_") for r in rows):
         fit_split_term(rows)
         return
-    for r in rows:
-        key = (r["shape"], int(r["M"]))
-        if r["kernel"] == "cuda_prefill":
-            default[key] = float(r["us"])
-        elif r["kernel"].startswith("cuda_prefill:"):
-            _, tile, s = r["kernel"].split(":")
-            if tile in TILES:
-                d[key][(tile, int(s[1:]))] = float(r["us"])
+    d, default = load(a.csv)
     tot = sum(math.log(default[k] / min(t for kk, t in v.items() if allowed(k[1], *kk))) for k, v in d.items())
     worst = max(default[k] / min(t for kk, t in v.items() if allowed(k[1], *kk)) for k, v in d.items())
     print(f"default plan of the run: {len(d)} points, sum of log(plan / best allowed) {tot:.2f}, worst x{worst:.2f}")
