@@ -11,9 +11,10 @@
 // 32-bit word; bf16 (128 + q) - (128 + z), 11); the products accumulate in fp32 per group and
 // the fp32 accumulators are scaled per (row, group) - one rounding less than dequantizing to
 // (q - z) * s in 16 bits. Bias is added in fp32, y rounded once.
-// Pipeline: each warp owns one 16-row stripe and a K range; a per-warp cp.async ring (kRingDepth = 3
-// slots of 4 tiles of weights plus each step's scale/zero words copied once per step by 8-16 lanes)
-// runs 2 steps ahead; 4 tiles are computed together so their mma chains are independent. Launched
+// Pipeline: each warp owns one 16-row stripe and a K range; a per-warp cp.async ring of steps (1..8
+// tokens: 2 slots of 8 tiles; 9..16: 3 slots of 4; weights plus each step's scale/zero words copied
+// once per step by 8-32 lanes) keeps 8 tiles in flight ahead of the compute; 4 tiles are computed
+// together so their mma chains are independent. Launched
 // with programmatic dependent launch: the first steps' weights are requested before
 // griddepcontrol.wait (overlapping the previous kernel's tail), x read and y written after.
 // 1..8 tokens: where a plan needs more than one wave of blocks the grid is persistent (as many
@@ -22,11 +23,12 @@
 // bytes past a multiple of 128), B fragments read by ldmatrix: either staged once per block for the
 // block's K range (16-byte cp.async in the first ring group; act-order or unaligned rows through
 // registers), or - when every warp of the block shares one K range (warps_n = 8), rows are 16-byte
-// aligned and there is no act-order perm - streamed per step through a 3-slot block ring (one
-// barrier per step), which frees the shared memory that staging 9..16 tokens takes. Plan
-// (rows/warps/splits per block, staged or streamed) from a cost model (decode_plan;
-// docs/benchmarks/decode.md). Loop body (SASS, 4 tiles, fp16, uint4b8, g = 128): 356 instructions
-// at 1..8 tokens, 390 at 9..16 (docs/benchmarks/decode.md, version 7).
+// aligned and there is no act-order perm - streamed per step through a block ring of the weight
+// ring's depth (one barrier per step), which frees the shared memory that staging 9..16 tokens takes.
+// Plan (rows/warps/splits per block, staged or streamed) from a cost model (decode_plan;
+// docs/benchmarks/decode.md). Loop (SASS, fp16, uint4b8, g = 128; scripts/sass-loop): ~61 executed
+// instructions per tile at 1..8 tokens with x staged, ~67 streamed (version 8; 78 / 89 with 4-tile
+// steps), 392 per 4-tile step at 9..16.
 // Split-K: warps of a block split K (reduced in shared memory), blocks of a cluster split K
 // (each rank reduces a slice of the outputs over all ranks through distributed shared memory, in
 // rank order), always in the same order: results are bitwise reproducible run to run. No
