@@ -36,14 +36,9 @@ NOW = (0.73, 0.82, 0.65, 1.2, 1.6, 3.7, 0.36, 0.26, 0.10, 0.55, 0.09)  # + clust
 
 
 def estimate(shape, m, tile, split, c):
-    n, k = SHAPES[shape]
-    bm, bn, occ = TILES[tile]
-    kt = (k + 63) // 64
-    kts = -(-kt // split)
-    s = -(-kt // kts)
-    ctas = -(-((n + 63) // 64 * 64) // bn) * -(-m // bm) * s
-    waves = -(-ctas // (132 * occ))
-    return c[4] + waves * kts * c[NAMES.index(tile)] + ((c[5] + c[6] * s * m * n * 4 / 1e6) if s > 1 else 0)
+    """The single-mode model of the first fits: c[:7] (tiles, launch, the kernel reduce's fixed and
+    per-MB split term), no per-rank term."""
+    return estimate_mode(shape, m, tile, split, "kernel", tuple(c[:7]) + (0.0, 0.0, 0.0, 0.0), None)
 
 
 def allowed(m, tile, s):
@@ -117,7 +112,7 @@ def resident_clusters(path):
 
 
 def estimate_mode(shape, m, tile, split, mode, c, cap):
-    """estimate() with the reduce mode: c[5:7] + c[10] the kernel's split term (us, us/MB, us per split
+    """The plan's estimate with the reduce mode: c[5:7] + c[10] the kernel's split term (us, us/MB, us per split
     beyond 2), c[7:10] the cluster's, whose waves count whole clusters over cap[(tile, split)] resident ones."""
     n, k = SHAPES[shape]
     bm, bn, occ = TILES[tile]
