@@ -48,6 +48,7 @@
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -534,15 +535,34 @@ double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, 
 int prefill_max_active_clusters(int config, int split) {
   const PrefillConfig& c = prefill_config(config);
   if (split < 2 || split > kPrefillMaxSplit || !is_tma_config(c)) return 0;
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+  // prefill_plan asks for every tile and split on each prefill_run: answered from a table per device
+  // (-1: not asked yet) after the first time, without the driver queries below.
+  constexpr int kDevices = 16;
+  static std::atomic<int> known[kDevices][prefill_detail::kNumConfigs][kPrefillMaxSplit + 1];
+  static std::once_flag init;
+  std::call_once(init, [] {
+    for (auto& d : known)
+      for (auto& cfg : d)
+        for (auto& v : cfg) v.store(-1, std::memory_order_relaxed);
+  });
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
     cudaGetLastError();
-    return 0;
+    return 0;  // no device
   }
-  if (device_capability() != 90 || !has_sm90a()) return 0;
-  int least = std::numeric_limits<int>::max();
-  for (const KernelEntry* t : {prefill_detail::kernels_f16_sym(), prefill_detail::kernels_f16_zeros()})  // their W slots differ
-    least = std::min(least, active_clusters(t[config], c.threads(), split));
+  std::atomic<int>* slot = dev < kDevices ? &known[dev][config][split] : nullptr;
+  if (slot != nullptr) {
+    const int v = slot->load(std::memory_order_relaxed);
+    if (v >= 0) return v;
+  }
+  int least = 0, count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) cudaGetLastError();
+  if (count > 0 && device_capability() == 90 && has_sm90a()) {
+    least = std::numeric_limits<int>::max();
+    for (const KernelEntry* t : {prefill_detail::kernels_f16_sym(), prefill_detail::kernels_f16_zeros()})  // their W slots differ
+      least = std::min(least, active_clusters(t[config], c.threads(), split));
+  }
+  if (slot != nullptr) slot->store(least, std::memory_order_relaxed);
   return least;
 }
 
