@@ -813,6 +813,27 @@ TEST(PrefillGpu, AutomaticReduceTakesTheModeOfTheSmallerEstimate) {
         EXPECT_FALSE(prefill_plan_uses_cluster(*l.w, p, m)) << what;
       }
   EXPECT_GT(agree, 0);  // some of these plans reduce in the cluster (2 splits always measured faster)
+  // Every other TMA config has an automatic mode too (a forced plan of any config must run): a twin
+  // of a planned tile (tma_eb x load, early-issue order) decides as that tile; a tile without an
+  // estimate (bm192) takes the cluster where it fits, so it needs no workspace.
+  for (int cfg : tma_device_configs())
+    for (int split : {2, 4}) {
+      PrefillPlan p;
+      p.config = cfg;
+      p.split = split;
+      const PrefillConfig& o = prefill_config(cfg);
+      bool uses = false;
+      ASSERT_NO_THROW(uses = prefill_plan_uses_cluster(*l.w, p, 256)) << o.name();
+      PrefillPlan twin = p;
+      for (int base : {12, 13, 14, 15}) {
+        const PrefillConfig& b = prefill_config(base);
+        if (b.bm == o.bm && b.wg == o.wg && b.mb == o.mb && b.stages == o.stages && b.min_blocks == o.min_blocks) twin.config = base;
+      }
+      if (twin.config != cfg)
+        EXPECT_EQ(uses, prefill_plan_uses_cluster(*l.w, twin, 256)) << o.name() << " against " << prefill_config(twin.config).name();
+      else if (cfg < 12 || cfg > 15)
+        EXPECT_EQ(uses, prefill_max_active_clusters(cfg, split) > 0) << o.name() << " (no estimate)";
+    }
   if (!saved.empty()) setenv("W4A16_PREFILL_SPLIT_REDUCE", saved.c_str(), 1);
 }
 
@@ -987,9 +1008,16 @@ TEST(PrefillGpu, ChainedLayersWithPdlReadOnlyCompleteInputs) {
   setenv("W4A16_PREFILL_PDL", "2", 1);
   expect_error(ErrorCode::invalid_argument, [&] { prefill_run_plan(*l1.w, p1, dx1.p, m, c1.k, dy1.p, c1.n, ws.p, ws.bytes, s); }, "W4A16_PREFILL_PDL=2");
   unsetenv("W4A16_PREFILL_PDL");
+  // W4A16_PREFILL_SPLIT_REDUCE is read where the mode is still open: by the plan, and by a run of a
+  // plan whose reduce is automatic (a plan that names its mode does not read it).
   setenv("W4A16_PREFILL_SPLIT_REDUCE", "fast", 1);
-  expect_error(ErrorCode::invalid_argument, [&] { prefill_run_plan(*l1.w, p1, dx1.p, m, c1.k, dy1.p, c1.n, ws.p, ws.bytes, s); },
-               "W4A16_PREFILL_SPLIT_REDUCE=fast");
+  expect_error(ErrorCode::invalid_argument, [&] { prefill_plan(c1.n, c1.k, m, cap, sms); }, "W4A16_PREFILL_SPLIT_REDUCE=fast (plan)");
+  PrefillPlan open_mode = p1;
+  open_mode.split = 2;
+  open_mode.reduce = PrefillSplitReduce::automatic;
+  expect_error(ErrorCode::invalid_argument,
+               [&] { prefill_run_plan(*l1.w, open_mode, dx1.p, m, c1.k, dy1.p, c1.n, ws.p, ws.bytes, s); },
+               "W4A16_PREFILL_SPLIT_REDUCE=fast (automatic reduce)");
   unsetenv("W4A16_PREFILL_SPLIT_REDUCE");
   W4A16_CUDA_TRY(cudaStreamSynchronize(s));
   cudaStreamDestroy(s);

@@ -55,6 +55,7 @@
 #include <limits>
 #include <mutex>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "common.cuh"
@@ -320,6 +321,20 @@ int active_clusters(const KernelEntry& e, int threads, int split) {
 
 bool cluster_schedulable(const KernelEntry& e, int threads, int split) { return active_clusters(e, threads, split) >= 1; }
 
+// us per k tile per wave of the estimate (file comment), measured for the four planned TMA tiles; a
+// twin of one (the early-issue orders, the tma_eb x load: the same tile and stages) is estimated as
+// that tile until it has constants of its own. 0: no estimate (bm192, the cp.async and mma tiles).
+double tile_us_per_k_tile(int config) {
+  const PrefillConfig& c = prefill_config(config);
+  if (c.path != PrefillPath::wgmma || !is_tma_config(c)) return 0;
+  for (const auto& [base, us] : {std::pair{kCfgBm256Tma, 0.73}, {kCfgBm128Tma, 0.82}, {kCfgBm64Tma, 0.65}, {kCfgBm128n128Tma, 1.2}}) {
+    const PrefillConfig& b = kConfigs[base];
+    if (b.bm == c.bm && b.wg == c.wg && b.mb == c.mb && b.stages == c.stages && b.overlap == c.overlap && b.min_blocks == c.min_blocks)
+      return us;
+  }
+  return 0;
+}
+
 // The cluster reduce for `split` splits of config `c` with kernel `e` on this device. The automatic
 // mode (plan.reduce automatic, W4A16_PREFILL_SPLIT_REDUCE unset) takes the mode of the smaller
 // estimate (prefill_plan_estimate_us, `n` x `k` at `m` tokens): the cluster needs no second kernel and
@@ -331,7 +346,8 @@ bool cluster_reduce_for(const PrefillConfig& c, int config, const KernelEntry& e
   if (device_capability() != 90 || !has_sm90a()) return false;
   const int clusters = active_clusters(e, c.threads(), static_cast<int>(split));
   if (clusters < 1) return false;
-  if (r == PrefillSplitReduce::cluster) return true;
+  // A tile without an estimate takes the cluster: it needs no partials, so no workspace either.
+  if (r == PrefillSplitReduce::cluster || tile_us_per_k_tile(config) <= 0) return true;
   const int sms = device_sm_count();
   const int s = static_cast<int>(split);
   return prefill_plan_estimate_us(n, k, m, config, s, sms, PrefillSplitReduce::cluster, clusters) <
@@ -505,16 +521,10 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
 double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, int config, int split, int sm_count,
                                 PrefillSplitReduce reduce, int active_clusters) {
   const PrefillConfig& cfg = prefill_config(config);
-  // An early-issue twin is estimated as its measured tile until it has constants of its own.
-  const int base = cfg.sched != 0 ? prefill_sched_twin(config, 0) : config;
-  double t_tile = 0;
-  switch (base) {  // us per k tile per wave (file comment), measured for the TMA tiles only
-    case kCfgBm256Tma: t_tile = 0.73; break;
-    case kCfgBm128Tma: t_tile = 0.82; break;
-    case kCfgBm64Tma: t_tile = 0.65; break;
-    case kCfgBm128n128Tma: t_tile = 1.2; break;
-    default: fail(ErrorCode::invalid_argument, "config", "a TMA tile of the plan (12..15) or its early-issue twin (20..25)", cfg.name());
-  }
+  const double t_tile = tile_us_per_k_tile(config);
+  if (t_tile <= 0)
+    fail(ErrorCode::invalid_argument, "config",
+         "a TMA tile of the plan (12..15) or a twin of one (early-issue order, tma_eb x load)", cfg.name());
   if (split < 1 || sm_count < 1) fail(ErrorCode::invalid_argument, "split, sm_count", ">= 1", std::to_string(split) + ", " + std::to_string(sm_count));
   const std::int64_t n_pad = round_up(n, 64), k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
   std::int64_t kts = 0;
