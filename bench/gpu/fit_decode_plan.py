@@ -6,6 +6,11 @@ old constants (before 2026-12-02 night) and the ones in decode.cu; --search refi
 search (coordinate refinement after), as was done for the constants in decode.cu.
 
     python3 bench/gpu/fit_decode_plan.py docs/benchmarks/decode_plans_2026-12-02_night.csv [--search] [-v]
+
+A sweep with a `forced_plan` column (scripts/session-check's plans.csv, 2026-12-03 on) carries each
+plan's own description (the `plan` column: splits, tiles per warp, row blocks, shared memory,
+xstream), so the plan is read from it rather than rebuilt here: such sweeps score the 1..8-token
+constants (TOKENS8 / decode.cu kCost8) of the 8-tile-step kernel.
 """
 import collections
 import csv
@@ -20,6 +25,13 @@ SHAPES = {"qwen0.5b.qkv": (1152, 896), "qwen0.5b.o": (896, 896), "qwen0.5b.gate_
 #            c0   c1   cs    wl   cf    cc   xf    st
 OLD = (30, 240, 1.3, 1.2, 0.15, 0.6, 1.03, 700)
 NOW = (17, 30, 1.07, 0.2, 0.13, 0.2, 1.11, 2100)
+TOKENS8 = NOW  # decode.cu kCost8 (1..8 tokens); NOW stays the 9..16-token set
+
+
+def parse_plan(desc):  # DecodePlan::describe() of the streaming kernel
+    f = dict(kv.split("=") for kv in desc.split() if "=" in kv)
+    wk, tpw = int(f["warps_k"]), int(f["tiles_per_warp"])
+    return dict(s=int(f["splits"]), tpw=tpw, bt=tpw * wk, rb=int(f["row_blocks"]), xs="xstream" in desc.split(), smem=int(f["smem"]))
 
 
 def make_plan(n, k, wn, s, m, xs):  # decode.cu make_plan (uint4b8, g >= 64, ring depth 3, x as token rows)
@@ -44,27 +56,30 @@ def cost(p, m, c):  # decode.cu plan_cost
     return waves * ((cycles + stage) / 1980 + wl) * (1 + cf * (p["s"] - 1)) * (xf if p["xs"] else 1) + (cc if p["s"] > 1 else 0)
 
 
-def pick(shape, m, c, measured):
+def pick(shape, m, c, measured, plans=None):
     n, k = SHAPES[shape]
     best = None
     for v in measured:
         if v == "default":
             continue
-        f = [int(x) for x in v.split(",")]
-        p = make_plan(n, k, f[0], f[1], m, len(f) > 2 and f[2] == 1)
-        if p["smem"] > 200 * 1024 or p["s"] != f[1]:
-            continue
+        if plans is not None:
+            p = plans[(shape, m, v)]
+        else:
+            f = [int(x) for x in v.split(",")]
+            p = make_plan(n, k, f[0], f[1], m, len(f) > 2 and f[2] == 1)
+            if p["smem"] > 200 * 1024 or p["s"] != f[1]:
+                continue
         e = cost(p, m, c)
         if best is None or e < best[0] - 1e-9:
             best = (e, v)
     return best[1]
 
 
-def score(d, c, verbose=False):
+def score(d, c, verbose=False, plans=None):
     tot, worst = 0.0, 1.0
     for (shape, m), v in sorted(d.items()):
         best = min(t for name, t in v.items() if name != "default")
-        name = pick(shape, m, c, v)
+        name = pick(shape, m, c, v, plans)
         r = v[name] / best
         tot, worst = tot + math.log(r), max(worst, r)
         if verbose and r > 1.03:
@@ -74,17 +89,32 @@ def score(d, c, verbose=False):
 
 def main():
     a = fit_search.parse_args(__doc__)
-    d = collections.defaultdict(dict)
-    for r in csv.DictReader(open(a.csv)):
-        if r["kernel"].startswith("cuda_decode") and r["shape"] in SHAPES:
-            d[(r["shape"], int(r["m"]))][r["variant"]] = float(r["us"])
-    for label, c in (("old constants", OLD), ("decode.cu constants", NOW)):
-        tot, worst = score(d, c, a.v)
+    d, plans = collections.defaultdict(dict), None
+    rows = list(csv.DictReader(open(a.csv)))
+    if rows and "forced_plan" in rows[0]:  # plans read from their descriptions (module docstring)
+        plans = {}
+        for r in rows:
+            if r["kernel"] == "cuda_decode" and r["shape"] in SHAPES and r["plan"] and not r["plan"].startswith("small"):
+                key = (r["shape"], int(r["m"]))
+                d[key][r["forced_plan"]] = float(r["us"])
+                plans[key + (r["forced_plan"],)] = parse_plan(r["plan"])
+        sets = (("decode.cu 1..8-token constants", TOKENS8),)
+        start = TOKENS8
+    else:
+        for r in rows:
+            if r["kernel"].startswith("cuda_decode") and r["shape"] in SHAPES:
+                d[(r["shape"], int(r["m"]))][r["variant"]] = float(r["us"])
+        sets = (("old constants", OLD), ("decode.cu constants", NOW))
+        start = NOW
+    for label, c in sets:
+        tot, worst = score(d, c, a.v, plans)
         print(f"{label}: {len(d)} points, sum of log(picked / best) {tot:.2f}, worst x{worst:.3f}")
     if a.search:
-        lo, hi = [10, 0, 1.0, 0.0, 0.0, 0.0, 0.7, 0], [60, 600, 2.0, 3.0, 0.4, 2.0, 1.3, 3000]
-        best = fit_search.search(lambda c: score(d, c)[0], NOW, lo, hi, 4000, 1500, 1)
-        print("search:", score(d, best[1]), [round(x, 3) for x in best[1]])
+        lo, hi = [5, 0, 1.0, 0.0, 0.0, 0.0, 0.7, 0], [60, 600, 2.0, 3.0, 0.4, 2.0, 1.3, 3000]
+        best = fit_search.search(lambda c: score(d, c, plans=plans)[0], start, lo, hi, 4000, 1500, 1)
+        print("search:", score(d, best[1], plans=plans), [round(x, 3) for x in best[1]])
+        if a.v:
+            score(d, best[1], True, plans)
 
 
 if __name__ == "__main__":

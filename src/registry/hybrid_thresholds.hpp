@@ -19,6 +19,11 @@
 // was left): llama8b.down uint4b8 back to 16 (M = 16: decode 23.9 us, prefill 26.1), the Qwen qkv / o
 // uint4 layers back to 16 (M = 32: prefill now ahead, the hybrid's decode 6.1-6.5 us was > 5% off),
 // llama70b.gate_up uint4 to 32 (M = 32: decode 222.2, prefill 255.1).
+// 2026-12-03 05:25 UTC (scripts/session-check on the H200, docs/BENCHMARKS.md "Session of 2026-12-03,
+// morning"): with the refitted prefill plan, llama8b.down uint4b8 M = 16 runs faster on the prefill
+// path in both dtypes (fp16 prefill 21.6 us against decode 22.6; bf16 21.7 against 23.7; prefill
+// is flat in M up to 32, 22.5 us, decode 16.4 us at M = 8): crossover ~14.6, so decode up to 14
+// (uint4 stays at 16: decode 25.4 against prefill 30.3).
 // What the runs show: the decode path wins at M <= 16 on every shape, dtype and scalar type and
 // loses at M = 32 except with zero points on llama8b.gate_up and llama70b.gate_up.
 #pragma once
@@ -35,6 +40,7 @@ struct HybridShape {
 inline constexpr HybridShape kHybridShapes[] = {
     {28672, 4096, 16, 32},  // llama8b.gate_up   uint4 M = 32: decode 68.8, prefill 71.7 (run 5; run 6 decode 59.8)
     {57344, 8192, 16, 32},  // llama70b.gate_up  uint4 M = 32: decode 222.2, prefill 255.1 (run 6)
+    {4096, 14336, 14, 16},  // llama8b.down      uint4b8 M = 16: decode 22.6, prefill 21.6 (2026-12-03 morning)
 };
 
 // Every other shape: decode up to 16 tokens (it won at M = 16 on all ten PERF.md shapes in run 6, from
