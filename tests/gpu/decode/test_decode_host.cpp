@@ -181,6 +181,55 @@ TEST(DecodeHost, SmallKernelKnobs) {
   unsetenv("W4A16_DECODE_SMALL_T");
 }
 
+// The measured plans (decode.cu kMeasuredPlans) replace the cost model's on their layers and token
+// counts, only for uint4b8 g = 128 on 132 SMs, only with streamable x where they stream, and not
+// under W4A16_DECODE_TABLE=0 (which gives back the model's plan).
+TEST(DecodeHost, MeasuredPlansOnlyWhereMeasured) {
+  struct Want {
+    std::int64_t n, k;
+    int m, warps_n, splits;
+    bool xstream;
+  };
+  const Want want[] = {{4096, 14336, 4, 4, 2, false}, {4096, 14336, 3, 4, 2, false}, {4096, 14336, 8, 4, 2, false},
+                       {6144, 4096, 4, 8, 4, true},   {28672, 4096, 1, 8, 1, true},   {8192, 8192, 6, 8, 2, false}};
+  for (const Want& w : want) {
+    const DecodePlan p = decode_plan_for_sms(w.n, w.k, w.m, false, 128, true, 132);
+    const std::string what = std::to_string(w.n) + "x" + std::to_string(w.k) + " M=" + std::to_string(w.m) + ": " + p.describe();
+    EXPECT_EQ(p.warps_n, w.warps_n) << what;
+    EXPECT_EQ(p.splits, w.splits) << what;
+    EXPECT_EQ(p.xstream, w.xstream) << what;
+    EXPECT_EQ(p.small_tiles, 0) << what;
+    setenv("W4A16_DECODE_TABLE", "0", 1);
+    const DecodePlan model = decode_plan_for_sms(w.n, w.k, w.m, false, 128, true, 132);
+    unsetenv("W4A16_DECODE_TABLE");
+    EXPECT_NE(model.describe(), p.describe()) << what << " is the model's plan already";
+    // Elsewhere the model decides: zero points, another group size, another SM count.
+    setenv("W4A16_DECODE_TABLE", "0", 1);
+    const std::string model_zeros = decode_plan_for_sms(w.n, w.k, w.m, true, 128, true, 132).describe();
+    const std::string model_g64 = decode_plan_for_sms(w.n, w.k, w.m, false, 64, true, 132).describe();
+    const std::string model_114 = decode_plan_for_sms(w.n, w.k, w.m, false, 128, true, 114).describe();
+    unsetenv("W4A16_DECODE_TABLE");
+    EXPECT_EQ(decode_plan_for_sms(w.n, w.k, w.m, true, 128, true, 132).describe(), model_zeros) << what;
+    EXPECT_EQ(decode_plan_for_sms(w.n, w.k, w.m, false, 64, true, 132).describe(), model_g64) << what;
+    EXPECT_EQ(decode_plan_for_sms(w.n, w.k, w.m, false, 128, true, 114).describe(), model_114) << what;
+  }
+  // A streamed entry needs streamable x (aligned rows, no act-order): otherwise the model's staged plan.
+  EXPECT_FALSE(decode_plan_for_sms(6144, 4096, 4, false, 128, false, 132).xstream);
+  // 9..16 tokens and unlisted layers: no entry.
+  setenv("W4A16_DECODE_TABLE", "0", 1);
+  const std::string m16 = decode_plan_for_sms(4096, 14336, 16, false, 128, true, 132).describe();
+  unsetenv("W4A16_DECODE_TABLE");
+  EXPECT_EQ(decode_plan_for_sms(4096, 14336, 16, false, 128, true, 132).describe(), m16);
+  setenv("W4A16_DECODE_TABLE", "on", 1);
+  try {
+    decode_plan_for_sms(4096, 14336, 4, false, 128, true, 132);
+    ADD_FAILURE() << "W4A16_DECODE_TABLE=on accepted";
+  } catch (const w4a16::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("W4A16_DECODE_TABLE"), std::string::npos) << e.what();
+  }
+  unsetenv("W4A16_DECODE_TABLE");
+}
+
 // decode_run refuses weights whose packed tiles it cannot index with 32-bit lane indices (>= 64 GiB)
 // before it touches the device; the pointers below are never dereferenced.
 TEST(DecodeHost, RefusesQweightOf64GiB) {
