@@ -213,6 +213,11 @@ TEST(DecodeHost, MeasuredPlansOnlyWhereMeasured) {
     EXPECT_EQ(decode_plan_for_sms(w.n, w.k, w.m, false, 64, true, 132).describe(), model_g64) << what;
     EXPECT_EQ(decode_plan_for_sms(w.n, w.k, w.m, false, 128, true, 114).describe(), model_114) << what;
   }
+  // 8192x8192 M = 5 was measured slower with the M = 8 entry's plan: the model decides there.
+  setenv("W4A16_DECODE_TABLE", "0", 1);
+  const std::string m5 = decode_plan_for_sms(8192, 8192, 5, false, 128, true, 132).describe();
+  unsetenv("W4A16_DECODE_TABLE");
+  EXPECT_EQ(decode_plan_for_sms(8192, 8192, 5, false, 128, true, 132).describe(), m5);
   // A streamed entry needs streamable x (aligned rows, no act-order): otherwise the model's staged plan.
   EXPECT_FALSE(decode_plan_for_sms(6144, 4096, 4, false, 128, false, 132).xstream);
   // 9..16 tokens and unlisted layers: no entry.
