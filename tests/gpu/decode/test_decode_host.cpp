@@ -220,11 +220,14 @@ TEST(DecodeHost, MeasuredPlansOnlyWhereMeasured) {
   EXPECT_EQ(decode_plan_for_sms(8192, 8192, 5, false, 128, true, 132).describe(), m5);
   // A streamed entry needs streamable x (aligned rows, no act-order): otherwise the model's staged plan.
   EXPECT_FALSE(decode_plan_for_sms(6144, 4096, 4, false, 128, false, 132).xstream);
-  // 9..16 tokens and unlisted layers: no entry.
+  // 9..16 tokens: llama8b.down staged 4,2 where x fits (M = 9..10), 8,8 streamed above.
+  EXPECT_EQ(decode_plan_for_sms(4096, 14336, 10, false, 128, true, 132).warps_n, 4);
+  EXPECT_EQ(decode_plan_for_sms(4096, 14336, 16, false, 128, true, 132).splits, 8);
+  // Unlisted layers: no entry.
   setenv("W4A16_DECODE_TABLE", "0", 1);
-  const std::string m16 = decode_plan_for_sms(4096, 14336, 16, false, 128, true, 132).describe();
+  const std::string o16 = decode_plan_for_sms(4096, 4096, 16, false, 128, true, 132).describe();
   unsetenv("W4A16_DECODE_TABLE");
-  EXPECT_EQ(decode_plan_for_sms(4096, 14336, 16, false, 128, true, 132).describe(), m16);
+  EXPECT_EQ(decode_plan_for_sms(4096, 4096, 16, false, 128, true, 132).describe(), o16);
   setenv("W4A16_DECODE_TABLE", "on", 1);
   try {
     decode_plan_for_sms(4096, 14336, 4, false, 128, true, 132);

@@ -617,7 +617,8 @@ std::size_t small_smem(int block_tiles, int m) {
 
 // Measured plans: where the cost model's plan lost by >= 6% to a forced plan on the H200 (132 SMs;
 // 2026-12-03 05:25 UTC, scripts/session-check's forced-plan loop over 14 plans, fp16 uint4b8 g128,
-// 1..8 tokens, the 8-tile-step kernel; docs/benchmarks/session_2026-12-03_morning/plans.csv). The
+// 1..8 tokens, the 8-tile-step kernel; docs/benchmarks/session_2026-12-03_morning/plans.csv; 9..16
+// tokens below). The
 // model (plan_cost) cannot be refitted to them: a refit on those 20 points lost on held-out shapes
 // (docs/BENCHMARKS.md). An entry covers the tokens above the previous entry's M of its layer up to
 // its own M (3 takes the plan measured at 4, 5..7 the one at 8, except where the A/B below said
@@ -645,6 +646,12 @@ constexpr MeasuredPlan kMeasuredPlans[] = {
     {4096, 14336, 3, 4, 4, 2, false},  // llama8b.down M = 4: 15.60 -> 12.85
     {4096, 14336, 5, 8, 4, 2, false},  //             M = 8: 16.71 -> 13.53
     {8192, 8192, 6, 8, 8, 2, false},   // 8192x8192   M = 8: 14.57 -> 13.64 (M = 5 measured slower: 14.7 -> 16.2)
+    // 9..16 tokens (the 4-tile-step kernel), forced-plan sweep of 06:52 UTC at M = 10 / 12 / 14 / 16
+    // (scripts/decode-plan-sweep, session_2026-12-03_morning/call3_decode_plans_9to16.csv):
+    {6144, 4096, 9, 16, 8, 4, true},     // llama8b.qkv M = 10..16: 9.93-10.30 -> 8.94-9.00
+    {4096, 14336, 9, 10, 4, 2, false},   // llama8b.down M = 10: 22.06 -> 16.43 (staged x fits up to 10 tokens)
+    {4096, 14336, 11, 16, 8, 8, true},   //              M = 12..16: 22.14-22.60 -> 20.61-21.05
+    {57344, 8192, 9, 16, 8, 2, true},    // llama70b.gate_up M = 10..16: 95.0-103.7 -> 89.1-95.2
 };
 constexpr int kMeasuredPlanSms = 132;
 
