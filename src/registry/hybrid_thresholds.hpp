@@ -23,7 +23,9 @@
 // morning"): with the refitted prefill plan, llama8b.down uint4b8 M = 16 runs faster on the prefill
 // path in both dtypes (fp16 prefill 21.6 us against decode 22.6; bf16 21.7 against 23.7; prefill
 // is flat in M up to 32, 22.5 us, decode 16.4 us at M = 8): crossover ~14.6, so decode up to 14
-// (uint4 stays at 16: decode 25.4 against prefill 30.3).
+// (uint4 stays at 16: decode 25.4 against prefill 30.3). Then the measured decode plans at 9..16 tokens
+// (decode.cu kMeasuredPlans, 07:00 UTC) took llama8b.down M = 16 to 20.6 us fp16 / 21.4 bf16, ahead of
+// prefill again: the entry was removed, the default (decode up to 16) holds.
 // What the runs show: the decode path wins at M <= 16 on every shape, dtype and scalar type and
 // loses at M = 32 except with zero points on llama8b.gate_up and llama70b.gate_up.
 #pragma once
@@ -40,7 +42,6 @@ struct HybridShape {
 inline constexpr HybridShape kHybridShapes[] = {
     {28672, 4096, 16, 32},  // llama8b.gate_up   uint4 M = 32: decode 68.8, prefill 71.7 (run 5; run 6 decode 59.8)
     {57344, 8192, 16, 32},  // llama70b.gate_up  uint4 M = 32: decode 222.2, prefill 255.1 (run 6)
-    {4096, 14336, 14, 16},  // llama8b.down      uint4b8 M = 16: decode 22.6, prefill 21.6 (2026-12-03 morning)
 };
 
 // Every other shape: decode up to 16 tokens (it won at M = 16 on all ten PERF.md shapes in run 6, from
