@@ -615,18 +615,18 @@ std::size_t small_smem(int block_tiles, int m) {
   return static_cast<std::size_t>(x_row_bytes(block_tiles)) * m + static_cast<std::size_t>(kWarps) * (m <= 8 ? 1 : 2) * 512;
 }
 
-// Measured plans: where the cost model's plan lost by >= 6% to a forced plan on the H200 (132 SMs;
-// 2026-12-03 05:25 UTC, scripts/session-check's forced-plan loop over 14 plans, fp16 uint4b8 g128,
-// 1..8 tokens, the 8-tile-step kernel; docs/benchmarks/session_2026-12-03_morning/plans.csv; 9..16
-// tokens below). The
-// model (plan_cost) cannot be refitted to them: a refit on those 20 points lost on held-out shapes
-// (docs/BENCHMARKS.md). An entry covers the tokens above the previous entry's M of its layer up to
-// its own M (3 takes the plan measured at 4, 5..7 the one at 8, except where the A/B below said
-// otherwise). Checked as the default (06:47 UTC, scripts/decode-table-ab, fp16 + bf16, M = 1..8,
-// against W4A16_DECODE_TABLE=0 in the same build, every row against f64): median 1.059x over 80
-// rows, llama8b.down M = 3..8 1.12-1.36x, llama8b.qkv M = 2..8 1.07-1.27x, llama8b.o M = 2..4
-// 1.08-1.20x, llama8b.gate_up M = 1 / 3 / 4 1.02-1.15x, 8192x8192 M = 6 / 8 1.06-1.11x; the one loss,
-// 8192x8192 M = 5 (0.91x), is left to the model. uint4b8 with g = 128 on 132-SM
+// Measured plans: where the cost model's plan lost by >= 6% to a forced plan on the H200 (132 SMs):
+// forced-plan sweeps of 2026-12-03 (fp16 uint4b8 g128; 1..8 tokens at 05:25 UTC, the 8-tile-step
+// kernel, docs/benchmarks/session_2026-12-03_morning/plans.csv; 9..16 tokens at 06:52 UTC below).
+// The model (plan_cost) cannot be refitted to them: a refit on the 1..8-token points lost on held-out
+// layers (docs/benchmarks/decode.md, version 9). Each entry covers the token chunks m_lo..m_hi: the
+// measured M and those between it and the layer's previous entry (3 takes the plan measured at 4,
+// 5..7 the one at 8), except where the A/B said otherwise. Checked as the default against
+// W4A16_DECODE_TABLE=0 in one build (scripts/decode-table-ab, fp16 + bf16, every row against f64):
+// M = 1..8 at 06:47 UTC, median 1.059x over 80 rows (llama8b.down M = 3..8 1.12-1.36x, llama8b.qkv
+// M = 2..8 1.07-1.27x, llama8b.o M = 2..4 1.08-1.20x, llama8b.gate_up M = 1 / 3 / 4 1.02-1.15x,
+// 8192x8192 M = 6 / 8 1.06-1.11x; its one loss, 8192x8192 M = 5 at 0.91x, is left to the model);
+// M = 5, 9..16 at 07:00 UTC, median 1.057x over 56 rows, min 0.995x. uint4b8 with g = 128 on 132-SM
 // devices only (what was measured; both activation dtypes run the same plan); W4A16_DECODE_TABLE=0
 // turns it off (the A/B knob). us: the model's plan -> the measured one.
 struct MeasuredPlan {

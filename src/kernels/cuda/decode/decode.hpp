@@ -48,9 +48,9 @@ struct DecodePlan {
 // returns it instead of the cost model's plan. W4A16_DECODE_SMALL=0 never takes it, =1 takes it
 // wherever it fits one wave (the A/B knob); W4A16_DECODE_SMALL_T=2/4/8/16 is the smallest tile bucket
 // it may use (exploration). W4A16_DECODE_PLAN (a forced streaming plan) wins.
-// Measured plans: on a few Llama-3-8B / 8192x8192 layers at 1..8 tokens (uint4b8, g = 128, 132 SMs)
-// a plan measured 6-24% faster than the cost model's replaces it (decode.cu kMeasuredPlans, after
-// the small-layer kernel's rule); W4A16_DECODE_TABLE=0 turns that off.
+// Measured plans: on a few Llama-3-8B / 8192x8192 / Llama-70B layers at 1..16 tokens (uint4b8,
+// g = 128, 132 SMs) a plan measured faster than the cost model's on the H200 replaces it (decode.cu
+// kMeasuredPlans, after the small-layer kernel's rule); W4A16_DECODE_TABLE=0 turns that off.
 DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros = false, int group_size = 128,
                        bool xstream_ok = false);
 // decode_plan for a device of `sms` multiprocessors: pure host arithmetic, no device is queried
