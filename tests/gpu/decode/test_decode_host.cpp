@@ -181,6 +181,16 @@ TEST(DecodeHost, SmallKernelKnobs) {
   unsetenv("W4A16_DECODE_SMALL_T");
 }
 
+namespace {
+// The cost model's plan, the measured plans switched off (W4A16_DECODE_TABLE=0).
+std::string model_plan(std::int64_t n, std::int64_t k, int m, bool zeros, int group_size, bool xstream_ok, int sms) {
+  setenv("W4A16_DECODE_TABLE", "0", 1);
+  const std::string d = decode_plan_for_sms(n, k, m, zeros, group_size, xstream_ok, sms).describe();
+  unsetenv("W4A16_DECODE_TABLE");
+  return d;
+}
+}  // namespace
+
 // The measured plans (decode.cu kMeasuredPlans) replace the cost model's on their layers and token
 // counts, only for uint4b8 g = 128 on 132 SMs, only with streamable x where they stream, and not
 // under W4A16_DECODE_TABLE=0 (which gives back the model's plan).
@@ -199,35 +209,22 @@ TEST(DecodeHost, MeasuredPlansOnlyWhereMeasured) {
     EXPECT_EQ(p.splits, w.splits) << what;
     EXPECT_EQ(p.xstream, w.xstream) << what;
     EXPECT_EQ(p.small_tiles, 0) << what;
-    setenv("W4A16_DECODE_TABLE", "0", 1);
-    const DecodePlan model = decode_plan_for_sms(w.n, w.k, w.m, false, 128, true, 132);
-    unsetenv("W4A16_DECODE_TABLE");
-    EXPECT_NE(model.describe(), p.describe()) << what << " is the model's plan already";
+    EXPECT_NE(model_plan(w.n, w.k, w.m, false, 128, true, 132), p.describe()) << what << " is the model's plan already";
     // Elsewhere the model decides: zero points, another group size, another SM count.
-    setenv("W4A16_DECODE_TABLE", "0", 1);
-    const std::string model_zeros = decode_plan_for_sms(w.n, w.k, w.m, true, 128, true, 132).describe();
-    const std::string model_g64 = decode_plan_for_sms(w.n, w.k, w.m, false, 64, true, 132).describe();
-    const std::string model_114 = decode_plan_for_sms(w.n, w.k, w.m, false, 128, true, 114).describe();
-    unsetenv("W4A16_DECODE_TABLE");
-    EXPECT_EQ(decode_plan_for_sms(w.n, w.k, w.m, true, 128, true, 132).describe(), model_zeros) << what;
-    EXPECT_EQ(decode_plan_for_sms(w.n, w.k, w.m, false, 64, true, 132).describe(), model_g64) << what;
-    EXPECT_EQ(decode_plan_for_sms(w.n, w.k, w.m, false, 128, true, 114).describe(), model_114) << what;
+    EXPECT_EQ(decode_plan_for_sms(w.n, w.k, w.m, true, 128, true, 132).describe(), model_plan(w.n, w.k, w.m, true, 128, true, 132)) << what;
+    EXPECT_EQ(decode_plan_for_sms(w.n, w.k, w.m, false, 64, true, 132).describe(), model_plan(w.n, w.k, w.m, false, 64, true, 132)) << what;
+    EXPECT_EQ(decode_plan_for_sms(w.n, w.k, w.m, false, 128, true, 114).describe(), model_plan(w.n, w.k, w.m, false, 128, true, 114))
+        << what;
   }
   // 8192x8192 M = 5 was measured slower with the M = 8 entry's plan: the model decides there.
-  setenv("W4A16_DECODE_TABLE", "0", 1);
-  const std::string m5 = decode_plan_for_sms(8192, 8192, 5, false, 128, true, 132).describe();
-  unsetenv("W4A16_DECODE_TABLE");
-  EXPECT_EQ(decode_plan_for_sms(8192, 8192, 5, false, 128, true, 132).describe(), m5);
+  EXPECT_EQ(decode_plan_for_sms(8192, 8192, 5, false, 128, true, 132).describe(), model_plan(8192, 8192, 5, false, 128, true, 132));
   // A streamed entry needs streamable x (aligned rows, no act-order): otherwise the model's staged plan.
   EXPECT_FALSE(decode_plan_for_sms(6144, 4096, 4, false, 128, false, 132).xstream);
   // 9..16 tokens: llama8b.down staged 4,2 where x fits (M = 9..10), 8,8 streamed above.
   EXPECT_EQ(decode_plan_for_sms(4096, 14336, 10, false, 128, true, 132).warps_n, 4);
   EXPECT_EQ(decode_plan_for_sms(4096, 14336, 16, false, 128, true, 132).splits, 8);
   // Unlisted layers: no entry.
-  setenv("W4A16_DECODE_TABLE", "0", 1);
-  const std::string o16 = decode_plan_for_sms(4096, 4096, 16, false, 128, true, 132).describe();
-  unsetenv("W4A16_DECODE_TABLE");
-  EXPECT_EQ(decode_plan_for_sms(4096, 4096, 16, false, 128, true, 132).describe(), o16);
+  EXPECT_EQ(decode_plan_for_sms(4096, 4096, 16, false, 128, true, 132).describe(), model_plan(4096, 4096, 16, false, 128, true, 132));
   setenv("W4A16_DECODE_TABLE", "on", 1);
   try {
     decode_plan_for_sms(4096, 14336, 4, false, 128, true, 132);
