@@ -1,0 +1,158 @@
+// w4a16_bench_read: what a pure streaming read of a decode call's bytes costs with the shared timer
+// (cold L2 by rotating copies, CUDA-graph replay, median), the ceiling any decode kernel of that
+// size can reach on this device. For each PERF.md shape it reads the weight + scale bytes of a
+// uint4b8 g = 128 layer (N K / 2 + N K / 64) with the best of several plain read kernels: 16-byte
+// non-caching loads, U loads in flight per thread, B blocks of 256 threads per SM, with and without
+// programmatic dependent launch (the next call may start while this one drains, as the decode
+// kernel is launched). No weights are interpreted; the bytes are a non-zero pattern.
+//
+//   w4a16_bench_read [--csv PATH] [--shapes a,b]
+// Prints one line per (shape, variant) and the best per shape: us, TB/s, % of 4.4 TB/s.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gpu_timer.hpp"
+#include "pdl.cuh"
+#include "gpu_sweep.hpp"
+
+namespace {
+
+using w4a16::kernels::cuda::pdl_launch_dependents;
+using w4a16::kernels::cuda::pdl_wait;
+
+__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+
+// Thread t of G reads 16-byte words t, t + G, ... in batches of U independent loads; the XOR of all
+// words is stored only if it equals an impossible value, so the loads cannot be dropped and nothing
+// is written. Launched with PDL the next call's blocks may start as this call's drain.
+template <int U>
+__global__ void __launch_bounds__(256) read_kernel(const uint4* __restrict__ p, std::size_t n16, unsigned* sink) {
+  pdl_launch_dependents();
+  const std::size_t g = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  unsigned acc = 0;
+  for (; i + (U - 1) * g < n16; i += U * g) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = ld_stream(p + i + u * g);
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < n16; i += g) {
+    const uint4 v = ld_stream(p + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  pdl_wait();
+  if (acc == 0x9E3779B9u && threadIdx.x == 1023) sink[blockIdx.x] = acc;  // never: threadIdx.x < 256
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "w4a16_bench_read: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(3);
+  }
+}
+
+using Kernel = void (*)(const uint4*, std::size_t, unsigned*);
+struct Variant {
+  int unroll;
+  Kernel fn;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string csv = "read_floor.csv";
+  std::vector<std::string> filter;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if ((a == "--csv" || a == "--shapes") && i + 1 < argc) {
+      const std::string v = argv[++i];
+      if (a == "--csv") {
+        csv = v;
+      } else {
+        for (std::size_t s = 0, e; s <= v.size(); s = e + 1) {
+          e = v.find(',', s);
+          if (e == std::string::npos) e = v.size();
+          filter.push_back(v.substr(s, e - s));
+        }
+      }
+    } else {
+      std::printf("usage: %s [--csv PATH] [--shapes a,b]\n", argv[0]);
+      return a == "-h" || a == "--help" ? 0 : 2;
+    }
+  }
+  int dev = 0, sms = 0;
+  check(cudaGetDevice(&dev), "device");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "SM count");
+  const Variant variants[] = {{4, read_kernel<4>}, {8, read_kernel<8>}, {16, read_kernel<16>}};
+  const int blocks_per_sm[] = {2, 4, 8};
+
+  cudaStream_t stream;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  unsigned* sink = nullptr;
+  check(cudaMalloc(&sink, 4096 * sizeof(unsigned)), "sink");
+  std::FILE* f = std::fopen(csv.c_str(), "w");
+  if (!f) { std::fprintf(stderr, "cannot write %s\n", csv.c_str()); return 2; }
+  std::fprintf(f, "shape,bytes,unroll,blocks_per_sm,pdl,us,tbps,pct_of_4p4\n");
+  std::printf("%-18s %10s %6s %5s %4s %9s %7s %6s\n", "shape", "MB", "unroll", "bpsm", "pdl", "us", "TB/s", "%4.4");
+  for (const auto& s : w4a16::bench::perf_shapes()) {
+    if (!filter.empty() && std::find(filter.begin(), filter.end(), s.name) == filter.end()) continue;
+    const std::size_t bytes = static_cast<std::size_t>(s.n) * s.k / 2 + static_cast<std::size_t>(s.n) * (s.k / 128) * 2;
+    const std::size_t n16 = (bytes + 15) / 16;
+    const int copies = w4a16::bench::cold_l2_copies(n16 * 16);
+    std::vector<uint4*> bufs(copies);
+    for (auto& b : bufs) {
+      check(cudaMalloc(&b, n16 * 16), "buffer");
+      check(cudaMemset(b, 0x5A, n16 * 16), "fill");  // non-zero bytes
+    }
+    double best = 1e30;
+    std::string best_desc;
+    for (const Variant& v : variants)
+      for (int bps : blocks_per_sm)
+        for (int pdl = 0; pdl <= 1; ++pdl) {
+          const unsigned grid = static_cast<unsigned>(sms * bps);
+          w4a16::bench::TimerOptions opt;
+          opt.copies = copies;
+          const auto t = w4a16::bench::time_graph(
+              [&](int i, cudaStream_t st) {
+                cudaLaunchConfig_t cfg{};
+                cfg.gridDim = dim3(grid);
+                cfg.blockDim = dim3(256);
+                cfg.stream = st;
+                cudaLaunchAttribute attr[1];
+                attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+                attr[0].val.programmaticStreamSerializationAllowed = 1;
+                cfg.attrs = attr;
+                cfg.numAttrs = pdl ? 1 : 0;
+                check(cudaLaunchKernelEx(&cfg, v.fn, static_cast<const uint4*>(bufs[i % copies]), n16, sink), "launch");
+              },
+              opt, stream);
+          const double tbps = static_cast<double>(bytes) / (t.median_us * 1e6);
+          std::fprintf(f, "%s,%zu,%d,%d,%d,%.3f,%.4f,%.2f\n", s.name.c_str(), bytes, v.unroll, bps, pdl, t.median_us, tbps, 100.0 * tbps / 4.4);
+          std::printf("%-18s %10.2f %6d %5d %4d %9.3f %7.3f %6.1f\n", s.name.c_str(), bytes / 1e6, v.unroll, bps, pdl, t.median_us, tbps,
+                      100.0 * tbps / 4.4);
+          if (t.median_us < best) {
+            best = t.median_us;
+            best_desc = "unroll " + std::to_string(v.unroll) + ", " + std::to_string(bps) + " blocks/SM" + (pdl ? ", PDL" : "");
+          }
+        }
+    const double tbps = static_cast<double>(bytes) / (best * 1e6);
+    std::printf("BEST %-18s %8.2f MB  %8.3f us  %6.3f TB/s  %5.1f%% of 4.4  (%s)\n", s.name.c_str(), bytes / 1e6, best, tbps, 100.0 * tbps / 4.4,
+                best_desc.c_str());
+    for (auto* b : bufs) check(cudaFree(b), "free");
+  }
+  std::fclose(f);
+  check(cudaFree(sink), "free sink");
+  check(cudaStreamDestroy(stream), "stream destroy");
+  return 0;
+}
