@@ -528,34 +528,6 @@ TEST(Decode, SmallEveryTileBucket) {
       }
 }
 
-// The cluster split of the small kernel (W4A16_DECODE_SMALL_SPLITS = 2, 4, 8): ranks of a row block
-// cover consecutive K ranges and sum through distributed shared memory in rank order. K = 4864 (76
-// tiles: the last rank short), K = 776 (13 tiles, channelwise), K = 1344 (21 tiles, g = 64); both
-// dtypes and scalar types, bias, both token halves, bitwise identical on a second run.
-TEST(Decode, SmallClusterSplits) {
-  REQUIRE_GPU();
-  ScopedEnv small("W4A16_DECODE_SMALL", "1");
-  struct S { std::int64_t n, k; int g; ScalarType st; DType act; };
-  for (S s : {S{896, 4864, 128, ScalarType::uint4b8, DType::f16}, S{136, 4864, 32, ScalarType::uint4, DType::bf16},
-              S{200, 776, kChannelwise, ScalarType::uint4, DType::f16}, S{72, 1344, 64, ScalarType::uint4b8, DType::bf16}})
-    for (const char* splits : {"2", "4", "8"}) {
-      ScopedEnv split("W4A16_DECODE_SMALL_SPLITS", splits);
-      QuantSpec spec{s.n, s.k, s.g, s.st};
-      Layer L = make_layer(spec, s.act, true, false, s.act);
-      for (std::int64_t m : {1, 3, 8, 11, 16}) {
-        const DecodePlan p = decode_plan(spec.n, spec.k, static_cast<int>(m), s.st == ScalarType::uint4, s.g, true);
-        if (p.small_tiles == 0) continue;  // this split leaves an empty rank or more than one wave: the streaming kernel
-        ASSERT_GT(p.splits, std::atoi(splits) / 2) << spec.describe() << " " << p.describe();  // at most the knob, fewer where a rank would be empty
-        ASSERT_LE(p.splits, std::atoi(splits)) << spec.describe() << " " << p.describe();
-        const std::vector<std::uint16_t> x = test::random_act(m, spec.k, s.act, spec.k);
-        const std::string what = spec.describe() + " " + p.describe();
-        const auto first = check_run(L, s.act, m, 0, 0, what, &x);
-        const auto again = check_run(L, s.act, m, 0, 0, what + ", again", &x);
-        EXPECT_EQ(first, again) << what << " M=" << m << ": not bitwise reproducible";
-      }
-    }
-}
-
 // The Qwen2.5-0.5B layers the kernel is for, M = 1..16 (both token halves), bitwise identical on
 // a second run (the K split is summed in warp order).
 TEST(Decode, SmallQwenShapes) {

@@ -82,15 +82,12 @@ void expect_small_geometry(const DecodePlan& p, std::int64_t n, std::int64_t k) 
   const std::int64_t kt = (k + 63) / 64;
   EXPECT_TRUE(p.small_tiles == 2 || p.small_tiles == 4 || p.small_tiles == 8 || p.small_tiles == 16);
   EXPECT_EQ(p.warps_n * p.warps_k, 8);
-  EXPECT_TRUE(p.splits >= 1 && p.splits <= 8) << p.splits;
+  EXPECT_EQ(p.splits, 1);
   EXPECT_LE(p.tiles_per_warp, p.small_tiles);
-  const std::int64_t block_tiles = static_cast<std::int64_t>(p.tiles_per_warp) * p.warps_k;
-  const std::int64_t kb = (kt + p.splits - 1) / p.splits;                              // tiles of one cluster rank
-  EXPECT_GE(block_tiles * p.splits, kt);                                               // all of K in one cluster
-  EXPECT_LT(block_tiles * (p.splits - 1), kt);                                         // no empty rank
-  EXPECT_LT(static_cast<std::int64_t>(p.tiles_per_warp - 1) * p.warps_k, kb);          // no warp beyond needed
+  EXPECT_GE(static_cast<std::int64_t>(p.tiles_per_warp) * p.warps_k, kt);             // all of K in one block
+  EXPECT_LT(static_cast<std::int64_t>(p.tiles_per_warp - 1) * p.warps_k, kt);         // no warp beyond needed
   EXPECT_GE(static_cast<std::int64_t>(p.row_blocks) * p.warps_n * 16, n);              // N covered
-  EXPECT_LE(static_cast<std::int64_t>(p.row_blocks) * p.splits, 132 * 5);              // one wave (<= 5 blocks per SM)
+  EXPECT_LE(p.row_blocks, 132 * 5);                                                    // one wave (<= 5 blocks per SM)
   EXPECT_EQ(p.grid_rows, p.row_blocks);
   EXPECT_LE(p.smem_bytes, 200u * 1024);
 }
@@ -182,49 +179,6 @@ TEST(DecodeHost, SmallKernelKnobs) {
     EXPECT_NE(std::string(e.what()).find("W4A16_DECODE_SMALL_T"), std::string::npos) << e.what();
   }
   unsetenv("W4A16_DECODE_SMALL_T");
-}
-
-// W4A16_DECODE_SMALL_SPLITS: a cluster of at most 1, 2, 4 or 8 blocks shares K (fewer where a rank
-// would be empty). qwen0.5b.down (76 tiles): split 2 -> 38 tiles per rank, T = 8 (5 per warp), 56
-// row blocks, 112 blocks; split 4 -> 19 tiles, T = 4 (3 per warp), 224 blocks; split 8 -> 10 tiles,
-// T = 2 (2 per warp: 16 per block), so 5 ranks, 280 blocks. Every Qwen layer at every split and M
-// has a well-formed geometry (or no small plan); bad values throw.
-TEST(DecodeHost, SmallKernelClusterSplits) {
-  setenv("W4A16_DECODE_SMALL", "1", 1);
-  struct Want { const char* splits; int t, tpw, ranks, blocks; };
-  for (Want w : {Want{"1", 16, 10, 1, 56}, Want{"2", 8, 5, 2, 112}, Want{"4", 4, 3, 4, 224}, Want{"8", 2, 2, 5, 280}}) {
-    setenv("W4A16_DECODE_SMALL_SPLITS", w.splits, 1);
-    const DecodePlan p = decode_plan_for_sms(896, 4864, 1, false, 128, true, 132);
-    SCOPED_TRACE(std::string("splits ") + w.splits + ": " + p.describe());
-    EXPECT_EQ(p.small_tiles, w.t);
-    EXPECT_EQ(p.splits, w.ranks);
-    EXPECT_EQ(p.tiles_per_warp, w.tpw);
-    EXPECT_EQ(p.row_blocks * p.splits, w.blocks);
-    expect_small_geometry(p, 896, 4864);
-  }
-  for (const char* splits : {"1", "2", "4", "8"}) {
-    setenv("W4A16_DECODE_SMALL_SPLITS", splits, 1);
-    for (const Shape& s : kQwen)
-      for (int m : {1, 4, 8, 9, 16}) {
-        const DecodePlan p = decode_plan_for_sms(s.n, s.k, m, false, 128, true, 132);
-        SCOPED_TRACE(std::string(s.name) + " m=" + std::to_string(m) + " splits<=" + splits + ": " + p.describe());
-        if (p.small_tiles == 0) continue;
-        EXPECT_LE(p.splits, std::atoi(splits));
-        expect_small_geometry(p, s.n, s.k);
-      }
-  }
-  for (const char* bad : {"3", "16", "x"}) {
-    setenv("W4A16_DECODE_SMALL_SPLITS", bad, 1);
-    try {
-      decode_plan_for_sms(896, 4864, 1, false, 128, true, 132);
-      ADD_FAILURE() << "W4A16_DECODE_SMALL_SPLITS=" << bad << " accepted";
-    } catch (const w4a16::Error& e) {
-      EXPECT_EQ(e.code(), w4a16::ErrorCode::invalid_argument);
-      EXPECT_NE(std::string(e.what()).find("W4A16_DECODE_SMALL_SPLITS"), std::string::npos) << e.what();
-    }
-  }
-  unsetenv("W4A16_DECODE_SMALL_SPLITS");
-  unsetenv("W4A16_DECODE_SMALL");
 }
 
 namespace {

@@ -600,14 +600,6 @@ int small_override() {
   if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_SMALL", "0 or 1", env);
   return *env - '0';
 }
-// W4A16_DECODE_SMALL_SPLITS: the cluster split of the small plan (1, 2, 4 or 8; default 1).
-int small_splits() {
-  const char* env = std::getenv("W4A16_DECODE_SMALL_SPLITS");
-  if (!env || !*env) return 1;
-  for (int s : {1, 2, 4, 8})
-    if (std::to_string(s) == env) return s;
-  fail(ErrorCode::invalid_argument, "W4A16_DECODE_SMALL_SPLITS", "1, 2, 4 or 8", env);
-}
 // W4A16_DECODE_SMALL_T: the smallest tile bucket the small plan may take (2, 4, 8 or 16; default 2).
 int small_min_tiles() {
   const char* env = std::getenv("W4A16_DECODE_SMALL_T");
@@ -682,40 +674,37 @@ const MeasuredPlan* measured_plan(std::int64_t n, std::int64_t k, int m_chunk, b
 std::string DecodePlan::describe() const {
   if (small_tiles > 0)
     return "small T=" + std::to_string(small_tiles) + " warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) +
-           (splits > 1 ? " splits=" + std::to_string(splits) : std::string()) + " tiles_per_warp=" + std::to_string(tiles_per_warp) +
-           " row_blocks=" + std::to_string(row_blocks) + " smem=" + std::to_string(smem_bytes);
+           " tiles_per_warp=" + std::to_string(tiles_per_warp) + " row_blocks=" + std::to_string(row_blocks) +
+           " smem=" + std::to_string(smem_bytes);
   return "warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) + " splits=" + std::to_string(splits) +
          " tiles_per_warp=" + std::to_string(tiles_per_warp) + " row_blocks=" + std::to_string(row_blocks) +
          (grid_rows != row_blocks ? " grid_rows=" + std::to_string(grid_rows) : std::string()) + " depth=" + std::to_string(depth) +
          " smem=" + std::to_string(smem_bytes) + (xstream ? " xstream" : "");
 }
 
-DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, int sms, int min_tiles, int splits) {
+DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, int sms, int min_tiles) {
   if (sms < 1) fail(ErrorCode::invalid_argument, "sms", ">= 1", std::to_string(sms));
   if (m_chunk < 1 || m_chunk > 16) fail(ErrorCode::invalid_argument, "m_chunk", "1..16", std::to_string(m_chunk));
-  if (splits != 1 && splits != 2 && splits != 4 && splits != 8) fail(ErrorCode::invalid_argument, "splits", "1, 2, 4 or 8", std::to_string(splits));
   const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
-  const std::int64_t kb = (kt + splits - 1) / splits;  // k tiles of one cluster rank
   for (int t : kSmallTiles) {
     if (t < min_tiles) continue;
     int wk = 1;
-    while (static_cast<std::int64_t>(wk) * t < kb) wk *= 2;  // warps along K: 1, 2, 4, 8
+    while (static_cast<std::int64_t>(wk) * t < kt) wk *= 2;  // warps along K: 1, 2, 4, 8
     if (wk > kWarps) continue;
     DecodePlan p;
     p.small_tiles = t;
     p.warps_k = wk;
     p.warps_n = kWarps / wk;
-    p.tiles_per_warp = static_cast<int>((kb + wk - 1) / wk);
-    const std::int64_t block_tiles = static_cast<std::int64_t>(p.tiles_per_warp) * wk;
-    p.splits = static_cast<int>((kt + block_tiles - 1) / block_tiles);  // no empty ranks: at most `splits`
+    p.tiles_per_warp = static_cast<int>((kt + wk - 1) / wk);
+    p.splits = 1;
     p.depth = 0;
     p.row_blocks = p.grid_rows = static_cast<int>((nt + p.warps_n - 1) / p.warps_n);
-    p.smem_bytes = small_smem(static_cast<int>(block_tiles), m_chunk);
+    p.smem_bytes = small_smem(p.tiles_per_warp * wk, m_chunk);
     if (p.smem_bytes > kMaxSmem) continue;
     const int by_smem = static_cast<int>((227 * 1024) / (p.smem_bytes + 1024));  // 1 KB per block reserved by the runtime
     const int resident = std::min({small_min_blocks(t), by_smem, 2048 / kThreads});
-    if (static_cast<std::int64_t>(p.row_blocks) * p.splits <= static_cast<std::int64_t>(sms) * resident) return p;
+    if (p.row_blocks <= static_cast<std::int64_t>(sms) * resident) return p;
   }
   DecodePlan none;
   none.row_blocks = none.grid_rows = 0;
@@ -752,7 +741,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   }
   // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).
   if (const int so = small_override(); so != 0 && rows16) {
-    const DecodePlan sp = decode_small_plan_for_sms(n, k, m_chunk, sms, small_min_tiles(), small_splits());
+    const DecodePlan sp = decode_small_plan_for_sms(n, k, m_chunk, sms, small_min_tiles());
     const std::int64_t x_bytes = static_cast<std::int64_t>(sp.row_blocks) * m_chunk * k * 2;  // x rows the blocks copy
     if (sp.row_blocks > 0 && (so == 1 || x_bytes <= kDecodeSmallMaxXBytes)) return sp;
   }

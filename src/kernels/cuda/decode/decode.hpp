@@ -31,8 +31,8 @@ struct DecodePlan {
   std::size_t smem_bytes = 0;  // dynamic shared memory per block
   bool xstream = false;        // x streamed per step through a small block ring (warps_n == 8), not staged whole
   // > 0: the small-layer kernel (decode_small.cu) of this tile bucket (2, 4, 8, 16: registers of weights
-  // per warp), one wave of row_blocks x splits blocks, the splits of a row block one cluster covering
-  // all of K (depth unused: 0); 0: the streaming kernel above.
+  // per warp), one wave of row_blocks blocks covering all of K (splits 1, depth unused: 0); 0: the
+  // streaming kernel above.
   int small_tiles = 0;
   std::string describe() const;
 };
@@ -47,7 +47,7 @@ struct DecodePlan {
 // x rows its blocks copy, row_blocks x M x K x 2 bytes, are at most kDecodeSmallMaxXBytes, decode_plan
 // returns it instead of the cost model's plan. W4A16_DECODE_SMALL=0 never takes it, =1 takes it
 // wherever it fits one wave (the A/B knob); W4A16_DECODE_SMALL_T=2/4/8/16 is the smallest tile bucket
-// it may use and W4A16_DECODE_SMALL_SPLITS=1/2/4/8 its cluster split (exploration; default 1). W4A16_DECODE_PLAN (a forced streaming plan) wins.
+// it may use (exploration). W4A16_DECODE_PLAN (a forced streaming plan) wins.
 // Measured plans: on a few Llama-3-8B / 8192x8192 / Llama-70B layers at 1..16 tokens (uint4b8,
 // g = 128, 132 SMs) a plan measured faster than the cost model's on the H200 replaces it (decode.cu
 // kMeasuredPlans, after the small-layer kernel's rule); W4A16_DECODE_TABLE=0 turns that off.
@@ -65,14 +65,12 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
 constexpr std::int64_t kDecodeSmallMaxXBytes = std::int64_t{2} << 20;
 // The small-layer kernel's plan for a device of `sms` multiprocessors, or a plan with row_blocks = 0
 // where it takes more than one wave of blocks (or too much shared memory). Pure host arithmetic.
-// A cluster of `splits` blocks (1, 2, 4, 8) shares K: each rank covers kb = ceil(K_pad/64 / splits)
-// tiles. For T in 2, 4, 8, 16 (from min_tiles up), the first that fits: warps_k = kb / T rounded up
-// to 1, 2, 4 or 8 (so kb must be <= 8 x 16 tiles), warps_n = 8 / warps_k, tiles_per_warp =
-// ceil(kb / warps_k), exactly `splits` non-empty ranks, row_blocks = ceil(N_pad/16 / warps_n), and
-// row_blocks x splits <= sms x resident blocks per SM (small_min_blocks(T) by registers, fewer where
-// the staged x needs more shared memory). The smallest T that fits gives the most warps and blocks
-// (latency-bound layers want more loads in flight). W4A16_DECODE_SMALL_SPLITS sets decode_plan's split.
-DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, int sms, int min_tiles = 2, int splits = 1);
+// For T in 2, 4, 8, 16 (from min_tiles up), the first that fits: warps_k = K_pad/64 / T rounded up
+// to 1, 2, 4 or 8 (so K must be <= 8 x 16 tiles), warps_n = 8 / warps_k, tiles_per_warp =
+// ceil(K_pad/64 / warps_k), row_blocks = ceil(N_pad/16 / warps_n) <= sms x resident blocks per SM
+// (small_min_blocks(T) by registers, fewer where the staged x needs more shared memory). The smallest
+// T that fits gives the most warps and blocks (latency-bound layers want more loads in flight).
+DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, int sms, int min_tiles = 2);
 // Whether some plan stages an m_chunk-token x chunk of this K in shared memory (what decode_plan
 // needs not to throw unsupported). Pure host arithmetic: no device is queried.
 bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size);

@@ -6,26 +6,22 @@
 // fp16/bf16 x uint4b8/uint4 x every group size, M <= 16 per launch (MB = 1: <= 8 tokens, 2: <= 16),
 // x rows 16-byte aligned without act-order perm (other x takes the streaming kernel: decode_plan).
 // Shape of the work: every warp owns one 16-row stripe and a K range of at most T tiles (T a
-// template bucket, kSmallTiles); a block is warps_n stripes x warps_k K ranges covering its K range
-// (block_tiles = warps_k x tiles_per_warp); the `splits` blocks of a cluster (1, 2, 4 or 8) cover all
-// of K, rank r tiles [r block_tiles, (r + 1) block_tiles). Grid (splits, N_pad/16/warps_n), chosen by
-// decode_plan only where it is resident in one wave.
+// template bucket, kSmallTiles); a block is warps_n stripes x warps_k K ranges that together
+// cover all of K (no cluster: warps_k x tiles_per_warp >= K_pad/64), grid = N_pad/16/warps_n
+// blocks, chosen by decode_plan only where that grid is resident in one wave.
 // Order of a call:
 //   1. before griddepcontrol.wait: every weight word of the warp (one 16-byte ld.global.nc per lane
 //      per tile) and its scale (and zero) words, straight into registers;
 //   2. after it: x (the m real tokens, the block's K range) copied once into shared memory as it is
 //      in memory (cp.async, 16 bytes each), one __syncthreads; B fragments by ldmatrix;
 //   3. dequantize + mma + scale from registers (kChunk tiles at a time: independent mma chains);
-//   4. the warps along K summed in shared memory in warp order, then (splits > 1) the cluster's
-//      ranks through distributed shared memory in rank order (each rank stores a slice of the
-//      outputs): deterministic; bias, store.
-// No cp.async ring, two barriers (two more cluster barriers with splits > 1). Workspace: none.
+//   4. the warps along K summed in shared memory in warp order (deterministic), bias, store.
+// No cp.async ring, no cluster, two barriers. Workspace: none.
 // Instantiated: {fp16, bf16} x {MB 1, 2} x {uint4b8, uint4} x {g == 32, g >= 64 or channelwise}
 // x T in {2, 4, 8, 16}.
 // Checked by: build/tests/gpu/decode/w4a16_test_gpu_decode (tests Small*, W4A16_DECODE_SMALL=1),
 // timed by w4a16_bench_gpu with W4A16_DECODE_SMALL=0 / 1 (.carry-decode-small/run.sh).
 // ---------------------------------------------------------------------------------------------
-#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -74,9 +70,8 @@ __global__ void __launch_bounds__(kThreads, small_min_blocks(T)) decode_small_ke
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4;
   const int ws = warp % a.warps_n, wk = warp / a.warps_n;
-  const int stripe = static_cast<int>(blockIdx.y) * a.warps_n + ws;
-  const int btile0 = static_cast<int>(blockIdx.x) * a.block_tiles;  // the block's first k tile (its cluster rank's K range)
-  const int t0 = btile0 + wk * a.tiles_per_warp;
+  const int stripe = static_cast<int>(blockIdx.x) * a.warps_n + ws;
+  const int t0 = wk * a.tiles_per_warp;  // the block covers all of K: its first tile is 0
   // Tiles of this warp (warp-uniform; 0 past the last stripe or past K: such warps add zeros).
   const int ntiles = stripe < a.nt_count ? max(0, min(a.tiles_per_warp, a.kt_count - t0)) : 0;
 
@@ -112,7 +107,7 @@ __global__ void __launch_bounds__(kThreads, small_min_blocks(T)) decode_small_ke
   // The m real tokens' rows (decode_plan takes this kernel only for 16-byte aligned rows without
   // act-order perm).
   const unsigned xs_sh = smem_addr(xs);
-  copy_x_rows(a, xs_sh, xrow, btile0, a.block_tiles);
+  copy_x_rows(a, xs_sh, xrow, 0, a.block_tiles);
   cp_async_commit();
   cp_async_wait<0>();
   __syncthreads();
@@ -123,7 +118,7 @@ __global__ void __launch_bounds__(kThreads, small_min_blocks(T)) decode_small_ke
 #pragma unroll
   for (int mb = 0; mb < MB; ++mb) {
     const int tok = min(mb * 8 + lane % 8, a.m - 1);
-    xl[mb] = xs_sh + static_cast<unsigned>(tok * xrow + (t0 - btile0) * 128 + (lane / 8) * 16);
+    xl[mb] = xs_sh + static_cast<unsigned>(tok * xrow + t0 * 128 + (lane / 8) * 16);
   }
 
   // 3. Dequantize, mma, scale per group into fp32 accumulators.
@@ -175,49 +170,15 @@ __global__ void __launch_bounds__(kThreads, small_min_blocks(T)) decode_small_ke
     *reinterpret_cast<float4*>(red + ((warp * MB + mb) * 32 + lane) * 4) = make_float4(acc[mb][0], acc[mb][1], acc[mb][2], acc[mb][3]);
   __syncthreads();
   const int vals4 = a.warps_n * MB * 32;  // float4 partials of one K slice
-  float4* red4 = reinterpret_cast<float4*>(red);
-  const int row_block = static_cast<int>(blockIdx.y);
-  if (a.splits == 1) {
-    for (int i4 = threadIdx.x; i4 < vals4; i4 += kThreads) {
-      float4 s = red4[i4];
-      for (int q = 1; q < a.warps_k; ++q) {
-        const float4 v = red4[q * vals4 + i4];
-        s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
-      }
-      store_outputs<D, MB>(a, s, i4, row_block);
-    }
-    return;
-  }
-  // Split K over the cluster: the block's sum into slice 0, then every rank reduces one slice of the
-  // outputs over all ranks, reading them in rank order (the same sum whichever rank computes it).
-  if (a.warps_k > 1) {
-    for (int i4 = threadIdx.x; i4 < vals4; i4 += kThreads) {
-      float4 s = red4[i4];
-      for (int q = 1; q < a.warps_k; ++q) {
-        const float4 v = red4[q * vals4 + i4];
-        s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
-      }
-      red4[i4] = s;
-    }
-  }
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();  // every rank's block sum is complete and visible
-  const int rank = static_cast<int>(cluster.block_rank());
-  const int slice = (vals4 + a.splits - 1) / a.splits;
-  const int i_end = min(vals4, (rank + 1) * slice);
-  for (int i4 = rank * slice + static_cast<int>(threadIdx.x); i4 < i_end; i4 += kThreads) {
-    // In rank order; ptxas schedules the remote loads ahead as far as the register cap allows (a
-    // float4 per rank held at once spilled at T = 2's 51 registers).
-    float4 s = reinterpret_cast<const float4*>(cluster.map_shared_rank(red, 0))[i4];
-#pragma unroll 1
-    for (int r = 1; r < a.splits; ++r) {
-      const float4 v = reinterpret_cast<const float4*>(cluster.map_shared_rank(red, r))[i4];
+  const float4* red4 = reinterpret_cast<const float4*>(red);
+  for (int i4 = threadIdx.x; i4 < vals4; i4 += kThreads) {
+    float4 s = red4[i4];
+    for (int q = 1; q < a.warps_k; ++q) {
+      const float4 v = red4[q * vals4 + i4];
       s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
     }
-    store_outputs<D, MB>(a, s, i4, row_block);
+    store_outputs<D, MB>(a, s, i4, static_cast<int>(blockIdx.x));
   }
-  cluster.sync();  // every rank's partials stay alive until all ranks have read them
 }
 
 using KernelFn = void (*)(const Args);
@@ -255,26 +216,7 @@ void launch_decode_small(const Args& a, int tiles, std::size_t smem, bool bf16, 
   const int mb = a.m <= 8 ? 1 : 2;
   KernelFn f = bf16 ? (mb == 1 ? pick_small3<true, 1>(zeros, g32, tiles) : pick_small3<true, 2>(zeros, g32, tiles))
                     : (mb == 1 ? pick_small3<false, 1>(zeros, g32, tiles) : pick_small3<false, 2>(zeros, g32, tiles));
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(a.splits), static_cast<unsigned>(a.row_blocks), 1);
-  cfg.blockDim = dim3(kThreads, 1, 1);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[2];
-  unsigned nattr = 0;
-  if (pdl) {
-    attr[nattr].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[nattr++].val.programmaticStreamSerializationAllowed = 1;
-  }
-  if (a.splits > 1) {  // the ranks of a row block as one cluster (their partials meet in distributed shared memory)
-    attr[nattr].id = cudaLaunchAttributeClusterDimension;
-    attr[nattr].val.clusterDim.x = static_cast<unsigned>(a.splits);
-    attr[nattr].val.clusterDim.y = 1;
-    attr[nattr++].val.clusterDim.z = 1;
-  }
-  cfg.attrs = attr;
-  cfg.numAttrs = nattr;
-  W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, f, a));
+  launch_pdl(f, dim3(static_cast<unsigned>(a.row_blocks)), dim3(kThreads), smem, stream, pdl, a);
   W4A16_CUDA_TRY(cudaGetLastError());
 }
 
