@@ -2,11 +2,15 @@
 // stream, no allocation, no synchronisation. Included by fused_moe_{f16,bf16}.cu only, which
 // instantiate it (explicit instantiation keeps the two dtypes compiling in parallel).
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "common.cuh"
 #include "moe/fused_moe.cuh"
+#include "moe/moe_ring.cuh"
 #include "w4a16/core/error.hpp"
 
 namespace w4a16::kernels::cuda::moe {
@@ -26,6 +30,45 @@ void launch_decode(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g
              decode_smem_bytes<T>(w1), stream, g1);
   launch_pdl(moe_decode_kernel<T, kZeros, false, kDirect>, dim3(nblocks, r.hidden / 32), dim3(32 * w2),
              decode_smem_bytes<T>(w2), stream, g2);
+}
+
+// W4A16_MOE_RING: "1" routes the aligned block-8 decode path to the persistent ring kernel
+// (moe_ring.cuh), "0" or unset keeps moe_decode_kernel. Read per call, so one process can A/B.
+inline bool ring_enabled() {
+  const char* env = std::getenv("W4A16_MOE_RING");
+  if (!env || !*env) return false;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_MOE_RING", "0 or 1", env);
+  return *env == '1';
+}
+
+// Resident blocks of one ring kernel on this device (once per instantiation): its persistent grid.
+template <class T, bool kZeros, bool kGemm1>
+int ring_resident_blocks() {
+  static const int n = [] {
+    auto* k = moe_ring_kernel<T, kZeros, kGemm1>;
+    const int smem = RingShape<kGemm1>::template smem_bytes<kZeros>();
+    W4A16_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    int per_sm = 0;
+    W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kRingThreads, smem));
+    return std::max(per_sm, 1) * cuda::device_sm_count();
+  }();
+  return n;
+}
+
+// The ring kernels for both GEMMs of the aligned block-8 path; false (nothing launched) where the
+// ring's contract does not hold (rows not 16-byte aligned, offsets past 32 bits).
+template <class T, bool kZeros>
+bool launch_ring(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g2, int nblocks, cudaStream_t stream) {
+  const std::int64_t slots = r.tokens * r.top_k;
+  if (!g1.in_vec16 || !g2.in_vec16 || slots * std::max(r.hidden, r.inter) >= (std::int64_t{1} << 31)) return false;
+  const int rows1 = r.inter / 64, rows2 = (r.hidden / 16 + 7) / 8;  // row blocks per slot block
+  const int grid1 = std::min(ring_resident_blocks<T, kZeros, true>(), nblocks * rows1);
+  const int grid2 = std::min(ring_resident_blocks<T, kZeros, false>(), nblocks * rows2);
+  launch_pdl(moe_ring_kernel<T, kZeros, true>, dim3(grid1), dim3(kRingThreads),
+             RingShape<true>::template smem_bytes<kZeros>(), stream, g1);
+  launch_pdl(moe_ring_kernel<T, kZeros, false>, dim3(grid2), dim3(kRingThreads),
+             RingShape<false>::template smem_bytes<kZeros>(), stream, g2);
+  return true;
 }
 
 template <class T, bool kZeros, int kBM>
@@ -89,7 +132,10 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   g2.y_out = r.y;
   switch (r.block) {
     case 1: launch_decode<T, kZeros, true>(r, g1, g2, slots, stream); break;
-    case 8: launch_decode<T, kZeros, false>(r, g1, g2, r.max_blocks, stream); break;
+    case 8:
+      if (!ring_enabled() || !launch_ring<T, kZeros>(r, g1, g2, r.max_blocks, stream))
+        launch_decode<T, kZeros, false>(r, g1, g2, r.max_blocks, stream);
+      break;
     case 32: launch_prefill<T, kZeros, 32>(r, g1, g2, r.max_blocks, stream); break;
     case 64: launch_prefill<T, kZeros, 64>(r, g1, g2, r.max_blocks, stream); break;
     default: fail(ErrorCode::unsupported, "block", "1, 8, 32 or 64", std::to_string(r.block));
