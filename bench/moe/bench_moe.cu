@@ -5,7 +5,8 @@
 // set i % sets, so a call's experts were last read many calls ago (the weights, 300 MB packed
 // and 1.2 GB fp16, are far larger than 3 x L2). TB/s counts the packed bytes of the experts a
 // call touches (distinct experts x expert bytes) + x + out.
-// Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]
+// Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]. Path "ring": block 8 through the
+// persistent ring kernel (W4A16_MOE_RING=1 for that row only), the A/B against block 8.
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -18,6 +19,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_timer.hpp"
@@ -249,7 +251,14 @@ int main(int argc, char** argv) {
     const bench::Timing tc = bench::time_graph(cublas_loop, opt, st);
     double avg_touched = 0, avg_distinct = 0;
     for (auto& s : sv) avg_touched += double(s.touched) / sets, avg_distinct += double(s.distinct) / sets;
-    for (int b : blocks) {
+    // The ring kernel of the aligned block-8 path (W4A16_MOE_RING=1, read per launch: the graph
+    // captured below holds it) as one more row, path "ring", same sets and timer: the A/B with
+    // block 8 ("forced" or "chosen") in one process.
+    std::vector<std::pair<int, bool>> runs;
+    for (int b : blocks) runs.push_back({b, false});
+    if (T <= 1024) runs.push_back({8, true});
+    for (auto [b, ring] : runs) {
+      if (ring) setenv("W4A16_MOE_RING", "1", 1);
       fused(b)(0, st);
       CK(cudaStreamSynchronize(st));
       CK(cudaMemcpy(got.data(), out, 2 * T * H, cudaMemcpyDeviceToHost));
@@ -261,10 +270,11 @@ int main(int argc, char** argv) {
       }
       const double err = std::isfinite(num) ? std::sqrt(num / std::max(den, 1e-30)) : INFINITY;
       const bench::Timing tf = bench::time_graph(fused(b), opt, st);
+      if (ring) unsetenv("W4A16_MOE_RING");
       const double tbps = avg_touched / (tf.median_us * 1e-6) / 1e12;
       char line[512];
       std::snprintf(line, sizeof line, "%d,%d,%s,%.1f,%.2f,%.2f,%.3f,%.1f,%.2f,%.2f,%.2e\n", T, b,
-                    b == chosen ? "chosen" : "forced", avg_distinct, avg_touched / 1e6, tf.median_us, tbps,
+                    ring ? "ring" : b == chosen ? "chosen" : "forced", avg_distinct, avg_touched / 1e6, tf.median_us, tbps,
                     100.0 * tbps / 4.4, tc.median_us, tc.median_us / tf.median_us, err);
       std::printf("%s", line);
       if (csv) std::fprintf(csv, "%s", line);
