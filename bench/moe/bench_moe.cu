@@ -254,11 +254,12 @@ int main(int argc, char** argv) {
     // The ring kernel of the aligned block-8 path (W4A16_MOE_RING=1, read per launch: the graph
     // captured below holds it) as one more row, path "ring", same sets and timer: the A/B with
     // block 8 ("forced" or "chosen") in one process.
-    std::vector<std::pair<int, bool>> runs;
-    for (int b : blocks) runs.push_back({b, false});
-    if (T <= 1024) runs.push_back({8, true});
+    // "ring_rr": W4A16_MOE_RING=2, the ring kernel on every resident block (no balanced grid).
+    std::vector<std::pair<int, int>> runs;
+    for (int b : blocks) runs.push_back({b, 0});
+    if (T <= 1024) runs.push_back({8, 1}), runs.push_back({8, 2});
     for (auto [b, ring] : runs) {
-      if (ring) setenv("W4A16_MOE_RING", "1", 1);
+      if (ring) setenv("W4A16_MOE_RING", ring == 1 ? "1" : "2", 1);
       fused(b)(0, st);
       CK(cudaStreamSynchronize(st));
       CK(cudaMemcpy(got.data(), out, 2 * T * H, cudaMemcpyDeviceToHost));
@@ -274,7 +275,7 @@ int main(int argc, char** argv) {
       const double tbps = avg_touched / (tf.median_us * 1e-6) / 1e12;
       char line[512];
       std::snprintf(line, sizeof line, "%d,%d,%s,%.1f,%.2f,%.2f,%.3f,%.1f,%.2f,%.2f,%.2e\n", T, b,
-                    ring ? "ring" : b == chosen ? "chosen" : "forced", avg_distinct, avg_touched / 1e6, tf.median_us, tbps,
+                    ring == 1 ? "ring" : ring == 2 ? "ring_rr" : b == chosen ? "chosen" : "forced", avg_distinct, avg_touched / 1e6, tf.median_us, tbps,
                     100.0 * tbps / 4.4, tc.median_us, tc.median_us / tf.median_us, err);
       std::printf("%s", line);
       if (csv) std::fprintf(csv, "%s", line);

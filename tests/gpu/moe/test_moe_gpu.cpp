@@ -312,12 +312,16 @@ TEST_P(MoeGpuRing, Block8MatchesTheReference) {
   Problem p = make_problem(s, c.act, c.T, c.k);
   const std::vector<double> want = reference(p);
   CudaMoe m = CudaMoe::create(p.w, c.act);
-  std::vector<std::uint16_t> ring, ring2, ring_graph, old;
+  std::vector<std::uint16_t> ring, ring2, ring_graph, ring_rr, old;
   {
     RingKnob on("1");
     ring = run_gpu(m, p, 8);
     ring2 = run_gpu(m, p, 8);
     ring_graph = run_gpu(m, p, 8, /*graph=*/true);
+  }
+  {
+    RingKnob rr("2");  // every resident block, round robin: other blocks, the same sums
+    ring_rr = run_gpu(m, p, 8);
   }
   old = run_gpu(m, p, 8);
   const double err = test::rel_error(test::to_f64(ring.data(), c.act, c.T, c.H, c.H), want);
@@ -325,6 +329,7 @@ TEST_P(MoeGpuRing, Block8MatchesTheReference) {
   EXPECT_LT(err, test::tolerance(c.act)) << "ring kernel, block 8 (old kernel: " << err_old << ")";
   EXPECT_EQ(ring, ring2) << "ring kernel: two runs differ";
   EXPECT_EQ(ring, ring_graph) << "ring kernel: graph replay differs";
+  EXPECT_EQ(ring, ring_rr) << "ring kernel: balanced and round-robin grids differ (each output is one warp's sum)";
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -101,6 +101,7 @@ struct GemmParams {
   int inter;                     // I (GEMM 1: up tile offset and h row length)
   void* h_out;                   // GEMM 1 output [S, I] act
   float* y_out;                  // GEMM 2 output [S, H] fp32
+  bool ring_balanced;            // ring kernel (moe_ring.cuh): balanced grid (else all launched blocks)
 };
 
 // Programmatic dependent launch (pdl.cuh): each kernel of the chain is launched with

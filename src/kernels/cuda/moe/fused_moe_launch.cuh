@@ -33,12 +33,15 @@ void launch_decode(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g
 }
 
 // W4A16_MOE_RING: "1" routes the aligned block-8 decode path to the persistent ring kernel
-// (moe_ring.cuh), "0" or unset keeps moe_decode_kernel. Read per call, so one process can A/B.
-inline bool ring_enabled() {
+// (moe_ring.cuh) with the balanced grid, "2" to the ring kernel with every resident block taking
+// items round robin (the A/B of the balancing), "0" or unset keeps moe_decode_kernel. Read per
+// call, so one process can A/B.
+inline int ring_mode() {
   const char* env = std::getenv("W4A16_MOE_RING");
-  if (!env || !*env) return false;
-  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_MOE_RING", "0 or 1", env);
-  return *env == '1';
+  if (!env || !*env) return 0;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0 && std::strcmp(env, "2") != 0)
+    fail(ErrorCode::invalid_argument, "W4A16_MOE_RING", "0, 1 or 2", env);
+  return *env - '0';
 }
 
 // Resident blocks of one ring kernel on this device (once per instantiation): its persistent grid.
@@ -58,7 +61,8 @@ int ring_resident_blocks() {
 // The ring kernels for both GEMMs of the aligned block-8 path; false (nothing launched) where the
 // ring's contract does not hold (rows not 16-byte aligned, offsets past 32 bits).
 template <class T, bool kZeros>
-bool launch_ring(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g2, int nblocks, cudaStream_t stream) {
+bool launch_ring(const MoeRunDev& r, GemmParams g1, GemmParams g2, int nblocks, bool balanced, cudaStream_t stream) {
+  g1.ring_balanced = g2.ring_balanced = balanced;
   const std::int64_t slots = r.tokens * r.top_k;
   if (!g1.in_vec16 || !g2.in_vec16 || slots * std::max(r.hidden, r.inter) >= (std::int64_t{1} << 31)) return false;
   const int rows1 = r.inter / 64, rows2 = (r.hidden / 16 + 7) / 8;  // row blocks per slot block
@@ -133,7 +137,7 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   switch (r.block) {
     case 1: launch_decode<T, kZeros, true>(r, g1, g2, slots, stream); break;
     case 8:
-      if (!ring_enabled() || !launch_ring<T, kZeros>(r, g1, g2, r.max_blocks, stream))
+      if (const int ring = ring_mode(); ring == 0 || !launch_ring<T, kZeros>(r, g1, g2, r.max_blocks, ring == 1, stream))
         launch_decode<T, kZeros, false>(r, g1, g2, r.max_blocks, stream);
       break;
     case 32: launch_prefill<T, kZeros, 32>(r, g1, g2, r.max_blocks, stream); break;

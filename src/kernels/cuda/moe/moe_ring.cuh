@@ -10,8 +10,9 @@
 //   GEMM 2  R = ceil(H / 128): warp w the output tile 8r + w (past H: computes, never stores), fp32 y.
 // A warp owns one 16-row stripe and the whole K of its item: no split-K, every output is one
 // warp's fixed-order sum (deterministic, no atomics).
-// Grid = resident blocks (2 per SM x SMs, 8 warps each); block j takes items j, j + grid, ...
-// below the item count read on the device ((*total / 8) * R: no host synchronisation). The weights
+// Grid = resident blocks (2 per SM x SMs, 8 warps each); of them the first
+// ceil(items / rounds) take items j, j + that, ... below the item count read on the device
+// ((*total / 8) * R: no host synchronisation), rounds = ceil(items / launched): balanced shares. The weights
 // stream through a per-warp cp.async ring of steps (kT tiles + their scale / zero words, depth
 // slots: depth - 1 steps in flight while one computes), the x rows of the item's 8 slots (gathered
 // through sorted_ids, zero-filled for padding slots) through a per-block ring of the same depth
@@ -89,7 +90,6 @@ __global__ void __launch_bounds__(kRingThreads, 2) moe_ring_kernel(const GemmPar
   const int inter_tiles = p.inter / 16;
   const int R = kGemm1 ? p.inter / 64 : (NT + 7) / 8;
   const int nsteps = (KT + kT - 1) / kT, nfull = KT / kT;
-  const int grid = static_cast<int>(gridDim.x);
   const T* in = static_cast<const T*>(p.in);
 
   const unsigned xs_sh = dd::smem_addr(ring_smem);
@@ -127,6 +127,14 @@ __global__ void __launch_bounds__(kRingThreads, 2) moe_ring_kernel(const GemmPar
 
   if (!p.index_ready) pdl_wait();
   const int nitems = (*p.total / kRingSlots) * R;
+  // Balanced persistent grid: the fewest blocks that still finish in the same number of rounds
+  // (rounds = ceil(items / launched blocks)), so every block takes `rounds` or `rounds - 1` items
+  // instead of a last round on a few blocks (e.g. 1080 items on 264 blocks: 216 blocks x 5 rather
+  // than 4 full rounds and a 24-block tail); the rest exit. Bandwidth-bound, fewer blocks with
+  // equal shares end together. (ring_balanced false: every launched block, round robin; the A/B.)
+  const int rounds = (nitems + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
+  const int grid = !p.ring_balanced ? static_cast<int>(gridDim.x) : rounds > 0 ? (nitems + rounds - 1) / rounds : 0;
+  if (static_cast<int>(blockIdx.x) >= grid) return;
   int iss_item = static_cast<int>(blockIdx.x), iss_step = 0, iss_slot = 0;
   Info cur = load_info(iss_item, nitems), nxt = load_info(iss_item + grid, nitems);
   // This warp's stripe in the copy side's item and its weight / scale / zero offsets (uint4 index of
