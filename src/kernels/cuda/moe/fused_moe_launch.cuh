@@ -45,17 +45,30 @@ inline int ring_mode() {
 }
 
 // Resident blocks of one ring kernel on this device (once per instantiation): its persistent grid.
-template <class T, bool kZeros, bool kGemm1>
+template <class T, bool kZeros, bool kGemm1, int kGs>
 int ring_resident_blocks() {
   static const int n = [] {
-    auto* k = moe_ring_kernel<T, kZeros, kGemm1>;
-    const int smem = RingShape<kGemm1>::template smem_bytes<kZeros>();
+    auto* k = moe_ring_kernel<T, kZeros, kGemm1, kGs>;
+    const int smem = RingShape<kGemm1, kZeros, kGs>::kSmemBytes;
     W4A16_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     int per_sm = 0;
     W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kRingThreads, smem));
     return std::max(per_sm, 1) * cuda::device_sm_count();
   }();
   return n;
+}
+
+// One GEMM through the ring kernel: kGs 1 where every group is a power of two >= 64 tiles' worth
+// or the whole K (channelwise), else 2 (g = 32 or another length: per-half-tile entries).
+template <class T, bool kZeros, bool kGemm1>
+void launch_ring_gemm(const GemmParams& g, int items, cudaStream_t stream) {
+  if (g.groups == 1 || g.group_shift >= 6) {
+    launch_pdl(moe_ring_kernel<T, kZeros, kGemm1, 1>, dim3(std::min(ring_resident_blocks<T, kZeros, kGemm1, 1>(), items)),
+               dim3(kRingThreads), RingShape<kGemm1, kZeros, 1>::kSmemBytes, stream, g);
+  } else {
+    launch_pdl(moe_ring_kernel<T, kZeros, kGemm1, 2>, dim3(std::min(ring_resident_blocks<T, kZeros, kGemm1, 2>(), items)),
+               dim3(kRingThreads), RingShape<kGemm1, kZeros, 2>::kSmemBytes, stream, g);
+  }
 }
 
 // The ring kernels for both GEMMs of the aligned block-8 path; false (nothing launched) where the
@@ -66,12 +79,8 @@ bool launch_ring(const MoeRunDev& r, GemmParams g1, GemmParams g2, int nblocks, 
   const std::int64_t slots = r.tokens * r.top_k;
   if (!g1.in_vec16 || !g2.in_vec16 || slots * std::max(r.hidden, r.inter) >= (std::int64_t{1} << 31)) return false;
   const int rows1 = r.inter / 64, rows2 = (r.hidden / 16 + 7) / 8;  // row blocks per slot block
-  const int grid1 = std::min(ring_resident_blocks<T, kZeros, true>(), nblocks * rows1);
-  const int grid2 = std::min(ring_resident_blocks<T, kZeros, false>(), nblocks * rows2);
-  launch_pdl(moe_ring_kernel<T, kZeros, true>, dim3(grid1), dim3(kRingThreads),
-             RingShape<true>::template smem_bytes<kZeros>(), stream, g1);
-  launch_pdl(moe_ring_kernel<T, kZeros, false>, dim3(grid2), dim3(kRingThreads),
-             RingShape<false>::template smem_bytes<kZeros>(), stream, g2);
+  launch_ring_gemm<T, kZeros, true>(g1, nblocks * rows1, stream);
+  launch_ring_gemm<T, kZeros, false>(g2, nblocks * rows2, stream);
   return true;
 }
 

@@ -20,8 +20,8 @@
 // the compute side and runs on across items, so the memory pipe does not idle between items; the
 // next item's expert and slot rows are loaded one item ahead.
 // Dequantization and mma: decode_device.cuh (Dt, mma_pair, scale_group; swap AB, 8 slots = n 8).
-// Scale / zero entries are copied per (tile, half tile) so any group length the MoE takes works
-// (32, a multiple of 64, or channelwise).
+// Scale / zero entries are copied once per step per (tile, gid) (kGs = 1: power-of-two groups
+// >= 64, channelwise) or per (tile, half tile, gid) (kGs = 2: g = 32 or any other group length).
 // PDL: GEMM 2 (index_ready) requests its first steps' weights before griddepcontrol.wait; GEMM 1
 // waits first (its expert ids are the alignment's output).
 // Checked by: tests/gpu/moe/test_moe_gpu.cpp (ring cases, vs moe_reference).
@@ -43,27 +43,25 @@ constexpr int kRingSlots = 8;  // slots per item (one mma n-group)
 
 // Step shape per GEMM: GEMM 1 (K = H, long) 8-tile steps in 2 slots; GEMM 2 (K = I, short)
 // 4-tile steps in 3 slots (K = 768: 3 whole steps). Both keep 8 tiles in flight per warp.
-template <bool kGemm1>
+// kGs: scale / zero entries per tile: 1 (group a power of two >= 64, or channelwise: the group of
+// tile kt is kt >> gsh) or 2 (one per half tile: g = 32, or any other group length, by division).
+template <bool kGemm1, bool kZeros, int kGs>
 struct RingShape {
   static constexpr int kT = kGemm1 ? 8 : 4;      // tiles per step
   static constexpr int kDepth = kGemm1 ? 2 : 3;  // ring slots
   static constexpr int kP = 4;                   // tiles computed together
-  static constexpr int kEntries = kT * 2 * 8;    // (tile, half, gid) scale [/ zero] entries of a step
+  static constexpr int kEntries = kT * kGs * 8;  // (tile, group of the tile, gid) entries of a step
   static constexpr int kEntryCopies = kEntries / 32;
-  template <bool kZeros>
-  static constexpr int entry_bytes() { return kZeros ? 8 : 4; }
-  template <bool kZeros>
-  static constexpr int step_bytes() { return kT * 512 + kEntries * entry_bytes<kZeros>(); }
+  static constexpr int kEntryBytes = kZeros ? 8 : 4;  // scale word (+ the zero word of its row pair)
+  static constexpr int kStepBytes = kT * 512 + kEntries * kEntryBytes;
   static constexpr int kXRow = decode_detail::x_row_bytes(kT);  // one slot's x row of a step
   static constexpr int kXSlot = kRingSlots * kXRow;
   static constexpr int kXGroups = kT * 8;                    // 16-byte chunks of one x row of a step
   static constexpr int kXRows = kRingThreads / kXGroups;     // rows per pass of the block
   static constexpr int kXPasses = kRingSlots / kXRows;
-  template <bool kZeros>
-  static constexpr int smem_bytes() {
-    return kDepth * kXSlot + kRingWarps * kDepth * step_bytes<kZeros>() + (kGemm1 ? 4 * 32 * 16 : 0);
-  }
+  static constexpr int kSmemBytes = kDepth * kXSlot + kRingWarps * kDepth * kStepBytes + (kGemm1 ? 4 * 32 * 16 : 0);
   static_assert(kT % kP == 0 && kEntries % 32 == 0 && kRingSlots % kXRows == 0, "step shape");
+  static_assert(kStepBytes % 16 == 0 && kXSlot % 16 == 0, "16-byte copies into every slot");
 };
 
 // The rows of GEMM `kGemm1`'s item row block r that warp `warp` owns (its 16-row stripe).
@@ -73,15 +71,16 @@ __device__ __forceinline__ int ring_stripe(int r, int warp, int inter_tiles) {
   else return 8 * r + warp;
 }
 
-template <class T, bool kZeros, bool kGemm1>
+template <class T, bool kZeros, bool kGemm1, int kGs>
 __global__ void __launch_bounds__(kRingThreads, 2) moe_ring_kernel(const GemmParams p) {
   namespace dd = decode_detail;
   constexpr bool kBf16 = Act<T>::kMagic != 0x64006400u;
   using D = dd::Dt<kBf16>;
-  using S = RingShape<kGemm1>;
+  using S = RingShape<kGemm1, kZeros, kGs>;
+  constexpr bool kHalves = kGs == 2;
   constexpr int kT = S::kT, kP = S::kP, depth = S::kDepth;
-  constexpr int kStep = S::template step_bytes<kZeros>();
-  constexpr int kEB = S::template entry_bytes<kZeros>();
+  constexpr int kStep = S::kStepBytes;
+  constexpr int kEB = S::kEntryBytes;
   constexpr int kEntryOff = kT * 512;
   extern __shared__ __align__(16) unsigned char ring_smem[];
 
@@ -98,7 +97,7 @@ __global__ void __launch_bounds__(kRingThreads, 2) moe_ring_kernel(const GemmPar
   const unsigned w_sh = dd::pin(ring + lane * 16);                           // + slot + p * 512
   const unsigned e_read = dd::pin(ring + kEntryOff + gid * kEB);             // + slot + (tile, half) * 8 entries
   const unsigned e_copy = dd::pin(ring + kEntryOff + lane * kEB);            // + slot + c * 32 entries
-  const int cgid = lane % 8, e_sub = lane / 8;  // entry lane + 32 c: gid cgid of (tile, half) e_sub + 4 c
+  const int cgid = lane % 8, e_sub = lane / 8;  // entry lane + 32 c: gid cgid of (tile, group) e_sub + 4 c
 
   // ---- Copy side: item info one item ahead, (item, step, slot) depth - 1 steps ahead of compute.
   // Info of an item: its expert and, per x pass of this thread, the element offset of its slot's
@@ -154,6 +153,9 @@ __global__ void __launch_bounds__(kRingThreads, 2) moe_ring_kernel(const GemmPar
   const char* const sbase = reinterpret_cast<const char*>(p.scales);
   const char* const zbase = reinterpret_cast<const char*>(p.zeros);
   const unsigned s_gbytes = static_cast<unsigned>(p.n) * 2u, z_gbytes = static_cast<unsigned>(NT) * 8u;
+  // kGs 1: tile kt lies in group kt >> gsh (channelwise: 30, always group 0); kGs 2: the group of
+  // half tile kk (its first k) by shift or division.
+  const int gsh = p.groups == 1 ? 30 : p.group_shift - 6;
   auto group_of = [&](int kk) { return p.group_shift >= 0 ? kk >> p.group_shift : kk / p.group_len; };
 
   auto issue_w = [&]() {
@@ -166,9 +168,9 @@ __global__ void __launch_bounds__(kRingThreads, 2) moe_ring_kernel(const GemmPar
       if (iss_step < nfull || kt0 + t < KT) cp_async16(w_sh + sb + t * 512, wp + t * 32);
 #pragma unroll
     for (int c = 0; c < S::kEntryCopies; ++c) {
-      const int th = e_sub + 4 * c, kt = kt0 + th / 2;
+      const int th = e_sub + 4 * c, kt = kt0 + th / kGs;
       if (iss_step < nfull || kt < KT) {
-        const unsigned g = static_cast<unsigned>(group_of(kt * 64 + 32 * (th % 2)));
+        const unsigned g = static_cast<unsigned>(kHalves ? group_of(kt * 64 + 32 * (th % 2)) : kt >> gsh);
         const unsigned ed = e_copy + sb + c * 32 * kEB;
         cp_async4(ed, sbase + (iss_s + g * s_gbytes));
         if constexpr (kZeros) cp_async4(ed + 4, zbase + (iss_z + g * z_gbytes));
@@ -216,14 +218,14 @@ __global__ void __launch_bounds__(kRingThreads, 2) moe_ring_kernel(const GemmPar
   const unsigned zshift = 8 * (gid % 4);
   auto compute = [&](unsigned woff, unsigned eoff, unsigned xoff, int valid, float (&acc)[1][4]) {
     uint4 wv[kP];
-    float2 sc[kP][2];
-    std::uint32_t zlo[kP][2], zhi[kP][2];
+    float2 sc[kP][kGs];
+    std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
 #pragma unroll
     for (int q = 0; q < kP; ++q) {
       wv[q] = dd::lds128(w_sh + woff + q * 512);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const unsigned ea = e_read + eoff + (q * 2 + h) * 8 * kEB;
+      for (int h = 0; h < kGs; ++h) {
+        const unsigned ea = e_read + eoff + (q * kGs + h) * 8 * kEB;
         if constexpr (kZeros) {
           uint2 e;
           asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(e.x), "=r"(e.y) : "r"(ea) : "memory");
@@ -250,12 +252,12 @@ __global__ void __launch_bounds__(kRingThreads, 2) moe_ring_kernel(const GemmPar
       uint4 bf[kP][1];
 #pragma unroll
       for (int q = 0; q < kP; ++q) bf[q][0] = dd::ldmatrix_x4(xl + xoff + q * 128 + h * 64);
-      dd::mma_pair<D, true>(h, wv, zlo, zhi, bf, tmp);
-      dd::scale_group<true>(h, valid, sc, tmp, acc);
+      dd::mma_pair<D, kHalves>(h, wv, zlo, zhi, bf, tmp);
+      if (kHalves || h == 1) dd::scale_group<kHalves>(h, valid, sc, tmp, acc);  // end of a group
     }
   };
 
-  constexpr unsigned kHalfEntries = kP * 2 * 8 * kEB;
+  constexpr unsigned kHalfEntries = kP * kGs * 8 * kEB;  // entry bytes of kP tiles
   for (int item = static_cast<int>(blockIdx.x); item < nitems; item += grid) {
     const int b = item / R, r = item % R;
     const int stripe = ring_stripe<kGemm1>(r, warp, inter_tiles);
