@@ -5,8 +5,9 @@
 // set i % sets, so a call's experts were last read many calls ago (the weights, 300 MB packed
 // and 1.2 GB fp16, are far larger than 3 x L2). TB/s counts the packed bytes of the experts a
 // call touches (distinct experts x expert bytes) + x + out.
-// Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]. Path "ring": block 8 through the
-// persistent ring kernel (W4A16_MOE_RING=1 for that row only), the A/B against block 8.
+// Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]. Path "ring": block 8 (and block 1,
+// direct, where T*k <= 256) through the persistent ring kernel (W4A16_MOE_RING=1 for that row
+// only), "ring_rr" the same without the balanced grid (=2): the A/B against the same block.
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -258,6 +259,7 @@ int main(int argc, char** argv) {
     std::vector<std::pair<int, int>> runs;
     for (int b : blocks) runs.push_back({b, 0});
     if (T <= 1024) runs.push_back({8, 1}), runs.push_back({8, 2});
+    if (S <= 256) runs.push_back({1, 1});  // the direct path through the ring kernel
     for (auto [b, ring] : runs) {
       if (ring) setenv("W4A16_MOE_RING", ring == 1 ? "1" : "2", 1);
       fused(b)(0, st);

@@ -295,7 +295,7 @@ TEST(MoeGpuEdge, GraphReplayAndDeterminism) {
   }
 }
 
-// ---- The persistent ring kernel of the aligned block-8 path (W4A16_MOE_RING=1, moe_ring.cuh) ----
+// ---- The persistent ring kernel of the decode paths, block 8 and direct (W4A16_MOE_RING, moe_ring.cuh) ----
 // Sets the knob for its scope (the launcher reads it per call) and restores "unset" after.
 struct RingKnob {
   explicit RingKnob(const char* v) { setenv("W4A16_MOE_RING", v, 1); }
@@ -304,7 +304,7 @@ struct RingKnob {
 
 class MoeGpuRing : public ::testing::TestWithParam<MoeCase> {};
 
-TEST_P(MoeGpuRing, Block8MatchesTheReference) {
+TEST_P(MoeGpuRing, Block8AndDirectMatchTheReference) {
   REQUIRE_GPU();
   const MoeCase c = GetParam();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
@@ -312,24 +312,27 @@ TEST_P(MoeGpuRing, Block8MatchesTheReference) {
   Problem p = make_problem(s, c.act, c.T, c.k);
   const std::vector<double> want = reference(p);
   CudaMoe m = CudaMoe::create(p.w, c.act);
-  std::vector<std::uint16_t> ring, ring2, ring_graph, ring_rr, old;
-  {
-    RingKnob on("1");
-    ring = run_gpu(m, p, 8);
-    ring2 = run_gpu(m, p, 8);
-    ring_graph = run_gpu(m, p, 8, /*graph=*/true);
+  for (int block : {8, 1}) {  // aligned blocks of 8; direct (one slot per item, no alignment)
+    SCOPED_TRACE("block " + std::to_string(block));
+    std::vector<std::uint16_t> ring, ring2, ring_graph, ring_rr, old;
+    {
+      RingKnob on("1");
+      ring = run_gpu(m, p, block);
+      ring2 = run_gpu(m, p, block);
+      ring_graph = run_gpu(m, p, block, /*graph=*/true);
+    }
+    {
+      RingKnob rr("2");  // every resident block, round robin: other blocks, the same sums
+      ring_rr = run_gpu(m, p, block);
+    }
+    old = run_gpu(m, p, block);
+    const double err = test::rel_error(test::to_f64(ring.data(), c.act, c.T, c.H, c.H), want);
+    const double err_old = test::rel_error(test::to_f64(old.data(), c.act, c.T, c.H, c.H), want);
+    EXPECT_LT(err, test::tolerance(c.act)) << "ring kernel (old kernel: " << err_old << ")";
+    EXPECT_EQ(ring, ring2) << "ring kernel: two runs differ";
+    EXPECT_EQ(ring, ring_graph) << "ring kernel: graph replay differs";
+    EXPECT_EQ(ring, ring_rr) << "ring kernel: balanced and round-robin grids differ (each output is one warp's sum)";
   }
-  {
-    RingKnob rr("2");  // every resident block, round robin: other blocks, the same sums
-    ring_rr = run_gpu(m, p, 8);
-  }
-  old = run_gpu(m, p, 8);
-  const double err = test::rel_error(test::to_f64(ring.data(), c.act, c.T, c.H, c.H), want);
-  const double err_old = test::rel_error(test::to_f64(old.data(), c.act, c.T, c.H, c.H), want);
-  EXPECT_LT(err, test::tolerance(c.act)) << "ring kernel, block 8 (old kernel: " << err_old << ")";
-  EXPECT_EQ(ring, ring2) << "ring kernel: two runs differ";
-  EXPECT_EQ(ring, ring_graph) << "ring kernel: graph replay differs";
-  EXPECT_EQ(ring, ring_rr) << "ring kernel: balanced and round-robin grids differ (each output is one warp's sum)";
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -362,9 +365,11 @@ TEST(MoeGpuRingEdge, Qwen3Shapes) {
       p.tw.resize(p.ids.size());
       const std::vector<double> want = reference(p);
       RingKnob on("1");
-      auto out = run_gpu(m, p, 8);
-      EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, T, 2048, 2048), want), test::tolerance(act))
-          << "T=" << T << (act == DType::bf16 ? " bf16" : " f16");
+      for (int block : {8, 1}) {
+        auto out = run_gpu(m, p, block);
+        EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, T, 2048, 2048), want), test::tolerance(act))
+            << "T=" << T << (act == DType::bf16 ? " bf16" : " f16") << " block " << block;
+      }
     }
   }
 }
@@ -377,8 +382,10 @@ TEST(MoeGpuRingEdge, AllTokensOnOneExpertAndEmptyExperts) {
     const std::vector<double> want = reference(p);
     CudaMoe m = CudaMoe::create(p.w, act);
     RingKnob on("1");
-    auto out = run_gpu(m, p, 8);
-    EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, p.T, 128, 128), want), test::tolerance(act));
+    for (int block : {8, 1}) {
+      auto out = run_gpu(m, p, block);
+      EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, p.T, 128, 128), want), test::tolerance(act)) << block;
+    }
   }
 }
 
@@ -389,8 +396,11 @@ TEST(MoeGpuRingEdge, FourByteAlignedActivationsFallBack) {
   const std::vector<double> want = reference(p);
   CudaMoe m = CudaMoe::create(p.w, DType::f16);
   RingKnob on("1");
-  auto out = run_gpu(m, p, 8, false, /*x_offset=*/2);  // not the ring's contract: the old kernel runs
-  EXPECT_LT(test::rel_error(test::to_f64(out.data(), DType::f16, p.T, 256, 256), want), test::tolerance(DType::f16));
+  for (int block : {8, 1}) {
+    auto out = run_gpu(m, p, block, false, /*x_offset=*/2);  // not the ring's contract: the old kernel runs
+    EXPECT_LT(test::rel_error(test::to_f64(out.data(), DType::f16, p.T, 256, 256), want), test::tolerance(DType::f16))
+        << block;
+  }
 }
 
 TEST(MoeGpuRingEdge, BadKnobIsRejected) {

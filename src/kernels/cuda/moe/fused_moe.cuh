@@ -102,6 +102,7 @@ struct GemmParams {
   void* h_out;                   // GEMM 1 output [S, I] act
   float* y_out;                  // GEMM 2 output [S, H] fp32
   bool ring_balanced;            // ring kernel (moe_ring.cuh): balanced grid (else all launched blocks)
+  bool ring_direct;              // ring kernel: direct mode (slot block b = slot b alone, expert topk_ids[b])
 };
 
 // Programmatic dependent launch (pdl.cuh): each kernel of the chain is launched with

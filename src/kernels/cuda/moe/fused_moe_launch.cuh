@@ -32,10 +32,10 @@ void launch_decode(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g
              decode_smem_bytes<T>(w2), stream, g2);
 }
 
-// W4A16_MOE_RING: "1" routes the aligned block-8 decode path to the persistent ring kernel
-// (moe_ring.cuh) with the balanced grid, "2" to the ring kernel with every resident block taking
-// items round robin (the A/B of the balancing), "0" or unset keeps moe_decode_kernel. Read per
-// call, so one process can A/B.
+// W4A16_MOE_RING: "1" routes the decode paths (aligned block 8, direct block 1) to the persistent
+// ring kernel (moe_ring.cuh) with the balanced grid, "2" to the ring kernel with every resident
+// block taking items round robin (the A/B of the balancing), "0" or unset keeps
+// moe_decode_kernel. Read per call, so one process can A/B.
 inline int ring_mode() {
   const char* env = std::getenv("W4A16_MOE_RING");
   if (!env || !*env) return 0;
@@ -71,11 +71,13 @@ void launch_ring_gemm(const GemmParams& g, int items, cudaStream_t stream) {
   }
 }
 
-// The ring kernels for both GEMMs of the aligned block-8 path; false (nothing launched) where the
+// The ring kernels for both GEMMs of the aligned block-8 path (direct: block 1, nblocks = slots); false (nothing launched) where the
 // ring's contract does not hold (rows not 16-byte aligned, offsets past 32 bits).
 template <class T, bool kZeros>
-bool launch_ring(const MoeRunDev& r, GemmParams g1, GemmParams g2, int nblocks, bool balanced, cudaStream_t stream) {
+bool launch_ring(const MoeRunDev& r, GemmParams g1, GemmParams g2, int nblocks, bool balanced, bool direct,
+                 cudaStream_t stream) {
   g1.ring_balanced = g2.ring_balanced = balanced;
+  g1.ring_direct = g2.ring_direct = direct;
   const std::int64_t slots = r.tokens * r.top_k;
   if (!g1.in_vec16 || !g2.in_vec16 || slots * std::max(r.hidden, r.inter) >= (std::int64_t{1} << 31)) return false;
   const int rows1 = r.inter / 64, rows2 = (r.hidden / 16 + 7) / 8;  // row blocks per slot block
@@ -144,9 +146,12 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   g2.index_ready = true;  // GEMM 1 triggered only after its wait: ids and alignment are complete
   g2.y_out = r.y;
   switch (r.block) {
-    case 1: launch_decode<T, kZeros, true>(r, g1, g2, slots, stream); break;
+    case 1:
+      if (const int ring = ring_mode(); ring == 0 || !launch_ring<T, kZeros>(r, g1, g2, slots, ring == 1, true, stream))
+        launch_decode<T, kZeros, true>(r, g1, g2, slots, stream);
+      break;
     case 8:
-      if (const int ring = ring_mode(); ring == 0 || !launch_ring<T, kZeros>(r, g1, g2, r.max_blocks, ring == 1, stream))
+      if (const int ring = ring_mode(); ring == 0 || !launch_ring<T, kZeros>(r, g1, g2, r.max_blocks, ring == 1, false, stream))
         launch_decode<T, kZeros, false>(r, g1, g2, r.max_blocks, stream);
       break;
     case 32: launch_prefill<T, kZeros, 32>(r, g1, g2, r.max_blocks, stream); break;

@@ -1,8 +1,11 @@
-// Persistent ring kernel for the aligned block-8 MoE decode path (W4A16_MOE_RING=1; opt-in).
+// Persistent ring kernel for the aligned block-8 MoE decode path and the direct path (block 1)
+// (W4A16_MOE_RING=1; opt-in).
 //
 // Contract: as moe_decode_kernel in aligned mode (fused_moe.cuh: GemmParams, slots, GEMM 1 / 2),
 // plus x / h rows 16-byte aligned (in_vec16) and T*k*max(H, I) < 2^31 (32-bit offsets); the host
 // (launch_ring in fused_moe_launch.cuh) falls back to moe_decode_kernel otherwise.
+// Direct mode (ring_direct, block 1: no alignment launch): slot block b is slot b alone (column 0,
+// columns 1..7 padding), expert topk_ids[b], T*k slot blocks.
 // Work: item i = (slot block b = i / R, row block r = i % R), R row blocks per slot block:
 //   GEMM 1  R = I / 64: warps 0..3 the gate tiles 4r + w, warps 4..7 the matching up tiles
 //           I/16 + 4r + w - 4; the up accumulators go through shared memory to the gate warps,
@@ -114,10 +117,11 @@ __global__ void __launch_bounds__(kRingThreads, 2) moe_ring_kernel(const GemmPar
     for (int q = 0; q < S::kXPasses; ++q) f.xrow[q] = -1;
     if (item < nitems) {
       const int b = item / R;
-      f.expert = p.block_expert[b];
+      f.expert = p.ring_direct ? p.topk_ids[b] : p.block_expert[b];
 #pragma unroll
       for (int q = 0; q < S::kXPasses; ++q) {
-        const int s = p.sorted[b * kRingSlots + xr0 + q * S::kXRows];
+        const int c = xr0 + q * S::kXRows;  // slot column
+        const int s = p.ring_direct ? (c == 0 ? b : p.sentinel) : p.sorted[b * kRingSlots + c];
         f.xrow[q] = s < p.sentinel ? (s / p.in_div) * p.k : -1;
       }
     }
@@ -125,7 +129,7 @@ __global__ void __launch_bounds__(kRingThreads, 2) moe_ring_kernel(const GemmPar
   };
 
   if (!p.index_ready) pdl_wait();
-  const int nitems = (*p.total / kRingSlots) * R;
+  const int nitems = (p.ring_direct ? p.sentinel : *p.total / kRingSlots) * R;
   // Balanced persistent grid: the fewest blocks that still finish in the same number of rounds
   // (rounds = ceil(items / launched blocks)), so every block takes `rounds` or `rounds - 1` items
   // instead of a last round on a few blocks (e.g. 1080 items on 264 blocks: 216 blocks x 5 rather
@@ -261,7 +265,8 @@ __global__ void __launch_bounds__(kRingThreads, 2) moe_ring_kernel(const GemmPar
   for (int item = static_cast<int>(blockIdx.x); item < nitems; item += grid) {
     const int b = item / R, r = item % R;
     const int stripe = ring_stripe<kGemm1>(r, warp, inter_tiles);
-    const int s0 = p.sorted[b * kRingSlots + 2 * tq], s1 = p.sorted[b * kRingSlots + 2 * tq + 1];
+    const int s0 = p.ring_direct ? (tq == 0 ? b : p.sentinel) : p.sorted[b * kRingSlots + 2 * tq];
+    const int s1 = p.ring_direct ? p.sentinel : p.sorted[b * kRingSlots + 2 * tq + 1];
     float acc[1][4] = {{0.f, 0.f, 0.f, 0.f}};
     for (int step = 0; step < nsteps; ++step) {
       const int slot = iss_slot == depth - 1 ? 0 : iss_slot + 1;  // the copy side is depth - 1 ahead
