@@ -151,7 +151,8 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
         launch_decode<T, kZeros, true>(r, g1, g2, slots, stream);
       break;
     case 8:
-      if (const int ring = ring_mode(); ring == 0 || !launch_ring<T, kZeros>(r, g1, g2, r.max_blocks, ring == 1, false, stream))
+      if (const int ring = ring_mode();
+          ring == 0 || !launch_ring<T, kZeros>(r, g1, g2, r.max_blocks, ring == 1, false, stream))
         launch_decode<T, kZeros, false>(r, g1, g2, r.max_blocks, stream);
       break;
     case 32: launch_prefill<T, kZeros, 32>(r, g1, g2, r.max_blocks, stream); break;
