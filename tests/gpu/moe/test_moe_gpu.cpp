@@ -298,8 +298,14 @@ TEST(MoeGpuEdge, GraphReplayAndDeterminism) {
 // ---- The persistent ring kernel of the decode paths, block 8 and direct (W4A16_MOE_RING, moe_ring.cuh) ----
 // Sets the knob for its scope (the launcher reads it per call) and restores "unset" after.
 struct RingKnob {
-  explicit RingKnob(const char* v) { setenv("W4A16_MOE_RING", v, 1); }
-  ~RingKnob() { unsetenv("W4A16_MOE_RING"); }
+  explicit RingKnob(const char* v, const char* deep = nullptr) {
+    setenv("W4A16_MOE_RING", v, 1);
+    if (deep) setenv("W4A16_MOE_RING_DEEP", deep, 1);
+  }
+  ~RingKnob() {
+    unsetenv("W4A16_MOE_RING");
+    unsetenv("W4A16_MOE_RING_DEEP");
+  }
 };
 
 class MoeGpuRing : public ::testing::TestWithParam<MoeCase> {};
@@ -314,7 +320,7 @@ TEST_P(MoeGpuRing, Block8AndDirectMatchTheReference) {
   CudaMoe m = CudaMoe::create(p.w, c.act);
   for (int block : {8, 1}) {  // aligned blocks of 8; direct (one slot per item, no alignment)
     SCOPED_TRACE("block " + std::to_string(block));
-    std::vector<std::uint16_t> ring, ring2, ring_graph, ring_rr, old;
+    std::vector<std::uint16_t> ring, ring2, ring_graph, ring_rr, ring_deep, ring_shallow, old;
     {
       RingKnob on("1");
       ring = run_gpu(m, p, block);
@@ -325,6 +331,14 @@ TEST_P(MoeGpuRing, Block8AndDirectMatchTheReference) {
       RingKnob rr("2");  // every resident block, round robin: other blocks, the same sums
       ring_rr = run_gpu(m, p, block);
     }
+    {
+      RingKnob deep("1", "1");  // one block per SM, deeper ring: other depth, the same sums
+      ring_deep = run_gpu(m, p, block);
+    }
+    {
+      RingKnob shallow("1", "0");
+      ring_shallow = run_gpu(m, p, block);
+    }
     old = run_gpu(m, p, block);
     const double err = test::rel_error(test::to_f64(ring.data(), c.act, c.T, c.H, c.H), want);
     const double err_old = test::rel_error(test::to_f64(old.data(), c.act, c.T, c.H, c.H), want);
@@ -332,6 +346,8 @@ TEST_P(MoeGpuRing, Block8AndDirectMatchTheReference) {
     EXPECT_EQ(ring, ring2) << "ring kernel: two runs differ";
     EXPECT_EQ(ring, ring_graph) << "ring kernel: graph replay differs";
     EXPECT_EQ(ring, ring_rr) << "ring kernel: balanced and round-robin grids differ (each output is one warp's sum)";
+    EXPECT_EQ(ring_deep, ring_shallow) << "ring kernel: deep and shallow rings differ";
+    EXPECT_EQ(ring, ring_deep) << "ring kernel: automatic and deep rings differ";
   }
 }
 

@@ -45,11 +45,11 @@ inline int ring_mode() {
 }
 
 // Resident blocks of one ring kernel on this device (once per instantiation): its persistent grid.
-template <class T, bool kZeros, bool kGemm1, int kGs>
+template <class T, bool kZeros, bool kGemm1, int kGs, bool kDeep>
 int ring_resident_blocks() {
   static const int n = [] {
-    auto* k = moe_ring_kernel<T, kZeros, kGemm1, kGs>;
-    const int smem = RingShape<kGemm1, kZeros, kGs>::kSmemBytes;
+    auto* k = moe_ring_kernel<T, kZeros, kGemm1, kGs, kDeep>;
+    const int smem = RingShape<kGemm1, kZeros, kGs, kDeep>::kSmemBytes;
     W4A16_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     int per_sm = 0;
     W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kRingThreads, smem));
@@ -58,16 +58,40 @@ int ring_resident_blocks() {
   return n;
 }
 
+// W4A16_MOE_RING_DEEP: "0" never uses the deep ring (one block per SM), "1" always, unset: where the
+// grid's items (a bound from the host) fit one block per SM.
+inline int ring_deep_override() {
+  const char* env = std::getenv("W4A16_MOE_RING_DEEP");
+  if (!env || !*env) return -1;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0)
+    fail(ErrorCode::invalid_argument, "W4A16_MOE_RING_DEEP", "0 or 1", env);
+  return *env - '0';
+}
+inline int ring_sm_count() {
+  static const int n = cuda::device_sm_count();
+  return n;
+}
+
+template <class T, bool kZeros, bool kGemm1, int kGs, bool kDeep>
+void launch_ring_kernel(const GemmParams& g, int items, cudaStream_t stream) {
+  launch_pdl(moe_ring_kernel<T, kZeros, kGemm1, kGs, kDeep>,
+             dim3(std::min(ring_resident_blocks<T, kZeros, kGemm1, kGs, kDeep>(), items)), dim3(kRingThreads),
+             RingShape<kGemm1, kZeros, kGs, kDeep>::kSmemBytes, stream, g);
+}
+
 // One GEMM through the ring kernel: kGs 1 where every group is a power of two >= 64 tiles' worth
-// or the whole K (channelwise), else 2 (g = 32 or another length: per-half-tile entries).
+// or the whole K (channelwise), else 2 (g = 32 or another length: per-half-tile entries); deep
+// where `items` (an upper bound) fits one block per SM (or as W4A16_MOE_RING_DEEP says).
 template <class T, bool kZeros, bool kGemm1>
 void launch_ring_gemm(const GemmParams& g, int items, cudaStream_t stream) {
+  const int deep_env = ring_deep_override();
+  const bool deep = deep_env >= 0 ? deep_env == 1 : items <= ring_sm_count();
   if (g.groups == 1 || g.group_shift >= 6) {
-    launch_pdl(moe_ring_kernel<T, kZeros, kGemm1, 1>, dim3(std::min(ring_resident_blocks<T, kZeros, kGemm1, 1>(), items)),
-               dim3(kRingThreads), RingShape<kGemm1, kZeros, 1>::kSmemBytes, stream, g);
+    if (deep) launch_ring_kernel<T, kZeros, kGemm1, 1, true>(g, items, stream);
+    else launch_ring_kernel<T, kZeros, kGemm1, 1, false>(g, items, stream);
   } else {
-    launch_pdl(moe_ring_kernel<T, kZeros, kGemm1, 2>, dim3(std::min(ring_resident_blocks<T, kZeros, kGemm1, 2>(), items)),
-               dim3(kRingThreads), RingShape<kGemm1, kZeros, 2>::kSmemBytes, stream, g);
+    if (deep) launch_ring_kernel<T, kZeros, kGemm1, 2, true>(g, items, stream);
+    else launch_ring_kernel<T, kZeros, kGemm1, 2, false>(g, items, stream);
   }
 }
 

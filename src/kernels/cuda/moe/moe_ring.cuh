@@ -48,10 +48,14 @@ constexpr int kRingSlots = 8;  // slots per item (one mma n-group)
 // 4-tile steps in 3 slots (K = 768: 3 whole steps). Both keep 8 tiles in flight per warp.
 // kGs: scale / zero entries per tile: 1 (group a power of two >= 64, or channelwise: the group of
 // tile kt is kt >> gsh) or 2 (one per half tile: g = 32, or any other group length, by division).
-template <bool kGemm1, bool kZeros, int kGs>
+// kDeep: one block per SM (grids of at most one block per SM: T = 1, few items) with 3 x 8 (GEMM 1)
+// or 5 x 4 (GEMM 2) tiles in flight per warp instead of 8: 2 blocks per SM would idle anyway, and
+// one block of 8 warps with 8 tiles each keeps too few bytes in flight (docs/benchmarks/moe.md,
+// the streaming attempt: 25% of DRAM bandwidth at 8 warps per SM).
+template <bool kGemm1, bool kZeros, int kGs, bool kDeep = false>
 struct RingShape {
   static constexpr int kT = kGemm1 ? 8 : 4;      // tiles per step
-  static constexpr int kDepth = kGemm1 ? 2 : 3;  // ring slots
+  static constexpr int kDepth = kGemm1 ? (kDeep ? 4 : 2) : (kDeep ? 6 : 3);  // ring slots
   static constexpr int kP = 4;                   // tiles computed together
   static constexpr int kEntries = kT * kGs * 8;  // (tile, group of the tile, gid) entries of a step
   static constexpr int kEntryCopies = kEntries / 32;
@@ -65,6 +69,7 @@ struct RingShape {
   static constexpr int kSmemBytes = kDepth * kXSlot + kRingWarps * kDepth * kStepBytes + (kGemm1 ? 4 * 32 * 16 : 0);
   static_assert(kT % kP == 0 && kEntries % 32 == 0 && kRingSlots % kXRows == 0, "step shape");
   static_assert(kStepBytes % 16 == 0 && kXSlot % 16 == 0, "16-byte copies into every slot");
+  static_assert(kSmemBytes <= (kDeep ? 227 : 113) * 1024, "fits the blocks per SM of __launch_bounds__ (sm_90: 227 KB)");
 };
 
 // The rows of GEMM `kGemm1`'s item row block r that warp `warp` owns (its 16-row stripe).
@@ -74,12 +79,12 @@ __device__ __forceinline__ int ring_stripe(int r, int warp, int inter_tiles) {
   else return 8 * r + warp;
 }
 
-template <class T, bool kZeros, bool kGemm1, int kGs>
-__global__ void __launch_bounds__(kRingThreads, 2) moe_ring_kernel(const GemmParams p) {
+template <class T, bool kZeros, bool kGemm1, int kGs, bool kDeep>
+__global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(const GemmParams p) {
   namespace dd = decode_detail;
   constexpr bool kBf16 = Act<T>::kMagic != 0x64006400u;
   using D = dd::Dt<kBf16>;
-  using S = RingShape<kGemm1, kZeros, kGs>;
+  using S = RingShape<kGemm1, kZeros, kGs, kDeep>;
   constexpr bool kHalves = kGs == 2;
   constexpr int kT = S::kT, kP = S::kP, depth = S::kDepth;
   constexpr int kStep = S::kStepBytes;
