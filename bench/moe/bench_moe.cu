@@ -291,7 +291,7 @@ int main(int argc, char** argv) {
                     run.path, avg_distinct, avg_touched / 1e6, tf.median_us, tbps,
                     100.0 * tbps / 4.4, tc.median_us, tc.median_us / tf.median_us, err);
       std::printf("%s", line);
-      if (csv) std::fprintf(csv, "%s", line);
+      if (csv) std::fprintf(csv, "%s", line), std::fflush(csv);  // rows so far survive a timeout
       std::fflush(stdout);
     }
     for (auto& s : sv) {
