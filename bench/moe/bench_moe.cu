@@ -5,7 +5,9 @@
 // set i % sets, so a call's experts were last read many calls ago (the weights, 300 MB packed
 // and 1.2 GB fp16, are far larger than 3 x L2). TB/s counts the packed bytes of the experts a
 // call touches (distinct experts x expert bytes) + x + out.
-// Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]
+// Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]. Paths "ring", "ring_rr",
+// "ring_shallow": the persistent ring kernel (moe_ring.cuh) variants, the A/B against the old
+// kernel of the same block (see the runs list).
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -18,6 +20,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_timer.hpp"
@@ -249,7 +252,26 @@ int main(int argc, char** argv) {
     const bench::Timing tc = bench::time_graph(cublas_loop, opt, st);
     double avg_touched = 0, avg_distinct = 0;
     for (auto& s : sv) avg_touched += double(s.touched) / sets, avg_distinct += double(s.distinct) / sets;
-    for (int b : blocks) {
+    // The ring kernel (moe_ring.cuh) as more rows, same sets and timer: the A/B with the old kernel
+    // of the same block in one process. The knobs are read per launch, so the graph captured by
+    // time_graph holds the variant: "ring" W4A16_MOE_RING=1 (block 8, and block 1 where T*k <= 256),
+    // "ring_rr" =2 (no balanced grid), "ring_shallow" =1 with W4A16_MOE_RING_DEEP=0 (T*k <= 32,
+    // where the deep one-block-per-SM ring is chosen).
+    struct Run {
+      int block;
+      const char* ring;  // W4A16_MOE_RING, or null: the old kernels
+      const char* deep;  // W4A16_MOE_RING_DEEP, or null: automatic
+      const char* path;
+    };
+    std::vector<Run> runs;
+    for (int b : blocks) runs.push_back({b, nullptr, nullptr, b == chosen ? "chosen" : "forced"});
+    if (T <= 1024) runs.push_back({8, "1", nullptr, "ring"}), runs.push_back({8, "2", nullptr, "ring_rr"});
+    if (S <= 256) runs.push_back({1, "1", nullptr, "ring"});
+    if (S <= 32) runs.push_back({8, "1", "0", "ring_shallow"}), runs.push_back({1, "1", "0", "ring_shallow"});
+    for (const Run& run : runs) {
+      const int b = run.block;
+      if (run.ring) setenv("W4A16_MOE_RING", run.ring, 1);
+      if (run.deep) setenv("W4A16_MOE_RING_DEEP", run.deep, 1);
       fused(b)(0, st);
       CK(cudaStreamSynchronize(st));
       CK(cudaMemcpy(got.data(), out, 2 * T * H, cudaMemcpyDeviceToHost));
@@ -261,13 +283,15 @@ int main(int argc, char** argv) {
       }
       const double err = std::isfinite(num) ? std::sqrt(num / std::max(den, 1e-30)) : INFINITY;
       const bench::Timing tf = bench::time_graph(fused(b), opt, st);
+      unsetenv("W4A16_MOE_RING");
+      unsetenv("W4A16_MOE_RING_DEEP");
       const double tbps = avg_touched / (tf.median_us * 1e-6) / 1e12;
       char line[512];
       std::snprintf(line, sizeof line, "%d,%d,%s,%.1f,%.2f,%.2f,%.3f,%.1f,%.2f,%.2f,%.2e\n", T, b,
-                    b == chosen ? "chosen" : "forced", avg_distinct, avg_touched / 1e6, tf.median_us, tbps,
+                    run.path, avg_distinct, avg_touched / 1e6, tf.median_us, tbps,
                     100.0 * tbps / 4.4, tc.median_us, tc.median_us / tf.median_us, err);
       std::printf("%s", line);
-      if (csv) std::fprintf(csv, "%s", line);
+      if (csv) std::fprintf(csv, "%s", line), std::fflush(csv);  // rows so far survive a timeout
       std::fflush(stdout);
     }
     for (auto& s : sv) {

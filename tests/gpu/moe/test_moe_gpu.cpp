@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 #include <random>
 
@@ -181,6 +182,7 @@ std::vector<std::uint16_t> run_gpu(const CudaMoe& m, const Problem& p, int block
   Dev<float> dw(p.tw);
   const std::size_t wsb = m.workspace_bytes(p.T, p.k);
   Dev<unsigned char> ws(wsb);
+  cudaMemset(ws.p, 0xff, wsb);  // poisoned workspace (h, y: NaN): a slot never written shows
   std::vector<std::uint16_t> poison(dout.n, test::poison_bits(p.act));
   cudaMemcpy(dout.p, poison.data(), poison.size() * 2, cudaMemcpyHostToDevice);
   MoeArgs a{TensorView(xp, p.act, {p.T, H}, Device::cuda), TensorView(di.p, DType::i32, {p.T, p.k}, Device::cuda),
@@ -291,6 +293,147 @@ TEST(MoeGpuEdge, GraphReplayAndDeterminism) {
     EXPECT_EQ(a, b) << "block " << block << ": two runs differ";
     EXPECT_EQ(a, c) << "block " << block << ": graph replay differs";
   }
+}
+
+// ---- The persistent ring kernel of the decode paths, block 8 and direct (W4A16_MOE_RING, moe_ring.cuh) ----
+// Sets the knob for its scope (the launcher reads it per call) and restores "unset" after.
+struct RingKnob {
+  explicit RingKnob(const char* v, const char* deep = nullptr) {
+    setenv("W4A16_MOE_RING", v, 1);
+    if (deep) setenv("W4A16_MOE_RING_DEEP", deep, 1);
+  }
+  ~RingKnob() {
+    unsetenv("W4A16_MOE_RING");
+    unsetenv("W4A16_MOE_RING_DEEP");
+  }
+};
+
+class MoeGpuRing : public ::testing::TestWithParam<MoeCase> {};
+
+TEST_P(MoeGpuRing, Block8AndDirectMatchTheReference) {
+  REQUIRE_GPU();
+  const MoeCase c = GetParam();
+  SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
+  MoeSpec s{c.H, c.I, c.E, c.g, c.st};
+  Problem p = make_problem(s, c.act, c.T, c.k);
+  const std::vector<double> want = reference(p);
+  CudaMoe m = CudaMoe::create(p.w, c.act);
+  for (int block : {8, 1}) {  // aligned blocks of 8; direct (one slot per item, no alignment)
+    SCOPED_TRACE("block " + std::to_string(block));
+    std::vector<std::uint16_t> ring, ring2, ring_graph, ring_rr, ring_deep, ring_shallow, old;
+    {
+      RingKnob on("1");
+      ring = run_gpu(m, p, block);
+      ring2 = run_gpu(m, p, block);
+      ring_graph = run_gpu(m, p, block, /*graph=*/true);
+    }
+    {
+      RingKnob rr("2");  // every resident block, round robin: other blocks, the same sums
+      ring_rr = run_gpu(m, p, block);
+    }
+    {
+      RingKnob deep("1", "1");  // one block per SM, deeper ring: other depth, the same sums
+      ring_deep = run_gpu(m, p, block);
+    }
+    {
+      RingKnob shallow("1", "0");
+      ring_shallow = run_gpu(m, p, block);
+    }
+    old = run_gpu(m, p, block);
+    const double err = test::rel_error(test::to_f64(ring.data(), c.act, c.T, c.H, c.H), want);
+    const double err_old = test::rel_error(test::to_f64(old.data(), c.act, c.T, c.H, c.H), want);
+    EXPECT_LT(err, test::tolerance(c.act)) << "ring kernel (old kernel: " << err_old << ")";
+    EXPECT_EQ(ring, ring2) << "ring kernel: two runs differ";
+    EXPECT_EQ(ring, ring_graph) << "ring kernel: graph replay differs";
+    EXPECT_EQ(ring, ring_rr) << "ring kernel: balanced and round-robin grids differ (each output is one warp's sum)";
+    EXPECT_EQ(ring_deep, ring_shallow) << "ring kernel: deep and shallow rings differ";
+    EXPECT_EQ(ring, ring_deep) << "ring kernel: automatic and deep rings differ";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, MoeGpuRing,
+    ::testing::Values(MoeCase{1, 8, 16, 256, 128, 128, ScalarType::uint4b8, DType::f16},
+                      MoeCase{1, 1, 4, 128, 64, 32, ScalarType::uint4, DType::bf16},
+                      MoeCase{2, 2, 8, 256, 128, 64, ScalarType::uint4, DType::f16},
+                      MoeCase{7, 8, 16, 128, 64, 32, ScalarType::uint4b8, DType::bf16},
+                      MoeCase{7, 2, 8, 512, 256, 256, ScalarType::uint4, DType::bf16},
+                      MoeCase{16, 8, 32, 256, 192, 128, ScalarType::uint4, DType::f16},
+                      MoeCase{16, 1, 8, 512, 128, 64, ScalarType::uint4b8, DType::bf16},
+                      MoeCase{64, 8, 16, 256, 128, kChannelwise, ScalarType::uint4b8, DType::f16},
+                      MoeCase{64, 1, 8, 128, 192, 64, ScalarType::uint4, DType::f16},
+                      MoeCase{64, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::bf16},
+                      // H % 128 == 64: GEMM 2's last row block has 4 idle warps; K = 5 tiles: partial steps
+                      MoeCase{300, 2, 8, 320, 64, 64, ScalarType::uint4, DType::f16},
+                      MoeCase{40, 8, 8, 320, 320, 32, ScalarType::uint4b8, DType::bf16}),
+    moe_case_name);
+
+TEST(MoeGpuRingEdge, Qwen3Shapes) {
+  REQUIRE_GPU();
+  MoeSpec s{2048, 768, 128, 128, ScalarType::uint4b8};
+  for (DType act : {DType::bf16, DType::f16}) {
+    Problem p = make_problem(s, act, 16, 8);  // one weight set; T = 4 and 1 are its first tokens
+    CudaMoe m = CudaMoe::create(p.w, act);
+    for (std::int64_t T : {16, 4, 1}) {
+      p.T = T;
+      p.x.resize(static_cast<std::size_t>(T * 2048));
+      p.ids.resize(static_cast<std::size_t>(T * p.k));
+      p.tw.resize(p.ids.size());
+      const std::vector<double> want = reference(p);
+      RingKnob on("1");
+      for (int block : {8, 1}) {
+        auto out = run_gpu(m, p, block);
+        EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, T, 2048, 2048), want), test::tolerance(act))
+            << "T=" << T << (act == DType::bf16 ? " bf16" : " f16") << " block " << block;
+      }
+    }
+  }
+}
+
+TEST(MoeGpuRingEdge, AllTokensOnOneExpertAndEmptyExperts) {
+  REQUIRE_GPU();
+  MoeSpec s{128, 64, 32, 64, ScalarType::uint4};
+  for (DType act : {DType::f16, DType::bf16}) {
+    Problem p = make_problem(s, act, 200, 1, /*only_expert=*/5);  // k = 1: all 200 tokens on expert 5, 31 empty
+    const std::vector<double> want = reference(p);
+    CudaMoe m = CudaMoe::create(p.w, act);
+    RingKnob on("1");
+    for (int block : {8, 1}) {
+      auto out = run_gpu(m, p, block);
+      EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, p.T, 128, 128), want), test::tolerance(act)) << block;
+    }
+  }
+}
+
+TEST(MoeGpuRingEdge, FourByteAlignedActivationsFallBack) {
+  REQUIRE_GPU();
+  MoeSpec s{256, 128, 16, 64, ScalarType::uint4};
+  Problem p = make_problem(s, DType::f16, 70, 8);
+  const std::vector<double> want = reference(p);
+  CudaMoe m = CudaMoe::create(p.w, DType::f16);
+  RingKnob on("1");
+  for (int block : {8, 1}) {
+    auto out = run_gpu(m, p, block, false, /*x_offset=*/2);  // not the ring's contract: the old kernel runs
+    EXPECT_LT(test::rel_error(test::to_f64(out.data(), DType::f16, p.T, 256, 256), want), test::tolerance(DType::f16))
+        << block;
+  }
+}
+
+TEST(MoeGpuRingEdge, BadKnobIsRejected) {
+  REQUIRE_GPU();
+  MoeSpec s{128, 64, 8, 64, ScalarType::uint4b8};
+  Problem p = make_problem(s, DType::f16, 4, 2);
+  CudaMoe m = CudaMoe::create(p.w, DType::f16);
+  RingKnob bad("yes");
+  const std::size_t wsb = m.workspace_bytes(p.T, p.k);
+  Dev<unsigned char> ws(wsb);
+  Dev<std::uint16_t> dx(p.x), dout(static_cast<std::size_t>(p.T * 128));
+  Dev<std::int32_t> di(p.ids);
+  Dev<float> dw(p.tw);
+  MoeArgs a{TensorView(dx.p, DType::f16, {p.T, 128}, Device::cuda), TensorView(di.p, DType::i32, {p.T, p.k}, Device::cuda),
+            TensorView(dw.p, DType::f32, {p.T, p.k}, Device::cuda), TensorView(dout.p, DType::f16, {p.T, 128}, Device::cuda)};
+  EXPECT_THROW(m.run(a, ws.p, wsb, nullptr, 8), Error);
+  CU(cudaDeviceSynchronize());
 }
 
 TEST(MoeGpuEdge, Rejections) {

@@ -19,8 +19,11 @@
 //   moe_prefill_kernel  32 or 64 slots of one expert per CTA, 4 warps x one tile pair each, no
 //                       split-K; B (the gathered x / h block), weights, scales, zeros through a
 //                       4-stage cp.async ring in shared memory, B read with ldmatrix.
+//   moe_ring_kernel     (moe_ring.cuh, opt-in: W4A16_MOE_RING=1) the decode paths (direct, aligned
+//                       8) as a persistent grid with a per-warp cp.async weight ring.
 // Instantiated (fused_moe_{f16,bf16}.cu): act {fp16, bf16} x {uint4b8, uint4} x {decode direct,
-// decode aligned 8, prefill 32, prefill 64} x {GEMM 1, GEMM 2}.
+// decode aligned 8, prefill 32, prefill 64} x {GEMM 1, GEMM 2}; ring: act x scalar x GEMM x
+// {one entry per tile, per half tile}.
 // Checked by: build-moe-cuda/tests/gpu/moe/w4a16_test_gpu_moe (vs moe_reference on the CPU).
 #pragma once
 #include <cuda_bf16.h>
@@ -101,6 +104,8 @@ struct GemmParams {
   int inter;                     // I (GEMM 1: up tile offset and h row length)
   void* h_out;                   // GEMM 1 output [S, I] act
   float* y_out;                  // GEMM 2 output [S, H] fp32
+  bool ring_balanced;            // ring kernel (moe_ring.cuh): balanced grid (else all launched blocks)
+  bool ring_direct;              // ring kernel: direct mode (slot block b = slot b alone, expert topk_ids[b])
 };
 
 // Programmatic dependent launch (pdl.cuh): each kernel of the chain is launched with

@@ -2,11 +2,15 @@
 // stream, no allocation, no synchronisation. Included by fused_moe_{f16,bf16}.cu only, which
 // instantiate it (explicit instantiation keeps the two dtypes compiling in parallel).
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "common.cuh"
 #include "moe/fused_moe.cuh"
+#include "moe/moe_ring.cuh"
 #include "w4a16/core/error.hpp"
 
 namespace w4a16::kernels::cuda::moe {
@@ -26,6 +30,84 @@ void launch_decode(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g
              decode_smem_bytes<T>(w1), stream, g1);
   launch_pdl(moe_decode_kernel<T, kZeros, false, kDirect>, dim3(nblocks, r.hidden / 32), dim3(32 * w2),
              decode_smem_bytes<T>(w2), stream, g2);
+}
+
+// W4A16_MOE_RING: "1" routes the decode paths (aligned block 8, direct block 1) to the persistent
+// ring kernel (moe_ring.cuh) with the balanced grid, "2" to the ring kernel with every resident
+// block taking items round robin (the A/B of the balancing), "0" or unset keeps
+// moe_decode_kernel. Read per call, so one process can A/B.
+inline int ring_mode() {
+  const char* env = std::getenv("W4A16_MOE_RING");
+  if (!env || !*env) return 0;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0 && std::strcmp(env, "2") != 0)
+    fail(ErrorCode::invalid_argument, "W4A16_MOE_RING", "0, 1 or 2", env);
+  return *env - '0';
+}
+
+// Resident blocks of one ring kernel on this device (once per instantiation): its persistent grid.
+template <class T, bool kZeros, bool kGemm1, int kGs, bool kDeep>
+int ring_resident_blocks() {
+  static const int n = [] {
+    auto* k = moe_ring_kernel<T, kZeros, kGemm1, kGs, kDeep>;
+    const int smem = RingShape<kGemm1, kZeros, kGs, kDeep>::kSmemBytes;
+    W4A16_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    int per_sm = 0;
+    W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kRingThreads, smem));
+    return std::max(per_sm, 1) * cuda::device_sm_count();
+  }();
+  return n;
+}
+
+// W4A16_MOE_RING_DEEP: "0" never uses the deep ring (one block per SM), "1" always, unset: where the
+// grid's items (a bound from the host) fit one block per SM.
+inline int ring_deep_override() {
+  const char* env = std::getenv("W4A16_MOE_RING_DEEP");
+  if (!env || !*env) return -1;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0)
+    fail(ErrorCode::invalid_argument, "W4A16_MOE_RING_DEEP", "0 or 1", env);
+  return *env - '0';
+}
+inline int ring_sm_count() {
+  static const int n = cuda::device_sm_count();
+  return n;
+}
+
+template <class T, bool kZeros, bool kGemm1, int kGs, bool kDeep>
+void launch_ring_kernel(const GemmParams& g, int items, cudaStream_t stream) {
+  launch_pdl(moe_ring_kernel<T, kZeros, kGemm1, kGs, kDeep>,
+             dim3(std::min(ring_resident_blocks<T, kZeros, kGemm1, kGs, kDeep>(), items)), dim3(kRingThreads),
+             RingShape<kGemm1, kZeros, kGs, kDeep>::kSmemBytes, stream, g);
+}
+
+// One GEMM through the ring kernel: kGs 1 where every group is a power of two >= 64 tiles' worth
+// or the whole K (channelwise), else 2 (g = 32 or another length: per-half-tile entries); deep
+// where `items` (an upper bound) fits one block per SM (or as W4A16_MOE_RING_DEEP says).
+template <class T, bool kZeros, bool kGemm1>
+void launch_ring_gemm(const GemmParams& g, int items, cudaStream_t stream) {
+  const int deep_env = ring_deep_override();
+  const bool deep = deep_env >= 0 ? deep_env == 1 : items <= ring_sm_count();
+  if (g.groups == 1 || g.group_shift >= 6) {
+    if (deep) launch_ring_kernel<T, kZeros, kGemm1, 1, true>(g, items, stream);
+    else launch_ring_kernel<T, kZeros, kGemm1, 1, false>(g, items, stream);
+  } else {
+    if (deep) launch_ring_kernel<T, kZeros, kGemm1, 2, true>(g, items, stream);
+    else launch_ring_kernel<T, kZeros, kGemm1, 2, false>(g, items, stream);
+  }
+}
+
+// The ring kernels for both GEMMs of the aligned block-8 path (direct: block 1, nblocks = slots); false (nothing launched) where the
+// ring's contract does not hold (rows not 16-byte aligned, offsets past 32 bits).
+template <class T, bool kZeros>
+bool launch_ring(const MoeRunDev& r, GemmParams g1, GemmParams g2, int nblocks, bool balanced, bool direct,
+                 cudaStream_t stream) {
+  g1.ring_balanced = g2.ring_balanced = balanced;
+  g1.ring_direct = g2.ring_direct = direct;
+  const std::int64_t slots = r.tokens * r.top_k;
+  if (!g1.in_vec16 || !g2.in_vec16 || slots * std::max(r.hidden, r.inter) >= (std::int64_t{1} << 31)) return false;
+  const int rows1 = r.inter / 64, rows2 = (r.hidden / 16 + 7) / 8;  // row blocks per slot block
+  launch_ring_gemm<T, kZeros, true>(g1, nblocks * rows1, stream);
+  launch_ring_gemm<T, kZeros, false>(g2, nblocks * rows2, stream);
+  return true;
 }
 
 template <class T, bool kZeros, int kBM>
@@ -88,8 +170,15 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   g2.index_ready = true;  // GEMM 1 triggered only after its wait: ids and alignment are complete
   g2.y_out = r.y;
   switch (r.block) {
-    case 1: launch_decode<T, kZeros, true>(r, g1, g2, slots, stream); break;
-    case 8: launch_decode<T, kZeros, false>(r, g1, g2, r.max_blocks, stream); break;
+    case 1:
+      if (const int ring = ring_mode(); ring == 0 || !launch_ring<T, kZeros>(r, g1, g2, slots, ring == 1, true, stream))
+        launch_decode<T, kZeros, true>(r, g1, g2, slots, stream);
+      break;
+    case 8:
+      if (const int ring = ring_mode();
+          ring == 0 || !launch_ring<T, kZeros>(r, g1, g2, r.max_blocks, ring == 1, false, stream))
+        launch_decode<T, kZeros, false>(r, g1, g2, r.max_blocks, stream);
+      break;
     case 32: launch_prefill<T, kZeros, 32>(r, g1, g2, r.max_blocks, stream); break;
     case 64: launch_prefill<T, kZeros, 64>(r, g1, g2, r.max_blocks, stream); break;
     default: fail(ErrorCode::unsupported, "block", "1, 8, 32 or 64", std::to_string(r.block));

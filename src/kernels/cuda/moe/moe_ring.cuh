@@ -1,0 +1,322 @@
+// Persistent ring kernel for the aligned block-8 MoE decode path and the direct path (block 1)
+// (W4A16_MOE_RING=1; opt-in).
+//
+// Contract: as moe_decode_kernel in aligned mode (fused_moe.cuh: GemmParams, slots, GEMM 1 / 2),
+// plus x / h rows 16-byte aligned (in_vec16) and T*k*max(H, I) < 2^31 (32-bit offsets); the host
+// (launch_ring in fused_moe_launch.cuh) falls back to moe_decode_kernel otherwise.
+// Direct mode (ring_direct, block 1: no alignment launch): slot block b is slot b alone (column 0,
+// columns 1..7 padding), expert topk_ids[b], T*k slot blocks.
+// Work: item i = (slot block b = i / R, row block r = i % R), R row blocks per slot block:
+//   GEMM 1  R = I / 64: warps 0..3 the gate tiles 4r + w, warps 4..7 the matching up tiles
+//           I/16 + 4r + w - 4; the up accumulators go through shared memory to the gate warps,
+//           which store h = silu(gate) * up (act dtype).
+//   GEMM 2  R = ceil(H / 128): warp w the output tile 8r + w (past H: computes, never stores), fp32 y.
+// A warp owns one 16-row stripe and the whole K of its item: no split-K, every output is one
+// warp's fixed-order sum (deterministic, no atomics).
+// Grid = resident blocks (2 per SM x SMs, 8 warps each); of them the first
+// ceil(items / rounds) take items j, j + that, ... below the item count read on the device
+// ((*total / 8) * R: no host synchronisation), rounds = ceil(items / launched): balanced shares. The weights
+// stream through a per-warp cp.async ring of steps (kT tiles + their scale / zero words, depth
+// slots: depth - 1 steps in flight while one computes), the x rows of the item's 8 slots (gathered
+// through sorted_ids, zero-filled for padding slots) through a per-block ring of the same depth
+// (one barrier per step). The copy side walks (item, step) of the block depth - 1 steps ahead of
+// the compute side and runs on across items, so the memory pipe does not idle between items; the
+// next item's expert and slot rows are loaded one item ahead.
+// Dequantization and mma: decode_device.cuh (Dt, mma_pair, scale_group; swap AB, 8 slots = n 8).
+// Scale / zero entries are copied once per step per (tile, gid) (kGs = 1: power-of-two groups
+// >= 64, channelwise) or per (tile, half tile, gid) (kGs = 2: g = 32 or any other group length).
+// PDL: GEMM 2 (index_ready) requests its first steps' weights before griddepcontrol.wait; GEMM 1
+// waits first (its expert ids are the alignment's output).
+// Checked by: tests/gpu/moe/test_moe_gpu.cpp (ring cases, vs moe_reference).
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "decode/decode_device.cuh"
+#include "moe/fused_moe.cuh"
+#include "pdl.cuh"
+
+namespace w4a16::kernels::cuda::moe {
+
+constexpr int kRingWarps = 8;
+constexpr int kRingThreads = kRingWarps * 32;
+constexpr int kRingSlots = 8;  // slots per item (one mma n-group)
+
+// Step shape per GEMM: GEMM 1 (K = H, long) 8-tile steps in 2 slots; GEMM 2 (K = I, short)
+// 4-tile steps in 3 slots (K = 768: 3 whole steps). Both keep 8 tiles in flight per warp.
+// kGs: scale / zero entries per tile: 1 (group a power of two >= 64, or channelwise: the group of
+// tile kt is kt >> gsh) or 2 (one per half tile: g = 32, or any other group length, by division).
+// kDeep: one block per SM (grids of at most one block per SM: T = 1, few items) with 3 x 8 (GEMM 1)
+// or 5 x 4 (GEMM 2) tiles in flight per warp instead of 8: 2 blocks per SM would idle anyway, and
+// one block of 8 warps with 8 tiles each keeps too few bytes in flight (docs/benchmarks/moe.md,
+// the streaming attempt: 25% of DRAM bandwidth at 8 warps per SM).
+template <bool kGemm1, bool kZeros, int kGs, bool kDeep = false>
+struct RingShape {
+  static constexpr int kT = kGemm1 ? 8 : 4;      // tiles per step
+  static constexpr int kDepth = kGemm1 ? (kDeep ? 4 : 2) : (kDeep ? 6 : 3);  // ring slots
+  static constexpr int kP = 4;                   // tiles computed together
+  static constexpr int kEntries = kT * kGs * 8;  // (tile, group of the tile, gid) entries of a step
+  static constexpr int kEntryCopies = kEntries / 32;
+  static constexpr int kEntryBytes = kZeros ? 8 : 4;  // scale word (+ the zero word of its row pair)
+  static constexpr int kStepBytes = kT * 512 + kEntries * kEntryBytes;
+  static constexpr int kXRow = decode_detail::x_row_bytes(kT);  // one slot's x row of a step
+  static constexpr int kXSlot = kRingSlots * kXRow;
+  static constexpr int kXGroups = kT * 8;                    // 16-byte chunks of one x row of a step
+  static constexpr int kXRows = kRingThreads / kXGroups;     // rows per pass of the block
+  static constexpr int kXPasses = kRingSlots / kXRows;
+  static constexpr int kSmemBytes = kDepth * kXSlot + kRingWarps * kDepth * kStepBytes + (kGemm1 ? 4 * 32 * 16 : 0);
+  static_assert(kT % kP == 0 && kEntries % 32 == 0 && kRingSlots % kXRows == 0, "step shape");
+  static_assert(kStepBytes % 16 == 0 && kXSlot % 16 == 0, "16-byte copies into every slot");
+  static_assert(kSmemBytes <= (kDeep ? 227 : 113) * 1024, "fits the blocks per SM of __launch_bounds__ (sm_90: 227 KB)");
+};
+
+// The rows of GEMM `kGemm1`'s item row block r that warp `warp` owns (its 16-row stripe).
+template <bool kGemm1>
+__device__ __forceinline__ int ring_stripe(int r, int warp, int inter_tiles) {
+  if constexpr (kGemm1) return warp < 4 ? 4 * r + warp : inter_tiles + 4 * r + warp - 4;
+  else return 8 * r + warp;
+}
+
+template <class T, bool kZeros, bool kGemm1, int kGs, bool kDeep>
+__global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(const GemmParams p) {
+  namespace dd = decode_detail;
+  constexpr bool kBf16 = Act<T>::kMagic != 0x64006400u;
+  using D = dd::Dt<kBf16>;
+  using S = RingShape<kGemm1, kZeros, kGs, kDeep>;
+  constexpr bool kHalves = kGs == 2;
+  constexpr int kT = S::kT, kP = S::kP, depth = S::kDepth;
+  constexpr int kStep = S::kStepBytes;
+  constexpr int kEB = S::kEntryBytes;
+  constexpr int kEntryOff = kT * 512;
+  extern __shared__ __align__(16) unsigned char ring_smem[];
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tq = lane % 4;
+  const int KT = p.k / 64, NT = p.n / 16;
+  const int inter_tiles = p.inter / 16;
+  const int R = kGemm1 ? p.inter / 64 : (NT + 7) / 8;
+  const int nsteps = (KT + kT - 1) / kT, nfull = KT / kT;
+  const T* in = static_cast<const T*>(p.in);
+
+  const unsigned xs_sh = dd::smem_addr(ring_smem);
+  const unsigned ring = xs_sh + depth * S::kXSlot + warp * depth * kStep;
+  float4* red = reinterpret_cast<float4*>(ring_smem + depth * S::kXSlot + kRingWarps * depth * kStep);
+  const unsigned w_sh = dd::pin(ring + lane * 16);                           // + slot + p * 512
+  const unsigned e_read = dd::pin(ring + kEntryOff + gid * kEB);             // + slot + (tile, half) * 8 entries
+  const unsigned e_copy = dd::pin(ring + kEntryOff + lane * kEB);            // + slot + c * 32 entries
+  const int cgid = lane % 8, e_sub = lane / 8;  // entry lane + 32 c: gid cgid of (tile, group) e_sub + 4 c
+
+  // ---- Copy side: item info one item ahead, (item, step, slot) depth - 1 steps ahead of compute.
+  // Info of an item: its expert and, per x pass of this thread, the element offset of its slot's
+  // row in `in` (-1: padding slot, zero-filled).
+  const int xg = static_cast<int>(threadIdx.x) % S::kXGroups, xr0 = static_cast<int>(threadIdx.x) / S::kXGroups;
+  struct Info {
+    int expert;
+    int xrow[S::kXPasses];
+  };
+  auto load_info = [&](int item, int nitems) {
+    Info f;
+    f.expert = -1;
+#pragma unroll
+    for (int q = 0; q < S::kXPasses; ++q) f.xrow[q] = -1;
+    if (item < nitems) {
+      const int b = item / R;
+      f.expert = p.ring_direct ? p.topk_ids[b] : p.block_expert[b];
+#pragma unroll
+      for (int q = 0; q < S::kXPasses; ++q) {
+        const int c = xr0 + q * S::kXRows;  // slot column
+        const int s = p.ring_direct ? (c == 0 ? b : p.sentinel) : p.sorted[b * kRingSlots + c];
+        f.xrow[q] = s < p.sentinel ? (s / p.in_div) * p.k : -1;
+      }
+    }
+    return f;
+  };
+
+  if (!p.index_ready) pdl_wait();
+  const int nitems = (p.ring_direct ? p.sentinel : *p.total / kRingSlots) * R;
+  // Balanced persistent grid: the fewest blocks that still finish in the same number of rounds
+  // (rounds = ceil(items / launched blocks)), so every block takes `rounds` or `rounds - 1` items
+  // instead of a last round on a few blocks (e.g. 1080 items on 264 blocks: 216 blocks x 5 rather
+  // than 4 full rounds and a 24-block tail); the rest exit. Bandwidth-bound, fewer blocks with
+  // equal shares end together. (ring_balanced false: every launched block, round robin; the A/B.)
+  const int rounds = (nitems + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
+  const int grid = !p.ring_balanced ? static_cast<int>(gridDim.x) : rounds > 0 ? (nitems + rounds - 1) / rounds : 0;
+  if (static_cast<int>(blockIdx.x) >= grid) return;
+  int iss_item = static_cast<int>(blockIdx.x), iss_step = 0, iss_slot = 0;
+  Info cur = load_info(iss_item, nitems), nxt = load_info(iss_item + grid, nitems);
+  // This warp's stripe in the copy side's item and its weight / scale / zero offsets (uint4 index of
+  // tile 0, lane; byte offsets of the stripe's entries in group 0).
+  int iss_stripe = 0;
+  unsigned iss_w = 0, iss_s = 0, iss_z = 0;
+  auto enter_item = [&]() {
+    iss_stripe = ring_stripe<kGemm1>(iss_item % R, warp, inter_tiles);
+    const unsigned e = static_cast<unsigned>(max(cur.expert, 0));
+    iss_w = ((e * NT + iss_stripe) * static_cast<unsigned>(KT)) * 32u + lane;
+    iss_s = (e * p.groups * (p.n / 2) + iss_stripe * 8 + cgid) * 4u;
+    iss_z = e * p.groups * (p.n / 2) + iss_stripe * 8 + (cgid / 4) * 4;
+  };
+  enter_item();
+
+  const uint4* const qw = dd::pin(p.qweight);
+  const char* const sbase = reinterpret_cast<const char*>(p.scales);
+  const char* const zbase = reinterpret_cast<const char*>(p.zeros);
+  const unsigned s_gbytes = static_cast<unsigned>(p.n) * 2u, z_gbytes = static_cast<unsigned>(NT) * 8u;
+  // kGs 1: tile kt lies in group kt >> gsh (channelwise: 30, always group 0); kGs 2: the group of
+  // half tile kk (its first k) by shift or division.
+  const int gsh = p.groups == 1 ? 30 : p.group_shift - 6;
+  auto group_of = [&](int kk) { return p.group_shift >= 0 ? kk >> p.group_shift : kk / p.group_len; };
+
+  auto issue_w = [&]() {
+    if (cur.expert < 0 || iss_stripe >= NT) return;  // past the items, or a stripe past N
+    const unsigned sb = static_cast<unsigned>(iss_slot) * kStep;
+    const int kt0 = iss_step * kT;
+    const uint4* wp = qw + iss_w + kt0 * 32;
+#pragma unroll
+    for (int t = 0; t < kT; ++t)
+      if (iss_step < nfull || kt0 + t < KT) cp_async16(w_sh + sb + t * 512, wp + t * 32);
+#pragma unroll
+    for (int c = 0; c < S::kEntryCopies; ++c) {
+      const int th = e_sub + 4 * c, kt = kt0 + th / kGs;
+      if (iss_step < nfull || kt < KT) {
+        const unsigned g = static_cast<unsigned>(kHalves ? group_of(kt * 64 + 32 * (th % 2)) : kt >> gsh);
+        const unsigned ed = e_copy + sb + c * 32 * kEB;
+        cp_async4(ed, sbase + (iss_s + g * s_gbytes));
+        if constexpr (kZeros) cp_async4(ed + 4, zbase + (iss_z + g * z_gbytes));
+      }
+    }
+  };
+  auto issue_x = [&]() {
+    if (cur.expert < 0) return;
+    const int kg = iss_step * kT * 64 + xg * 8;
+    const unsigned dst = xs_sh + iss_slot * S::kXSlot + xr0 * S::kXRow + xg * 16;
+#pragma unroll
+    for (int q = 0; q < S::kXPasses; ++q) {
+      const bool ok = cur.xrow[q] >= 0 && kg < p.k;
+      const T* src = in + (ok ? cur.xrow[q] + kg : 0);
+      dd::cp_async16_zfill(dst + q * S::kXRows * S::kXRow, src, ok ? 16u : 0u);
+    }
+  };
+  auto advance = [&]() {
+    iss_slot = iss_slot == depth - 1 ? 0 : iss_slot + 1;
+    if (++iss_step == nsteps) {
+      iss_step = 0;
+      iss_item += grid;
+      cur = nxt;
+      nxt = load_info(iss_item + grid, nitems);
+      enter_item();
+    }
+  };
+
+  if (p.index_ready) {  // weights of the first steps before the wait; x (GEMM 1's h) after it
+    const int s_item = iss_item;
+    const Info s_cur = cur, s_nxt = nxt;
+    for (int st = 0; st < depth - 1; ++st) { issue_w(); advance(); }
+    pdl_wait();
+    pdl_launch_dependents();
+    iss_item = s_item; iss_step = 0; iss_slot = 0; cur = s_cur; nxt = s_nxt;
+    enter_item();
+    for (int st = 0; st < depth - 1; ++st) { issue_x(); cp_async_commit(); advance(); }
+  } else {
+    pdl_launch_dependents();
+    for (int st = 0; st < depth - 1; ++st) { issue_w(); issue_x(); cp_async_commit(); advance(); }
+  }
+
+  // ---- Compute side.
+  const unsigned xl = dd::pin(xs_sh + (lane % 8) * S::kXRow + (lane / 8) * 16);  // ldmatrix row: slot lane % 8
+  const unsigned zshift = 8 * (gid % 4);
+  auto compute = [&](unsigned woff, unsigned eoff, unsigned xoff, int valid, float (&acc)[1][4]) {
+    uint4 wv[kP];
+    float2 sc[kP][kGs];
+    std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
+#pragma unroll
+    for (int q = 0; q < kP; ++q) {
+      wv[q] = dd::lds128(w_sh + woff + q * 512);
+#pragma unroll
+      for (int h = 0; h < kGs; ++h) {
+        const unsigned ea = e_read + eoff + (q * kGs + h) * 8 * kEB;
+        if constexpr (kZeros) {
+          uint2 e;
+          asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(e.x), "=r"(e.y) : "r"(ea) : "memory");
+          sc[q][h] = D::to_float2(e.x);
+          const std::uint32_t z = e.y >> zshift;
+          zlo[q][h] = D::zlo_of(z & 15u);
+          zhi[q][h] = D::zhi_of((z >> 4) & 15u);
+        } else {
+          std::uint32_t e;
+          asm volatile("ld.shared.u32 %0, [%1];" : "=r"(e) : "r"(ea) : "memory");
+          sc[q][h] = D::to_float2(e);
+          zlo[q][h] = D::zlo_of(8u);
+          zhi[q][h] = D::zhi_of(8u);
+        }
+      }
+    }
+    float tmp[kP][1][4];
+#pragma unroll
+    for (int q = 0; q < kP; ++q)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) tmp[q][0][c] = 0.f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      uint4 bf[kP][1];
+#pragma unroll
+      for (int q = 0; q < kP; ++q) bf[q][0] = dd::ldmatrix_x4(xl + xoff + q * 128 + h * 64);
+      dd::mma_pair<D, kHalves>(h, wv, zlo, zhi, bf, tmp);
+      if (kHalves || h == 1) dd::scale_group<kHalves>(h, valid, sc, tmp, acc);  // end of a group
+    }
+  };
+
+  constexpr unsigned kHalfEntries = kP * kGs * 8 * kEB;  // entry bytes of kP tiles
+  for (int item = static_cast<int>(blockIdx.x); item < nitems; item += grid) {
+    const int b = item / R, r = item % R;
+    const int stripe = ring_stripe<kGemm1>(r, warp, inter_tiles);
+    const int s0 = p.ring_direct ? (tq == 0 ? b : p.sentinel) : p.sorted[b * kRingSlots + 2 * tq];
+    const int s1 = p.ring_direct ? p.sentinel : p.sorted[b * kRingSlots + 2 * tq + 1];
+    float acc[1][4] = {{0.f, 0.f, 0.f, 0.f}};
+    for (int step = 0; step < nsteps; ++step) {
+      const int slot = iss_slot == depth - 1 ? 0 : iss_slot + 1;  // the copy side is depth - 1 ahead
+      cp_async_wait<depth - 2>();
+      __syncthreads();  // this step's x and entries visible; every warp is done with the previous step
+      issue_x();
+      issue_w();
+      cp_async_commit();
+      advance();
+      const unsigned sb = static_cast<unsigned>(slot) * kStep, xo = static_cast<unsigned>(slot) * S::kXSlot;
+      const int valid = step < nfull ? kT : KT - step * kT;
+#pragma unroll
+      for (int hf = 0; hf < kT / kP; ++hf)
+        if (valid > hf * kP) compute(sb + hf * kP * 512, sb + hf * kHalfEntries, xo + hf * kP * 128, valid - hf * kP, acc);
+    }
+    // Epilogue: acc[0][c] is row gid + 8 (c / 2) of the stripe, slot column 2 tq + c % 2.
+    const int row0 = 16 * stripe + gid;
+    if constexpr (kGemm1) {
+      if (warp >= 4) red[(warp - 4) * 32 + lane] = make_float4(acc[0][0], acc[0][1], acc[0][2], acc[0][3]);
+      __syncthreads();  // the next item's first barrier orders the reads below before the next writes
+      if (warp < 4) {
+        const float4 u = red[warp * 32 + lane];
+        const float uv[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const int s = c % 2 ? s1 : s0;
+          if (s >= p.sentinel) continue;
+          const float g = acc[0][c];
+          const float hval = g / (1.f + __expf(-g)) * uv[c];
+          T* hp = static_cast<T*>(p.h_out) + static_cast<std::int64_t>(s) * p.inter + row0 + 8 * (c / 2);
+          if constexpr (kBf16) *hp = __float2bfloat16_rn(hval);
+          else *hp = __float2half_rn(hval);
+        }
+      }
+    } else {
+      if (stripe < NT) {
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const int s = c % 2 ? s1 : s0;
+          if (s < p.sentinel) p.y_out[static_cast<std::int64_t>(s) * p.n + row0 + 8 * (c / 2)] = acc[0][c];
+        }
+      }
+    }
+  }
+  cp_async_wait<0>();  // no copy may still target shared memory when the block exits
+}
+
+}  // namespace w4a16::kernels::cuda::moe
