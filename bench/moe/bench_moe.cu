@@ -5,9 +5,9 @@
 // set i % sets, so a call's experts were last read many calls ago (the weights, 300 MB packed
 // and 1.2 GB fp16, are far larger than 3 x L2). TB/s counts the packed bytes of the experts a
 // call touches (distinct experts x expert bytes) + x + out.
-// Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]. Paths "ring", "ring_rr",
-// "ring_shallow": the persistent ring kernel (moe_ring.cuh) variants, the A/B against the old
-// kernel of the same block (see the runs list).
+// Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]. Paths "chosen" / "forced": the default
+// kernels of each block (blocks 1 and 8: the persistent ring kernel, moe_ring.cuh); "old" (blocks 1
+// and 8 with W4A16_MOE_RING=0), "ring_rr", "ring_deep": the A/B rows (see the runs list).
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -252,22 +252,22 @@ int main(int argc, char** argv) {
     const bench::Timing tc = bench::time_graph(cublas_loop, opt, st);
     double avg_touched = 0, avg_distinct = 0;
     for (auto& s : sv) avg_touched += double(s.touched) / sets, avg_distinct += double(s.distinct) / sets;
-    // The ring kernel (moe_ring.cuh) as more rows, same sets and timer: the A/B with the old kernel
-    // of the same block in one process. The knobs are read per launch, so the graph captured by
-    // time_graph holds the variant: "ring" W4A16_MOE_RING=1 (block 8, and block 1 where T*k <= 256),
-    // "ring_rr" =2 (no balanced grid), "ring_shallow" =1 with W4A16_MOE_RING_DEEP=0 (T*k <= 32,
-    // where the deep one-block-per-SM ring is chosen).
+    // The decode paths (blocks 1 and 8) run the ring kernel (moe_ring.cuh) by default; the old
+    // kernel (moe_decode_kernel, W4A16_MOE_RING=0) and the ring's variants are more rows, same sets
+    // and timer: the A/B in one process. The knobs are read per launch, so the graph captured by
+    // time_graph holds the variant: "old" W4A16_MOE_RING=0, "ring_rr" =2 (no balanced grid),
+    // "ring_deep" W4A16_MOE_RING_DEEP=1 (one block per SM, T*k <= 32).
     struct Run {
       int block;
-      const char* ring;  // W4A16_MOE_RING, or null: the old kernels
-      const char* deep;  // W4A16_MOE_RING_DEEP, or null: automatic
+      const char* ring;  // W4A16_MOE_RING, or null: the default (the ring kernel)
+      const char* deep;  // W4A16_MOE_RING_DEEP, or null: the default (shallow)
       const char* path;
     };
     std::vector<Run> runs;
     for (int b : blocks) runs.push_back({b, nullptr, nullptr, b == chosen ? "chosen" : "forced"});
-    if (T <= 1024) runs.push_back({8, "1", nullptr, "ring"}), runs.push_back({8, "2", nullptr, "ring_rr"});
-    if (S <= 256) runs.push_back({1, "1", nullptr, "ring"});
-    if (S <= 32) runs.push_back({8, "1", "0", "ring_shallow"}), runs.push_back({1, "1", "0", "ring_shallow"});
+    if (T <= 1024) runs.push_back({8, "0", nullptr, "old"}), runs.push_back({8, "2", nullptr, "ring_rr"});
+    if (S <= 256) runs.push_back({1, "0", nullptr, "old"});
+    if (S <= 32) runs.push_back({8, "1", "1", "ring_deep"}), runs.push_back({1, "1", "1", "ring_deep"});
     for (const Run& run : runs) {
       const int b = run.block;
       if (run.ring) setenv("W4A16_MOE_RING", run.ring, 1);

@@ -32,13 +32,14 @@ void launch_decode(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g
              decode_smem_bytes<T>(w2), stream, g2);
 }
 
-// W4A16_MOE_RING: "1" routes the decode paths (aligned block 8, direct block 1) to the persistent
-// ring kernel (moe_ring.cuh) with the balanced grid, "2" to the ring kernel with every resident
-// block taking items round robin (the A/B of the balancing), "0" or unset keeps
-// moe_decode_kernel. Read per call, so one process can A/B.
+// W4A16_MOE_RING: the decode paths (aligned block 8, direct block 1) run the persistent ring kernel
+// (moe_ring.cuh) with the balanced grid ("1" or unset: the default since the H200 A/B of 2026-12-03,
+// docs/benchmarks/moe.md: T = 1 / 4 / 16 / 64 15.2 / 38.3 / 100.8 / 155.9 -> 13.0 / 29.9 / 67.9 /
+// 101.8 us), "2" the ring kernel with every resident block taking items round robin (measured the
+// same), "0" moe_decode_kernel (the A/B knob). Read per call, so one process can A/B.
 inline int ring_mode() {
   const char* env = std::getenv("W4A16_MOE_RING");
-  if (!env || !*env) return 0;
+  if (!env || !*env) return 1;
   if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0 && std::strcmp(env, "2") != 0)
     fail(ErrorCode::invalid_argument, "W4A16_MOE_RING", "0, 1 or 2", env);
   return *env - '0';
@@ -58,18 +59,16 @@ int ring_resident_blocks() {
   return n;
 }
 
-// W4A16_MOE_RING_DEEP: "0" never uses the deep ring (one block per SM), "1" always, unset: where the
-// grid's items (a bound from the host) fit one block per SM.
+// W4A16_MOE_RING_DEEP: "1" takes the deep ring (one block per SM, more tiles in flight per warp),
+// "0" or unset the shallow one (two blocks per SM). Measured on the H200 (2026-12-03) where the deep
+// ring would have been chosen by items <= SMs: T = 1 13.7 us deep against 13.0 shallow, T = 4 equal;
+// so it is opt-in.
 inline int ring_deep_override() {
   const char* env = std::getenv("W4A16_MOE_RING_DEEP");
   if (!env || !*env) return -1;
   if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0)
     fail(ErrorCode::invalid_argument, "W4A16_MOE_RING_DEEP", "0 or 1", env);
   return *env - '0';
-}
-inline int ring_sm_count() {
-  static const int n = cuda::device_sm_count();
-  return n;
 }
 
 template <class T, bool kZeros, bool kGemm1, int kGs, bool kDeep>
@@ -80,12 +79,11 @@ void launch_ring_kernel(const GemmParams& g, int items, cudaStream_t stream) {
 }
 
 // One GEMM through the ring kernel: kGs 1 where every group is a power of two >= 64 tiles' worth
-// or the whole K (channelwise), else 2 (g = 32 or another length: per-half-tile entries); deep
-// where `items` (an upper bound) fits one block per SM (or as W4A16_MOE_RING_DEEP says).
+// or the whole K (channelwise), else 2 (g = 32 or another length: per-half-tile entries); deep as
+// W4A16_MOE_RING_DEEP says.
 template <class T, bool kZeros, bool kGemm1>
 void launch_ring_gemm(const GemmParams& g, int items, cudaStream_t stream) {
-  const int deep_env = ring_deep_override();
-  const bool deep = deep_env >= 0 ? deep_env == 1 : items <= ring_sm_count();
+  const bool deep = ring_deep_override() == 1;
   if (g.groups == 1 || g.group_shift >= 6) {
     if (deep) launch_ring_kernel<T, kZeros, kGemm1, 1, true>(g, items, stream);
     else launch_ring_kernel<T, kZeros, kGemm1, 1, false>(g, items, stream);
