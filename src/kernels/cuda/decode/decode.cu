@@ -72,13 +72,6 @@ __device__ __forceinline__ void cp_async16(unsigned smem, const void* gmem) {
 __device__ __forceinline__ void cp_async4(unsigned smem, const void* gmem) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem), "l"(gmem) : "memory");
 }
-// Asks L2 to fetch `bytes` (a multiple of 16, 16-byte aligned) from global memory, no registers or
-// shared memory involved, no completion to wait for (sm_90; nothing below).
-__device__ __forceinline__ void prefetch_l2_bulk(const void* gmem, unsigned bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(gmem), "r"(bytes) : "memory");
-#endif
-}
 __device__ __forceinline__ uint2 lds64(unsigned smem) {
   uint2 v;
   asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(smem) : "memory");
@@ -271,12 +264,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   // griddepcontrol.wait, overlapping the previous kernel's tail; x is read and y written only after
   // it. Streamed x: the prologue's weight copies join the group of the first step (group s holds the
   // x of step s), so waiting for all but depth - 2 groups at step s still covers its weights and x.
-  // With l2_prefetch_tiles, lane 0 of each warp also asks L2 for up to that many further tiles of its
-  // first item (contiguous in the layout) before the wait: the ring's later steps then hit L2.
-  if (a.l2_prefetch_tiles > 0 && lane == 0 && items_w > 0) {
-    const int from = min((depth - 1) * kT, ntiles), n = min(ntiles - from, a.l2_prefetch_tiles);
-    if (n > 0) prefetch_l2_bulk(qw + (iss_w - static_cast<unsigned>(lane) + static_cast<unsigned>(from) * 32u), static_cast<unsigned>(n) * 512u);
-  }
   if (a.xstream) {
     const int s_item = iss_item, s_step = iss_step, s_slot = iss_slot;
     const unsigned s_w = iss_w, s_s = iss_s, s_z = iss_z;
@@ -510,17 +497,6 @@ int xstream_override() {
   if (!env || !*env) return -1;
   if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_XSTREAM", "0 or 1", env);
   return *env - '0';
-}
-
-// W4A16_DECODE_L2PF: tiles per warp (of its first item, past the ring's prologue) prefetched into L2
-// before griddepcontrol.wait; unset or "0": none (exploration knob, decode_kernel).
-int l2_prefetch_tiles() {
-  const char* env = std::getenv("W4A16_DECODE_L2PF");
-  if (!env || !*env) return 0;
-  char* end = nullptr;
-  const long v = std::strtol(env, &end, 10);
-  if (*end != '\0' || v < 0 || v > (1 << 20)) fail(ErrorCode::invalid_argument, "W4A16_DECODE_L2PF", "a tile count 0..2^20", env);
-  return static_cast<int>(v);
 }
 
 // W4A16_DECODE_PDL: "0" launches without programmatic dependent launch (A/B measurement), "1" or
@@ -884,7 +860,6 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
   const bool xstream_ok = rows16 && xstream_override() != 0;
   const bool bf16 = w.act_dtype == DType::bf16, zeros = w.zeros != nullptr, g32 = w.group_size == 32;
   const bool pdl = pdl_enabled();
-  a.l2_prefetch_tiles = l2_prefetch_tiles();
 
   // Tokens per launch: 16, halved while the x chunk of this K does not fit in shared memory
   // (a smaller chunk stages fewer tokens; decode_plan throws if even one does not fit).

@@ -38,8 +38,6 @@ struct Args {
   int row_blocks;               // row blocks in all (gridDim.y may be fewer: each block loops over its items)
   int xvec;                     // x rows 16-byte aligned: stage with 16-byte loads
   int xstream;                  // x streamed per step through a block ring (warps_k == 1, no perm, xvec), else staged once
-  int l2_prefetch_tiles;        // streaming kernel: tiles of its first item past the ring's prologue each warp asks L2 to
-                                // prefetch before griddepcontrol.wait (0: none; W4A16_DECODE_L2PF)
 };
 
 // (a & b) | c in one instruction; 0xEA is the lop3 table of that expression ((0xF0 & 0xCC) | 0xAA).
