@@ -167,7 +167,7 @@ void CudaMoe::run(const MoeArgs& a, void* workspace, std::size_t workspace_bytes
     auto* sorted = reinterpret_cast<std::int32_t*>(ws + l.sorted);
     auto* bexp = reinterpret_cast<std::int32_t*>(ws + l.block_expert);
     auto* total = reinterpret_cast<std::int32_t*>(ws + l.total);
-    kc::launch_align(r.topk_ids, T, k, s.experts, block, sorted, bexp, total, as_stream(stream));
+    r.experts = static_cast<int>(s.experts);  // launch_fused_moe aligns (or its ring kernels do)
     r.sorted_ids = sorted;
     r.block_expert = bexp;
     r.total = total;
