@@ -236,7 +236,10 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
     return f;
   };
 
-  if (!p.index_ready) pdl_wait();
+  if (!p.index_ready) {  // GEMM 1: trigger right after the wait (GEMM 2 reads before its wait only
+    pdl_wait();          // topk_ids / the alignment launch's output, complete by now)
+    pdl_launch_dependents();
+  }
   // ring_align: GEMM 1 after its wait, GEMM 2 (index_ready) before it; every block, before any exits.
   const int total = p.ring_direct ? 0 : p.ring_align ? ring_align(p.topk_ids, p.sentinel, p.experts, al_base) : *p.total;
   const int nitems = (p.ring_direct ? p.sentinel : total / kRingSlots) * R;
@@ -323,7 +326,6 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
     enter_item();
     for (int st = 0; st < depth - 1; ++st) { issue_x(); cp_async_commit(); advance(); }
   } else {
-    pdl_launch_dependents();
     for (int st = 0; st < depth - 1; ++st) { issue_w(); issue_x(); cp_async_commit(); advance(); }
   }
 
