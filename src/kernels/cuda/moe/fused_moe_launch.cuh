@@ -57,6 +57,20 @@ inline bool fused_align_mode() {
   return *env == '1';
 }
 
+// Dynamic shared memory a block of ring shape S may take (its ring + the fused alignment) with the
+// same blocks per SM: kSmemCap, or the device's per-block opt-in limit where that is lower (never
+// below the ring's own). Once per shape.
+template <class S>
+int ring_smem_cap() {
+  static const int cap = [] {
+    int dev = 0, optin = 0;
+    W4A16_CUDA_TRY(cudaGetDevice(&dev));
+    W4A16_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    return std::max(S::kSmemBytes, std::min(S::kSmemCap, optin));
+  }();
+  return cap;
+}
+
 // Resident blocks of one ring kernel on this device (once per instantiation): its persistent grid,
 // counted at the ring's own shared memory; the attribute allows up to kSmemCap (the same blocks
 // per SM) for the fused alignment's layout beside the ring.
@@ -66,7 +80,7 @@ int ring_resident_blocks() {
     auto* k = moe_ring_kernel<T, kZeros, kGemm1, kGs, kDeep>;
     using S = RingShape<kGemm1, kZeros, kGs, kDeep>;
     const int smem = S::kSmemBytes;
-    W4A16_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemCap));
+    W4A16_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, ring_smem_cap<S>()));
     int per_sm = 0;
     W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kRingThreads, smem));
     return std::max(per_sm, 1) * cuda::device_sm_count();
@@ -103,7 +117,7 @@ bool ring_align_fits_gemm(const GemmParams& g, std::int64_t tokens, int top_k) {
   using C = RingShape<kGemm1, kZeros, 2, false>;
   using D = RingShape<kGemm1, kZeros, 2, true>;
   const int bytes = one ? (deep ? B::kSmemBytes : A::kSmemBytes) : (deep ? D::kSmemBytes : C::kSmemBytes);
-  const int cap = one ? (deep ? B::kSmemCap : A::kSmemCap) : (deep ? D::kSmemCap : C::kSmemCap);
+  const int cap = one ? (deep ? ring_smem_cap<B>() : ring_smem_cap<A>()) : (deep ? ring_smem_cap<D>() : ring_smem_cap<C>());
   return ring_align_fits(tokens, top_k, g.experts, bytes, cap);
 }
 
