@@ -7,7 +7,10 @@
 // call touches (distinct experts x expert bytes) + x + out.
 // Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]. Paths "chosen" / "forced": the default
 // kernels of each block (blocks 1 and 8: the persistent ring kernel, moe_ring.cuh); "old" (blocks 1
-// and 8 with W4A16_MOE_RING=0), "ring_rr", "ring_deep": the A/B rows (see the runs list).
+// and 8 with W4A16_MOE_RING=0), "ring_rr", "ring_deep", "fused_align" (block 8 with
+// W4A16_MOE_FUSED_ALIGN=1: the alignment inside the ring kernels): the A/B rows (see the runs list).
+// Column same_as_block8: the row's output bit-equal to the default block-8 row's (1 / 0; "-" for
+// rows of other blocks or before that row).
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -153,7 +156,8 @@ int main(int argc, char** argv) {
 
   FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
   const char* header =
-      "T,block,path,experts_touched,touched_MB,fused_us,fused_TBps,fused_pct_4.4,cublas_loop_us,speedup,rel_err_vs_cublas\n";
+      "T,block,path,experts_touched,touched_MB,fused_us,fused_TBps,fused_pct_4.4,cublas_loop_us,speedup,rel_err_vs_cublas,"
+      "same_as_block8\n";
   std::printf("%s", header);
   if (csv) std::fprintf(csv, "%s", header);
 
@@ -256,22 +260,29 @@ int main(int argc, char** argv) {
     // kernel (moe_decode_kernel, W4A16_MOE_RING=0) and the ring's variants are more rows, same sets
     // and timer: the A/B in one process. The knobs are read per launch, so the graph captured by
     // time_graph holds the variant: "old" W4A16_MOE_RING=0, "ring_rr" =2 (no balanced grid),
-    // "ring_deep" W4A16_MOE_RING_DEEP=1 (one block per SM, T*k <= 32).
+    // "ring_deep" W4A16_MOE_RING_DEEP=1 (one block per SM, T*k <= 32), "fused_align"
+    // W4A16_MOE_FUSED_ALIGN=1 (block 8, right after the default block-8 row).
     struct Run {
       int block;
       const char* ring;  // W4A16_MOE_RING, or null: the default (the ring kernel)
       const char* deep;  // W4A16_MOE_RING_DEEP, or null: the default (shallow)
       const char* path;
+      const char* fused_align = nullptr;  // W4A16_MOE_FUSED_ALIGN, or null: the default (the alignment launch)
     };
     std::vector<Run> runs;
-    for (int b : blocks) runs.push_back({b, nullptr, nullptr, b == chosen ? "chosen" : "forced"});
+    for (int b : blocks) {
+      runs.push_back({b, nullptr, nullptr, b == chosen ? "chosen" : "forced"});
+      if (b == 8 && T <= 1024) runs.push_back({8, nullptr, nullptr, "fused_align", "1"});
+    }
     if (T <= 1024) runs.push_back({8, "0", nullptr, "old"}), runs.push_back({8, "2", nullptr, "ring_rr"});
     if (S <= 256) runs.push_back({1, "0", nullptr, "old"});
     if (S <= 32) runs.push_back({8, "1", "1", "ring_deep"}), runs.push_back({1, "1", "1", "ring_deep"});
+    std::vector<std::uint16_t> block8;  // the default block-8 row's output
     for (const Run& run : runs) {
       const int b = run.block;
       if (run.ring) setenv("W4A16_MOE_RING", run.ring, 1);
       if (run.deep) setenv("W4A16_MOE_RING_DEEP", run.deep, 1);
+      if (run.fused_align) setenv("W4A16_MOE_FUSED_ALIGN", run.fused_align, 1);
       fused(b)(0, st);
       CK(cudaStreamSynchronize(st));
       CK(cudaMemcpy(got.data(), out, 2 * T * H, cudaMemcpyDeviceToHost));
@@ -282,14 +293,18 @@ int main(int argc, char** argv) {
         den += double(half_to_float(ref[i])) * half_to_float(ref[i]);
       }
       const double err = std::isfinite(num) ? std::sqrt(num / std::max(den, 1e-30)) : INFINITY;
+      const bool default8 = b == 8 && !run.ring && !run.deep && !run.fused_align;
+      if (default8) block8 = got;
+      const char* same = b != 8 || block8.empty() ? "-" : got == block8 ? "1" : "0";
       const bench::Timing tf = bench::time_graph(fused(b), opt, st);
       unsetenv("W4A16_MOE_RING");
       unsetenv("W4A16_MOE_RING_DEEP");
+      unsetenv("W4A16_MOE_FUSED_ALIGN");
       const double tbps = avg_touched / (tf.median_us * 1e-6) / 1e12;
       char line[512];
-      std::snprintf(line, sizeof line, "%d,%d,%s,%.1f,%.2f,%.2f,%.3f,%.1f,%.2f,%.2f,%.2e\n", T, b,
+      std::snprintf(line, sizeof line, "%d,%d,%s,%.1f,%.2f,%.2f,%.3f,%.1f,%.2f,%.2f,%.2e,%s\n", T, b,
                     run.path, avg_distinct, avg_touched / 1e6, tf.median_us, tbps,
-                    100.0 * tbps / 4.4, tc.median_us, tc.median_us / tf.median_us, err);
+                    100.0 * tbps / 4.4, tc.median_us, tc.median_us / tf.median_us, err, same);
       std::printf("%s", line);
       if (csv) std::fprintf(csv, "%s", line), std::fflush(csv);  // rows so far survive a timeout
       std::fflush(stdout);

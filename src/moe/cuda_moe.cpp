@@ -161,13 +161,13 @@ void CudaMoe::run(const MoeArgs& a, void* workspace, std::size_t workspace_bytes
   r.topk_weights = a.topk_weights.ptr<const float>();
   r.out = a.out.data;
   r.block = block;
+  r.experts = static_cast<int>(s.experts);  // block > 1: launch_fused_moe aligns (or its ring kernels do)
   r.h = ws + l.h;
   r.y = reinterpret_cast<float*>(ws + l.y);
   if (block > 1) {
     auto* sorted = reinterpret_cast<std::int32_t*>(ws + l.sorted);
     auto* bexp = reinterpret_cast<std::int32_t*>(ws + l.block_expert);
     auto* total = reinterpret_cast<std::int32_t*>(ws + l.total);
-    kc::launch_align(r.topk_ids, T, k, s.experts, block, sorted, bexp, total, as_stream(stream));
     r.sorted_ids = sorted;
     r.block_expert = bexp;
     r.total = total;

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "../../moe/moe_case.hpp"
+#include "moe/ring_align.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/core/half.hpp"
@@ -429,6 +430,154 @@ TEST(MoeGpuRingEdge, BadKnobIsRejected) {
   Problem p = make_problem(s, DType::f16, 4, 2);
   CudaMoe m = CudaMoe::create(p.w, DType::f16);
   RingKnob bad("yes");
+  const std::size_t wsb = m.workspace_bytes(p.T, p.k);
+  Dev<unsigned char> ws(wsb);
+  Dev<std::uint16_t> dx(p.x), dout(static_cast<std::size_t>(p.T * 128));
+  Dev<std::int32_t> di(p.ids);
+  Dev<float> dw(p.tw);
+  MoeArgs a{TensorView(dx.p, DType::f16, {p.T, 128}, Device::cuda), TensorView(di.p, DType::i32, {p.T, p.k}, Device::cuda),
+            TensorView(dw.p, DType::f32, {p.T, p.k}, Device::cuda), TensorView(dout.p, DType::f16, {p.T, 128}, Device::cuda)};
+  EXPECT_THROW(m.run(a, ws.p, wsb, nullptr, 8), Error);
+  CU(cudaDeviceSynchronize());
+}
+
+// ---- Fused alignment (W4A16_MOE_FUSED_ALIGN=1: the ring kernels align in shared memory) ----
+struct FusedKnob {
+  explicit FusedKnob(const char* v) { setenv("W4A16_MOE_FUSED_ALIGN", v, 1); }
+  ~FusedKnob() { unsetenv("W4A16_MOE_FUSED_ALIGN"); }
+};
+
+// Host arithmetic of the bound (no GPU): layout bytes and where the fused path applies. Ring bytes
+// of the shallow GEMM 1 variants: 88320 (uint4b8, one entry per tile) .. 100608 (uint4, per half
+// tile); cap 113 KB = 115712 (2 blocks per SM).
+TEST(RingAlignBound, LayoutAndFit) {
+  namespace kc = w4a16::kernels::cuda::moe;
+  constexpr kc::RingAlignLayout q16 = kc::ring_align_layout(128, 128);  // Qwen3 T = 16, k = 8
+  static_assert(q16.cap == 128 + 7 * 128 && q16.nb == 128);
+  EXPECT_EQ(q16.off, 4096);
+  EXPECT_EQ(q16.misc, 4096 + 512);
+  EXPECT_EQ(q16.bexp, 4096 + 512 + 64);
+  EXPECT_EQ(q16.sorted, 4672 + 4 * 128);
+  EXPECT_EQ(q16.bytes, 5184 + 2 * 1024);
+  const kc::RingAlignLayout few = kc::ring_align_layout(3, 128);  // fewer slots than experts: cap S + 7 S
+  EXPECT_EQ(few.cap, 24);
+  EXPECT_EQ(few.nb, 3);
+  EXPECT_EQ(few.bytes % 16, 0);
+  for (int slots : {1, 7, 128, 300, 512, 2400}) {
+    for (int E : {1, 8, 32, 128, 1000}) {  // the padded total of any routing fits cap: S + 7 min(E, S)
+      const kc::RingAlignLayout l = kc::ring_align_layout(slots, E);
+      EXPECT_GE(l.cap, slots + 7 * std::min(E, slots)) << slots << " " << E;
+      EXPECT_EQ(l.cap % 8 == 0 ? l.cap / 8 : l.cap / 8 + 1, l.nb);
+      EXPECT_GE(l.bytes, 36 * E + 64 + 4 * l.nb + 2 * l.cap);
+    }
+  }
+  const int cap = 113 * 1024;
+  EXPECT_TRUE(kc::ring_align_fits(16, 8, 128, 100608, cap));
+  EXPECT_TRUE(kc::ring_align_fits(64, 8, 128, 100608, cap));
+  EXPECT_TRUE(kc::ring_align_fits(256, 8, 128, 100608, cap));
+  EXPECT_FALSE(kc::ring_align_fits(1024, 8, 128, 100608, cap));  // 27.4 KB beside 98.3 KB: over 113 KB
+  EXPECT_TRUE(kc::ring_align_fits(1024, 8, 128, 0, cap));
+  EXPECT_FALSE(kc::ring_align_fits(1025, 1, 8, 0, cap));        // prefill sizes: the alignment launch
+  EXPECT_FALSE(kc::ring_align_fits(1024, 64, 128, 0, 1 << 30)); // S = 65536: not a uint16 slot
+  EXPECT_FALSE(kc::ring_align_fits(1, 8, 4096, 88320, cap));    // E = 4096: 147 KB of counts
+  EXPECT_FALSE(kc::ring_align_fits(0, 8, 128, 0, cap));
+}
+
+// The fused alignment against the alignment launch: bit for bit (the same positions, the same
+// warps' sums), and against the reference; twice, graph replay, deep ring, round robin.
+TEST_P(MoeGpuRing, FusedAlignIsBitEqualToTheAlignmentLaunch) {
+  REQUIRE_GPU();
+  const MoeCase c = GetParam();
+  SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
+  MoeSpec s{c.H, c.I, c.E, c.g, c.st};
+  Problem p = make_problem(s, c.act, c.T, c.k);
+  const std::vector<double> want = reference(p);
+  CudaMoe m = CudaMoe::create(p.w, c.act);
+  std::vector<std::uint16_t> unfused, fused, fused2, fused_graph, fused_deep, fused_rr;
+  {
+    RingKnob on("1");
+    unfused = run_gpu(m, p, 8);
+    FusedKnob f("1");
+    fused = run_gpu(m, p, 8);
+    fused2 = run_gpu(m, p, 8);
+    fused_graph = run_gpu(m, p, 8, /*graph=*/true);
+  }
+  {
+    RingKnob deep("1", "1");
+    FusedKnob f("1");
+    fused_deep = run_gpu(m, p, 8);
+  }
+  {
+    RingKnob rr("2");
+    FusedKnob f("1");
+    fused_rr = run_gpu(m, p, 8);
+  }
+  const double err = test::rel_error(test::to_f64(fused.data(), c.act, c.T, c.H, c.H), want);
+  EXPECT_LT(err, test::tolerance(c.act)) << "fused alignment vs the reference";
+  EXPECT_EQ(fused, unfused) << "fused alignment differs from the alignment launch";
+  EXPECT_EQ(fused, fused2) << "fused alignment: two runs differ";
+  EXPECT_EQ(fused, fused_graph) << "fused alignment: graph replay differs";
+  EXPECT_EQ(fused, fused_deep) << "fused alignment: deep ring differs";
+  EXPECT_EQ(fused, fused_rr) << "fused alignment: round-robin grid differs";
+}
+
+TEST(MoeGpuFusedAlign, Qwen3Shapes) {
+  REQUIRE_GPU();
+  MoeSpec s{2048, 768, 128, 128, ScalarType::uint4b8};
+  for (DType act : {DType::f16}) {  // bf16: the small shapes (one Qwen3 weight set keeps the test short)
+    Problem p = make_problem(s, act, 64, 8);  // one weight set; T = 16 and 1 are its first tokens
+    CudaMoe m = CudaMoe::create(p.w, act);
+    for (std::int64_t T : {64, 16, 1}) {
+      p.T = T;
+      p.x.resize(static_cast<std::size_t>(T * 2048));
+      p.ids.resize(static_cast<std::size_t>(T * p.k));
+      p.tw.resize(p.ids.size());
+      const std::vector<double> want = reference(p);
+      RingKnob on("1");
+      const auto unfused = run_gpu(m, p, 8);
+      FusedKnob f("1");
+      const auto fused = run_gpu(m, p, 8), fused_graph = run_gpu(m, p, 8, /*graph=*/true);
+      const std::string what = "T=" + std::to_string(T) + (act == DType::bf16 ? " bf16" : " f16");
+      EXPECT_LT(test::rel_error(test::to_f64(fused.data(), act, T, 2048, 2048), want), test::tolerance(act)) << what;
+      EXPECT_EQ(fused, unfused) << what << ": fused alignment differs from the alignment launch";
+      EXPECT_EQ(fused, fused_graph) << what << ": graph replay differs";
+    }
+  }
+}
+
+TEST(MoeGpuFusedAlign, AllTokensOnOneExpertAndFallbacks) {
+  REQUIRE_GPU();
+  MoeSpec s{128, 64, 32, 64, ScalarType::uint4};
+  // k = 1, all tokens on expert 5 (31 empty); T = 1100 > 1024: the alignment launch, same results.
+  for (std::int64_t T : {200, 1100}) {
+    for (DType act : {DType::f16, DType::bf16}) {
+      Problem p = make_problem(s, act, T, 1, /*only_expert=*/5);
+      const std::vector<double> want = reference(p);
+      CudaMoe m = CudaMoe::create(p.w, act);
+      RingKnob on("1");
+      const auto unfused = run_gpu(m, p, 8);
+      FusedKnob f("1");
+      const auto fused = run_gpu(m, p, 8);
+      EXPECT_LT(test::rel_error(test::to_f64(fused.data(), act, T, 128, 128), want), test::tolerance(act)) << T;
+      EXPECT_EQ(fused, unfused) << "T=" << T;
+    }
+  }
+  // x only 4-byte aligned: no ring, so no fused alignment (moe_decode_kernel after the launch).
+  Problem p = make_problem(MoeSpec{256, 128, 16, 64, ScalarType::uint4}, DType::f16, 70, 8);
+  const std::vector<double> want = reference(p);
+  CudaMoe m = CudaMoe::create(p.w, DType::f16);
+  RingKnob on("1");
+  FusedKnob f("1");
+  auto out = run_gpu(m, p, 8, false, /*x_offset=*/2);
+  EXPECT_LT(test::rel_error(test::to_f64(out.data(), DType::f16, p.T, 256, 256), want), test::tolerance(DType::f16));
+}
+
+TEST(MoeGpuFusedAlign, BadKnobIsRejected) {
+  REQUIRE_GPU();
+  MoeSpec s{128, 64, 8, 64, ScalarType::uint4b8};
+  Problem p = make_problem(s, DType::f16, 4, 2);
+  CudaMoe m = CudaMoe::create(p.w, DType::f16);
+  FusedKnob bad("on");
   const std::size_t wsb = m.workspace_bytes(p.T, p.k);
   Dev<unsigned char> ws(wsb);
   Dev<std::uint16_t> dx(p.x), dout(static_cast<std::size_t>(p.T * 128));

@@ -106,6 +106,10 @@ struct GemmParams {
   float* y_out;                  // GEMM 2 output [S, H] fp32
   bool ring_balanced;            // ring kernel (moe_ring.cuh): balanced grid (else all launched blocks)
   bool ring_direct;              // ring kernel: direct mode (slot block b = slot b alone, expert topk_ids[b])
+  bool ring_align;               // ring kernel, aligned mode: every block computes the alignment from
+                                 // topk_ids in shared memory (ring_align.hpp); sorted / block_expert /
+                                 // total unused
+  int experts;                   // E (ring_align)
 };
 
 // Programmatic dependent launch (pdl.cuh): each kernel of the chain is launched with

@@ -11,6 +11,7 @@
 #include "common.cuh"
 #include "moe/fused_moe.cuh"
 #include "moe/moe_ring.cuh"
+#include "moe/ring_align.hpp"
 #include "w4a16/core/error.hpp"
 
 namespace w4a16::kernels::cuda::moe {
@@ -45,13 +46,41 @@ inline int ring_mode() {
   return *env - '0';
 }
 
-// Resident blocks of one ring kernel on this device (once per instantiation): its persistent grid.
+// W4A16_MOE_FUSED_ALIGN: "1" computes the alignment of the aligned block-8 ring path inside both
+// ring kernels (moe_ring.cuh, ring_align: no alignment launch) where it fits (ring_align_fits);
+// "0" or unset the alignment launch (default until measured on the H200). Read per call.
+inline bool fused_align_mode() {
+  const char* env = std::getenv("W4A16_MOE_FUSED_ALIGN");
+  if (!env || !*env) return false;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0)
+    fail(ErrorCode::invalid_argument, "W4A16_MOE_FUSED_ALIGN", "0 or 1", env);
+  return *env == '1';
+}
+
+// Dynamic shared memory a block of ring shape S may take (its ring + the fused alignment) with the
+// same blocks per SM: kSmemCap, or the device's per-block opt-in limit where that is lower (never
+// below the ring's own). Once per shape.
+template <class S>
+int ring_smem_cap() {
+  static const int cap = [] {
+    int dev = 0, optin = 0;
+    W4A16_CUDA_TRY(cudaGetDevice(&dev));
+    W4A16_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    return std::max(S::kSmemBytes, std::min(S::kSmemCap, optin));
+  }();
+  return cap;
+}
+
+// Resident blocks of one ring kernel on this device (once per instantiation): its persistent grid,
+// counted at the ring's own shared memory; the attribute allows up to kSmemCap (the same blocks
+// per SM) for the fused alignment's layout beside the ring.
 template <class T, bool kZeros, bool kGemm1, int kGs, bool kDeep>
 int ring_resident_blocks() {
   static const int n = [] {
     auto* k = moe_ring_kernel<T, kZeros, kGemm1, kGs, kDeep>;
-    const int smem = RingShape<kGemm1, kZeros, kGs, kDeep>::kSmemBytes;
-    W4A16_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    using S = RingShape<kGemm1, kZeros, kGs, kDeep>;
+    const int smem = S::kSmemBytes;
+    W4A16_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, ring_smem_cap<S>()));
     int per_sm = 0;
     W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kRingThreads, smem));
     return std::max(per_sm, 1) * cuda::device_sm_count();
@@ -73,9 +102,23 @@ inline int ring_deep_override() {
 
 template <class T, bool kZeros, bool kGemm1, int kGs, bool kDeep>
 void launch_ring_kernel(const GemmParams& g, int items, cudaStream_t stream) {
+  const int align_bytes = g.ring_align ? ring_align_layout(g.sentinel, g.experts).bytes : 0;
   launch_pdl(moe_ring_kernel<T, kZeros, kGemm1, kGs, kDeep>,
              dim3(std::min(ring_resident_blocks<T, kZeros, kGemm1, kGs, kDeep>(), items)), dim3(kRingThreads),
-             RingShape<kGemm1, kZeros, kGs, kDeep>::kSmemBytes, stream, g);
+             RingShape<kGemm1, kZeros, kGs, kDeep>::kSmemBytes + align_bytes, stream, g);
+}
+
+// Whether the fused alignment fits beside the ring of the variant launch_ring_gemm picks for `g`.
+template <bool kZeros, bool kGemm1>
+bool ring_align_fits_gemm(const GemmParams& g, std::int64_t tokens, int top_k) {
+  const bool deep = ring_deep_override() == 1, one = g.groups == 1 || g.group_shift >= 6;
+  using A = RingShape<kGemm1, kZeros, 1, false>;
+  using B = RingShape<kGemm1, kZeros, 1, true>;
+  using C = RingShape<kGemm1, kZeros, 2, false>;
+  using D = RingShape<kGemm1, kZeros, 2, true>;
+  const int bytes = one ? (deep ? B::kSmemBytes : A::kSmemBytes) : (deep ? D::kSmemBytes : C::kSmemBytes);
+  const int cap = one ? (deep ? ring_smem_cap<B>() : ring_smem_cap<A>()) : (deep ? ring_smem_cap<D>() : ring_smem_cap<C>());
+  return ring_align_fits(tokens, top_k, g.experts, bytes, cap);
 }
 
 // One GEMM through the ring kernel: kGs 1 where every group is a power of two >= 64 tiles' worth
@@ -93,15 +136,20 @@ void launch_ring_gemm(const GemmParams& g, int items, cudaStream_t stream) {
   }
 }
 
+// The ring's contract: rows 16-byte aligned, offsets within 32 bits.
+inline bool ring_contract(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g2) {
+  const std::int64_t slots = r.tokens * r.top_k;
+  return g1.in_vec16 && g2.in_vec16 && slots * std::max(r.hidden, r.inter) < (std::int64_t{1} << 31);
+}
+
 // The ring kernels for both GEMMs of the aligned block-8 path (direct: block 1, nblocks = slots); false (nothing launched) where the
-// ring's contract does not hold (rows not 16-byte aligned, offsets past 32 bits).
+// ring's contract does not hold. g1 / g2 carry ring_align (aligned mode: the alignment inside).
 template <class T, bool kZeros>
 bool launch_ring(const MoeRunDev& r, GemmParams g1, GemmParams g2, int nblocks, bool balanced, bool direct,
                  cudaStream_t stream) {
   g1.ring_balanced = g2.ring_balanced = balanced;
   g1.ring_direct = g2.ring_direct = direct;
-  const std::int64_t slots = r.tokens * r.top_k;
-  if (!g1.in_vec16 || !g2.in_vec16 || slots * std::max(r.hidden, r.inter) >= (std::int64_t{1} << 31)) return false;
+  if (!ring_contract(r, g1, g2)) return false;
   const int rows1 = r.inter / 64, rows2 = (r.hidden / 16 + 7) / 8;  // row blocks per slot block
   launch_ring_gemm<T, kZeros, true>(g1, nblocks * rows1, stream);
   launch_ring_gemm<T, kZeros, false>(g2, nblocks * rows2, stream);
@@ -167,18 +215,30 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   g2.in_vec16 = reinterpret_cast<std::uintptr_t>(r.h) % 16 == 0;
   g2.index_ready = true;  // GEMM 1 triggered only after its wait: ids and alignment are complete
   g2.y_out = r.y;
+  g1.experts = g2.experts = r.experts;
+  g1.ring_align = g2.ring_align = false;
+  auto align = [&] {  // the alignment launch (block > 1, unless fused into the ring kernels)
+    launch_align(r.topk_ids, r.tokens, r.top_k, r.experts, r.block, r.sorted_ids, r.block_expert, r.total, stream);
+  };
   switch (r.block) {
     case 1:
       if (const int ring = ring_mode(); ring == 0 || !launch_ring<T, kZeros>(r, g1, g2, slots, ring == 1, true, stream))
         launch_decode<T, kZeros, true>(r, g1, g2, slots, stream);
       break;
-    case 8:
-      if (const int ring = ring_mode();
-          ring == 0 || !launch_ring<T, kZeros>(r, g1, g2, r.max_blocks, ring == 1, false, stream))
+    case 8: {
+      const int ring = ring_mode();
+      const bool ring_ok = ring != 0 && ring_contract(r, g1, g2);
+      // Fused alignment: where it fits beside both rings (T <= 1024, shared memory), else the launch.
+      const bool fused = ring_ok && fused_align_mode() && ring_align_fits_gemm<kZeros, true>(g1, r.tokens, r.top_k) &&
+                         ring_align_fits_gemm<kZeros, false>(g2, r.tokens, r.top_k);
+      g1.ring_align = g2.ring_align = fused;
+      if (!fused) align();
+      if (!ring_ok || !launch_ring<T, kZeros>(r, g1, g2, r.max_blocks, ring == 1, false, stream))
         launch_decode<T, kZeros, false>(r, g1, g2, r.max_blocks, stream);
       break;
-    case 32: launch_prefill<T, kZeros, 32>(r, g1, g2, r.max_blocks, stream); break;
-    case 64: launch_prefill<T, kZeros, 64>(r, g1, g2, r.max_blocks, stream); break;
+    }
+    case 32: align(); launch_prefill<T, kZeros, 32>(r, g1, g2, r.max_blocks, stream); break;
+    case 64: align(); launch_prefill<T, kZeros, 64>(r, g1, g2, r.max_blocks, stream); break;
     default: fail(ErrorCode::unsupported, "block", "1, 8, 32 or 64", std::to_string(r.block));
   }
   const std::int64_t n = r.tokens * r.hidden;

@@ -39,12 +39,16 @@ struct MoeRunDev {
   const std::int32_t* topk_ids = nullptr;  // [T, k]
   const float* topk_weights = nullptr;     // [T, k]
   void* out = nullptr;                     // [T, H] act
-  // Alignment (block > 1): sorted_ids/block_expert/total from launch_align; max_blocks bounds the grid.
-  // Direct (block == 1): one slot per CTA column 0, expert read from topk_ids; no alignment.
+  // Alignment (block > 1): workspace that launch_fused_moe fills by launch_align (sorted_ids
+  // [aligned_capacity], block_expert [aligned_capacity / block], total [1]) before the GEMMs, unless
+  // the ring kernels compute it themselves (block 8, W4A16_MOE_FUSED_ALIGN=1: left unwritten);
+  // max_blocks bounds the grid. Direct (block == 1): one slot per CTA column 0, expert read from
+  // topk_ids; no alignment.
   int block = 8;
-  const std::int32_t* sorted_ids = nullptr;
-  const std::int32_t* block_expert = nullptr;
-  const std::int32_t* total = nullptr;
+  int experts = 0;  // E
+  std::int32_t* sorted_ids = nullptr;
+  std::int32_t* block_expert = nullptr;
+  std::int32_t* total = nullptr;
   int max_blocks = 0;
   void* h = nullptr;  // workspace [T*k, I] act: silu(gate) * up per slot
   float* y = nullptr; // workspace [T*k, H] fp32: expert output per slot, before the routing weight

@@ -27,6 +27,13 @@
 // >= 64, channelwise) or per (tile, half tile, gid) (kGs = 2: g = 32 or any other group length).
 // PDL: GEMM 2 (index_ready) requests its first steps' weights before griddepcontrol.wait; GEMM 1
 // waits first (its expert ids are the alignment's output).
+// Fused alignment (ring_align, W4A16_MOE_FUSED_ALIGN=1, aligned mode): no alignment launch; every
+// block of both GEMMs computes sorted_ids / block_expert / total itself in shared memory beside the
+// ring (ring_align below, layout ring_align.hpp), the same values as align_kernel (routing.cu):
+// the slots of an expert in ascending slot order, runs padded to 8 with the sentinel, experts in
+// ascending order. GEMM 1 computes it after its wait (topk_ids come from the caller's kernels);
+// GEMM 2 before its wait (topk_ids were complete before GEMM 1 triggered, as index_ready says),
+// so its first weight requests stay ahead of the wait. Nothing is written to global memory.
 // Checked by: tests/gpu/moe/test_moe_gpu.cpp (ring cases, vs moe_reference).
 #pragma once
 #include <cuda_bf16.h>
@@ -36,6 +43,7 @@
 
 #include "decode/decode_device.cuh"
 #include "moe/fused_moe.cuh"
+#include "moe/ring_align.hpp"
 #include "pdl.cuh"
 
 namespace w4a16::kernels::cuda::moe {
@@ -67,10 +75,98 @@ struct RingShape {
   static constexpr int kXRows = kRingThreads / kXGroups;     // rows per pass of the block
   static constexpr int kXPasses = kRingSlots / kXRows;
   static constexpr int kSmemBytes = kDepth * kXSlot + kRingWarps * kDepth * kStepBytes + (kGemm1 ? 4 * 32 * 16 : 0);
+  // Per-block shared memory that keeps the blocks per SM of __launch_bounds__ (sm_90: 228 KB per
+  // SM, 1 KB reserved per block): the ring plus, with ring_align, the alignment (ring_align_fits).
+  static constexpr int kSmemCap = (kDeep ? 227 : 113) * 1024;
   static_assert(kT % kP == 0 && kEntries % 32 == 0 && kRingSlots % kXRows == 0, "step shape");
   static_assert(kStepBytes % 16 == 0 && kXSlot % 16 == 0, "16-byte copies into every slot");
-  static_assert(kSmemBytes <= (kDeep ? 227 : 113) * 1024, "fits the blocks per SM of __launch_bounds__ (sm_90: 227 KB)");
+  static_assert(kSmemBytes % 16 == 0, "the alignment's layout starts 16-byte aligned after the ring");
+  static_assert(kSmemBytes <= kSmemCap, "fits the blocks per SM of __launch_bounds__ (sm_90: 227 KB)");
 };
+static_assert(kRingAlignWarps == kRingWarps, "ring_align.hpp: one count row per warp of a ring block");
+
+// The alignment of the aligned block-8 path, by the whole block, into shared memory at `base`
+// (layout ring_align.hpp): the same sorted_ids / block_expert / total as align_kernel (routing.cu,
+// block 8). Warp w owns the slot range [w L, (w + 1) L), L = ceil(S / 8):
+//   1. per-warp counts cw[w][e] (shared atomics on integers: order-free);
+//   2. per expert (a thread each of a contiguous range): cw[w][e] <- the slots of e in the ranges of
+//      warps < w (exclusive prefix), off[e] <- the padded start of e's run (block-wide exclusive
+//      scan of ceil(c_e / 8) * 8 in expert order), padding positions <- S, bexp of e's blocks <- e;
+//   3. each warp places its range in ascending slot order, 32 slots at a time: the lanes of one
+//      expert ranked by __match_any_sync, its leader advancing the warp's cursor cw[w][e].
+// Position of slot s of expert e: off[e] + (slots of e before s): align_kernel's, bit for bit.
+// Returns the padded total (every thread). Every thread of the block must call it (barriers).
+__device__ __forceinline__ int ring_align(const std::int32_t* __restrict__ ids, int slots, int E, unsigned char* base) {
+  const RingAlignLayout l = ring_align_layout(slots, E);
+  int* const cw = reinterpret_cast<int*>(base);
+  int* const off = reinterpret_cast<int*>(base + l.off);
+  int* const misc = reinterpret_cast<int*>(base + l.misc);
+  int* const bexp = reinterpret_cast<int*>(base + l.bexp);
+  unsigned short* const sorted = reinterpret_cast<unsigned short*>(base + l.sorted);
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  for (int i = tid; i < kRingWarps * E; i += kRingThreads) cw[i] = 0;
+  __syncthreads();
+  const int len = (slots + kRingWarps - 1) / kRingWarps;
+  const int s_beg = min(slots, warp * len), s_end = min(slots, s_beg + len);
+  int* const mine = cw + warp * E;
+  for (int s = s_beg + lane; s < s_end; s += 32) atomicAdd(&mine[ids[s]], 1);
+  __syncthreads();
+  const int per = (E + kRingThreads - 1) / kRingThreads;
+  const int e_beg = min(E, tid * per), e_end = min(E, e_beg + per);
+  int runs = 0;  // padded run lengths of this thread's experts
+  for (int e = e_beg; e < e_end; ++e) {
+    int c = 0;
+#pragma unroll
+    for (int w = 0; w < kRingWarps; ++w) {
+      const int x = cw[w * E + e];
+      cw[w * E + e] = c;
+      c += x;
+    }
+    off[e] = c;
+    runs += (c + 7) / 8 * 8;
+  }
+  int incl = runs;  // inclusive scan over the warp's lanes, then over the warps
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const int y = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += y;
+  }
+  if (lane == 31) misc[8 + warp] = incl;
+  __syncthreads();
+  int start = incl - runs, total = 0;
+#pragma unroll
+  for (int w = 0; w < kRingWarps; ++w) {
+    const int t = misc[8 + w];
+    if (w < warp) start += t;
+    total += t;
+  }
+  for (int e = e_beg; e < e_end; ++e) {
+    const int c = off[e], run = (c + 7) / 8 * 8;
+    off[e] = start;
+    for (int j = c; j < run; ++j) sorted[start + j] = static_cast<unsigned short>(slots);
+    for (int b = start / 8; b < (start + run) / 8; ++b) bexp[b] = e;
+    start += run;
+  }
+  __syncthreads();
+  for (int s0 = s_beg; s0 < s_end; s0 += 32) {  // warp-uniform trip count
+    const int s = s0 + lane;
+    const bool on = s < s_end;
+    const int e = on ? ids[s] : -1;
+    const unsigned peers = __match_any_sync(0xffffffffu, e);
+    const int leader = __ffs(peers) - 1;
+    const int rank = __popc(peers & ((1u << lane) - 1u));
+    int first = 0;
+    if (on && lane == leader) {
+      first = mine[e];
+      mine[e] = first + __popc(peers);
+    }
+    first = __shfl_sync(0xffffffffu, first, leader);
+    if (on) sorted[off[e] + first + rank] = static_cast<unsigned short>(s);
+    __syncwarp();  // the leaders' cursor updates before the next 32 slots
+  }
+  __syncthreads();  // sorted / bexp complete for every warp's items
+  return total;
+}
 
 // The rows of GEMM `kGemm1`'s item row block r that warp `warp` owns (its 16-row stripe).
 template <bool kGemm1>
@@ -106,6 +202,13 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   const unsigned e_read = dd::pin(ring + kEntryOff + gid * kEB);             // + slot + (tile, half) * 8 entries
   const unsigned e_copy = dd::pin(ring + kEntryOff + lane * kEB);            // + slot + c * 32 entries
   const int cgid = lane % 8, e_sub = lane / 8;  // entry lane + 32 c: gid cgid of (tile, group) e_sub + 4 c
+  // The alignment: sorted_ids / block_expert from global memory (align_kernel), or from this block's
+  // shared memory (ring_align).
+  unsigned char* const al_base = ring_smem + S::kSmemBytes;
+  const RingAlignLayout al = ring_align_layout(p.sentinel, p.experts);
+  const unsigned short* const al_sorted = reinterpret_cast<const unsigned short*>(al_base + al.sorted);
+  const int* const al_bexp = reinterpret_cast<const int*>(al_base + al.bexp);
+  auto sorted_at = [&](int i) -> int { return p.ring_align ? static_cast<int>(al_sorted[i]) : p.sorted[i]; };
 
   // ---- Copy side: item info one item ahead, (item, step, slot) depth - 1 steps ahead of compute.
   // Info of an item: its expert and, per x pass of this thread, the element offset of its slot's
@@ -122,19 +225,24 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
     for (int q = 0; q < S::kXPasses; ++q) f.xrow[q] = -1;
     if (item < nitems) {
       const int b = item / R;
-      f.expert = p.ring_direct ? p.topk_ids[b] : p.block_expert[b];
+      f.expert = p.ring_direct ? p.topk_ids[b] : p.ring_align ? al_bexp[b] : p.block_expert[b];
 #pragma unroll
       for (int q = 0; q < S::kXPasses; ++q) {
         const int c = xr0 + q * S::kXRows;  // slot column
-        const int s = p.ring_direct ? (c == 0 ? b : p.sentinel) : p.sorted[b * kRingSlots + c];
+        const int s = p.ring_direct ? (c == 0 ? b : p.sentinel) : sorted_at(b * kRingSlots + c);
         f.xrow[q] = s < p.sentinel ? (s / p.in_div) * p.k : -1;
       }
     }
     return f;
   };
 
-  if (!p.index_ready) pdl_wait();
-  const int nitems = (p.ring_direct ? p.sentinel : *p.total / kRingSlots) * R;
+  if (!p.index_ready) {  // GEMM 1: trigger right after the wait (GEMM 2 reads before its wait only
+    pdl_wait();          // topk_ids / the alignment launch's output, complete by now)
+    pdl_launch_dependents();
+  }
+  // ring_align: GEMM 1 after its wait, GEMM 2 (index_ready) before it; every block, before any exits.
+  const int total = p.ring_direct ? 0 : p.ring_align ? ring_align(p.topk_ids, p.sentinel, p.experts, al_base) : *p.total;
+  const int nitems = (p.ring_direct ? p.sentinel : total / kRingSlots) * R;
   // Balanced persistent grid: the fewest blocks that still finish in the same number of rounds
   // (rounds = ceil(items / launched blocks)), so every block takes `rounds` or `rounds - 1` items
   // instead of a last round on a few blocks (e.g. 1080 items on 264 blocks: 216 blocks x 5 rather
@@ -218,7 +326,6 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
     enter_item();
     for (int st = 0; st < depth - 1; ++st) { issue_x(); cp_async_commit(); advance(); }
   } else {
-    pdl_launch_dependents();
     for (int st = 0; st < depth - 1; ++st) { issue_w(); issue_x(); cp_async_commit(); advance(); }
   }
 
@@ -270,8 +377,8 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   for (int item = static_cast<int>(blockIdx.x); item < nitems; item += grid) {
     const int b = item / R, r = item % R;
     const int stripe = ring_stripe<kGemm1>(r, warp, inter_tiles);
-    const int s0 = p.ring_direct ? (tq == 0 ? b : p.sentinel) : p.sorted[b * kRingSlots + 2 * tq];
-    const int s1 = p.ring_direct ? p.sentinel : p.sorted[b * kRingSlots + 2 * tq + 1];
+    const int s0 = p.ring_direct ? (tq == 0 ? b : p.sentinel) : sorted_at(b * kRingSlots + 2 * tq);
+    const int s1 = p.ring_direct ? p.sentinel : sorted_at(b * kRingSlots + 2 * tq + 1);
     float acc[1][4] = {{0.f, 0.f, 0.f, 0.f}};
     for (int step = 0; step < nsteps; ++step) {
       const int slot = iss_slot == depth - 1 ? 0 : iss_slot + 1;  // the copy side is depth - 1 ahead
