@@ -227,21 +227,25 @@ TEST_P(MoeGpu, EveryPathMatchesTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, MoeGpu,
-    ::testing::Values(MoeCase{1, 8, 16, 256, 128, 128, ScalarType::uint4b8, DType::f16},
-                      MoeCase{1, 1, 4, 128, 64, 32, ScalarType::uint4, DType::bf16},
-                      MoeCase{2, 2, 8, 256, 128, 64, ScalarType::uint4, DType::f16},
-                      MoeCase{7, 8, 16, 128, 64, 32, ScalarType::uint4b8, DType::bf16},
-                      MoeCase{7, 2, 8, 512, 256, 256, ScalarType::uint4, DType::bf16},
-                      MoeCase{64, 8, 16, 256, 128, kChannelwise, ScalarType::uint4b8, DType::f16},
-                      MoeCase{64, 1, 8, 128, 192, 64, ScalarType::uint4, DType::f16},
-                      MoeCase{1000, 8, 16, 128, 128, 128, ScalarType::uint4, DType::bf16},
-                      MoeCase{1000, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::f16},
-                      // H % 128 == 64: the prefill kernel's last GEMM 2 CTA has idle warps; K = 5 k64 tiles
-                      MoeCase{300, 2, 8, 320, 64, 64, ScalarType::uint4, DType::f16},
-                      MoeCase{40, 8, 8, 320, 320, 32, ScalarType::uint4b8, DType::bf16}),
-    moe_case_name);
+// Shapes both parametrized suites run: T 1..300, top-k 1/2/8, E 4..32, every group kind, both
+// scalar types and dtypes; H % 128 == 64 (the last GEMM 2 row block / CTA has idle warps) and K = 5
+// k64 tiles (partial steps) in the last two.
+const std::vector<MoeCase> kSharedCases = {
+    MoeCase{1, 8, 16, 256, 128, 128, ScalarType::uint4b8, DType::f16},  MoeCase{1, 1, 4, 128, 64, 32, ScalarType::uint4, DType::bf16},
+    MoeCase{2, 2, 8, 256, 128, 64, ScalarType::uint4, DType::f16},      MoeCase{7, 8, 16, 128, 64, 32, ScalarType::uint4b8, DType::bf16},
+    MoeCase{7, 2, 8, 512, 256, 256, ScalarType::uint4, DType::bf16},    MoeCase{64, 8, 16, 256, 128, kChannelwise, ScalarType::uint4b8, DType::f16},
+    MoeCase{64, 1, 8, 128, 192, 64, ScalarType::uint4, DType::f16},     MoeCase{300, 2, 8, 320, 64, 64, ScalarType::uint4, DType::f16},
+    MoeCase{40, 8, 8, 320, 320, 32, ScalarType::uint4b8, DType::bf16}};
+std::vector<MoeCase> shared_cases_and(std::initializer_list<MoeCase> more) {
+  std::vector<MoeCase> v = kSharedCases;
+  v.insert(v.end(), more);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MoeGpu,
+                         ::testing::ValuesIn(shared_cases_and({MoeCase{1000, 8, 16, 128, 128, 128, ScalarType::uint4, DType::bf16},
+                                                               MoeCase{1000, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::f16}})),
+                         moe_case_name);
 
 TEST(MoeGpuEdge, Qwen3Shapes) {
   REQUIRE_GPU();
@@ -356,22 +360,11 @@ TEST_P(MoeGpuRing, Block8AndDirectMatchTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, MoeGpuRing,
-    ::testing::Values(MoeCase{1, 8, 16, 256, 128, 128, ScalarType::uint4b8, DType::f16},
-                      MoeCase{1, 1, 4, 128, 64, 32, ScalarType::uint4, DType::bf16},
-                      MoeCase{2, 2, 8, 256, 128, 64, ScalarType::uint4, DType::f16},
-                      MoeCase{7, 8, 16, 128, 64, 32, ScalarType::uint4b8, DType::bf16},
-                      MoeCase{7, 2, 8, 512, 256, 256, ScalarType::uint4, DType::bf16},
-                      MoeCase{16, 8, 32, 256, 192, 64, ScalarType::uint4, DType::f16},
-                      MoeCase{16, 1, 8, 512, 128, 64, ScalarType::uint4b8, DType::bf16},
-                      MoeCase{64, 8, 16, 256, 128, kChannelwise, ScalarType::uint4b8, DType::f16},
-                      MoeCase{64, 1, 8, 128, 192, 64, ScalarType::uint4, DType::f16},
-                      MoeCase{64, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::bf16},
-                      // H % 128 == 64: GEMM 2's last row block has 4 idle warps; K = 5 tiles: partial steps
-                      MoeCase{300, 2, 8, 320, 64, 64, ScalarType::uint4, DType::f16},
-                      MoeCase{40, 8, 8, 320, 320, 32, ScalarType::uint4b8, DType::bf16}),
-    moe_case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, MoeGpuRing,
+                         ::testing::ValuesIn(shared_cases_and({MoeCase{16, 8, 32, 256, 192, 64, ScalarType::uint4, DType::f16},
+                                                               MoeCase{16, 1, 8, 512, 128, 64, ScalarType::uint4b8, DType::bf16},
+                                                               MoeCase{64, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::bf16}})),
+                         moe_case_name);
 
 TEST(MoeGpuRingEdge, Qwen3Shapes) {
   REQUIRE_GPU();
