@@ -7,8 +7,8 @@
 // call touches (distinct experts x expert bytes) + x + out.
 // Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]. Paths "chosen" / "forced": the default
 // kernels of each block (blocks 1 and 8: the persistent ring kernel, moe_ring.cuh); "old" (blocks 1
-// and 8 with W4A16_MOE_RING=0), "ring_rr", "ring_deep", "fused_align" (block 8 with
-// W4A16_MOE_FUSED_ALIGN=1: the alignment inside the ring kernels): the A/B rows (see the runs list).
+// and 8 with W4A16_MOE_RING=0), "ring_rr", "ring_deep", "align_launch" (block 8 with
+// W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels): the A/B rows (see the runs list).
 // Column same_as_block8: the row's output bit-equal to the default block-8 row's (1 / 0; "-" for
 // rows of other blocks or before that row).
 #include <cublas_v2.h>
@@ -260,19 +260,19 @@ int main(int argc, char** argv) {
     // kernel (moe_decode_kernel, W4A16_MOE_RING=0) and the ring's variants are more rows, same sets
     // and timer: the A/B in one process. The knobs are read per launch, so the graph captured by
     // time_graph holds the variant: "old" W4A16_MOE_RING=0, "ring_rr" =2 (no balanced grid),
-    // "ring_deep" W4A16_MOE_RING_DEEP=1 (one block per SM, T*k <= 32), "fused_align"
-    // W4A16_MOE_FUSED_ALIGN=1 (block 8, right after the default block-8 row).
+    // "ring_deep" W4A16_MOE_RING_DEEP=1 (one block per SM, T*k <= 32), "align_launch"
+    // W4A16_MOE_FUSED_ALIGN=0 (block 8, right after the default block-8 row).
     struct Run {
       int block;
       const char* ring;  // W4A16_MOE_RING, or null: the default (the ring kernel)
       const char* deep;  // W4A16_MOE_RING_DEEP, or null: the default (shallow)
       const char* path;
-      const char* fused_align = nullptr;  // W4A16_MOE_FUSED_ALIGN, or null: the default (the alignment launch)
+      const char* fused_align = nullptr;  // W4A16_MOE_FUSED_ALIGN, or null: the default (fused where it fits)
     };
     std::vector<Run> runs;
     for (int b : blocks) {
       runs.push_back({b, nullptr, nullptr, b == chosen ? "chosen" : "forced"});
-      if (b == 8 && T <= 1024) runs.push_back({8, nullptr, nullptr, "fused_align", "1"});
+      if (b == 8 && T <= 1024) runs.push_back({8, nullptr, nullptr, "align_launch", "0"});
     }
     if (T <= 1024) runs.push_back({8, "0", nullptr, "old"}), runs.push_back({8, "2", nullptr, "ring_rr"});
     if (S <= 256) runs.push_back({1, "0", nullptr, "old"});

@@ -421,7 +421,7 @@ TEST(MoeGpuRingEdge, BadKnobIsRejected) {
   expect_knob_rejected("W4A16_MOE_RING", "yes");
 }
 
-// ---- Fused alignment (W4A16_MOE_FUSED_ALIGN=1: the ring kernels align in shared memory) ----
+// ---- Fused alignment (W4A16_MOE_FUSED_ALIGN=1 or unset: the ring kernels align in shared memory; =0 the launch) ----
 struct FusedKnob {
   explicit FusedKnob(const char* v) { setenv("W4A16_MOE_FUSED_ALIGN", v, 1); }
   ~FusedKnob() { unsetenv("W4A16_MOE_FUSED_ALIGN"); }
@@ -476,7 +476,10 @@ TEST_P(MoeGpuRing, FusedAlignIsBitEqualToTheAlignmentLaunch) {
   std::vector<std::uint16_t> unfused, fused, fused2, fused_graph, fused_deep, fused_rr;
   {
     RingKnob on("1");
-    unfused = run_gpu(m, p, 8);
+    {
+      FusedKnob off("0");  // the alignment launch
+      unfused = run_gpu(m, p, 8);
+    }
     FusedKnob f("1");
     fused = run_gpu(m, p, 8);
     fused2 = run_gpu(m, p, 8);
@@ -514,7 +517,11 @@ TEST(MoeGpuFusedAlign, Qwen3Shapes) {
       p.tw.resize(p.ids.size());
       const std::vector<double> want = reference(p);
       RingKnob on("1");
-      const auto unfused = run_gpu(m, p, 8);
+      std::vector<std::uint16_t> unfused;
+      {
+        FusedKnob off("0");  // the alignment launch
+        unfused = run_gpu(m, p, 8);
+      }
       FusedKnob f("1");
       const auto fused = run_gpu(m, p, 8), fused_graph = run_gpu(m, p, 8, /*graph=*/true);
       const std::string what = "T=" + std::to_string(T) + (act == DType::bf16 ? " bf16" : " f16");
@@ -535,7 +542,11 @@ TEST(MoeGpuFusedAlign, AllTokensOnOneExpertAndFallbacks) {
       const std::vector<double> want = reference(p);
       CudaMoe m = CudaMoe::create(p.w, act);
       RingKnob on("1");
-      const auto unfused = run_gpu(m, p, 8);
+      std::vector<std::uint16_t> unfused;
+      {
+        FusedKnob off("0");  // the alignment launch
+        unfused = run_gpu(m, p, 8);
+      }
       FusedKnob f("1");
       const auto fused = run_gpu(m, p, 8);
       EXPECT_LT(test::rel_error(test::to_f64(fused.data(), act, T, 128, 128), want), test::tolerance(act)) << T;

@@ -46,12 +46,14 @@ inline int ring_mode() {
   return *env - '0';
 }
 
-// W4A16_MOE_FUSED_ALIGN: "1" computes the alignment of the aligned block-8 ring path inside both
-// ring kernels (moe_ring.cuh, ring_align: no alignment launch) where it fits (ring_align_fits);
-// "0" or unset the alignment launch (default until measured on the H200). Read per call.
+// W4A16_MOE_FUSED_ALIGN: "1" or unset computes the alignment of the aligned block-8 ring path inside
+// both ring kernels (moe_ring.cuh, ring_align: no alignment launch) where it fits (ring_align_fits);
+// "0" launches the alignment kernel first (the A/B knob). Read per call. Measured on the H200
+// (2026-12-03, docs/benchmarks/moe.md; outputs bit-equal): block 8 at T = 16 / 64 69.6 -> 65.0 /
+// 103.7 -> 95.5 us, T = 1 / 4 / 256 -3.0 / -1.8 / -19 us.
 inline bool fused_align_mode() {
   const char* env = std::getenv("W4A16_MOE_FUSED_ALIGN");
-  if (!env || !*env) return false;
+  if (!env || !*env) return true;
   if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0)
     fail(ErrorCode::invalid_argument, "W4A16_MOE_FUSED_ALIGN", "0 or 1", env);
   return *env == '1';
