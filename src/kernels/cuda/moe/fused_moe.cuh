@@ -19,8 +19,9 @@
 //   moe_prefill_kernel  32 or 64 slots of one expert per CTA, 4 warps x one tile pair each, no
 //                       split-K; B (the gathered x / h block), weights, scales, zeros through a
 //                       4-stage cp.async ring in shared memory, B read with ldmatrix.
-//   moe_ring_kernel     (moe_ring.cuh, opt-in: W4A16_MOE_RING=1) the decode paths (direct, aligned
-//                       8) as a persistent grid with a per-warp cp.async weight ring.
+//   moe_ring_kernel     (moe_ring.cuh; the default of the decode paths, W4A16_MOE_RING=0 takes
+//                       moe_decode_kernel) the decode paths (direct, aligned 8) as a persistent grid
+//                       with a per-warp cp.async weight ring.
 // Instantiated (fused_moe_{f16,bf16}.cu): act {fp16, bf16} x {uint4b8, uint4} x {decode direct,
 // decode aligned 8, prefill 32, prefill 64} x {GEMM 1, GEMM 2}; ring: act x scalar x GEMM x
 // {one entry per tile, per half tile}.

@@ -1,5 +1,5 @@
 // Persistent ring kernel for the aligned block-8 MoE decode path and the direct path (block 1)
-// (W4A16_MOE_RING=1; opt-in).
+// (the default; W4A16_MOE_RING=0 runs moe_decode_kernel instead: fused_moe_launch.cuh).
 //
 // Contract: as moe_decode_kernel in aligned mode (fused_moe.cuh: GemmParams, slots, GEMM 1 / 2),
 // plus x / h rows 16-byte aligned (in_vec16) and T*k*max(H, I) < 2^31 (32-bit offsets); the host
@@ -27,8 +27,8 @@
 // >= 64, channelwise) or per (tile, half tile, gid) (kGs = 2: g = 32 or any other group length).
 // PDL: GEMM 2 (index_ready) requests its first steps' weights before griddepcontrol.wait; GEMM 1
 // waits first (its expert ids are the alignment's output).
-// Fused alignment (ring_align, W4A16_MOE_FUSED_ALIGN=1, aligned mode): no alignment launch; every
-// block of both GEMMs computes sorted_ids / block_expert / total itself in shared memory beside the
+// Fused alignment (ring_align; aligned mode; the default where it fits, W4A16_MOE_FUSED_ALIGN=0
+// turns it off): no alignment launch; every block of both GEMMs computes sorted_ids / block_expert / total itself in shared memory beside the
 // ring (ring_align below, layout ring_align.hpp), the same values as align_kernel (routing.cu):
 // the slots of an expert in ascending slot order, runs padded to 8 with the sentinel, experts in
 // ascending order. GEMM 1 computes it after its wait (topk_ids come from the caller's kernels);
