@@ -31,9 +31,10 @@
 // turns it off): no alignment launch; every block of both GEMMs computes sorted_ids /
 // block_expert / total itself in shared memory beside the ring (ring_align below, layout
 // ring_align.hpp), the same values as align_kernel (routing.cu): the slots of an expert in
-// ascending slot order, runs padded to 8 with the sentinel, experts in ascending order. GEMM 1 computes it after its wait (topk_ids come from the caller's kernels);
-// GEMM 2 before its wait (topk_ids were complete before GEMM 1 triggered, as index_ready says),
-// so its first weight requests stay ahead of the wait. Nothing is written to global memory.
+// ascending slot order, runs padded to 8 with the sentinel, experts in ascending order. GEMM 1
+// computes it after its wait (topk_ids come from the caller's kernels); GEMM 2 before its wait
+// (topk_ids were complete before GEMM 1 triggered, as index_ready says), so its first weight
+// requests stay ahead of the wait. Nothing is written to global memory.
 // Checked by: tests/gpu/moe/test_moe_gpu.cpp (ring cases, vs moe_reference).
 #pragma once
 #include <cuda_bf16.h>
