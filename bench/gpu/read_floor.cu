@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 
 namespace {
 
+using w4a16::kernels::cuda::launch_pdl;
 using w4a16::kernels::cuda::pdl_launch_dependents;
 using w4a16::kernels::cuda::pdl_wait;
 
@@ -70,7 +72,7 @@ struct Variant {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {  // launch_pdl throws w4a16::Error on a failed launch
   std::string csv = "read_floor.csv";
   std::vector<std::string> filter;
   for (int i = 1; i < argc; ++i) {
@@ -125,16 +127,7 @@ int main(int argc, char** argv) {
           opt.copies = copies;
           const auto t = w4a16::bench::time_graph(
               [&](int i, cudaStream_t st) {
-                cudaLaunchConfig_t cfg{};
-                cfg.gridDim = dim3(grid);
-                cfg.blockDim = dim3(256);
-                cfg.stream = st;
-                cudaLaunchAttribute attr[1];
-                attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-                attr[0].val.programmaticStreamSerializationAllowed = 1;
-                cfg.attrs = attr;
-                cfg.numAttrs = pdl ? 1 : 0;
-                check(cudaLaunchKernelEx(&cfg, v.fn, static_cast<const uint4*>(bufs[i % copies]), n16, sink), "launch");
+                launch_pdl(v.fn, dim3(grid), dim3(256), 0, st, pdl == 1, static_cast<const uint4*>(bufs[i % copies]), n16, sink);
               },
               opt, stream);
           const double tbps = static_cast<double>(bytes) / (t.median_us * 1e6);
@@ -155,4 +148,7 @@ int main(int argc, char** argv) {
   check(cudaFree(sink), "free sink");
   check(cudaStreamDestroy(stream), "stream destroy");
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "w4a16_bench_read: %s\n", e.what());
+  return 3;
 }

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 
+#include "common.cuh"  // W4A16_CUDA_TRY
 #include "w4a16/core/error.hpp"
 
 namespace w4a16::kernels::cuda {

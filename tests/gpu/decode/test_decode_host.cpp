@@ -78,6 +78,19 @@ constexpr Shape kLarge[] = {{"llama8b.qkv", 6144, 4096}, {"llama8b.o", 4096, 409
                             {"llama8b.down", 4096, 14336}, {"8192x8192", 8192, 8192}, {"llama70b.gate_up", 57344, 8192}};
 
 // The small plan's geometry: all of K in one block of 8 warps, at most T tiles per warp, one wave.
+// A bad value of a plan knob: decode_plan_for_sms throws invalid_argument naming the knob; unset after.
+void expect_knob_refused(const char* var, const char* value, std::int64_t n, std::int64_t k, int m) {
+  setenv(var, value, 1);
+  try {
+    decode_plan_for_sms(n, k, m, false, 128, true, 132);
+    ADD_FAILURE() << var << "=" << value << " accepted";
+  } catch (const w4a16::Error& e) {
+    EXPECT_EQ(e.code(), w4a16::ErrorCode::invalid_argument) << e.what();
+    EXPECT_NE(std::string(e.what()).find(var), std::string::npos) << e.what();
+  }
+  unsetenv(var);
+}
+
 void expect_small_geometry(const DecodePlan& p, std::int64_t n, std::int64_t k) {
   const std::int64_t kt = (k + 63) / 64;
   EXPECT_TRUE(p.small_tiles == 2 || p.small_tiles == 4 || p.small_tiles == 8 || p.small_tiles == 16);
@@ -160,25 +173,8 @@ TEST(DecodeHost, SmallKernelKnobs) {
   unsetenv("W4A16_DECODE_PLAN");
   setenv("W4A16_DECODE_SMALL", "0", 1);
   for (const Shape& s : kQwen) EXPECT_EQ(decode_plan_for_sms(s.n, s.k, 1, false, 128, true, 132).small_tiles, 0) << s.name;
-  for (const char* bad : {"2", "yes"}) {
-    setenv("W4A16_DECODE_SMALL", bad, 1);
-    try {
-      decode_plan_for_sms(1152, 896, 1, false, 128, true, 132);
-      ADD_FAILURE() << "W4A16_DECODE_SMALL=" << bad << " accepted";
-    } catch (const w4a16::Error& e) {
-      EXPECT_EQ(e.code(), w4a16::ErrorCode::invalid_argument);
-      EXPECT_NE(std::string(e.what()).find("W4A16_DECODE_SMALL"), std::string::npos) << e.what();
-    }
-  }
-  unsetenv("W4A16_DECODE_SMALL");
-  setenv("W4A16_DECODE_SMALL_T", "3", 1);
-  try {
-    decode_plan_for_sms(1152, 896, 1, false, 128, true, 132);
-    ADD_FAILURE() << "W4A16_DECODE_SMALL_T=3 accepted";
-  } catch (const w4a16::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("W4A16_DECODE_SMALL_T"), std::string::npos) << e.what();
-  }
-  unsetenv("W4A16_DECODE_SMALL_T");
+  for (const char* bad : {"2", "yes"}) expect_knob_refused("W4A16_DECODE_SMALL", bad, 1152, 896, 1);
+  expect_knob_refused("W4A16_DECODE_SMALL_T", "3", 1152, 896, 1);
 }
 
 namespace {
@@ -225,14 +221,7 @@ TEST(DecodeHost, MeasuredPlansOnlyWhereMeasured) {
   EXPECT_EQ(decode_plan_for_sms(4096, 14336, 16, false, 128, true, 132).splits, 8);
   // Unlisted layers: no entry.
   EXPECT_EQ(decode_plan_for_sms(4096, 4096, 16, false, 128, true, 132).describe(), model_plan(4096, 4096, 16, false, 128, true, 132));
-  setenv("W4A16_DECODE_TABLE", "on", 1);
-  try {
-    decode_plan_for_sms(4096, 14336, 4, false, 128, true, 132);
-    ADD_FAILURE() << "W4A16_DECODE_TABLE=on accepted";
-  } catch (const w4a16::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("W4A16_DECODE_TABLE"), std::string::npos) << e.what();
-  }
-  unsetenv("W4A16_DECODE_TABLE");
+  expect_knob_refused("W4A16_DECODE_TABLE", "on", 4096, 14336, 4);
 }
 
 // decode_run refuses weights whose packed tiles it cannot index with 32-bit lane indices (>= 64 GiB)
