@@ -210,16 +210,25 @@ std::vector<std::uint16_t> run_gpu(const CudaMoe& m, const Problem& p, int block
   return dout.get();
 }
 
+// A parametrized case made ready: its random problem, the f64 reference, the prepared weights.
+struct CaseRun {
+  explicit CaseRun(const MoeCase& c)
+      : p(make_problem(MoeSpec{c.H, c.I, c.E, c.g, c.st}, c.act, c.T, c.k)), want(reference(p)), m(CudaMoe::create(p.w, c.act)) {}
+  Problem p;
+  std::vector<double> want;
+  CudaMoe m;
+};
+
 class MoeGpu : public ::testing::TestWithParam<MoeCase> {};
 
 TEST_P(MoeGpu, EveryPathMatchesTheReference) {
   REQUIRE_GPU();
   const MoeCase c = GetParam();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
-  MoeSpec s{c.H, c.I, c.E, c.g, c.st};
-  Problem p = make_problem(s, c.act, c.T, c.k);
-  const std::vector<double> want = reference(p);
-  CudaMoe m = CudaMoe::create(p.w, c.act);
+  const CaseRun r(c);
+  const Problem& p = r.p;
+  const std::vector<double>& want = r.want;
+  const CudaMoe& m = r.m;
   for (int block : {0, 1, 8, 32, 64}) {
     auto out = run_gpu(m, p, block);
     const double err = test::rel_error(test::to_f64(out.data(), c.act, c.T, c.H, c.H), want);
@@ -324,10 +333,10 @@ TEST_P(MoeGpuRing, Block8AndDirectMatchTheReference) {
   REQUIRE_GPU();
   const MoeCase c = GetParam();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
-  MoeSpec s{c.H, c.I, c.E, c.g, c.st};
-  Problem p = make_problem(s, c.act, c.T, c.k);
-  const std::vector<double> want = reference(p);
-  CudaMoe m = CudaMoe::create(p.w, c.act);
+  const CaseRun r(c);
+  const Problem& p = r.p;
+  const std::vector<double>& want = r.want;
+  const CudaMoe& m = r.m;
   for (int block : {8, 1}) {  // aligned blocks of 8; direct (one slot per item, no alignment)
     SCOPED_TRACE("block " + std::to_string(block));
     std::vector<std::uint16_t> ring, ring2, ring_graph, ring_rr, ring_deep, ring_shallow, old;
@@ -469,10 +478,10 @@ TEST_P(MoeGpuRing, FusedAlignIsBitEqualToTheAlignmentLaunch) {
   REQUIRE_GPU();
   const MoeCase c = GetParam();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
-  MoeSpec s{c.H, c.I, c.E, c.g, c.st};
-  Problem p = make_problem(s, c.act, c.T, c.k);
-  const std::vector<double> want = reference(p);
-  CudaMoe m = CudaMoe::create(p.w, c.act);
+  const CaseRun r(c);
+  const Problem& p = r.p;
+  const std::vector<double>& want = r.want;
+  const CudaMoe& m = r.m;
   std::vector<std::uint16_t> unfused, fused, fused2, fused_graph, fused_deep, fused_rr;
   {
     RingKnob on("1");
