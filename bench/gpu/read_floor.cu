@@ -5,6 +5,11 @@
 // non-caching loads, U loads in flight per thread, B blocks of 256 threads per SM, with and without
 // programmatic dependent launch (the next call may start while this one drains, as the decode
 // kernel is launched). No weights are interpreted; the bytes are a non-zero pattern.
+// The MoE rows (moe.qwen3.T<t>) read the packed bytes of the experts a Qwen3-30B-A3B layer call
+// touches at T tokens (w4a16_bench_moe's touched_MB: distinct experts x expert bytes, random top-8
+// routing) once as one launch and once as the decode chain's two dependent phases (GEMM 1's w13
+// share, 2/3, then GEMM 2's w2 share, 1/3: the second launch starts after the first ends), the
+// ceiling of a fused layer and of a two-launch chain of that size.
 //
 //   w4a16_bench_read [--csv PATH] [--shapes a,b]
 // Prints one line per (shape, variant) and the best per shape: us, TB/s, % of 4.4 TB/s.
@@ -15,6 +20,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_timer.hpp"
@@ -65,6 +71,27 @@ void check(cudaError_t e, const char* what) {
 }
 
 using Kernel = void (*)(const uint4*, std::size_t, unsigned*);
+
+// A case: bytes read per call, split into dependent launches of these shares (each a plain read).
+struct Case {
+  std::string name;
+  std::size_t bytes;
+  std::vector<double> phases;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (const auto& s : w4a16::bench::perf_shapes())
+    out.push_back({s.name, static_cast<std::size_t>(s.n) * s.k / 2 + static_cast<std::size_t>(s.n) * (s.k / 128) * 2, {1.0}});
+  // Qwen3-30B-A3B, uint4b8 g = 128: touched MB of w4a16_bench_moe (2026-12-03, call 2) at T = 1, 4, 16.
+  const std::pair<int, double> moe[] = {{1, 19.47}, {4, 70.29}, {16, 202.07}};
+  for (const auto& [t, mb] : moe) {
+    const auto bytes = static_cast<std::size_t>(mb * 1e6);
+    out.push_back({"moe.qwen3.T" + std::to_string(t), bytes, {1.0}});
+    out.push_back({"moe.qwen3.T" + std::to_string(t) + ".chain2", bytes, {2.0 / 3.0, 1.0 / 3.0}});
+  }
+  return out;
+}
 struct Variant {
   int unroll;
   Kernel fn;
@@ -89,7 +116,7 @@ int main(int argc, char** argv) try {  // launch_pdl throws w4a16::Error on a fa
         }
       }
     } else {
-      std::printf("usage: %s [--csv PATH] [--shapes a,b]\n", argv[0]);
+      std::printf("usage: %s [--csv PATH] [--shapes a,b] (PERF.md shapes, moe.qwen3.T1|T4|T16[.chain2])\n", argv[0]);
       return a == "-h" || a == "--help" ? 0 : 2;
     }
   }
@@ -107,10 +134,17 @@ int main(int argc, char** argv) try {  // launch_pdl throws w4a16::Error on a fa
   if (!f) { std::fprintf(stderr, "cannot write %s\n", csv.c_str()); return 2; }
   std::fprintf(f, "shape,bytes,unroll,blocks_per_sm,pdl,us,tbps,pct_of_4p4\n");
   std::printf("%-18s %10s %6s %5s %4s %9s %7s %6s\n", "shape", "MB", "unroll", "bpsm", "pdl", "us", "TB/s", "%4.4");
-  for (const auto& s : w4a16::bench::perf_shapes()) {
+  for (const Case& s : cases()) {
     if (!filter.empty() && std::find(filter.begin(), filter.end(), s.name) == filter.end()) continue;
-    const std::size_t bytes = static_cast<std::size_t>(s.n) * s.k / 2 + static_cast<std::size_t>(s.n) * (s.k / 128) * 2;
+    const std::size_t bytes = s.bytes;
     const std::size_t n16 = (bytes + 15) / 16;
+    std::vector<std::size_t> cut{0};  // phase p reads 16-byte words [cut[p], cut[p + 1])
+    double acc_share = 0;
+    for (const double share : s.phases) {
+      acc_share += share;
+      cut.push_back(std::min(n16, static_cast<std::size_t>(acc_share * static_cast<double>(n16) + 0.5)));
+    }
+    cut.back() = n16;
     const int copies = w4a16::bench::cold_l2_copies(n16 * 16);
     std::vector<uint4*> bufs(copies);
     for (auto& b : bufs) {
@@ -127,7 +161,9 @@ int main(int argc, char** argv) try {  // launch_pdl throws w4a16::Error on a fa
           opt.copies = copies;
           const auto t = w4a16::bench::time_graph(
               [&](int i, cudaStream_t st) {
-                launch_pdl(v.fn, dim3(grid), dim3(256), 0, st, pdl == 1, static_cast<const uint4*>(bufs[i % copies]), n16, sink);
+                for (std::size_t p = 0; p + 1 < cut.size(); ++p)
+                  launch_pdl(v.fn, dim3(grid), dim3(256), 0, st, pdl == 1, static_cast<const uint4*>(bufs[i % copies]) + cut[p],
+                             cut[p + 1] - cut[p], sink);
               },
               opt, stream);
           const double tbps = static_cast<double>(bytes) / (t.median_us * 1e6);
