@@ -8,7 +8,9 @@
 // Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]. Paths "chosen" / "forced": the default
 // kernels of each block (blocks 1 and 8: the persistent ring kernel, moe_ring.cuh); "old" (blocks 1
 // and 8 with W4A16_MOE_RING=0), "ring_rr", "ring_deep", "align_launch" (block 8 with
-// W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels): the A/B rows (see the runs list).
+// W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels), "one_launch" / "chain" (block 1
+// at T*k <= 16 with W4A16_MOE_ONE=1 / 0: moe_one.cuh against the ring chain, three interleaved
+// rounds): the A/B rows (see the runs list).
 // Column same_as_block8: the row's output bit-equal to the default block-8 row's (1 / 0; "-" for
 // rows of other blocks or before that row).
 #include <cublas_v2.h>
@@ -268,6 +270,7 @@ int main(int argc, char** argv) {
       const char* deep;  // W4A16_MOE_RING_DEEP, or null: the default (shallow)
       const char* path;
       const char* fused_align = nullptr;  // W4A16_MOE_FUSED_ALIGN, or null: the default (fused where it fits)
+      const char* one = nullptr;          // W4A16_MOE_ONE, or null: the default (one launch where it applies)
     };
     std::vector<Run> runs;
     for (int b : blocks) {
@@ -275,14 +278,18 @@ int main(int argc, char** argv) {
       if (b == 8 && T <= 1024) runs.push_back({8, nullptr, nullptr, "align_launch", "0"});
     }
     if (T <= 1024) runs.push_back({8, "0", nullptr, "old"}), runs.push_back({8, "2", nullptr, "ring_rr"});
-    if (S <= 256) runs.push_back({1, "0", nullptr, "old"});
-    if (S <= 32) runs.push_back({8, "1", "1", "ring_deep"}), runs.push_back({1, "1", "1", "ring_deep"});
+    if (S <= 256) runs.push_back({1, "0", nullptr, "old", nullptr, "0"});
+    if (S <= 32) runs.push_back({8, "1", "1", "ring_deep", nullptr, "0"}), runs.push_back({1, "1", "1", "ring_deep", nullptr, "0"});
+    if (S <= 16)  // the direct path as one launch against its chain, three interleaved rounds (rows drift within a process)
+      for (int round = 0; round < 3; ++round)
+        runs.push_back({1, nullptr, nullptr, "one_launch", nullptr, "1"}), runs.push_back({1, nullptr, nullptr, "chain", nullptr, "0"});
     std::vector<std::uint16_t> block8;  // the default block-8 row's output
     for (const Run& run : runs) {
       const int b = run.block;
       if (run.ring) setenv("W4A16_MOE_RING", run.ring, 1);
       if (run.deep) setenv("W4A16_MOE_RING_DEEP", run.deep, 1);
       if (run.fused_align) setenv("W4A16_MOE_FUSED_ALIGN", run.fused_align, 1);
+      if (run.one) setenv("W4A16_MOE_ONE", run.one, 1);
       fused(b)(0, st);
       CK(cudaStreamSynchronize(st));
       CK(cudaMemcpy(got.data(), out, 2 * T * H, cudaMemcpyDeviceToHost));
@@ -293,13 +300,14 @@ int main(int argc, char** argv) {
         den += double(half_to_float(ref[i])) * half_to_float(ref[i]);
       }
       const double err = std::isfinite(num) ? std::sqrt(num / std::max(den, 1e-30)) : INFINITY;
-      const bool default8 = b == 8 && !run.ring && !run.deep && !run.fused_align;
+      const bool default8 = b == 8 && !run.ring && !run.deep && !run.fused_align && !run.one;
       if (default8) block8 = got;
       const char* same = b != 8 || block8.empty() ? "-" : got == block8 ? "1" : "0";
       const bench::Timing tf = bench::time_graph(fused(b), opt, st);
       unsetenv("W4A16_MOE_RING");
       unsetenv("W4A16_MOE_RING_DEEP");
       unsetenv("W4A16_MOE_FUSED_ALIGN");
+      unsetenv("W4A16_MOE_ONE");
       const double tbps = avg_touched / (tf.median_us * 1e-6) / 1e12;
       char line[512];
       std::snprintf(line, sizeof line, "%d,%d,%s,%.1f,%.2f,%.2f,%.3f,%.1f,%.2f,%.2f,%.2e,%s\n", T, b,

@@ -1,4 +1,5 @@
 // Dispatch of the fused MoE launcher on (activation dtype, zero points); kernels in fused_moe.cuh.
+#include <atomic>
 #include <string>
 
 #include "common.cuh"
@@ -6,6 +7,12 @@
 #include "w4a16/core/error.hpp"
 
 namespace w4a16::kernels::cuda::moe {
+
+namespace {
+std::atomic<std::int64_t> g_one_launches{0};
+}  // namespace
+std::int64_t one_launches() { return g_one_launches.load(); }
+void count_one_launch() { ++g_one_launches; }
 
 bool is_supported_block(int block) { return block == 1 || block == 8 || block == 32 || block == 64; }
 

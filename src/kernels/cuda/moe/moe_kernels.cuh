@@ -58,4 +58,9 @@ struct MoeRunDev {
 bool is_supported_block(int block);
 void launch_fused_moe(const MoeRunDev& r, cudaStream_t stream);
 
+// Launches of the one-launch layer (moe_one.cuh, the direct path's W4A16_MOE_ONE) in this process
+// so far: lets tests see which path ran. count_one_launch: the launcher's increment.
+std::int64_t one_launches();
+void count_one_launch();
+
 }  // namespace w4a16::kernels::cuda::moe
