@@ -58,6 +58,7 @@
 
 #include "pdl.cuh"
 #include "prefill/wgmma_rs.cuh"
+#include "sm90_async.cuh"
 
 namespace w4a16::kernels::cuda::prefill_detail {
 
@@ -139,46 +140,7 @@ enum class XLoad : int { cp_async = 0, tma = 1, tma_eb = 2, cp_async_nofence = 3
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define W4A16_SM90_ASM 1  // these wrappers compile to nothing elsewhere; only sm_90a configs call them
 #endif
-__device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
-#ifdef W4A16_SM90_ASM
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-#endif
-}
-// Makes the inits visible to the async proxy (the TMA unit completes transactions on them);
-// a CTA is a cluster of one here, so .cluster scope covers it. Once per CTA, before a barrier.
-__device__ __forceinline__ void mbar_fence_init() {
-#ifdef W4A16_SM90_ASM
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-#endif
-}
-// One arrival that also expects `bytes` of transactions (the TMA box) in the current phase.
-__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
-#ifdef W4A16_SM90_ASM
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-#endif
-}
-__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
-#ifdef W4A16_SM90_ASM
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-#endif
-}
-// Wait until the phase of parity `parity` completed (acquire, CTA scope). No poll limit with a
-// trap: a thread that may exit while a wgmma is in flight makes ptxas inject warpgroup waits
-// (C7517) or, inside thread 0's divergent refill branch, serialize every wgmma (C7518). A wrong
-// expect-tx count or a missing arrival therefore hangs: the device runs bound every step by a
-// timeout.
-__device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
-#ifdef W4A16_SM90_ASM
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "WAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra WAIT_%=;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-#endif
-}
+// mbar_init / mbar_fence_init / mbar_arrive_expect_tx / mbar_arrive / mbar_wait: sm90_async.cuh.
 // x tile (64 k x BM tokens) at element coordinates (k0, m0) -> 1024-aligned smem, 128B-swizzled
 // by the tensor map; out-of-bounds rows / columns arrive as zeros and still count in the
 // transaction bytes (the full box), so expect_tx is always BM * 128.
