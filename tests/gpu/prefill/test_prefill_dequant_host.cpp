@@ -5,7 +5,7 @@
 // Both forms are emulated word by word from the kernel's own constants (dequant_consts.hpp), with
 // IEEE fp16 rounding: float arithmetic for the subtract and the multiply (24 >= 2 * 11 + 2 bits:
 // the double rounding through float is innocuous), exact double for the fma whose one rounding
-// then is the one to fp16.
+// then is the one to fp16. Also: the uint4 zero constants' byte-permute build equals the direct one.
 #include <cuda_fp16.h>
 #include <gtest/gtest.h>
 
@@ -130,4 +130,34 @@ TEST(PrefillDequantHost, Fp16WordGivesQMinusZ) {
         for (int l = 0; l < 2; ++l)
           EXPECT_EQ(h2f(lane(r[i], l)), static_cast<float>(static_cast<int>(q) - static_cast<int>(z))) << "q=" << q << " z=" << z << " register " << i;
     }
+}
+
+// __byte_perm(x, y, sel) on the host (PTX prmt, default mode): byte i of the result is byte
+// (sel >> 4 i) & 7 of the 8-byte {y, x} (x bytes 0..3, y bytes 4..7).
+namespace {
+std::uint32_t byte_perm(std::uint32_t x, std::uint32_t y, std::uint32_t sel) {
+  const std::uint64_t xy = (static_cast<std::uint64_t>(y) << 32) | x;
+  std::uint32_t r = 0;
+  for (int i = 0; i < 4; ++i) r |= static_cast<std::uint32_t>((xy >> (8 * ((sel >> (4 * i)) & 7u))) & 0xffu) << (8 * i);
+  return r;
+}
+}  // namespace
+
+// uint4 zero constants: the byte-permute build (prefill_kernel.cuh dequant_raw) equals zlo_of /
+// zhi_of of the two rows' zero points, for every zero byte at every byte position of the word
+// (the other bytes set, so a wrong selector shows).
+TEST(PrefillDequantHost, ZeroConstantsFromTheByteMatchTheDirectForm) {
+  int checked = 0;
+  for (std::uint32_t b = 0; b < 4; ++b)
+    for (std::uint32_t zb = 0; zb < 256; ++zb) {
+      const std::uint32_t zw = (0xa5c3e1f7u & ~(0xffu << (8 * b))) | (zb << (8 * b));
+      const std::uint32_t rep = byte_perm(zw, 0, zero_rep_sel(b));
+      const std::uint32_t z_lo = zb & 15u, z_hi = zb >> 4;
+      EXPECT_EQ(zlo_of_rep(kMagicF16, rep), zlo_of(kMagicF16, z_lo)) << "b=" << b << " zb=" << zb;
+      EXPECT_EQ(zhi_of_rep_f16(rep), zhi_of_f16(z_hi)) << "b=" << b << " zb=" << zb;
+      EXPECT_EQ(zlo_of_rep(kMagicBf16, rep), zlo_of(kMagicBf16, z_lo)) << "b=" << b << " zb=" << zb;
+      EXPECT_EQ(zlo_of_rep(kMagicBf16, rep >> 4), zlo_of(kMagicBf16, z_hi)) << "b=" << b << " zb=" << zb << ": bf16 rows gid + 8";
+      ++checked;
+    }
+  EXPECT_EQ(checked, 4 * 256);
 }

@@ -25,4 +25,13 @@ constexpr std::uint32_t zlo_of(std::uint32_t magic, std::uint32_t z) { return ma
 // fma(1024 + 16 q, 1/16, -(64 + z)) = q - z, exact.
 constexpr std::uint32_t zhi_of_f16(std::uint32_t z) { return 0xD400D400u + z * 0x00100010u; }
 
+// The zero constants of a thread's two rows from its 4-byte zero word (uint4): byte b = gid % 4 holds
+// zb = z[gid] | z[gid + 8] << 4. One byte permute with zero_rep_sel(b) (made once per thread) gives
+// rep = zb in bytes 0 and 2, then one lop3 per constant: rep & 0x000f000f | magic = zlo_of(magic, z[gid]),
+// rep & 0x00f000f0 | 0xD400D400 = zhi_of_f16(z[gid + 8]) (0xD400's bits 0..9 are zero: | is +).
+// __byte_perm(x, 0, sel): result byte i = byte (sel >> 4 i) & 7 of {x, 0}; 4 picks a zero byte.
+constexpr std::uint32_t zero_rep_sel(std::uint32_t b) { return 0x4040u | b * 0x0101u; }
+constexpr std::uint32_t zlo_of_rep(std::uint32_t magic, std::uint32_t rep) { return (rep & kNibbleLo) | magic; }
+constexpr std::uint32_t zhi_of_rep_f16(std::uint32_t rep) { return (rep & kNibbleHi) | 0xD400D400u; }
+
 }  // namespace w4a16::kernels::cuda::prefill_detail

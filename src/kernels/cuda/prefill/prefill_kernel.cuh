@@ -87,6 +87,8 @@ template <> struct Num<half> {
   static constexpr std::uint32_t kMagic = kMagicF16;  // half2(1024, 1024): 1024 + q is exact for q < 1024
   // Registers 1 and 3 take their nibbles high (fma with 1/16): -(64 + z).
   static __device__ __forceinline__ std::uint32_t zhi_of(std::uint32_t z) { return zhi_of_f16(z); }
+  // The same from rep = zb in bytes 0 and 2 (zb = z[gid] | z[gid + 8] << 4): one lop3.
+  static __device__ __forceinline__ std::uint32_t zhi_of_rep(std::uint32_t rep) { return zhi_of_rep_f16(rep); }
   static __device__ __forceinline__ half from_float(float f) { return __float2half_rn(f); }
   static __device__ __forceinline__ float to_float(half v) { return __half2float(v); }
 };
@@ -95,6 +97,7 @@ template <> struct Num<__nv_bfloat16> {
   static constexpr std::uint32_t kMagic = kMagicBf16;  // bf162(128, 128): 128 + q exact (8-bit significand, q < 16)
   // Every register takes its nibbles low (subtract): 128 + z, as for rows gid.
   static __device__ __forceinline__ std::uint32_t zhi_of(std::uint32_t z) { return zlo_of(kMagic, z); }
+  static __device__ __forceinline__ std::uint32_t zhi_of_rep(std::uint32_t rep) { return zlo_of_rep(kMagic, rep >> 4); }
   static __device__ __forceinline__ __nv_bfloat16 from_float(float f) { return __float2bfloat16_rn(f); }
   static __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 };
@@ -547,6 +550,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       }
     }
   };
+  const std::uint32_t zsel = zero_rep_sel(static_cast<std::uint32_t>(gid & 3));  // uint4: this thread's zero byte, twice
   auto dequant_raw = [&](const WRaw& raw, int buf) {
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
@@ -554,15 +558,16 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         sc[h] = raw.sc[mb][h];
-        std::uint32_t z_lo = 8, z_hi = 8;
         if constexpr (ZEROS) {
-          const std::uint32_t zw = raw.zw[mb][h];
-          const std::uint32_t zb = (zw >> (8 * (gid & 3))) & 0xffu;  // z[row gid] | z[row gid + 8] << 4
-          z_lo = zb & 0xfu;
-          z_hi = zb >> 4;
+          // zb = z[row gid] | z[row gid + 8] << 4 (byte gid % 4 of the word) in bytes 0 and 2, then one
+          // lop3 per constant (dequant_consts.hpp): a byte permute instead of shift, mask and rebuild.
+          const std::uint32_t rep = __byte_perm(raw.zw[mb][h], 0, zsel);
+          zz_lo[h] = zlo_of_rep(Num<T>::kMagic, rep);
+          zz_hi[h] = Num<T>::zhi_of_rep(rep);
+        } else {  // uint4b8: z = 8
+          zz_lo[h] = zlo_of(Num<T>::kMagic, 8);
+          zz_hi[h] = Num<T>::zhi_of(8);
         }
-        zz_lo[h] = zlo_of(Num<T>::kMagic, z_lo);
-        zz_hi[h] = Num<T>::zhi_of(z_hi);
       }
       const std::uint32_t words[4] = {raw.w[mb][0], raw.w[mb][1], raw.w[mb][2], raw.w[mb][3]};
 #pragma unroll
