@@ -190,6 +190,11 @@ int run_bench(const char* out, const std::string& shapes, const std::string& ms,
     const std::size_t wsb = std::max<std::size_t>(kc::prefill_workspace_bytes(n, k, 128, false, max_m), std::size_t{32} << 20);
     void* work = nullptr;
     W4A16_CUDA_TRY(cudaMalloc(&work, wsb));
+    // cuBLAS inside graph capture: its workspace given, as prefill_rows does (used one at a time).
+    if (cublasSetWorkspace(h, work, wsb) != CUBLAS_STATUS_SUCCESS) {
+      std::fprintf(stderr, "prefill_dq_ab bench: cublasSetWorkspace failed\n");
+      return 3;
+    }
     auto row = [&](const char* scalar, std::int64_t m, const std::string& kernel, double us, const std::string& plan, std::uint64_t hash) {
       std::fprintf(f, "%s,%lld,%lld,%s,%lld,%s,%.3f,%.1f,\"%s\",%016llx\n", parts[0].c_str(), static_cast<long long>(n),
                    static_cast<long long>(k), scalar, static_cast<long long>(m), kernel.c_str(), us, 2.0 * m * n * k / us * 1e-6,
