@@ -57,6 +57,7 @@
 #include <cstdint>
 
 #include "pdl.cuh"
+#include "prefill/dequant_consts.hpp"
 #include "prefill/wgmma_rs.cuh"
 #include "sm90_async.cuh"
 
@@ -79,16 +80,25 @@ struct KernelParams {
   int group_shift;               // log2(group_len) when groups > 1 (g = 32..256 are powers of two)
 };
 
+// Per activation dtype: the magic number (dequant_consts.hpp) and zhi_of, the zero constant of the
+// rows gid + 8 (registers 1 and 3 of a word: dequant_word).
 template <class T> struct Num;
 template <> struct Num<half> {
   using T2 = half2;
-  static constexpr std::uint32_t kMagic = 0x64006400u;  // half2(1024, 1024): 1024 + q is exact for q < 1024
+  static constexpr std::uint32_t kMagic = kMagicF16;  // half2(1024, 1024): 1024 + q is exact for q < 1024
+  // Registers 1 and 3 take their nibbles high (fma with 1/16): -(64 + z).
+  static __device__ __forceinline__ std::uint32_t zhi_of(std::uint32_t z) { return zhi_of_f16(z); }
+  // The same from rep = zb in bytes 0 and 2 (zb = z[gid] | z[gid + 8] << 4): one lop3.
+  static __device__ __forceinline__ std::uint32_t zhi_of_rep(std::uint32_t rep) { return zhi_of_rep_f16(rep); }
   static __device__ __forceinline__ half from_float(float f) { return __float2half_rn(f); }
   static __device__ __forceinline__ float to_float(half v) { return __half2float(v); }
 };
 template <> struct Num<__nv_bfloat16> {
   using T2 = __nv_bfloat162;
-  static constexpr std::uint32_t kMagic = 0x43004300u;  // bf162(128, 128): 128 + q exact (8-bit significand, q < 16)
+  static constexpr std::uint32_t kMagic = kMagicBf16;  // bf162(128, 128): 128 + q exact (8-bit significand, q < 16)
+  // Every register takes its nibbles low (subtract): 128 + z, as for rows gid.
+  static __device__ __forceinline__ std::uint32_t zhi_of(std::uint32_t z) { return zlo_of(kMagic, z); }
+  static __device__ __forceinline__ std::uint32_t zhi_of_rep(std::uint32_t rep) { return zlo_of_rep(kMagic, rep >> 4); }
   static __device__ __forceinline__ __nv_bfloat16 from_float(float f) { return __float2bfloat16_rn(f); }
   static __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 };
@@ -105,21 +115,41 @@ template <class T2> __device__ __forceinline__ T2 as_t2(std::uint32_t u) { retur
 
 // One layout word (8 nibbles [a0,a2,a4,a6,a1,a3,a5,a7]) -> the 4 A-fragment registers of one k16
 // sub-tile: reg0 (a0,a1) row gid, reg1 (a2,a3) row gid+8, reg2 (a4,a5) row gid, reg3 (a6,a7) row gid+8.
-// w = (q - z) * s: (magic + q) - (magic + z) is exact, then one rounding in the multiply.
-// zz_lo/zz_hi: magic + z for rows gid / gid+8 (both halves); s_lo/s_hi: scale pairs.
+// w = (q - z) * s: q - z is formed exactly, then one rounding in the multiply by the scale.
+// zz_lo: magic + z of rows gid (zlo_of); zz_hi: Num<T>::zhi_of(z) of rows gid + 8; s_lo/s_hi: scale pairs.
+//   bf16: every register takes its nibbles low (after w >> 4, 8, 12): (128 + q) - (128 + z)
+//         (3 shifts, 4 lop3, 4 hsub2, 4 hmul2).
+//   fp16 (Marlin's dequantization, as decode_device.cuh Dt<false>): registers 0 / 2 take nibbles 0, 4 /
+//         2, 6 low: (1024 + q) - (1024 + z); registers 1 / 3 take nibbles 1, 5 / 3, 7 high (mask
+//         0x00f000f0 of w / w >> 8, no shift): fma(1024 + 16 q, 1/16, -(64 + z)) = 64 + q - (64 + z).
+//         Both forms are exact, so q - z, the products and every output are bit-identical to the
+//         bf16-style form (tests/gpu/prefill/test_prefill_dequant_host.cpp). One shift, 4 lop3,
+//         2 hsub2, 2 hfma2, 4 hmul2: 13 instructions instead of 15.
 template <class T>
 __device__ __forceinline__ void dequant_word(std::uint32_t w, std::uint32_t zz_lo, std::uint32_t zz_hi, std::uint32_t s_lo,
                                              std::uint32_t s_hi, std::uint32_t (&a)[4]) {
   using T2 = typename Num<T>::T2;
-  constexpr std::uint32_t kMask = 0x000f000fu;  // nibble 0 -> low half, nibble 4 -> high half
-  const std::uint32_t h0 = lop3_and_or(w, kMask, Num<T>::kMagic);
-  const std::uint32_t h1 = lop3_and_or(w >> 4, kMask, Num<T>::kMagic);
-  const std::uint32_t h2 = lop3_and_or(w >> 8, kMask, Num<T>::kMagic);
-  const std::uint32_t h3 = lop3_and_or(w >> 12, kMask, Num<T>::kMagic);
-  a[0] = as_u32(__hmul2(__hsub2(as_t2<T2>(h0), as_t2<T2>(zz_lo)), as_t2<T2>(s_lo)));
-  a[1] = as_u32(__hmul2(__hsub2(as_t2<T2>(h1), as_t2<T2>(zz_hi)), as_t2<T2>(s_hi)));
-  a[2] = as_u32(__hmul2(__hsub2(as_t2<T2>(h2), as_t2<T2>(zz_lo)), as_t2<T2>(s_lo)));
-  a[3] = as_u32(__hmul2(__hsub2(as_t2<T2>(h3), as_t2<T2>(zz_hi)), as_t2<T2>(s_hi)));
+  if constexpr (Num<T>::kMagic == kMagicF16) {
+    const std::uint32_t w8 = w >> 8;
+    const std::uint32_t h0 = lop3_and_or(w, kNibbleLo, kMagicF16);
+    const std::uint32_t h1 = lop3_and_or(w, kNibbleHi, kMagicF16);
+    const std::uint32_t h2 = lop3_and_or(w8, kNibbleLo, kMagicF16);
+    const std::uint32_t h3 = lop3_and_or(w8, kNibbleHi, kMagicF16);
+    const T2 sixteenth = as_t2<T2>(kSixteenthF16);
+    a[0] = as_u32(__hmul2(__hsub2(as_t2<T2>(h0), as_t2<T2>(zz_lo)), as_t2<T2>(s_lo)));
+    a[1] = as_u32(__hmul2(__hfma2(as_t2<T2>(h1), sixteenth, as_t2<T2>(zz_hi)), as_t2<T2>(s_hi)));
+    a[2] = as_u32(__hmul2(__hsub2(as_t2<T2>(h2), as_t2<T2>(zz_lo)), as_t2<T2>(s_lo)));
+    a[3] = as_u32(__hmul2(__hfma2(as_t2<T2>(h3), sixteenth, as_t2<T2>(zz_hi)), as_t2<T2>(s_hi)));
+  } else {
+    const std::uint32_t h0 = lop3_and_or(w, kNibbleLo, Num<T>::kMagic);  // nibble 0 -> low half, nibble 4 -> high half
+    const std::uint32_t h1 = lop3_and_or(w >> 4, kNibbleLo, Num<T>::kMagic);
+    const std::uint32_t h2 = lop3_and_or(w >> 8, kNibbleLo, Num<T>::kMagic);
+    const std::uint32_t h3 = lop3_and_or(w >> 12, kNibbleLo, Num<T>::kMagic);
+    a[0] = as_u32(__hmul2(__hsub2(as_t2<T2>(h0), as_t2<T2>(zz_lo)), as_t2<T2>(s_lo)));
+    a[1] = as_u32(__hmul2(__hsub2(as_t2<T2>(h1), as_t2<T2>(zz_hi)), as_t2<T2>(s_hi)));
+    a[2] = as_u32(__hmul2(__hsub2(as_t2<T2>(h2), as_t2<T2>(zz_lo)), as_t2<T2>(s_lo)));
+    a[3] = as_u32(__hmul2(__hsub2(as_t2<T2>(h3), as_t2<T2>(zz_hi)), as_t2<T2>(s_hi)));
+  }
 }
 
 __device__ __forceinline__ void cp_async16(std::uint32_t smem, const void* gmem, bool valid) {
@@ -482,6 +512,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       }
     }
   };
+  const std::uint32_t zsel = zero_rep_sel(static_cast<std::uint32_t>(gid & 3));  // uint4: this thread's zero byte, twice
   auto dequant_raw = [&](const WRaw& raw, int buf) {
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
@@ -489,15 +520,16 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         sc[h] = raw.sc[mb][h];
-        std::uint32_t z_lo = 8, z_hi = 8;
         if constexpr (ZEROS) {
-          const std::uint32_t zw = raw.zw[mb][h];
-          const std::uint32_t zb = (zw >> (8 * (gid & 3))) & 0xffu;  // z[row gid] | z[row gid + 8] << 4
-          z_lo = zb & 0xfu;
-          z_hi = zb >> 4;
+          // zb = z[row gid] | z[row gid + 8] << 4 (byte gid % 4 of the word) in bytes 0 and 2, then one
+          // lop3 per constant (dequant_consts.hpp): a byte permute instead of shift, mask and rebuild.
+          const std::uint32_t rep = __byte_perm(raw.zw[mb][h], 0, zsel);
+          zz_lo[h] = zlo_of_rep(Num<T>::kMagic, rep);
+          zz_hi[h] = Num<T>::zhi_of_rep(rep);
+        } else {  // uint4b8: z = 8
+          zz_lo[h] = zlo_of(Num<T>::kMagic, 8);
+          zz_hi[h] = Num<T>::zhi_of(8);
         }
-        zz_lo[h] = Num<T>::kMagic | z_lo | (z_lo << 16);
-        zz_hi[h] = Num<T>::kMagic | z_hi | (z_hi << 16);
       }
       const std::uint32_t words[4] = {raw.w[mb][0], raw.w[mb][1], raw.w[mb][2], raw.w[mb][3]};
 #pragma unroll
