@@ -597,7 +597,7 @@ TEST_P(MoeGpuOne, MatchesTheReferenceAndTheChain) {
   const MoeCase c = GetParam();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
   const CaseRun r(c);
-  std::vector<std::uint16_t> one, one2, graph, chain;
+  std::vector<std::uint16_t> one, one2, graph, chain, one_cp;
   {
     OneKnob on("1");
     const std::int64_t before = kernels::cuda::moe::one_launches();
@@ -605,6 +605,10 @@ TEST_P(MoeGpuOne, MatchesTheReferenceAndTheChain) {
     one2 = run_gpu(r.m, r.p, 1);
     EXPECT_EQ(kernels::cuda::moe::one_launches() - before, 2) << "the one-launch layer did not run";
     graph = run_gpu(r.m, r.p, 1, /*graph=*/true);
+  }
+  {
+    OneKnob cp("2");  // scale rows and zero chunks by cp.async: the same bytes in shared memory
+    one_cp = run_gpu(r.m, r.p, 1);
   }
   {
     OneKnob off("0");
@@ -618,6 +622,7 @@ TEST_P(MoeGpuOne, MatchesTheReferenceAndTheChain) {
   EXPECT_LT(err_chain, test::tolerance(c.act)) << "chain";
   EXPECT_EQ(one, one2) << "two runs differ";
   EXPECT_EQ(one, graph) << "graph replay differs";
+  EXPECT_EQ(one, one_cp) << "W4A16_MOE_ONE=2 (cp.async scales) differs from bulk copies";
 }
 
 // S = T k <= 16; Qwen3-30B-A3B's H and I (last two, 16 experts: the kernel only sees the ids); odd K splits (H = 320: 5 tiles over 8 warps; I = 192: 12 pairs, 3 tiles), one and

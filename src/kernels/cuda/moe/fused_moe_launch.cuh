@@ -196,12 +196,14 @@ inline void set_weights(GemmParams& g, const MoeLayerDev& w) {
 }
 
 // W4A16_MOE_ONE: "1" or unset runs the direct path (block 1) as one cooperative launch
-// (moe_one.cuh) where one_plan accepts it, "0" the chain of three launches. Read per call.
-inline bool one_mode() {
+// (moe_one.cuh) where one_plan accepts it, "2" the same with the scale rows and zero chunks
+// copied by per-lane cp.async instead of bulk copies, "0" the chain of three launches. Read per call.
+inline int one_mode() {
   const char* env = std::getenv("W4A16_MOE_ONE");
-  if (!env || !*env) return true;
-  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_MOE_ONE", "0 or 1", env);
-  return *env == '1';
+  if (!env || !*env) return 1;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0 && std::strcmp(env, "2") != 0)
+    fail(ErrorCode::invalid_argument, "W4A16_MOE_ONE", "0, 1 or 2", env);
+  return *env - '0';
 }
 
 // k64 tile -> scale group shift of one GEMM's weights (log2(g) - 6; 30 channelwise: always
@@ -266,7 +268,7 @@ bool one_plan(const MoeRunDev& r, int grid, int smem_cap, OneParams& p) {
 // where the driver accepts both (probed on the first launch outside a graph capture; a capture
 // before that launches without it).
 template <class T, bool kZeros>
-bool launch_one(const MoeRunDev& r, cudaStream_t stream) {
+bool launch_one(const MoeRunDev& r, int mode, cudaStream_t stream) {
   auto* kernel = moe_one_kernel<T, kZeros>;
   static const int cap = [&] {
     int dev = 0, optin = 0;
@@ -278,6 +280,8 @@ bool launch_one(const MoeRunDev& r, cudaStream_t stream) {
   const int grid = cuda::device_sm_count();
   OneParams p;
   if (!one_plan<kZeros>(r, grid, cap, p)) return false;
+  p.small_cp = mode == 2;
+  p.trace = one_trace_slot(grid * kOneTraceStamps);
   int per_sm = 0;
   W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kOneThreads, p.smem_bytes));
   if (per_sm < 1) return false;
@@ -318,9 +322,9 @@ bool launch_one(const MoeRunDev& r, cudaStream_t stream) {
 
 template <class T, bool kZeros>
 void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
-  const bool one = one_mode();  // read (and checked) on every call
+  const int one = one_mode();  // read (and checked) on every call
   if (r.tokens == 0) return;
-  if (r.block == 1 && one && launch_one<T, kZeros>(r, stream)) return;  // GEMM 1, GEMM 2 and the sum in one launch
+  if (r.block == 1 && one != 0 && launch_one<T, kZeros>(r, one, stream)) return;  // GEMM 1, GEMM 2 and the sum in one launch
   const int slots = static_cast<int>(r.tokens * r.top_k);
   GemmParams g1{};
   set_weights(g1, r.w13);

@@ -37,6 +37,7 @@
 
 #include "decode/decode_device.cuh"
 #include "moe/fused_moe.cuh"
+#include "moe/moe_kernels.cuh"
 #include "pdl.cuh"
 #include "sm90_async.cuh"
 
@@ -45,6 +46,8 @@ namespace w4a16::kernels::cuda::moe {
 constexpr int kOneWarps = 16;  // consumer warps (the producer is warp kOneWarps)
 constexpr int kOneThreads = (kOneWarps + 1) * 32;
 constexpr int kOneMaxSlots = 16;
+constexpr int kOneTraceStamps = 8;  // diagnostics: %globaltimer stamps per block (OneParams::trace)
+static_assert(kOneTraceStamps == kOneTraceStampsHost, "moe_kernels.cuh names the same count");
 
 // Bytes of one 16-row stripe's pieces over K: weights, scale rows (32 B per group), zero chunks
 // (the 16-byte aligned chunk holding the stripe's 8 zero bytes, per group).
@@ -70,6 +73,10 @@ struct OneParams {
   int g1_groups, g1_tshift;    // groups of w13; k64 tile -> group shift (log2(g) - 6; 30 channelwise)
   int g2_groups, g2_tshift;
   int ring1;                   // GEMM 1 ring slots (units)
+  int small_cp;                // scale rows / zero chunks by per-lane cp.async (1) or bulk copies (0)
+  unsigned long long* trace;   // null, or [grid][kOneTraceStamps] %globaltimer stamps (set_one_trace):
+                               // start, producer done with its first pieces, unit 0 / last unit in,
+                               // GEMM 1 done, past the grid barrier, h and w2 in, end
   // Shared-memory layout, byte offsets (16-byte aligned): GEMM 1 ring (ring1 units), w2 region
   // (stripes x S pieces), x rows, h rows, partials [2][kOneWarps][16] fp32, a zero row, mbarriers.
   int off_w2, off_x, off_h, off_red, off_zero, off_bar, smem_bytes;
@@ -85,6 +92,21 @@ __device__ __forceinline__ std::uint32_t lds8(unsigned a) {
   std::uint32_t v;
   asm volatile("ld.shared.u8 %0, [%1];" : "=r"(v) : "r"(a) : "memory");
   return v;
+}
+__device__ __forceinline__ void stamp(unsigned long long* trace, int i) {
+  if (trace) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    trace[blockIdx.x * kOneTraceStamps + i] = t;
+  }
+}
+// 16 bytes global -> shared by cp.async, then (at the end of a piece list) the thread's arrival on
+// an mbarrier once all its cp.asyncs landed (.noinc: counted in the barrier's init count).
+__device__ __forceinline__ void cp16(unsigned dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_arrive_noinc(unsigned bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
 }
 // The consumer warps only (named barrier 1; the producer warp never joins it).
 __device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kOneWarps * 32) : "memory"); }
@@ -154,17 +176,20 @@ __global__ void __launch_bounds__(kOneThreads, 1) moe_one_kernel(const OneParams
   const OnePiece q1 = one_piece(H, p.g1_groups, kZeros), q2 = one_piece(I, p.g2_groups, kZeros);
   const int unit_bytes = 2 * q1.bytes(), piece2 = q2.bytes();
 
+  const bool small_cp = p.small_cp != 0;
+  const unsigned full_count = small_cp ? 33u : 1u;  // the expect-tx arrival (+ 32 producer lanes' cp.async arrivals)
   if (threadIdx.x == 0) {
     for (int i = 0; i < ring1; ++i) {
-      mbar_init(full1 + 8 * i, 1);
+      mbar_init(full1 + 8 * i, full_count);
       mbar_init(empty1 + 8 * i, kOneWarps);
     }
-    mbar_init(full2, 1);
+    mbar_init(full2, full_count);
     mbar_fence_init();
   }
   if (threadIdx.x < 4) reinterpret_cast<std::uint32_t*>(one_smem + p.off_zero)[threadIdx.x] = 0u;
   pdl_wait();  // topk_ids and x come from the caller's kernels
   pdl_launch_dependents();
+  if (threadIdx.x == 0) od::stamp(p.trace, 0);
   __syncthreads();
 
   if (warp == kOneWarps) {
@@ -173,7 +198,7 @@ __global__ void __launch_bounds__(kOneThreads, 1) moe_one_kernel(const OneParams
       const int u = u_beg + i, s = u / pairs, j = u % pairs, e = p.topk_ids[s];
       const int slot = i % ring1;
       const unsigned dst = base + static_cast<unsigned>(slot * unit_bytes), bar = full1 + 8 * slot;
-      if (lane == 0) mbar_arrive_expect_tx(bar, static_cast<std::uint32_t>(unit_bytes));
+      if (lane == 0) mbar_arrive_expect_tx(bar, static_cast<std::uint32_t>(small_cp ? 2 * q1.w : unit_bytes));
       __syncwarp();
       const int G1 = p.g1_groups, per_stripe = 1 + G1 * (kZeros ? 2 : 1);
       for (int c = lane; c < 2 * per_stripe; c += 32) {
@@ -182,18 +207,23 @@ __global__ void __launch_bounds__(kOneThreads, 1) moe_one_kernel(const OneParams
           bulk_copy_g2s(dst + st * q1.w, p.w13 + (static_cast<std::int64_t>(e) * NT1 + stripe) * KT1 * 32, q1.w, bar);
         } else if (r <= G1) {
           const int g = r - 1;
-          bulk_copy_g2s(dst + 2 * q1.w + st * q1.s + g * 32,
-                        p.s13 + (static_cast<std::int64_t>(e) * G1 + g) * (2 * I) + 16 * stripe, 32, bar);
+          const unsigned d = dst + 2 * q1.w + st * q1.s + g * 32;
+          const std::uint16_t* src = p.s13 + (static_cast<std::int64_t>(e) * G1 + g) * (2 * I) + 16 * stripe;
+          if (small_cp) od::cp16(d, src), od::cp16(d + 16, src + 8);
+          else bulk_copy_g2s(d, src, 32, bar);
         } else {
           const int g = r - 1 - G1;
-          bulk_copy_g2s(dst + 2 * (q1.w + q1.s) + st * q1.z + g * 16,
-                        p.z13 + ((static_cast<std::int64_t>(e) * G1 + g) * NT1 + (stripe & ~1)) * 8, 16, bar);
+          const unsigned d = dst + 2 * (q1.w + q1.s) + st * q1.z + g * 16;
+          const std::uint8_t* src = p.z13 + ((static_cast<std::int64_t>(e) * G1 + g) * NT1 + (stripe & ~1)) * 8;
+          if (small_cp) od::cp16(d, src);
+          else bulk_copy_g2s(d, src, 16, bar);
         }
       }
+      if (small_cp) od::cp_arrive_noinc(bar);
     };
     auto issue_w2 = [&]() {
       if (n2 == 0) return;
-      if (lane == 0) mbar_arrive_expect_tx(full2, static_cast<std::uint32_t>(n2 * S * piece2));
+      if (lane == 0) mbar_arrive_expect_tx(full2, static_cast<std::uint32_t>(n2 * S * (small_cp ? q2.w : piece2)));
       __syncwarp();
       const int G2 = p.g2_groups, per = 1 + G2 * (kZeros ? 2 : 1);
       for (int c = lane; c < n2 * S * per; c += 32) {
@@ -203,17 +233,22 @@ __global__ void __launch_bounds__(kOneThreads, 1) moe_one_kernel(const OneParams
           bulk_copy_g2s(dst, p.w2 + (static_cast<std::int64_t>(e) * NT2 + n) * KT2 * 32, q2.w, full2);
         } else if (r <= G2) {
           const int g = r - 1;
-          bulk_copy_g2s(dst + q2.w + g * 32, p.s2 + (static_cast<std::int64_t>(e) * G2 + g) * H + 16 * n, 32, full2);
+          const std::uint16_t* src = p.s2 + (static_cast<std::int64_t>(e) * G2 + g) * H + 16 * n;
+          if (small_cp) od::cp16(dst + q2.w + g * 32, src), od::cp16(dst + q2.w + g * 32 + 16, src + 8);
+          else bulk_copy_g2s(dst + q2.w + g * 32, src, 32, full2);
         } else {
           const int g = r - 1 - G2;
-          bulk_copy_g2s(dst + q2.w + q2.s + g * 16, p.z2 + ((static_cast<std::int64_t>(e) * G2 + g) * NT2 + (n & ~1)) * 8, 16,
-                        full2);
+          const std::uint8_t* src = p.z2 + ((static_cast<std::int64_t>(e) * G2 + g) * NT2 + (n & ~1)) * 8;
+          if (small_cp) od::cp16(dst + q2.w + q2.s + g * 16, src);
+          else bulk_copy_g2s(dst + q2.w + q2.s + g * 16, src, 16, full2);
         }
       }
+      if (small_cp) od::cp_arrive_noinc(full2);
     };
     const int first = min(ring1, n1);
     for (int i = 0; i < first; ++i) issue_unit(i);
     issue_w2();  // GEMM 2's weights stream while GEMM 1 computes
+    if (lane == 0) od::stamp(p.trace, 1);
     for (int i = first; i < n1; ++i) {
       mbar_wait(empty1 + 8 * (i % ring1), static_cast<std::uint32_t>(i / ring1 - 1) & 1u);
       issue_unit(i);
@@ -235,6 +270,8 @@ __global__ void __launch_bounds__(kOneThreads, 1) moe_one_kernel(const OneParams
     for (int i = 0; i < n1; ++i) {
       const int slot = i % ring1, u = u_beg + i, s = u / pairs, j = u % pairs;
       mbar_wait(full1 + 8 * slot, static_cast<std::uint32_t>(i / ring1) & 1u);
+      if (ctid == 0 && i == 0) od::stamp(p.trace, 2);
+      if (ctid == 0 && i == n1 - 1) od::stamp(p.trace, 3);
       const unsigned ub = base + static_cast<unsigned>(slot * unit_bytes);
       const unsigned wb = ub + st * q1.w, sb = ub + 2 * q1.w + st * q1.s, zb = ub + 2 * (q1.w + q1.s) + st * q1.z;
       const int stripe = st == 0 ? j : pairs + j;
@@ -257,7 +294,9 @@ __global__ void __launch_bounds__(kOneThreads, 1) moe_one_kernel(const OneParams
     }
   }
 
+  if (threadIdx.x == 0) od::stamp(p.trace, 4);
   cooperative_groups::this_grid().sync();  // every h row written (the grid barrier orders the stores)
+  if (threadIdx.x == 0) od::stamp(p.trace, 5);
 
   if (warp < kOneWarps && n2 > 0) {
     // ---- Consumer warps: GEMM 2 and the weighted sum.
@@ -267,6 +306,7 @@ __global__ void __launch_bounds__(kOneThreads, 1) moe_one_kernel(const OneParams
     dd::cp_async_commit();
     dd::cp_async_wait<0>();
     mbar_wait(full2, 0);
+    if (ctid == 0) od::stamp(p.trace, 6);
     od::consumer_sync();
     const unsigned zero_row = base + p.off_zero;
     const bool row0 = lane % 8 == 0;
@@ -300,6 +340,7 @@ __global__ void __launch_bounds__(kOneThreads, 1) moe_one_kernel(const OneParams
       }
     }
   }
+  if (threadIdx.x == 0) od::stamp(p.trace, 7);
 }
 
 }  // namespace w4a16::kernels::cuda::moe
