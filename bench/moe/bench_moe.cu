@@ -331,7 +331,7 @@ int main(int argc, char** argv) {
     if (S <= 32) runs.push_back({8, "1", "1", "ring_deep", nullptr, "0"}), runs.push_back({1, "1", "1", "ring_deep", nullptr, "0"});
     if (S <= 16)  // the direct path as one launch against its chain, three interleaved rounds (rows drift within a process)
       for (int round = 0; round < 3; ++round)
-        runs.push_back({1, nullptr, nullptr, "one_launch", nullptr, "1"}), runs.push_back({1, nullptr, nullptr, "one_launch_cp", nullptr, "2"}),
+        runs.push_back({1, nullptr, nullptr, "one_launch", nullptr, "1"}), runs.push_back({1, nullptr, nullptr, "one_launch_bulk", nullptr, "2"}),
             runs.push_back({1, nullptr, nullptr, "chain", nullptr, "0"});
     std::vector<std::uint16_t> block8;  // the default block-8 row's output
     std::set<std::string> traced;       // one-launch variants traced so far (the first round's rows)

@@ -196,8 +196,9 @@ inline void set_weights(GemmParams& g, const MoeLayerDev& w) {
 }
 
 // W4A16_MOE_ONE: "1" or unset runs the direct path (block 1) as one cooperative launch
-// (moe_one.cuh) where one_plan accepts it, "2" the same with the scale rows and zero chunks
-// copied by per-lane cp.async instead of bulk copies, "0" the chain of three launches. Read per call.
+// (moe_one.cuh) where one_plan accepts it, "2" the same with the scale rows and zero chunks as
+// bulk copies instead of per-lane cp.async (measured slower: ~100 cycles per small bulk copy), "0"
+// the chain of three launches. Read per call.
 inline int one_mode() {
   const char* env = std::getenv("W4A16_MOE_ONE");
   if (!env || !*env) return 1;
@@ -228,7 +229,7 @@ bool one_plan(const MoeRunDev& r, int grid, int smem_cap, OneParams& p) {
   const int U = static_cast<int>(S) * (I / 16), n1max = (U + grid - 1) / grid, n2max = (H / 16 + grid - 1) / grid;
   const int unit = 2 * q1.bytes();
   const int fixed = n2max * static_cast<int>(S) * q2.bytes() + T * H * 2 + static_cast<int>(S) * I * 2 + 2 * kOneWarps * 16 * 4 + 16 +
-                    (2 * n1max + 1) * 8;
+                    8 * kOneMaxSlots + (2 * n1max + 1) * 8;
   const int ring1 = std::min(n1max, (smem_cap - fixed) / unit);
   if (ring1 < std::min(2, n1max) || ring1 < 1) return false;
   p = OneParams{};
@@ -258,7 +259,8 @@ bool one_plan(const MoeRunDev& r, int grid, int smem_cap, OneParams& p) {
   p.off_h = p.off_x + T * H * 2;
   p.off_red = p.off_h + static_cast<int>(S) * I * 2;
   p.off_zero = p.off_red + 2 * kOneWarps * 16 * 4;
-  p.off_bar = p.off_zero + 16;
+  p.off_meta = p.off_zero + 16;
+  p.off_bar = p.off_meta + 8 * kOneMaxSlots;
   p.smem_bytes = p.off_bar + (2 * ring1 + 1) * 8;
   return p.smem_bytes <= smem_cap;
 }
@@ -280,7 +282,7 @@ bool launch_one(const MoeRunDev& r, int mode, cudaStream_t stream) {
   const int grid = cuda::device_sm_count();
   OneParams p;
   if (!one_plan<kZeros>(r, grid, cap, p)) return false;
-  p.small_cp = mode == 2;
+  p.small_cp = mode != 2;
   p.trace = one_trace_slot(grid * kOneTraceStamps);
   int per_sm = 0;
   W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kOneThreads, p.smem_bytes));

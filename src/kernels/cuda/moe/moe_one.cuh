@@ -78,8 +78,9 @@ struct OneParams {
                                // start, producer done with its first pieces, unit 0 / last unit in,
                                // GEMM 1 done, past the grid barrier, h and w2 in, end
   // Shared-memory layout, byte offsets (16-byte aligned): GEMM 1 ring (ring1 units), w2 region
-  // (stripes x S pieces), x rows, h rows, partials [2][kOneWarps][16] fp32, a zero row, mbarriers.
-  int off_w2, off_x, off_h, off_red, off_zero, off_bar, smem_bytes;
+  // (stripes x S pieces), x rows, h rows, partials [2][kOneWarps][16] fp32, a zero row, the slots'
+  // expert ids and routing weights [kOneMaxSlots] each, mbarriers.
+  int off_w2, off_x, off_h, off_red, off_zero, off_meta, off_bar, smem_bytes;
 };
 
 namespace one_detail {
@@ -187,15 +188,20 @@ __global__ void __launch_bounds__(kOneThreads, 1) moe_one_kernel(const OneParams
     mbar_fence_init();
   }
   if (threadIdx.x < 4) reinterpret_cast<std::uint32_t*>(one_smem + p.off_zero)[threadIdx.x] = 0u;
-  pdl_wait();  // topk_ids and x come from the caller's kernels
+  int* const ids = reinterpret_cast<int*>(one_smem + p.off_meta);                           // [S]
+  float* const tw = reinterpret_cast<float*>(one_smem + p.off_meta + 4 * kOneMaxSlots);  // [S]
+  pdl_wait();  // topk_ids, topk_weights and x come from the caller's kernels
   pdl_launch_dependents();
+  // One round trip for the routing of every slot (the producer's copies and the final sum read it
+  // from here, not once per piece).
+  if (threadIdx.x < S) ids[threadIdx.x] = p.topk_ids[threadIdx.x], tw[threadIdx.x] = p.topk_weights[threadIdx.x];
   if (threadIdx.x == 0) od::stamp(p.trace, 0);
   __syncthreads();
 
   if (warp == kOneWarps) {
     // ---- Producer warp: every lane issues its share of a piece list's bulk copies.
     auto issue_unit = [&](int i) {
-      const int u = u_beg + i, s = u / pairs, j = u % pairs, e = p.topk_ids[s];
+      const int u = u_beg + i, s = u / pairs, j = u % pairs, e = ids[s];
       const int slot = i % ring1;
       const unsigned dst = base + static_cast<unsigned>(slot * unit_bytes), bar = full1 + 8 * slot;
       if (lane == 0) mbar_arrive_expect_tx(bar, static_cast<std::uint32_t>(small_cp ? 2 * q1.w : unit_bytes));
@@ -227,7 +233,7 @@ __global__ void __launch_bounds__(kOneThreads, 1) moe_one_kernel(const OneParams
       __syncwarp();
       const int G2 = p.g2_groups, per = 1 + G2 * (kZeros ? 2 : 1);
       for (int c = lane; c < n2 * S * per; c += 32) {
-        const int ps = c / per, r = c % per, n = n_beg + ps / S, e = p.topk_ids[ps % S];
+        const int ps = c / per, r = c % per, n = n_beg + ps / S, e = ids[ps % S];
         const unsigned dst = base + static_cast<unsigned>(p.off_w2 + ps * piece2);
         if (r == 0) {
           bulk_copy_g2s(dst, p.w2 + (static_cast<std::int64_t>(e) * NT2 + n) * KT2 * 32, q2.w, full2);
@@ -334,7 +340,7 @@ __global__ void __launch_bounds__(kOneThreads, 1) moe_one_kernel(const OneParams
           const int sl = t * p.top_k + jj;
           float y = 0.f;
           for (int w = 0; w < wps; ++w) y += rr[(sl * wps + w) * 16];
-          o += p.topk_weights[sl] * y;
+          o += tw[sl] * y;
         }
         static_cast<std::uint16_t*>(p.out)[static_cast<std::int64_t>(t) * H + 16 * n + row] = D::from_float(o);
       }
