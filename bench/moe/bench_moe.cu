@@ -8,9 +8,7 @@
 // Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]. Paths "chosen" / "forced": the default
 // kernels of each block (blocks 1 and 8: the persistent ring kernel, moe_ring.cuh); "old" (blocks 1
 // and 8 with W4A16_MOE_RING=0), "ring_rr", "ring_deep", "align_launch" (block 8 with
-// W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels), "one_launch" / "chain" (block 1
-// at T*k <= 16 with W4A16_MOE_ONE=1 / 0: moe_one.cuh against the ring chain, three interleaved
-// rounds): the A/B rows (see the runs list).
+// W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels): the A/B rows (see the runs list).
 // Column same_as_block8: the row's output bit-equal to the default block-8 row's (1 / 0; "-" for
 // rows of other blocks or before that row).
 #include <cublas_v2.h>
@@ -21,7 +19,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <numeric>
 #include <random>
 #include <set>
@@ -30,7 +27,6 @@
 #include <vector>
 
 #include "gpu_timer.hpp"
-#include "moe/moe_kernels.cuh"
 #include "w4a16/core/half.hpp"
 #include "w4a16/moe/moe.hpp"
 #include "w4a16/moe/moe_cuda.hpp"
@@ -96,47 +92,6 @@ struct Set {  // one rotating input set
   int distinct = 0;
 };
 
-// The one-launch layer's per-block %globaltimer stamps of the last replay of a timed graph
-// (moe_one.cuh, OneParams::trace), as "# trace" lines: per stamp, the median over the graph's calls
-// of the median / max over blocks of (stamp - the call's first start), and the gap from a call's
-// last block end to the next call's first start. Missing stamps (a block without that phase) are 0.
-void print_trace(int T, const char* path, const unsigned long long* dev, int calls, int grid) {
-  constexpr int K = w4a16::kernels::cuda::moe::kOneTraceStampsHost;
-  std::vector<unsigned long long> h(static_cast<std::size_t>(calls) * grid * K);
-  CK(cudaMemcpy(h.data(), dev, h.size() * 8, cudaMemcpyDeviceToHost));
-  const char* names[K] = {"start", "issued", "unit0_in", "last_unit_in", "gemm1_done", "past_barrier", "h_w2_in", "end"};
-  auto median = [](std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  std::vector<std::vector<double>> med(K), mx(K);
-  std::vector<double> gaps;
-  unsigned long long prev_end = 0;
-  for (int c = 0; c < calls; ++c) {
-    const unsigned long long* t = h.data() + static_cast<std::size_t>(c) * grid * K;
-    unsigned long long t0 = ~0ull, end = 0;
-    for (int b = 0; b < grid; ++b) {
-      if (t[b * K] && t[b * K] < t0) t0 = t[b * K];
-      end = std::max(end, t[b * K + K - 1]);
-    }
-    if (t0 == ~0ull) continue;
-    if (prev_end) gaps.push_back((double(t0) - double(prev_end)) / 1e3);
-    prev_end = end;
-    for (int k = 0; k < K; ++k) {
-      std::vector<double> v;
-      for (int b = 0; b < grid; ++b)
-        if (t[b * K + k]) v.push_back((double(t[b * K + k]) - double(t0)) / 1e3);
-      if (v.empty()) continue;
-      med[k].push_back(median(v));
-      mx[k].push_back(*std::max_element(v.begin(), v.end()));
-    }
-  }
-  std::printf("# trace T=%d %s (us from the call's first start; median / max over blocks, median over %d calls):", T, path, calls);
-  for (int k = 0; k < K; ++k) std::printf(" %s %.2f/%.2f", names[k], median(med[k]), median(mx[k]));
-  std::printf(" | gap to next call %.2f\n", median(gaps));
-}
-
 int main(int argc, char** argv) {
   const char* csv_path = argc > 1 ? argv[1] : nullptr;
   std::vector<int> Ts = {1, 4, 16, 64, 256, 1024, 4096};
@@ -164,12 +119,6 @@ int main(int argc, char** argv) {
 
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
-  int sm_count = 0;
-  CK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
-  const std::size_t trace_per_launch = static_cast<std::size_t>(sm_count) * w4a16::kernels::cuda::moe::kOneTraceStampsHost;
-  const std::size_t trace_bytes = 16 * trace_per_launch * 8;  // up to 16 calls per graph (sets at T <= 64)
-  unsigned long long* trace_buf;
-  CK(cudaMalloc(&trace_buf, trace_bytes));
   CudaMoe moe = CudaMoe::create(w, DType::f16, st);
   const std::size_t expert_bytes = w.expert_bytes();
 
@@ -319,7 +268,6 @@ int main(int argc, char** argv) {
       const char* deep;  // W4A16_MOE_RING_DEEP, or null: the default (shallow)
       const char* path;
       const char* fused_align = nullptr;  // W4A16_MOE_FUSED_ALIGN, or null: the default (fused where it fits)
-      const char* one = nullptr;          // W4A16_MOE_ONE, or null: the default (one launch where it applies)
     };
     std::vector<Run> runs;
     for (int b : blocks) {
@@ -327,20 +275,14 @@ int main(int argc, char** argv) {
       if (b == 8 && T <= 1024) runs.push_back({8, nullptr, nullptr, "align_launch", "0"});
     }
     if (T <= 1024) runs.push_back({8, "0", nullptr, "old"}), runs.push_back({8, "2", nullptr, "ring_rr"});
-    if (S <= 256) runs.push_back({1, "0", nullptr, "old", nullptr, "0"});
-    if (S <= 32) runs.push_back({8, "1", "1", "ring_deep", nullptr, "0"}), runs.push_back({1, "1", "1", "ring_deep", nullptr, "0"});
-    if (S <= 16)  // the direct path as one launch against its chain, three interleaved rounds (rows drift within a process)
-      for (int round = 0; round < 3; ++round)
-        runs.push_back({1, nullptr, nullptr, "one_launch", nullptr, "1"}), runs.push_back({1, nullptr, nullptr, "one_launch_bulk", nullptr, "2"}),
-            runs.push_back({1, nullptr, nullptr, "chain", nullptr, "0"});
+    if (S <= 256) runs.push_back({1, "0", nullptr, "old"});
+    if (S <= 32) runs.push_back({8, "1", "1", "ring_deep"}), runs.push_back({1, "1", "1", "ring_deep"});
     std::vector<std::uint16_t> block8;  // the default block-8 row's output
-    std::set<std::string> traced;       // one-launch variants traced so far (the first round's rows)
     for (const Run& run : runs) {
       const int b = run.block;
       if (run.ring) setenv("W4A16_MOE_RING", run.ring, 1);
       if (run.deep) setenv("W4A16_MOE_RING_DEEP", run.deep, 1);
       if (run.fused_align) setenv("W4A16_MOE_FUSED_ALIGN", run.fused_align, 1);
-      if (run.one) setenv("W4A16_MOE_ONE", run.one, 1);
       fused(b)(0, st);
       CK(cudaStreamSynchronize(st));
       CK(cudaMemcpy(got.data(), out, 2 * T * H, cudaMemcpyDeviceToHost));
@@ -351,23 +293,13 @@ int main(int argc, char** argv) {
         den += double(half_to_float(ref[i])) * half_to_float(ref[i]);
       }
       const double err = std::isfinite(num) ? std::sqrt(num / std::max(den, 1e-30)) : INFINITY;
-      const bool default8 = b == 8 && !run.ring && !run.deep && !run.fused_align && !run.one;
+      const bool default8 = b == 8 && !run.ring && !run.deep && !run.fused_align;
       if (default8) block8 = got;
       const char* same = b != 8 || block8.empty() ? "-" : got == block8 ? "1" : "0";
-      const bool trace = run.one && std::strcmp(run.one, "0") != 0 && traced.insert(run.path).second;  // first round only
-      if (trace) {
-        CK(cudaMemset(trace_buf, 0, trace_bytes));
-        w4a16::kernels::cuda::moe::set_one_trace(trace_buf, sets, trace_per_launch);
-      }
       const bench::Timing tf = bench::time_graph(fused(b), opt, st);
-      if (trace) {
-        w4a16::kernels::cuda::moe::set_one_trace(nullptr, 0, 0);
-        print_trace(T, run.path, trace_buf, sets, sm_count);
-      }
       unsetenv("W4A16_MOE_RING");
       unsetenv("W4A16_MOE_RING_DEEP");
       unsetenv("W4A16_MOE_FUSED_ALIGN");
-      unsetenv("W4A16_MOE_ONE");
       const double tbps = avg_touched / (tf.median_us * 1e-6) / 1e12;
       char line[512];
       std::snprintf(line, sizeof line, "%d,%d,%s,%.1f,%.2f,%.2f,%.3f,%.1f,%.2f,%.2f,%.2e,%s\n", T, b,

@@ -1,6 +1,6 @@
-// sm_90 asynchronous copies and mbarriers, shared by the kernel families that use them (prefill:
-// the TMA x tiles; MoE: the one-launch layer's bulk weight copies). Thin wrappers over PTX; every
-// function is device-only and the project builds for sm_90a only (CMakeLists.txt).
+// sm_90 asynchronous copies and mbarriers (the prefill kernel's TMA x tiles; the bulk copy was used
+// by a one-launch MoE layer that was measured and not kept: docs/benchmarks/moe.md). Thin wrappers
+// over PTX; every function is device-only and the project builds for sm_90a only (CMakeLists.txt).
 //   mbar_*        an mbarrier in shared memory (a 64-bit word, 8-byte aligned, by its shared address)
 //   bulk_copy_g2s one cp.async.bulk global -> shared of `bytes` (a multiple of 16, both addresses
 //                 16-byte aligned), completing as transactions on an mbarrier

@@ -12,7 +12,6 @@
 #include <random>
 
 #include "../../moe/moe_case.hpp"
-#include "moe/moe_kernels.cuh"
 #include "moe/ring_align.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
@@ -317,17 +316,13 @@ TEST(MoeGpuEdge, GraphReplayAndDeterminism) {
 
 // ---- The persistent ring kernel of the decode paths, block 8 and direct (W4A16_MOE_RING, moe_ring.cuh) ----
 // Sets the knob for its scope (the launcher reads it per call) and restores "unset" after.
-// The direct path runs the ring chain here, not the one-launch layer (W4A16_MOE_ONE=0; its own
-// tests are MoeGpuOne below).
 struct RingKnob {
   explicit RingKnob(const char* v, const char* deep = nullptr) {
     setenv("W4A16_MOE_RING", v, 1);
-    setenv("W4A16_MOE_ONE", "0", 1);
     if (deep) setenv("W4A16_MOE_RING_DEEP", deep, 1);
   }
   ~RingKnob() {
     unsetenv("W4A16_MOE_RING");
-    unsetenv("W4A16_MOE_ONE");
     unsetenv("W4A16_MOE_RING_DEEP");
   }
 };
@@ -580,91 +575,6 @@ TEST(MoeGpuFusedAlign, AllTokensOnOneExpertAndFallbacks) {
 TEST(MoeGpuFusedAlign, BadKnobIsRejected) {
   REQUIRE_GPU();
   expect_knob_rejected("W4A16_MOE_FUSED_ALIGN", "on");
-}
-
-// ---- The one-launch layer of the direct path (W4A16_MOE_ONE=1 or unset; moe_one.cuh) ----
-struct OneKnob {
-  explicit OneKnob(const char* v) { setenv("W4A16_MOE_ONE", v, 1); }
-  ~OneKnob() { unsetenv("W4A16_MOE_ONE"); }
-};
-
-class MoeGpuOne : public ::testing::TestWithParam<MoeCase> {};
-
-// Against the f64 oracle and the chain (W4A16_MOE_ONE=0), twice and under graph replay (bitwise:
-// every sum has a fixed order), and it really ran (the launch counter moved by each call).
-TEST_P(MoeGpuOne, MatchesTheReferenceAndTheChain) {
-  REQUIRE_GPU();
-  const MoeCase c = GetParam();
-  SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
-  const CaseRun r(c);
-  std::vector<std::uint16_t> one, one2, graph, chain, one_cp;
-  {
-    OneKnob on("1");
-    const std::int64_t before = kernels::cuda::moe::one_launches();
-    one = run_gpu(r.m, r.p, 1);
-    one2 = run_gpu(r.m, r.p, 1);
-    EXPECT_EQ(kernels::cuda::moe::one_launches() - before, 2) << "the one-launch layer did not run";
-    graph = run_gpu(r.m, r.p, 1, /*graph=*/true);
-  }
-  {
-    OneKnob bulk("2");  // scale rows and zero chunks by bulk copies: the same bytes in shared memory
-    one_cp = run_gpu(r.m, r.p, 1);
-  }
-  {
-    OneKnob off("0");
-    const std::int64_t before = kernels::cuda::moe::one_launches();
-    chain = run_gpu(r.m, r.p, 1);
-    EXPECT_EQ(kernels::cuda::moe::one_launches(), before) << "W4A16_MOE_ONE=0 still ran the one-launch layer";
-  }
-  const double err = test::rel_error(test::to_f64(one.data(), c.act, c.T, c.H, c.H), r.want);
-  const double err_chain = test::rel_error(test::to_f64(chain.data(), c.act, c.T, c.H, c.H), r.want);
-  EXPECT_LT(err, test::tolerance(c.act)) << "one launch (chain: " << err_chain << ")";
-  EXPECT_LT(err_chain, test::tolerance(c.act)) << "chain";
-  EXPECT_EQ(one, one2) << "two runs differ";
-  EXPECT_EQ(one, graph) << "graph replay differs";
-  EXPECT_EQ(one, one_cp) << "W4A16_MOE_ONE=2 (bulk-copied scales) differs from cp.async";
-}
-
-// S = T k <= 16; Qwen3-30B-A3B's H and I (last two, 16 experts: the kernel only sees the ids); odd K splits (H = 320: 5 tiles over 8 warps; I = 192: 12 pairs, 3 tiles), one and
-// several GEMM 2 stripes per block, every group kind the layer takes, both scalars and dtypes.
-INSTANTIATE_TEST_SUITE_P(Shapes, MoeGpuOne,
-                         ::testing::Values(MoeCase{1, 8, 16, 256, 128, 128, ScalarType::uint4b8, DType::f16},
-                                           MoeCase{2, 2, 8, 256, 128, 64, ScalarType::uint4, DType::f16},
-                                           MoeCase{7, 2, 8, 512, 256, 256, ScalarType::uint4, DType::bf16},
-                                           MoeCase{16, 1, 8, 512, 128, 64, ScalarType::uint4b8, DType::bf16},
-                                           MoeCase{2, 8, 32, 256, 192, 64, ScalarType::uint4, DType::f16},
-                                           MoeCase{1, 8, 16, 320, 320, kChannelwise, ScalarType::uint4b8, DType::bf16},
-                                           MoeCase{1, 6, 16, 4096, 256, 128, ScalarType::uint4, DType::bf16},
-                                           MoeCase{2, 8, 16, 2048, 768, 128, ScalarType::uint4b8, DType::f16},
-                                           MoeCase{2, 8, 16, 2048, 768, 128, ScalarType::uint4, DType::bf16}),
-                         moe_case_name);
-
-// Where the contract does not hold the chain runs (counter unchanged) and is still right: g = 32
-// (a k64 tile spans two groups), x only 4-byte aligned, S = 17 > 16.
-TEST(MoeGpuOneEdge, FallsBackToTheChain) {
-  REQUIRE_GPU();
-  OneKnob on("1");
-  struct Case {
-    MoeSpec s;
-    std::int64_t T;
-    int k, x_offset;
-  };
-  for (const Case& c : {Case{{256, 128, 16, 32, ScalarType::uint4}, 1, 8, 0}, Case{{256, 128, 16, 64, ScalarType::uint4b8}, 2, 8, 2},
-                        Case{{256, 128, 32, 64, ScalarType::uint4b8}, 17, 1, 0}}) {
-    Problem p = make_problem(c.s, DType::f16, c.T, c.k);
-    const std::vector<double> want = reference(p);
-    CudaMoe m = CudaMoe::create(p.w, DType::f16);
-    const std::int64_t before = kernels::cuda::moe::one_launches();
-    auto out = run_gpu(m, p, 1, false, c.x_offset);
-    EXPECT_EQ(kernels::cuda::moe::one_launches(), before) << "g=" << c.s.group_size << " T=" << c.T << " x_offset=" << c.x_offset;
-    EXPECT_LT(test::rel_error(test::to_f64(out.data(), DType::f16, p.T, c.s.hidden, c.s.hidden), want), test::tolerance(DType::f16))
-        << "g=" << c.s.group_size << " T=" << c.T << " x_offset=" << c.x_offset;
-  }
-}
-
-TEST(MoeGpuOneEdge, BadKnobIsRejected) {
-  REQUIRE_GPU();
-  expect_knob_rejected("W4A16_MOE_ONE", "3");
 }
 
 TEST(MoeGpuEdge, Rejections) {

@@ -3,7 +3,6 @@
 // instantiate it (explicit instantiation keeps the two dtypes compiling in parallel).
 #pragma once
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -11,7 +10,6 @@
 
 #include "common.cuh"
 #include "moe/fused_moe.cuh"
-#include "moe/moe_one.cuh"
 #include "moe/moe_ring.cuh"
 #include "moe/ring_align.hpp"
 #include "w4a16/core/error.hpp"
@@ -195,138 +193,9 @@ inline void set_weights(GemmParams& g, const MoeLayerDev& w) {
   g.groups = w.groups;
 }
 
-// W4A16_MOE_ONE: "1" or unset runs the direct path (block 1) as one cooperative launch
-// (moe_one.cuh) where one_plan accepts it, "2" the same with the scale rows and zero chunks as
-// bulk copies instead of per-lane cp.async (measured slower: ~100 cycles per small bulk copy), "0"
-// the chain of three launches. Read per call.
-inline int one_mode() {
-  const char* env = std::getenv("W4A16_MOE_ONE");
-  if (!env || !*env) return 1;
-  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0 && std::strcmp(env, "2") != 0)
-    fail(ErrorCode::invalid_argument, "W4A16_MOE_ONE", "0, 1 or 2", env);
-  return *env - '0';
-}
-
-// k64 tile -> scale group shift of one GEMM's weights (log2(g) - 6; 30 channelwise: always
-// group 0), or -1 where a tile can straddle groups (g = 32, or not a power of two).
-inline int one_tile_shift(const MoeLayerDev& w) {
-  if (w.groups == 1) return 30;
-  const int s = log2_if_pow2(w.group_len);
-  return s >= 6 ? s - 6 : -1;
-}
-
-// The one-launch layer's parameters and shared-memory layout for `grid` blocks, or false where
-// its contract (moe_one.cuh) does not hold or the layout does not fit `smem_cap` bytes.
-template <bool kZeros>
-bool one_plan(const MoeRunDev& r, int grid, int smem_cap, OneParams& p) {
-  const std::int64_t S = r.tokens * r.top_k;
-  if (S > kOneMaxSlots || grid < 1) return false;
-  if (reinterpret_cast<std::uintptr_t>(r.x) % 16 != 0 || reinterpret_cast<std::uintptr_t>(r.h) % 16 != 0) return false;
-  const int ts1 = one_tile_shift(r.w13), ts2 = one_tile_shift(r.w2);
-  if (ts1 < 0 || ts2 < 0) return false;
-  const int H = r.hidden, I = r.inter, T = static_cast<int>(r.tokens);
-  const OnePiece q1 = one_piece(H, r.w13.groups, kZeros), q2 = one_piece(I, r.w2.groups, kZeros);
-  const int U = static_cast<int>(S) * (I / 16), n1max = (U + grid - 1) / grid, n2max = (H / 16 + grid - 1) / grid;
-  const int unit = 2 * q1.bytes();
-  const int fixed = n2max * static_cast<int>(S) * q2.bytes() + T * H * 2 + static_cast<int>(S) * I * 2 + 2 * kOneWarps * 16 * 4 + 16 +
-                    8 * kOneMaxSlots + (2 * n1max + 1) * 8;
-  const int ring1 = std::min(n1max, (smem_cap - fixed) / unit);
-  if (ring1 < std::min(2, n1max) || ring1 < 1) return false;
-  p = OneParams{};
-  p.w13 = static_cast<const uint4*>(r.w13.qweight);
-  p.s13 = r.w13.scales;
-  p.z13 = r.w13.zeros;
-  p.w2 = static_cast<const uint4*>(r.w2.qweight);
-  p.s2 = r.w2.scales;
-  p.z2 = r.w2.zeros;
-  p.x = r.x;
-  p.topk_ids = r.topk_ids;
-  p.topk_weights = r.topk_weights;
-  p.h = r.h;
-  p.out = r.out;
-  p.tokens = T;
-  p.top_k = r.top_k;
-  p.slots = static_cast<int>(S);
-  p.hidden = H;
-  p.inter = I;
-  p.g1_groups = r.w13.groups;
-  p.g1_tshift = ts1;
-  p.g2_groups = r.w2.groups;
-  p.g2_tshift = ts2;
-  p.ring1 = ring1;
-  p.off_w2 = ring1 * unit;
-  p.off_x = p.off_w2 + n2max * static_cast<int>(S) * q2.bytes();
-  p.off_h = p.off_x + T * H * 2;
-  p.off_red = p.off_h + static_cast<int>(S) * I * 2;
-  p.off_zero = p.off_red + 2 * kOneWarps * 16 * 4;
-  p.off_meta = p.off_zero + 16;
-  p.off_bar = p.off_meta + 8 * kOneMaxSlots;
-  p.smem_bytes = p.off_bar + (2 * ring1 + 1) * 8;
-  return p.smem_bytes <= smem_cap;
-}
-
-// The one-launch layer (direct path, W4A16_MOE_ONE): false (nothing launched) where one_plan
-// refuses it. Cooperative launch, one block per SM; with programmatic stream serialization too
-// where the driver accepts both (probed on the first launch outside a graph capture; a capture
-// before that launches without it).
-template <class T, bool kZeros>
-bool launch_one(const MoeRunDev& r, int mode, cudaStream_t stream) {
-  auto* kernel = moe_one_kernel<T, kZeros>;
-  static const int cap = [&] {
-    int dev = 0, optin = 0;
-    W4A16_CUDA_TRY(cudaGetDevice(&dev));
-    W4A16_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    W4A16_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-    return optin;
-  }();
-  const int grid = cuda::device_sm_count();
-  OneParams p;
-  if (!one_plan<kZeros>(r, grid, cap, p)) return false;
-  p.small_cp = mode != 2;
-  p.trace = one_trace_slot(grid * kOneTraceStamps);
-  int per_sm = 0;
-  W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kOneThreads, p.smem_bytes));
-  if (per_sm < 1) return false;
-  static std::atomic<int> pdl_ok{-1};  // -1 not probed, 0 refused, 1 accepted
-  cudaStreamCaptureStatus cap_status = cudaStreamCaptureStatusNone;
-  W4A16_CUDA_TRY(cudaStreamIsCapturing(stream, &cap_status));
-  const bool capturing = cap_status != cudaStreamCaptureStatusNone;
-  auto launch = [&](bool pdl) {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(static_cast<unsigned>(grid));
-    cfg.blockDim = dim3(kOneThreads);
-    cfg.dynamicSmemBytes = static_cast<std::size_t>(p.smem_bytes);
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[2];
-    attr[0].id = cudaLaunchAttributeCooperative;
-    attr[0].val.cooperative = 1;
-    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[1].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = pdl ? 2 : 1;
-    return cudaLaunchKernelEx(&cfg, kernel, p);
-  };
-  const bool want_pdl = stream != nullptr;
-  if (want_pdl && pdl_ok.load() == -1 && !capturing) {
-    const cudaError_t e = launch(true);
-    if (e == cudaSuccess) {
-      pdl_ok = 1;
-      count_one_launch();
-      return true;
-    }
-    (void)cudaGetLastError();  // the refused combination; launch without PDL from now on
-    pdl_ok = 0;
-  }
-  W4A16_CUDA_TRY(launch(want_pdl && pdl_ok.load() == 1));
-  count_one_launch();
-  return true;
-}
-
 template <class T, bool kZeros>
 void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
-  const int one = one_mode();  // read (and checked) on every call
   if (r.tokens == 0) return;
-  if (r.block == 1 && one != 0 && launch_one<T, kZeros>(r, one, stream)) return;  // GEMM 1, GEMM 2 and the sum in one launch
   const int slots = static_cast<int>(r.tokens * r.top_k);
   GemmParams g1{};
   set_weights(g1, r.w13);

@@ -5,7 +5,6 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <cstddef>
 #include <cstdint>
 
 namespace w4a16::kernels::cuda::moe {
@@ -58,16 +57,5 @@ struct MoeRunDev {
 // Block sizes (slots per CTA) instantiated: 1 (direct decode), 8, 32, 64.
 bool is_supported_block(int block);
 void launch_fused_moe(const MoeRunDev& r, cudaStream_t stream);
-
-// Launches of the one-launch layer (moe_one.cuh, the direct path's W4A16_MOE_ONE) in this process
-// so far: lets tests see which path ran. count_one_launch: the launcher's increment.
-std::int64_t one_launches();
-void count_one_launch();
-// Diagnostics (w4a16_bench_moe's trace rows): with a buffer set, launch i of the one-launch layer
-// writes its per-block stamps (moe_one.cuh, OneParams::trace) at buf + (i % calls) * per_launch
-// elements; null turns it off. one_trace_slot: the launcher's next slot (null when off).
-constexpr int kOneTraceStampsHost = 8;  // = kOneTraceStamps (moe_one.cuh, static_assert there)
-void set_one_trace(unsigned long long* buf, int calls, std::size_t per_launch);
-unsigned long long* one_trace_slot(std::size_t per_launch);
 
 }  // namespace w4a16::kernels::cuda::moe
