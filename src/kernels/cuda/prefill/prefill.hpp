@@ -109,6 +109,10 @@ struct PrefillPlan {
   double est_us = 0;        // the TMA plan's estimate (prefill_plan_estimate_us); 0 for the rule-based plans
   PrefillSplitReduce reduce = PrefillSplitReduce::automatic;  // split > 1: how the splits are summed
   int pdl = -1;             // programmatic dependent launch: -1 = W4A16_PREFILL_PDL (unset = on), 0 off, 1 on
+  // One scale / zero entry per k tile (the ONE_GROUP kernels, prefill_kernel.cuh) where the layer's
+  // group spans every 64-wide k tile (g >= 64, channelwise) and the config has that variant:
+  // -1 = W4A16_PREFILL_ONE_GROUP (unset = on), 0 off (the per-half kernel: the A/B baseline), 1 on.
+  int one_group = -1;
   std::string describe() const;
 };
 
