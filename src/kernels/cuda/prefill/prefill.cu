@@ -154,21 +154,27 @@ bool resolve_one_group(int one_group) {
   return *env == '1';
 }
 
+// The kernels of w's dtype and scalar type, per config: the per-half ones, or the ONE_GROUP ones
+// ({nullptr, 0} outside OneGroupConfigs).
+const KernelEntry* kernel_table(const TcWeights& w, bool one_group) {
+  const bool zeros = w.scalar == ScalarType::uint4;
+  if (w.act_dtype == DType::bf16)
+    return one_group ? (zeros ? prefill_detail::kernels_bf16_zeros_one_group() : prefill_detail::kernels_bf16_sym_one_group())
+                     : (zeros ? prefill_detail::kernels_bf16_zeros() : prefill_detail::kernels_bf16_sym());
+  return one_group ? (zeros ? prefill_detail::kernels_f16_zeros_one_group() : prefill_detail::kernels_f16_sym_one_group())
+                   : (zeros ? prefill_detail::kernels_f16_zeros() : prefill_detail::kernels_f16_sym());
+}
 // The kernel of plan.config for w: its ONE_GROUP variant (one scale pair and zero word per k tile
 // and 64-row block, converted once for both k32 halves) where one group spans every 64-wide k tile
 // (g >= 64: k tiles start at multiples of 64 and groups are powers of two; or a single group:
 // channelwise, K <= g) and the config has one (OneGroupConfigs); else the per-half kernel (g = 32).
 // Both variants of a config have the same shared memory and block size.
 const KernelEntry& entry(const TcWeights& w, const PrefillPlan& plan) {
-  const bool zeros = w.scalar == ScalarType::uint4, bf16 = w.act_dtype == DType::bf16;
   if ((w.groups <= 1 || w.group_len() >= 64) && resolve_one_group(plan.one_group)) {
-    const KernelEntry* t = bf16 ? (zeros ? prefill_detail::kernels_bf16_zeros_one_group() : prefill_detail::kernels_bf16_sym_one_group())
-                                : (zeros ? prefill_detail::kernels_f16_zeros_one_group() : prefill_detail::kernels_f16_sym_one_group());
-    if (t[plan.config].fn != nullptr) return t[plan.config];
+    const KernelEntry& e = kernel_table(w, true)[plan.config];
+    if (e.fn != nullptr) return e;
   }
-  const KernelEntry* t = bf16 ? (zeros ? prefill_detail::kernels_bf16_zeros() : prefill_detail::kernels_bf16_sym())
-                              : (zeros ? prefill_detail::kernels_f16_zeros() : prefill_detail::kernels_f16_sym());
-  return t[plan.config];
+  return kernel_table(w, false)[plan.config];
 }
 
 // Raise the dynamic shared-memory limit once per kernel (not a stream operation: capture-safe).
@@ -650,6 +656,11 @@ bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan, std:
   const std::int64_t split = normalize_split(w.k_pad / 64, plan.split, &kts);
   if (split <= 1) return false;
   return cluster_reduce_for(prefill_config(plan.config), plan.config, entry(w, plan), split, plan.reduce, w.n, w.k, m);
+}
+
+bool prefill_plan_uses_one_group(const TcWeights& w, const PrefillPlan& plan) {
+  prefill_config(plan.config);  // range check
+  return entry(w, plan).fn != kernel_table(w, false)[plan.config].fn;
 }
 
 std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& plan, std::int64_t m) {

@@ -159,6 +159,10 @@ std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& 
 // Whether prefill_run_plan reduces this plan's splits at M = m in the cluster on the current device
 // (plan.reduce resolved, the config a TMA one, the cluster schedulable). False for split 1.
 bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan, std::int64_t m);
+// Whether prefill_run_plan runs this plan's config for w with its ONE_GROUP kernel (one scale / zero
+// entry per k tile): g >= 64 or channelwise, a config with that variant (the default plan's early-issue
+// twins of the planned tiles), plan.one_group resolved. Host only (no device needed).
+bool prefill_plan_uses_one_group(const TcWeights& w, const PrefillPlan& plan);
 
 // ---- Opt-in dequantized prefill cache: an fp16/bf16 copy of W + cuBLAS ----
 struct DenseCache {
