@@ -2,10 +2,13 @@
 // built from that branch and from main (the same source in both builds), run by
 // .carry-prefill-dq/run.sh, which compares the two binaries' outputs.
 //   prefill_dq_ab hash
-//     fp16 activations, uint4b8 and uint4, g = 32, 64, 128, channelwise; N = 392, K = 1344 (1360
-//     channelwise: not a multiple of 64); M = 100 (splits 1, 2) and 1000 (split 1); every config this
-//     device runs (no diagnostics), forced: one line per run with an FNV-1a hash of y. With the same
-//     W4A16_SEED both builds must print the same lines (the new dequantization is bit-identical).
+//     fp16 and bf16 activations, uint4b8 and uint4, g = 32, 64, 128, 256, channelwise; N = 392,
+//     K = 1344 (g 32 / 64), 1152 (g 128), 1280 (g 256): whole groups; 1360 channelwise (not a multiple
+//     of 64); M = 100 (splits 1, 2) and 1000 (split 1); every config this device runs (no
+//     diagnostics), forced: one line per run with an FNV-1a hash of y. With the same W4A16_SEED both
+//     builds must print the same lines (branch prefill-dq: the dequantization; prefill-g1: the
+//     one-group kernels). (Before prefill-g1 K was 1344 for every g: tc_prepare refused g = 128,
+//     so the lines stopped after g = 64 uint4b8.)
 //   prefill_dq_ab bench <out.csv> <name:N:K,...> <M,...> <uint4b8,uint4>
 //     per shape: cuBLAS fp16 on dense weights, then per scalar type (fp16, g = 128) the default plan
 //     (prefill_run), with the shared timer (bench/common/gpu_timer: rotating copies for a cold L2,
@@ -69,17 +72,18 @@ int run_hash() {
     if ((kc::prefill_config(i).path == path || kc::prefill_config(i).path == kc::PrefillPath::mma) && !kc::prefill_config(i).diagnostic())
       cfgs.push_back(i);
   int lines = 0;
+  for (DType act : {DType::f16, DType::bf16})
   for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
-    for (int g : {32, 64, 128, kChannelwise}) {
+    for (int g : {32, 64, 128, 256, kChannelwise}) {
       QuantSpec spec;
       spec.n = 392;
-      spec.k = g == kChannelwise ? 1360 : 1344;
+      spec.k = g == kChannelwise ? 1360 : (g == 128 ? 1152 : (g == 256 ? 1280 : 1344));
       spec.group_size = g;
       spec.scalar = st;
-      const QuantizedLinear q = test::random_linear(spec, DType::f16, true, false);
-      const auto w = kc::tc_prepare(q.view(), DType::f16, nullptr);
+      const QuantizedLinear q = test::random_linear(spec, act, true, false);
+      const auto w = kc::tc_prepare(q.view(), act, nullptr);
       for (std::int64_t m : {100, 1000}) {
-        const std::vector<std::uint16_t> x = test::random_act(m, spec.k, DType::f16);
+        const std::vector<std::uint16_t> x = test::random_act(m, spec.k, act);
         void *dx = nullptr, *dy = nullptr, *dw = nullptr;
         W4A16_CUDA_TRY(cudaMalloc(&dx, x.size() * 2));
         W4A16_CUDA_TRY(cudaMalloc(&dy, static_cast<std::size_t>(m * spec.n * 2)));
@@ -98,7 +102,8 @@ int run_hash() {
             W4A16_CUDA_TRY(cudaDeviceSynchronize());
             W4A16_CUDA_TRY(cudaMemcpy(y.data(), dy, y.size() * 2, cudaMemcpyDeviceToHost));
             cudaFree(dw);
-            std::printf("hash f16 %s g=%d m=%lld cfg=%d %s split=%d %016llx\n", std::string(scalar_type_name(st)).c_str(), g,
+            std::printf("hash %s %s g=%d m=%lld cfg=%d %s split=%d %016llx\n", std::string(dtype_name(act)).c_str(),
+                        std::string(scalar_type_name(st)).c_str(), g,
                         static_cast<long long>(m), cfg, kc::prefill_config(cfg).name().c_str(), split,
                         static_cast<unsigned long long>(fnv1a(y)));
             ++lines;

@@ -751,6 +751,61 @@ TEST(PrefillGpu, EarlyIssueConfigsMatchTheirTwinsBitwise) {
   EXPECT_GT(pairs, 0);
 }
 
+// The ONE_GROUP kernels (one scale / zero entry per k tile, picked by the launcher for g >= 64 and
+// channelwise on the default plan's early-issue twins of the planned tiles) against the f64 reference
+// and bitwise against the per-half kernel of the same config (plan.one_group = 0): the same scale and
+// zero values reach the same arithmetic. fp16 / bf16 x uint4b8 / uint4 x g = 32 (the per-half kernel
+// either way: a control), 64, 128, 256, channelwise (K = 1000: the last k tile clipped), M tails,
+// splits (cluster reduce), bias on the uint4 layers.
+TEST(PrefillGpu, OneGroupKernelsMatchReferenceAndPerHalfKernelsBitwise) {
+  SKIP_WITHOUT_GPU();
+  SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
+  std::vector<int> cfgs;  // the kDefaultSched (1) twins of the planned tiles: the configs with a ONE_GROUP kernel
+  for (int cfg : device_configs())
+    if (prefill_config(cfg).sched == 1 && prefill_config_planned(cfg)) cfgs.push_back(cfg);
+  if (cfgs.empty()) GTEST_SKIP() << "no early-issue twin of a planned tile runs on capability " << device_capability();
+  int pairs = 0;
+  for (DType act : {DType::f16, DType::bf16})
+    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
+      for (int g : {32, 64, 128, 256, kChannelwise}) {
+        Case c;
+        c.act = c.scale = act;
+        c.scalar = st;
+        c.g = g;
+        c.bias = st == ScalarType::uint4;
+        c.n = 392;  // N_pad 448: the last 64-row block of a bn128 / bn256 CTA is dead
+        // 21 / 18 / 20 k tiles (odd, even), a whole number of groups; channelwise K = 1000 (a tail).
+        c.k = g == 32 || g == 64 ? 1344 : (g == 128 ? 1152 : (g == 256 ? 1280 : 1000));
+        Layer l = make_layer(c);
+        for (int cfg : cfgs)
+          for (std::int64_t m : {33, 1000})
+            for (int split : {1, 2}) {
+              if (split > 1 && m > 100) continue;
+              PrefillPlan p1, p0;
+              p1.config = p0.config = cfg;
+              p1.split = p0.split = split;
+              p1.one_group = 1;
+              p0.one_group = 0;
+              RunOpts o1, o0;
+              o1.plan = p1;
+              o0.plan = p0;
+              o0.reference = false;  // equal bits to the one-group run, which is checked against f64
+              const std::string what = c.str() + " " + prefill_config(cfg).name() + " split=" + std::to_string(split) + " M=" + std::to_string(m);
+              std::printf("one-group check %s\n", what.c_str());  // before the call: where a hang happened
+              std::fflush(stdout);
+              std::vector<std::uint16_t> y1, y0;
+              test::rng().seed(11);
+              const double e = run_check(c, l, m, o1, &y1);
+              test::rng().seed(11);
+              run_check(c, l, m, o0, &y0);
+              EXPECT_LE(e, test::tolerance(act)) << what;
+              EXPECT_TRUE(y1 == y0) << what << ": the one-group kernel and the per-half kernel differ";
+              ++pairs;
+            }
+      }
+  EXPECT_EQ(pairs, 2 * 2 * 5 * static_cast<int>(cfgs.size()) * 3);
+}
+
 // One prefill_run_plan call on device buffers, y poisoned first; returns y (M x ys) on the host.
 std::vector<std::uint16_t> run_bits(const Case& c, Layer& l, const PrefillPlan& p, const DevBuf& dx, std::int64_t m, std::int64_t ys,
                                     DevBuf& dy) {

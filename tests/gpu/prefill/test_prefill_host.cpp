@@ -6,6 +6,7 @@
 #include <string>
 
 #include "prefill/prefill.hpp"
+#include "tc/tc_weights.hpp"
 #include "w4a16/core/error.hpp"
 
 using namespace w4a16::kernels::cuda;
@@ -56,4 +57,41 @@ TEST(PrefillHost, TwinsAreEstimatedAsTheirTileAndOthersAreRefused) {
   } catch (const w4a16::Error& e) {
     EXPECT_NE(std::string(e.what()).find("config"), std::string::npos) << e.what();
   }
+}
+
+// The launcher's kernel choice (host only: no device buffers are touched): the ONE_GROUP kernel
+// (one scale / zero entry per k tile) exactly for the default plan's early-issue twins of the
+// planned tiles at g >= 64 or one group (channelwise, or K <= g), every dtype and scalar type;
+// the per-half kernel for g = 32 with several groups, for every other config, and with
+// plan.one_group = 0 (the A/B baseline).
+TEST(PrefillHost, OneGroupKernelExactlyForPlannedTwinsAndWholeTileGroups) {
+  int twins = 0;
+  for (int i = 0; i < prefill_config_count(); ++i)
+    twins += prefill_config(i).sched == 1 && prefill_config_planned(i) ? 1 : 0;
+  EXPECT_EQ(twins, 3);  // bm256_bn128, bm128_bn256, bm64_bn128 occ2 (bm128_bn128 has no early-issue twin)
+  for (w4a16::DType act : {w4a16::DType::f16, w4a16::DType::bf16})
+    for (w4a16::ScalarType st : {w4a16::ScalarType::uint4b8, w4a16::ScalarType::uint4})
+      for (int g : {32, 64, 128, 256, w4a16::kChannelwise})
+        for (std::int64_t k : {std::int64_t{32}, std::int64_t{4096}}) {
+          TcWeights w;
+          w.act_dtype = act;
+          w.scalar = st;
+          w.group_size = g;
+          w.n = w.n_pad = 4096;
+          w.k = k;
+          w.k_pad = (k + 63) / 64 * 64;
+          w.groups = g == w4a16::kChannelwise ? 1 : (k + g - 1) / g;
+          const bool whole = w.groups == 1 || g >= 64;
+          for (int i = 0; i < prefill_config_count(); ++i) {
+            const bool twin = prefill_config(i).sched == 1 && prefill_config_planned(i);
+            PrefillPlan p;
+            p.config = i;
+            const std::string what = prefill_config(i).name() + " g=" + std::to_string(g) + " K=" + std::to_string(k) + " " +
+                                     std::string(w4a16::dtype_name(act)) + " " + std::string(w4a16::scalar_type_name(st));
+            p.one_group = 1;
+            EXPECT_EQ(prefill_plan_uses_one_group(w, p), twin && whole) << what;
+            p.one_group = 0;
+            EXPECT_FALSE(prefill_plan_uses_one_group(w, p)) << what;
+          }
+        }
 }

@@ -143,11 +143,38 @@ std::size_t gather_bytes(bool act_order, std::int64_t m, std::int64_t k) {
   return act_order ? static_cast<std::size_t>(round_up(m * k * 2, 256)) : 0;
 }
 
-const KernelEntry& entry(const TcWeights& w, int config) {
+// W4A16_PREFILL_ONE_GROUP: "0" runs the per-half kernels at every group size (A/B measurement), "1"
+// or unset the ONE_GROUP kernels where they apply (entry).
+bool resolve_one_group(int one_group) {
+  if (one_group == 0 || one_group == 1) return one_group == 1;
+  if (one_group != -1) fail(ErrorCode::invalid_argument, "plan.one_group", "-1 (W4A16_PREFILL_ONE_GROUP), 0 or 1", std::to_string(one_group));
+  const char* env = std::getenv("W4A16_PREFILL_ONE_GROUP");
+  if (env == nullptr || *env == 0) return true;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_PREFILL_ONE_GROUP", "0 or 1", env);
+  return *env == '1';
+}
+
+// The kernels of w's dtype and scalar type, per config: the per-half ones, or the ONE_GROUP ones
+// ({nullptr, 0} outside OneGroupConfigs).
+const KernelEntry* kernel_table(const TcWeights& w, bool one_group) {
   const bool zeros = w.scalar == ScalarType::uint4;
-  const KernelEntry* t = w.act_dtype == DType::bf16 ? (zeros ? prefill_detail::kernels_bf16_zeros() : prefill_detail::kernels_bf16_sym())
-                                                    : (zeros ? prefill_detail::kernels_f16_zeros() : prefill_detail::kernels_f16_sym());
-  return t[config];
+  if (w.act_dtype == DType::bf16)
+    return one_group ? (zeros ? prefill_detail::kernels_bf16_zeros_one_group() : prefill_detail::kernels_bf16_sym_one_group())
+                     : (zeros ? prefill_detail::kernels_bf16_zeros() : prefill_detail::kernels_bf16_sym());
+  return one_group ? (zeros ? prefill_detail::kernels_f16_zeros_one_group() : prefill_detail::kernels_f16_sym_one_group())
+                   : (zeros ? prefill_detail::kernels_f16_zeros() : prefill_detail::kernels_f16_sym());
+}
+// The kernel of plan.config for w: its ONE_GROUP variant (one scale pair and zero word per k tile
+// and 64-row block, converted once for both k32 halves) where one group spans every 64-wide k tile
+// (g >= 64: k tiles start at multiples of 64 and groups are powers of two; or a single group:
+// channelwise, K <= g) and the config has one (OneGroupConfigs); else the per-half kernel (g = 32).
+// Both variants of a config have the same shared memory and block size.
+const KernelEntry& entry(const TcWeights& w, const PrefillPlan& plan) {
+  if ((w.groups <= 1 || w.group_len() >= 64) && resolve_one_group(plan.one_group)) {
+    const KernelEntry& e = kernel_table(w, true)[plan.config];
+    if (e.fn != nullptr) return e;
+  }
+  return kernel_table(w, false)[plan.config];
 }
 
 // Raise the dynamic shared-memory limit once per kernel (not a stream operation: capture-safe).
@@ -268,6 +295,27 @@ bool is_tma_config(const PrefillConfig& c) { return c.x_load == PrefillXLoad::tm
 // docs/benchmarks/prefill.md): 1.09x geomean over the 38 points at M >= 1024 (1.04-1.19x, every
 // point faster by > 2%), 1.07-1.27x at M = 256; order 2 1.07x, the tma_eb twins 1.07-1.08x.
 constexpr int kDefaultSched = 1;
+
+// OneGroupConfigs (prefill_launch.cuh) holds exactly the kDefaultSched twins of the planned TMA
+// tiles: the kernels the default plan runs get the ONE_GROUP variant, no other config is compiled twice.
+constexpr bool planned_default_twin(int c) {
+  const prefill_detail::ConfigParams& o = prefill_detail::kConfigParams[c];
+  for (int base : {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma}) {
+    const prefill_detail::ConfigParams& b = prefill_detail::kConfigParams[base];
+    if (o.sched == kDefaultSched && o.xl == b.xl && o.wgmma == b.wgmma && o.bm == b.bm && o.wg == b.wg && o.mb == b.mb &&
+        o.stages == b.stages && o.overlap == b.overlap && o.min_blocks == b.min_blocks)
+      return true;
+  }
+  return false;
+}
+template <int... C>
+constexpr bool one_group_list_is_the_planned_twins(std::integer_sequence<int, C...>) {
+  int listed = 0;
+  for (int c = 0; c < prefill_detail::kNumConfigs; ++c) listed += planned_default_twin(c) ? 1 : 0;
+  return (planned_default_twin(C) && ...) && listed == static_cast<int>(sizeof...(C));
+}
+static_assert(one_group_list_is_the_planned_twins(prefill_detail::OneGroupConfigs{}),
+              "OneGroupConfigs (prefill_launch.cuh) out of sync with the planned tiles' kDefaultSched twins");
 
 // W4A16_PREFILL_SCHED: "1" or "2" makes the default plan take the early-issue twin (prefill.hpp
 // PrefillConfig::sched) of its tile where one is compiled; "0": the measured order; unset or empty:
@@ -424,6 +472,7 @@ std::string PrefillPlan::describe() const {
     << " k_tiles/split=" << k_tiles_per_split;
   if (reduce != PrefillSplitReduce::automatic) s << " reduce=" << prefill_split_reduce_name(reduce);
   if (pdl >= 0) s << " pdl=" << pdl;
+  if (one_group >= 0) s << " one_group=" << one_group;
   return s.str();
 }
 
@@ -606,7 +655,12 @@ bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan, std:
   std::int64_t kts = 0;
   const std::int64_t split = normalize_split(w.k_pad / 64, plan.split, &kts);
   if (split <= 1) return false;
-  return cluster_reduce_for(prefill_config(plan.config), plan.config, entry(w, plan.config), split, plan.reduce, w.n, w.k, m);
+  return cluster_reduce_for(prefill_config(plan.config), plan.config, entry(w, plan), split, plan.reduce, w.n, w.k, m);
+}
+
+bool prefill_plan_uses_one_group(const TcWeights& w, const PrefillPlan& plan) {
+  prefill_config(plan.config);  // range check
+  return entry(w, plan).fn != kernel_table(w, false)[plan.config].fn;
 }
 
 std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& plan, std::int64_t m) {
@@ -634,7 +688,7 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   if (need > 0 && reinterpret_cast<std::uintptr_t>(workspace) % 256 != 0)
     fail(ErrorCode::alignment, "workspace", "256-byte aligned", "address % 256 = " + std::to_string(reinterpret_cast<std::uintptr_t>(workspace) % 256));
 
-  const KernelEntry& e = entry(w, plan.config);
+  const KernelEntry& e = entry(w, plan);
   const bool cluster = split > 1 && cluster_reduce_for(cfg, plan.config, e, split, plan.reduce, w.n, w.k, m);
   const bool pdl = resolve_pdl(plan.pdl) && cap >= 90;
   auto* ws = static_cast<unsigned char*>(workspace);

@@ -109,6 +109,10 @@ struct PrefillPlan {
   double est_us = 0;        // the TMA plan's estimate (prefill_plan_estimate_us); 0 for the rule-based plans
   PrefillSplitReduce reduce = PrefillSplitReduce::automatic;  // split > 1: how the splits are summed
   int pdl = -1;             // programmatic dependent launch: -1 = W4A16_PREFILL_PDL (unset = on), 0 off, 1 on
+  // One scale / zero entry per k tile (the ONE_GROUP kernels, prefill_kernel.cuh) where the layer's
+  // group spans every 64-wide k tile (g >= 64, channelwise) and the config has that variant:
+  // -1 = W4A16_PREFILL_ONE_GROUP (unset = on), 0 off (the per-half kernel: the A/B baseline), 1 on.
+  int one_group = -1;
   std::string describe() const;
 };
 
@@ -155,6 +159,10 @@ std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& 
 // Whether prefill_run_plan reduces this plan's splits at M = m in the cluster on the current device
 // (plan.reduce resolved, the config a TMA one, the cluster schedulable). False for split 1.
 bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan, std::int64_t m);
+// Whether prefill_run_plan runs this plan's config for w with its ONE_GROUP kernel (one scale / zero
+// entry per k tile): g >= 64 or channelwise, a config with that variant (the default plan's early-issue
+// twins of the planned tiles), plan.one_group resolved. Host only (no device needed).
+bool prefill_plan_uses_one_group(const TcWeights& w, const PrefillPlan& plan);
 
 // ---- Opt-in dequantized prefill cache: an fp16/bf16 copy of W + cuBLAS ----
 struct DenseCache {

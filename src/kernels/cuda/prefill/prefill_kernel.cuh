@@ -271,7 +271,8 @@ __device__ __forceinline__ std::uint64_t smem_desc_sw128(std::uint32_t addr) {
 
 // Shared memory of one config: per stage the x tile (BM tokens x 128 bytes) and each thread's
 // private W slot (per 64-row block: its 16-byte A-fragment word group, two 4-byte scale pairs and,
-// for uint4, two 4-byte zero words), then (TMA configs) a "full" and an "empty" 8-byte mbarrier
+// for uint4, two 4-byte zero words; ONE_GROUP kernels fill only the first of each pair and keep
+// the layout, so both variants of a config have the same shared memory and occupancy), then (TMA configs) a "full" and an "empty" 8-byte mbarrier
 // per stage, plus 1 KB for the 1024-byte alignment of the swizzled tiles.
 template <int BM, int WG, int MB, bool ZEROS>
 constexpr int w_stage_bytes() { return WG * 128 * MB * (ZEROS ? 32 : 24); }
@@ -316,9 +317,15 @@ constexpr int smem_bytes() {
 //           2 (early issue, early W read): as 1, and tile t+1's slot words (ld.shared) are read
 //             into registers before the wait_group, so only the conversion follows it. (Three
 //             A buffers with wait_group 2 made ptxas serialize every wgmma, C7513: not kept.)
+//   ONE_GROUP  true: one group spans every 64-wide k tile (g >= 64 or channelwise; the launcher
+//           picks this variant from the layer's group size, prefill.cu entry()): each thread copies,
+//           reads and converts one scale pair (and, uint4, one zero word) per tile and 64-row block
+//           and uses it for both k32 halves. false: one entry per k32 half (g = 32 puts the halves
+//           in different groups). The same values either way, so the same bits.
 // tmap_x: the tensor map of x for the TMA configs (unused, zero, otherwise). __grid_constant__:
 // the TMA unit reads it from the kernel parameter space by address.
-template <class T, int BM, int WG, int MB, int STAGES, bool WGMMA, bool OVERLAP, int MINB, bool ZEROS, XLoad XL, int SCHED>
+template <class T, int BM, int WG, int MB, int STAGES, bool WGMMA, bool OVERLAP, int MINB, bool ZEROS, XLoad XL, int SCHED,
+          bool ONE_GROUP>
 __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelParams p, const __grid_constant__ CUtensorMap tmap_x) {
   constexpr int kThreads = WG * 128;
   constexpr int kBN = 64 * WG * MB;          // weight rows per CTA
@@ -327,6 +334,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   constexpr int kWStage = w_stage_bytes<BM, WG, MB, ZEROS>();
   constexpr int kWq = kThreads * MB * 16;     // W stage: [mb][thread] 16-byte words, then
   constexpr int kSc = kThreads * MB * 8;      //          [mb][h][thread] scale pairs, then [mb][h][thread] zero words
+  constexpr int kH = ONE_GROUP ? 1 : 2;       // scale / zero entries per block and tile (h = 0 only with ONE_GROUP)
   constexpr int kBufs = 2;                     // A-register buffers: wgmma groups in flight + 1
   constexpr int kAhead = OVERLAP && WGMMA ? STAGES - kBufs : STAGES - 1;  // tiles in flight
   constexpr bool kEarly = SCHED != 0;          // the wgmma issue before the barrier and the refill
@@ -419,10 +427,11 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     const std::int64_t kt = kt_begin + t;
     const std::int64_t k0 = kt * 64;
     // Groups of the two k32 halves, clamped to G-1: padded k (>= K) has q = 0 against x = 0.
+    // ONE_GROUP: g >= 64 (k0 % 64 == 0: k0 + 32 lies in k0's group) or one group: g[0] only.
     std::int64_t g[2] = {0, 0};
     if (p.groups > 1) {
       g[0] = min(k0 >> p.group_shift, p.groups - 1);
-      g[1] = min((k0 + 32) >> p.group_shift, p.groups - 1);
+      if constexpr (!ONE_GROUP) g[1] = min((k0 + 32) >> p.group_shift, p.groups - 1);
     }
     const std::uint32_t ws = wsm_base + stage * kWStage;
 #pragma unroll
@@ -431,7 +440,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       const bool v = live[mb];
       cp_async16(ws + (mb * kThreads + tid) * 16, v ? p.qweight + (nt[mb] * p.k_tiles + kt) * 32 + lane : p.qweight, v);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < kH; ++h) {
         cp_async4(ws + kWq + ((mb * 2 + h) * kThreads + tid) * 4, v ? p.scales + (g[h] * p.n_pad + 16 * nt[mb]) / 2 + gid : p.scales, v);
         if constexpr (ZEROS)  // the 4-byte word holding byte gid of the tile's 8 zero bytes
           cp_async4(ws + kWq + kSc + ((mb * 2 + h) * kThreads + tid) * 4,
@@ -463,7 +472,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     int goff[2] = {0, 0};  // g * N_pad / 2: scale words and zero bytes of group g start there
     if (grouped) {
       goff[0] = min(k0 >> g_shift, g_last) * g_stride;
-      goff[1] = min((k0 + 32) >> g_shift, g_last) * g_stride;
+      if constexpr (!ONE_GROUP) goff[1] = min((k0 + 32) >> g_shift, g_last) * g_stride;  // as load_w
     }
     const std::uint32_t ws = wsm_base + stage * kWStage;
 #pragma unroll
@@ -471,7 +480,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       const bool v = live[mb];
       cp_async16(ws + (mb * kThreads + tid) * 16, wq_base[mb] + (v ? 32 * t : 0), v);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < kH; ++h) {
         const int off = v ? goff[h] : 0;
         cp_async4(ws + kWq + ((mb * 2 + h) * kThreads + tid) * 4, sc_base[mb] + off, v);
         if constexpr (ZEROS) cp_async4(ws + kWq + kSc + ((mb * 2 + h) * kThreads + tid) * 4, z_base[mb] + off, v);
@@ -492,8 +501,8 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   // convert it (dequant_raw) after: raw words of one stage, per 64-row block.
   struct WRaw {
     std::uint32_t w[MB][4];   // the 16-byte layout word group
-    std::uint32_t sc[MB][2];  // scale pairs of the two k32 halves
-    std::uint32_t zw[MB][2];  // zero words of the two halves (uint4 only)
+    std::uint32_t sc[MB][kH];  // scale pairs of the two k32 halves (ONE_GROUP: of the tile)
+    std::uint32_t zw[MB][kH];  // zero words of the two halves (uint4 only; ONE_GROUP: of the tile)
   };
   auto read_w = [&](int stage, WRaw& raw) {
     const unsigned char* ws = wsm + stage * kWStage;
@@ -505,7 +514,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       raw.w[mb][2] = wq.z;
       raw.w[mb][3] = wq.w;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < kH; ++h) {
         raw.sc[mb][h] = *reinterpret_cast<const std::uint32_t*>(ws + kWq + ((mb * 2 + h) * kThreads + tid) * 4);
         raw.zw[mb][h] = 0;
         if constexpr (ZEROS) raw.zw[mb][h] = *reinterpret_cast<const std::uint32_t*>(ws + kWq + kSc + ((mb * 2 + h) * kThreads + tid) * 4);
@@ -516,9 +525,9 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   auto dequant_raw = [&](const WRaw& raw, int buf) {
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
-      std::uint32_t zz_lo[2], zz_hi[2], sc[2];
+      std::uint32_t zz_lo[kH], zz_hi[kH], sc[kH];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < kH; ++h) {
         sc[h] = raw.sc[mb][h];
         if constexpr (ZEROS) {
           // zb = z[row gid] | z[row gid + 8] << 4 (byte gid % 4 of the word) in bytes 0 and 2, then one
@@ -532,13 +541,19 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         }
       }
       const std::uint32_t words[4] = {raw.w[mb][0], raw.w[mb][1], raw.w[mb][2], raw.w[mb][3]};
+      // Broadcast s[gid] / s[gid+8] to both 16-bit halves (dtype-agnostic byte permutes), once per
+      // entry: ONE_GROUP converts its one scale pair (and zero word) for both k32 halves.
+      std::uint32_t s_lo[kH], s_hi[kH];
+#pragma unroll
+      for (int e = 0; e < kH; ++e) {
+        s_lo[e] = __byte_perm(sc[e], 0, 0x1010);
+        s_hi[e] = __byte_perm(sc[e], 0, 0x3232);
+      }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        // Broadcast s[gid] / s[gid+8] to both halves (dtype-agnostic byte permutes).
-        const std::uint32_t s_lo = __byte_perm(sc[h], 0, 0x1010);
-        const std::uint32_t s_hi = __byte_perm(sc[h], 0, 0x3232);
+        const int e = ONE_GROUP ? 0 : h;
 #pragma unroll
-        for (int j = 2 * h; j < 2 * h + 2; ++j) dequant_word<T>(words[j], zz_lo[h], zz_hi[h], s_lo, s_hi, afrag[buf][mb][j]);
+        for (int j = 2 * h; j < 2 * h + 2; ++j) dequant_word<T>(words[j], zz_lo[e], zz_hi[e], s_lo[e], s_hi[e], afrag[buf][mb][j]);
       }
     }
   };
@@ -693,7 +708,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 #pragma unroll
           for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(raw_next.w[mb][i]));
 #pragma unroll
-          for (int h = 0; h < 2; ++h) asm volatile("" : "+r"(raw_next.sc[mb][h]), "+r"(raw_next.zw[mb][h]));
+          for (int h = 0; h < kH; ++h) asm volatile("" : "+r"(raw_next.sc[mb][h]), "+r"(raw_next.zw[mb][h]));
         }
         dequant_raw(raw_next, (u + 1) % kBufs);
       } else {

@@ -3,6 +3,8 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <utility>
+
 #include "prefill/prefill_kernel.cuh"
 
 namespace w4a16::kernels::cuda::prefill_detail {
@@ -63,20 +65,64 @@ struct KernelEntry {
 
 constexpr int kNumConfigs = 31;
 
+// The configs as constants (the X list above), for the one-group table below.
+struct ConfigParams {
+  bool wgmma;
+  int bm, wg, mb, stages;
+  bool overlap;
+  int min_blocks;
+  XLoad xl;
+  int sched;
+};
+#define W4A16_PARAMS(WGMMA, BM, WG, MB, ST, OV, MINB, XL, SC) ConfigParams{WGMMA, BM, WG, MB, ST, OV, MINB, XLoad::XL, SC},
+inline constexpr ConfigParams kConfigParams[kNumConfigs] = {W4A16_PREFILL_CONFIGS(W4A16_PARAMS)};
+#undef W4A16_PARAMS
+
+// The configs with a ONE_GROUP variant (prefill_kernel.cuh: one scale / zero entry per k tile, for
+// g >= 64 and channelwise): the early-issue (SCHED 1) twins of the four planned TMA tiles that have
+// one (20, 22, 23; 15 has none), the kernels the default plan runs (prefill.cu checks the list).
+// Only these are instantiated twice (compile time); every other config runs its per-half kernel at
+// any group size.
+using OneGroupConfigs = std::integer_sequence<int, 20, 22, 23>;
+
 // Entries for one (dtype, scalar type): defined in prefill_inst_<dtype>_<scalar>.cu.
 const KernelEntry* kernels_f16_zeros();
 const KernelEntry* kernels_f16_sym();
 const KernelEntry* kernels_bf16_zeros();
 const KernelEntry* kernels_bf16_sym();
+// The ONE_GROUP kernels, indexed by config like the tables above: {nullptr, 0} for the configs
+// outside OneGroupConfigs. Defined in the same files.
+const KernelEntry* kernels_f16_zeros_one_group();
+const KernelEntry* kernels_f16_sym_one_group();
+const KernelEntry* kernels_bf16_zeros_one_group();
+const KernelEntry* kernels_bf16_sym_one_group();
 
 template <class T, bool ZEROS>
 const KernelEntry* make_entries() {
 #define W4A16_ENTRY(WGMMA, BM, WG, MB, ST, OV, MINB, XL, SC)                        \
-  KernelEntry{&prefill_kernel<T, BM, WG, MB, ST, WGMMA, OV, MINB, ZEROS, XLoad::XL, SC>, \
+  KernelEntry{&prefill_kernel<T, BM, WG, MB, ST, WGMMA, OV, MINB, ZEROS, XLoad::XL, SC, false>, \
               smem_bytes<BM, WG, MB, ST, ZEROS, XLoad::XL>()},
   static const KernelEntry table[kNumConfigs] = {W4A16_PREFILL_CONFIGS(W4A16_ENTRY)};
 #undef W4A16_ENTRY
   return table;
+}
+
+template <class T, bool ZEROS, int C>
+KernelEntry one_group_entry() {
+  constexpr ConfigParams c = kConfigParams[C];
+  return KernelEntry{&prefill_kernel<T, c.bm, c.wg, c.mb, c.stages, c.wgmma, c.overlap, c.min_blocks, ZEROS, c.xl, c.sched, true>,
+                     smem_bytes<c.bm, c.wg, c.mb, c.stages, ZEROS, c.xl>()};
+}
+template <class T, bool ZEROS, int... C>
+const KernelEntry* make_one_group_entries(std::integer_sequence<int, C...>) {
+  static const auto table = [] {
+    struct Table {
+      KernelEntry e[kNumConfigs] = {};
+    } t;
+    ((t.e[C] = one_group_entry<T, ZEROS, C>()), ...);
+    return t;
+  }();
+  return table.e;
 }
 
 }  // namespace w4a16::kernels::cuda::prefill_detail

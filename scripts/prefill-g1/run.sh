@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Device run of branch prefill-g1 (issue 5: one scale / zero entry per k tile and block for g >= 64
+# and channelwise, the ONE_GROUP kernels; bit-identical). From the repository root of a copy of the
+# tree holding .carry-prefill-g1/ (scripts/prefill-g1/pack.sh):   OUT=/some/dir bash .carry-prefill-g1/run.sh
+# Writes $OUT/prefill_g1.log (summary + A/B table) and $OUT/prefill_g1.tar.gz (CSVs, logs, hashes).
+# Wall <= 150 s: every step under timeout, clamped to what is left of the budget.
+#   1. the branch's host tests and prefill_gpu_test (every config vs the f64 reference; the new
+#      OneGroupKernelsMatchReferenceAndPerHalfKernelsBitwise first, alone)
+#   2. prefill_dq_ab hash, main's build and the branch's (the same driver source), same W4A16_SEED:
+#      every config's output (fp16 / bf16, uint4b8 / uint4, g = 32 / 64 / 128 / 256 / channelwise)
+#      must hash the same
+#   3. prefill_dq_ab bench, interleaved old new | new old | old new (third round if time is left):
+#      8192x8192, llama8b.gate_up, llama8b.down, llama70b.gate_up at M = 1024, 4096, fp16 g = 128,
+#      uint4b8 + uint4, default plan, cuBLAS fp16 in the same processes
+#   4. ab_table.py: old us / new us / ratio / x cuBLAS per point, geomeans
+set -uo pipefail
+T0=$(date +%s)
+BUDGET=${PREFILL_G1_BUDGET_S:-150}
+left() { echo $((BUDGET - ($(date +%s) - T0))); }
+OUT=${OUT:?OUT must name the output folder}
+mkdir -p "$OUT"
+HERE=$(cd "$(dirname "$0")" && pwd)
+LOG="$OUT/prefill_g1.log"
+: >"$LOG"
+say() { echo "$*" | tee -a "$LOG"; }
+. scripts/lib/device-env.sh
+unset W4A16_PREFILL_SCHED W4A16_PREFILL_SKIP_XLOAD W4A16_PREFILL_SPLIT_REDUCE W4A16_PREFILL_PDL W4A16_PREFILL_ONE_GROUP
+W=$(mktemp -d /tmp/prefill-g1-run.XXXXXX)
+if ! tar -xJf "$HERE/bins.tar.xz" -C "$W" 2>>"$LOG"; then
+  say "FATAL: cannot unpack $HERE/bins.tar.xz"
+  exit 1
+fi
+say "== prefill-g1 device run $(date -u +%FT%TZ) ($(head -2 "$HERE/BUILD.txt" 2>/dev/null | tr '\n' ' '))"
+nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /' | tee -a "$LOG"
+
+# step NAME LIMIT CMD...: output to $W/NAME.log; the limit clamped to the budget left (5 s kept).
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local l
+  l=$(left)
+  ((limit > l - 5)) && limit=$((l - 5))
+  if ((limit < 5)); then
+    say "$name: SKIPPED (budget left ${l}s)"
+    return 99
+  fi
+  local s=$(date +%s) rc
+  timeout -k 3 "$limit" "$@" >"$W/$name.log" 2>&1
+  rc=$?
+  say "$name: rc=$rc ($(($(date +%s) - s)) s, limit ${limit} s)$( ((rc == 124 || rc == 137)) && echo ' TIMEOUT')"
+  return $rc
+}
+summ() { grep -E '^\[  FAILED|Failure|Expected|tests ran|PASSED|FAILED TEST|SKIPPED' "$W/$1.log" | head -20 >>"$LOG"; }
+
+# 1. tests (the branch's binaries): the new one first, then the rest, 90 s in all
+step host_test 10 "$W/new/w4a16_test_prefill_host" --gtest_brief=1
+rc_host=$?
+summ host_test
+step dequant_host_test 10 "$W/new/w4a16_test_prefill_dequant_host" --gtest_brief=1
+summ dequant_host_test
+F=PrefillGpu.OneGroupKernelsMatchReferenceAndPerHalfKernelsBitwise
+step gpu_test_one_group 30 "$W/new/prefill_gpu_test" --gtest_brief=1 --gtest_filter=$F
+rc_og=$?
+summ gpu_test_one_group
+grep -c '^one-group check' "$W/gpu_test_one_group.log" | sed 's/^/one-group checks run: /' >>"$LOG"
+step gpu_test 60 "$W/new/prefill_gpu_test" --gtest_brief=1 --gtest_filter=-$F
+rc_test=$?
+summ gpu_test
+
+# 2. bitwise: the same seeded inputs through every config, main's build and the branch's
+export W4A16_SEED=20261203
+step hash_old 20 "$W/old/prefill_dq_ab" hash
+step hash_new 20 "$W/new/prefill_dq_ab" hash
+grep '^hash ' "$W/hash_old.log" >"$W/hash_old.txt"
+grep '^hash ' "$W/hash_new.log" >"$W/hash_new.txt"
+grep -h 'prefill_dq_ab' "$W/hash_old.log" "$W/hash_new.log" | head -4 >>"$LOG"
+nh=$(wc -l <"$W/hash_new.txt")
+nd=$(diff "$W/hash_old.txt" "$W/hash_new.txt" | grep -c '^[<>]')
+no=$(wc -l <"$W/hash_old.txt")
+if ((nh > 0 && no == nh && nd == 0)); then same=yes; else same=NO; fi
+say "outputs bit-identical to main (hash lines old $no, new $nh, differing $nd): $same"
+for g in 32 64 128 256 -1; do echo "  g=$g: $(grep -c " g=$g " "$W/hash_new.txt") lines"; done | tr '\n' ' ' | tee -a "$LOG"
+echo | tee -a "$LOG"
+diff "$W/hash_old.txt" "$W/hash_new.txt" | head -10 >>"$LOG"
+
+# 3. A/B timings, interleaved; each process times every point (~17 s measured for prefill-dq)
+SHAPES=8192x8192:8192:8192,llama8b.gate_up:28672:4096,llama8b.down:4096:14336,llama70b.gate_up:57344:8192
+mkdir -p "$W/ab"
+r=0
+dur=0  # the longest bench process so far: a round runs only if both of its processes fit
+for pair in "old new" "new old" "old new"; do
+  r=$((r + 1))
+  if ((r > 1 && $(left) < 2 * dur + 8)); then say "round $r: skipped (budget left $(left) s, a bench run takes ~$dur s)"; break; fi
+  for b in $pair; do
+    s0=$(date +%s)
+    step "bench_${b}_$r" 30 "$W/$b/prefill_dq_ab" bench "$W/ab/bench_${b}_$r.csv" "$SHAPES" 1024,4096 uint4b8,uint4
+    (($(date +%s) - s0 > dur)) && dur=$(($(date +%s) - s0))
+    grep -iE 'error|what|prefill_dq_ab' "$W/bench_${b}_$r.log" | head -3 >>"$LOG"
+  done
+done
+say "--- A/B (old = main's kernels, new = branch prefill-g1; median over rounds; x = cuBLAS us / kernel us)"
+python3 "$HERE/ab_table.py" "$W/ab" 2>&1 | tee -a "$LOG"
+say "verdict inputs: host_test rc=$rc_host, one-group gpu test rc=$rc_og, other gpu tests rc=$rc_test (0 = all passed; 124 = cut by its timeout), outputs bit-identical: $same, table above"
+say "total wall $(($(date +%s) - T0)) s"
+cp "$LOG" "$W/"
+tar -czf "$OUT/prefill_g1.tar.gz" -C "$W" ab hash_old.txt hash_new.txt $(cd "$W" && ls *.log) 2>/dev/null
+rm -rf "$W"
