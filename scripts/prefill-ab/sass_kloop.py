@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""k-loop instruction counts of prefill_kernel instantiations (branch prefill-dq, issue 5).
+"""k-loop instruction counts of prefill_kernel instantiations (issue 5; used for branches prefill-dq and prefill-g1).
 
-usage: scripts/prefill-dq/sass_kloop.py OBJ_OR_BINARY [FILTER_REGEX]
+usage: scripts/prefill-ab/sass_kloop.py OBJ_OR_BINARY [FILTER_REGEX]
 For every prefill_kernel whose demangled name matches FILTER_REGEX (default: all), takes the
 backward branch whose span holds the most HGMMA (or HMMA: the mma.sync configs), i.e. the
 do-while of the k loop (unrolled twice: 2 tiles per trip; of the spans with the most HGMMA the

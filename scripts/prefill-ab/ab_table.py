@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A/B table of branch prefill-g1: main's prefill_dq_ab vs the branch's, interleaved runs.
+"""A/B table of scripts/prefill-ab/run.sh: main's prefill_dq_ab vs a branch's, interleaved runs.
 
 usage: ab_table.py DIR   (DIR holds bench_<old|new>_<round>.csv from run.sh)
 Per (shape, scalar, M): median us of old and new over the rounds, new/old time ratio (< 1 = new

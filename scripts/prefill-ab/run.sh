@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Device run of branch prefill-g1 (issue 5: one scale / zero entry per k tile and block for g >= 64
-# and channelwise, the ONE_GROUP kernels; bit-identical). From the repository root of a copy of the
-# tree holding .carry-prefill-g1/ (scripts/prefill-g1/pack.sh):   OUT=/some/dir bash .carry-prefill-g1/run.sh
-# Writes $OUT/prefill_g1.log (summary + A/B table) and $OUT/prefill_g1.tar.gz (CSVs, logs, hashes).
-# Wall <= 150 s: every step under timeout, clamped to what is left of the budget.
-#   1. the branch's host tests and prefill_gpu_test (every config vs the f64 reference; the new
-#      OneGroupKernelsMatchReferenceAndPerHalfKernelsBitwise first, alone)
+# Device run of a prefill-kernel change that must leave every output bit-identical (issue 5), main
+# against a branch, as packed by scripts/prefill-ab/pack.sh into a carry folder. From the repository
+# root of a copy of the tree holding that folder:   OUT=/some/dir bash .carry-<name>/run.sh
+# Writes $OUT/$PREFILL_AB_NAME.log (summary + A/B table) and $OUT/$PREFILL_AB_NAME.tar.gz (CSVs, logs,
+# hashes). Knobs: PREFILL_AB_NAME (default: the carry folder's name), PREFILL_AB_BUDGET_S (150),
+# PREFILL_AB_FIRST_TEST (a gtest filter of the branch's new GPU test, run alone first).
+# Wall <= the budget: every step under timeout, clamped to what is left of the budget.
+#   1. the branch's host tests and prefill_gpu_test (every config vs the f64 reference)
 #   2. prefill_dq_ab hash, main's build and the branch's (the same driver source), same W4A16_SEED:
 #      every config's output (fp16 / bf16, uint4b8 / uint4, g = 32 / 64 / 128 / 256 / channelwise)
 #      must hash the same
@@ -13,24 +14,26 @@
 #      8192x8192, llama8b.gate_up, llama8b.down, llama70b.gate_up at M = 1024, 4096, fp16 g = 128,
 #      uint4b8 + uint4, default plan, cuBLAS fp16 in the same processes
 #   4. ab_table.py: old us / new us / ratio / x cuBLAS per point, geomeans
+# Used for branches prefill-dq and prefill-g1 (docs/benchmarks/prefill.md, 2026-12-03 evening).
 set -uo pipefail
 T0=$(date +%s)
-BUDGET=${PREFILL_G1_BUDGET_S:-150}
+BUDGET=${PREFILL_AB_BUDGET_S:-150}
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 OUT=${OUT:?OUT must name the output folder}
 mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
-LOG="$OUT/prefill_g1.log"
+NAME=${PREFILL_AB_NAME:-$(basename "$HERE" | sed 's/^\.carry-//; s/-/_/g')}
+LOG="$OUT/$NAME.log"
 : >"$LOG"
 say() { echo "$*" | tee -a "$LOG"; }
 . scripts/lib/device-env.sh
 unset W4A16_PREFILL_SCHED W4A16_PREFILL_SKIP_XLOAD W4A16_PREFILL_SPLIT_REDUCE W4A16_PREFILL_PDL W4A16_PREFILL_ONE_GROUP
-W=$(mktemp -d /tmp/prefill-g1-run.XXXXXX)
+W=$(mktemp -d /tmp/prefill-ab-run.XXXXXX)
 if ! tar -xJf "$HERE/bins.tar.xz" -C "$W" 2>>"$LOG"; then
   say "FATAL: cannot unpack $HERE/bins.tar.xz"
   exit 1
 fi
-say "== prefill-g1 device run $(date -u +%FT%TZ) ($(head -2 "$HERE/BUILD.txt" 2>/dev/null | tr '\n' ' '))"
+say "== $NAME device run $(date -u +%FT%TZ) ($(head -2 "$HERE/BUILD.txt" 2>/dev/null | tr '\n' ' '))"
 nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /' | tee -a "$LOG"
 
 # step NAME LIMIT CMD...: output to $W/NAME.log; the limit clamped to the budget left (5 s kept).
@@ -52,18 +55,20 @@ step() {
 }
 summ() { grep -E '^\[  FAILED|Failure|Expected|tests ran|PASSED|FAILED TEST|SKIPPED' "$W/$1.log" | head -20 >>"$LOG"; }
 
-# 1. tests (the branch's binaries): the new one first, then the rest, 90 s in all
+# 1. tests (the branch's binaries): its new GPU test first (if named), then the rest
 step host_test 10 "$W/new/w4a16_test_prefill_host" --gtest_brief=1
 rc_host=$?
 summ host_test
 step dequant_host_test 10 "$W/new/w4a16_test_prefill_dequant_host" --gtest_brief=1
 summ dequant_host_test
-F=PrefillGpu.OneGroupKernelsMatchReferenceAndPerHalfKernelsBitwise
-step gpu_test_one_group 30 "$W/new/prefill_gpu_test" --gtest_brief=1 --gtest_filter=$F
-rc_og=$?
-summ gpu_test_one_group
-grep -c '^one-group check' "$W/gpu_test_one_group.log" | sed 's/^/one-group checks run: /' >>"$LOG"
-step gpu_test 60 "$W/new/prefill_gpu_test" --gtest_brief=1 --gtest_filter=-$F
+F=${PREFILL_AB_FIRST_TEST:-}
+rc_first=0
+if [ -n "$F" ]; then
+  step gpu_test_first 30 "$W/new/prefill_gpu_test" --gtest_brief=1 --gtest_filter="$F"
+  rc_first=$?
+  summ gpu_test_first
+fi
+step gpu_test 90 "$W/new/prefill_gpu_test" --gtest_brief=1 --gtest_filter="-${F:-none}"
 rc_test=$?
 summ gpu_test
 
@@ -98,10 +103,10 @@ for pair in "old new" "new old" "old new"; do
     grep -iE 'error|what|prefill_dq_ab' "$W/bench_${b}_$r.log" | head -3 >>"$LOG"
   done
 done
-say "--- A/B (old = main's kernels, new = branch prefill-g1; median over rounds; x = cuBLAS us / kernel us)"
+say "--- A/B (old = main's kernels, new = the branch ($NAME); median over rounds; x = cuBLAS us / kernel us)"
 python3 "$HERE/ab_table.py" "$W/ab" 2>&1 | tee -a "$LOG"
-say "verdict inputs: host_test rc=$rc_host, one-group gpu test rc=$rc_og, other gpu tests rc=$rc_test (0 = all passed; 124 = cut by its timeout), outputs bit-identical: $same, table above"
+say "verdict inputs: host_test rc=$rc_host, first gpu test rc=$rc_first, other gpu tests rc=$rc_test (0 = all passed; 124 = cut by its timeout), outputs bit-identical: $same, table above"
 say "total wall $(($(date +%s) - T0)) s"
 cp "$LOG" "$W/"
-tar -czf "$OUT/prefill_g1.tar.gz" -C "$W" ab hash_old.txt hash_new.txt $(cd "$W" && ls *.log) 2>/dev/null
+tar -czf "$OUT/$NAME.tar.gz" -C "$W" ab hash_old.txt hash_new.txt $(cd "$W" && ls *.log) 2>/dev/null
 rm -rf "$W"
