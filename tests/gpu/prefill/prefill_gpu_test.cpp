@@ -884,10 +884,11 @@ TEST(PrefillGpu, AutomaticReduceTakesTheModeOfTheSmallerEstimate) {
         const PrefillConfig& b = prefill_config(base);
         if (b.bm == o.bm && b.wg == o.wg && b.mb == o.mb && b.stages == o.stages && b.min_blocks == o.min_blocks) twin.config = base;
       }
-      if (twin.config != cfg)
+      if (twin.config != cfg) {
         EXPECT_EQ(uses, prefill_plan_uses_cluster(*l.w, twin, 256)) << o.name() << " against " << prefill_config(twin.config).name();
-      else if (cfg < 12 || cfg > 15)
+      } else if (cfg < 12 || cfg > 15) {
         EXPECT_EQ(uses, prefill_max_active_clusters(cfg, split) > 0) << o.name() << " (no estimate)";
+      }
     }
   if (!saved.empty()) setenv("W4A16_PREFILL_SPLIT_REDUCE", saved.c_str(), 1);
 }
