@@ -19,7 +19,7 @@ def main():
         build = re.match(r'bench_(old|new)_\d+\.csv', os.path.basename(p)).group(1)
         for r in csv.DictReader(open(p)):
             m = int(r['m'])
-            if r['kernel'] == 'cublas_f16':
+            if r['kernel'].startswith('cublas_'):
                 cub.setdefault((r['shape'], m), []).append(float(r['us']))
                 continue
             key = (r['shape'], r['scalar'], m)

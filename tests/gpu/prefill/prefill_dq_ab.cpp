@@ -1,6 +1,6 @@
-// The A/B driver of branch prefill-dq (the fp16 dequantization of the prefill kernel, issue 5):
-// built from that branch and from main (the same source in both builds), run by
-// .carry-prefill-dq/run.sh, which compares the two binaries' outputs.
+// The A/B driver of bit-identical prefill changes (issue 5; branches prefill-dq, prefill-g1):
+// built from the branch and from main (the same source in both builds), run by
+// scripts/prefill-ab/run.sh, which compares the two binaries' outputs.
 //   prefill_dq_ab hash
 //     fp16 and bf16 activations, uint4b8 and uint4, g = 32, 64, 128, 256, channelwise; N = 392,
 //     K = 1344 (g 32 / 64), 1152 (g 128), 1280 (g 256): whole groups; 1360 channelwise (not a multiple
@@ -9,8 +9,9 @@
 //     builds must print the same lines (branch prefill-dq: the dequantization; prefill-g1: the
 //     one-group kernels). (Before prefill-g1 K was 1344 for every g: tc_prepare refused g = 128,
 //     so the lines stopped after g = 64 uint4b8.)
-//   prefill_dq_ab bench <out.csv> <name:N:K,...> <M,...> <uint4b8,uint4>
-//     per shape: cuBLAS fp16 on dense weights, then per scalar type (fp16, g = 128) the default plan
+//   prefill_dq_ab bench <out.csv> <name:N:K,...> <M,...> <uint4b8,uint4> [f16 | bf16]
+//     per shape: cuBLAS (the activation dtype, f16 unless said) on dense weights, then per scalar
+//     type (g = 128) the default plan
 //     (prefill_run), with the shared timer (bench/common/gpu_timer: rotating copies for a cold L2,
 //     graph replay, median); rows flushed as they come. Weights and x are random bit patterns tiled
 //     on the device (no host quantization of 470M-weight layers: the run has 150 s), seeded per
@@ -125,12 +126,12 @@ void* dev_tiled(std::size_t bytes, const std::vector<std::uint8_t>& pat) {
     W4A16_CUDA_TRY(cudaMemcpy(static_cast<char*>(p) + off, pat.data(), std::min(pat.size(), bytes - off), cudaMemcpyHostToDevice));
   return p;
 }
-// fp16 values in [lo, hi) (bit patterns, little-endian), count of them.
-std::vector<std::uint8_t> f16_pattern(std::size_t count, float lo, float hi, std::mt19937_64& g) {
+// fp16 (or bf16) values in [lo, hi) (bit patterns, little-endian), count of them.
+std::vector<std::uint8_t> f16_pattern(std::size_t count, float lo, float hi, std::mt19937_64& g, DType t = DType::f16) {
   std::uniform_real_distribution<float> u(lo, hi);
   std::vector<std::uint8_t> v(count * 2);
   for (std::size_t i = 0; i < count; ++i) {
-    const std::uint16_t h = float_to_half(u(g));
+    const std::uint16_t h = t == DType::bf16 ? float_to_bf16(u(g)) : float_to_half(u(g));
     v[2 * i] = static_cast<std::uint8_t>(h);
     v[2 * i + 1] = static_cast<std::uint8_t>(h >> 8);
   }
@@ -138,8 +139,8 @@ std::vector<std::uint8_t> f16_pattern(std::size_t count, float lo, float hi, std
 }
 
 // Random weights in layout cuda.tc16x64.v1 made on the device side (timing only: the layout's
-// bits are all valid, padded rows get scales too, which the kernels never store), fp16, g = 128.
-std::unique_ptr<kc::TcWeights> random_tc(std::int64_t n, std::int64_t k, ScalarType st, std::mt19937_64& g) {
+// bits are all valid, padded rows get scales too, which the kernels never store), act dtype, g = 128.
+std::unique_ptr<kc::TcWeights> random_tc(std::int64_t n, std::int64_t k, ScalarType st, std::mt19937_64& g, DType act) {
   auto w = std::make_unique<kc::TcWeights>();
   w->n = n;
   w->k = k;
@@ -148,12 +149,12 @@ std::unique_ptr<kc::TcWeights> random_tc(std::int64_t n, std::int64_t k, ScalarT
   w->group_size = 128;
   w->groups = k / 128;
   w->scalar = st;
-  w->act_dtype = DType::f16;
+  w->act_dtype = act;
   std::vector<std::uint8_t> bits(std::size_t{16} << 20);
   for (auto& b : bits) b = static_cast<std::uint8_t>(g());
   const std::size_t qb = static_cast<std::size_t>(w->n_pad * w->k_pad / 2), sb = static_cast<std::size_t>(w->groups * w->n_pad * 2);
   w->qweight = static_cast<std::int32_t*>(dev_tiled(qb, bits));
-  w->scales = dev_tiled(sb, f16_pattern(static_cast<std::size_t>(w->groups * w->n_pad), 0.001f, 0.01f, g));
+  w->scales = dev_tiled(sb, f16_pattern(static_cast<std::size_t>(w->groups * w->n_pad), 0.001f, 0.01f, g, act));
   std::size_t zb = 0;
   if (st == ScalarType::uint4) {
     zb = static_cast<std::size_t>(w->groups * w->n_pad / 2);
@@ -163,7 +164,9 @@ std::unique_ptr<kc::TcWeights> random_tc(std::int64_t n, std::int64_t k, ScalarT
   return w;
 }
 
-int run_bench(const char* out, const std::string& shapes, const std::string& ms, const std::string& scalars) {
+int run_bench(const char* out, const std::string& shapes, const std::string& ms, const std::string& scalars, DType act) {
+  const cudaDataType_t cu = act == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  const std::string cublas_name = act == DType::bf16 ? "cublas_bf16" : "cublas_f16";
   FILE* f = std::fopen(out, "w");
   if (!f) {
     std::fprintf(stderr, "prefill_dq_ab bench: cannot open out.csv '%s'\n", out);
@@ -189,7 +192,7 @@ int run_bench(const char* out, const std::string& shapes, const std::string& ms,
     }
     const std::int64_t n = std::stoll(parts[1]), k = std::stoll(parts[2]);
     std::mt19937_64 g(0x5eed0000u + static_cast<std::uint64_t>(n * 131 + k));  // same bits in both builds
-    void* x = dev_tiled(static_cast<std::size_t>(max_m * k * 2), f16_pattern(std::size_t{1} << 20, -1.f, 1.f, g));
+    void* x = dev_tiled(static_cast<std::size_t>(max_m * k * 2), f16_pattern(std::size_t{1} << 20, -1.f, 1.f, g, act));
     void* y = nullptr;
     W4A16_CUDA_TRY(cudaMalloc(&y, static_cast<std::size_t>(max_m * n * 2)));
     const std::size_t wsb = std::max<std::size_t>(kc::prefill_workspace_bytes(n, k, 128, false, max_m), std::size_t{32} << 20);
@@ -215,19 +218,19 @@ int run_bench(const char* out, const std::string& shapes, const std::string& ms,
     {  // cuBLAS fp16 on dense weights (rotating copies for a cold L2)
       const std::size_t db = static_cast<std::size_t>(n * k * 2);
       const int dcopies = bench::cold_l2_copies(db);
-      const auto pat = f16_pattern(std::size_t{8} << 20, -0.05f, 0.05f, g);
+      const auto pat = f16_pattern(std::size_t{8} << 20, -0.05f, 0.05f, g, act);
       std::vector<void*> dense;
       for (int i = 0; i < dcopies; ++i) dense.push_back(dev_tiled(db, pat));
       for (std::int64_t m : mv) {
         auto call = [&](int i, cudaStream_t) {
           const float alpha = 1.f, beta = 0.f;
           cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha,
-                       dense[static_cast<std::size_t>(i % dcopies)], CUDA_R_16F, static_cast<int>(k), x, CUDA_R_16F, static_cast<int>(k),
-                       &beta, y, CUDA_R_16F, static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                       dense[static_cast<std::size_t>(i % dcopies)], cu, static_cast<int>(k), x, cu, static_cast<int>(k),
+                       &beta, y, cu, static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         };
         bench::TimerOptions opt;
         opt.copies = dcopies;
-        row("-", m, "cublas_f16", bench::time_graph(call, opt, s).median_us, "cublasGemmEx", 0);
+        row("-", m, cublas_name, bench::time_graph(call, opt, s).median_us, "cublasGemmEx", 0);
       }
       for (void* p : dense) cudaFree(p);
     }
@@ -240,7 +243,7 @@ int run_bench(const char* out, const std::string& shapes, const std::string& ms,
         return 2;
       }
       std::vector<std::unique_ptr<kc::TcWeights>> ws;
-      ws.push_back(random_tc(n, k, st, g));
+      ws.push_back(random_tc(n, k, st, g, act));
       const int copies = bench::cold_l2_copies(ws[0]->bytes);
       for (int i = 1; i < copies; ++i) ws.push_back(kc::tc_clone(*ws[0], s));
       for (std::int64_t m : mv) {
@@ -269,11 +272,18 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   try {
     if (mode == "hash") return run_hash();
-    if (mode == "bench" && argc == 6) return run_bench(argv[2], argv[3], argv[4], argv[5]);
+    if (mode == "bench" && (argc == 6 || argc == 7)) {
+      const std::string dt = argc == 7 ? argv[6] : "f16";
+      if (dt != "f16" && dt != "bf16") {
+        std::fprintf(stderr, "prefill_dq_ab bench: dtype: expected f16 or bf16, got '%s'\n", dt.c_str());
+        return 2;
+      }
+      return run_bench(argv[2], argv[3], argv[4], argv[5], dt == "bf16" ? DType::bf16 : DType::f16);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "prefill_dq_ab %s: %s\n", mode.c_str(), e.what());
     return 3;
   }
-  std::fprintf(stderr, "usage: prefill_dq_ab hash | prefill_dq_ab bench <out.csv> <name:N:K,...> <M,...> <uint4b8,uint4>\n");
+  std::fprintf(stderr, "usage: prefill_dq_ab hash | prefill_dq_ab bench <out.csv> <name:N:K,...> <M,...> <uint4b8,uint4> [f16|bf16]\n");
   return 2;
 }
