@@ -26,8 +26,14 @@
 // (uint4 stays at 16: decode 25.4 against prefill 30.3). Then the measured decode plans at 9..16 tokens
 // (decode.cu kMeasuredPlans, 07:00 UTC) took llama8b.down M = 16 to 20.6 us fp16 / 21.4 bf16, ahead of
 // prefill again: the entry was removed, the default (decode up to 16) holds.
-// What the runs show: the decode path wins at M <= 16 on every shape, dtype and scalar type and
-// loses at M = 32 except with zero points on llama8b.gate_up and llama70b.gate_up.
+// 2026-12-03 evening (call 6, scripts/hybrid-check after the two prefill dequantization changes,
+// docs/BENCHMARKS.md "Session of 2026-12-03, evening"): the prefill path got 4-9% faster, so
+//   llama8b.gate_up / llama70b.gate_up uint4 M = 32 now run faster on prefill (44.4 / 171.4 us against
+//   decode 59.0 / 226.7): both back to the default 16;
+//   llama8b.down uint4 M = 16: prefill 22.9 us against decode 25.3 (decode 17.8 at M = 4, prefill flat
+//   in M): crossover interpolated at ~12, so decode up to 12 (uint4b8 stays at 16: prefill within 4%).
+// What the runs show: the decode path wins at M <= 16 on every shape, dtype and scalar type but
+// llama8b.down with zero points, and loses at M = 32 everywhere.
 #pragma once
 #include <cstdint>
 
@@ -38,14 +44,13 @@ struct HybridShape {
   std::int64_t decode_max_m_sym, decode_max_m_asym;  // uint4b8 / uint4 (zero points)
 };
 
-// Measured layer shapes that switch elsewhere than the default (fp16 us of the final run above).
+// Measured layer shapes that switch elsewhere than the default (fp16 us of the last run above).
 inline constexpr HybridShape kHybridShapes[] = {
-    {28672, 4096, 16, 32},  // llama8b.gate_up   uint4 M = 32: decode 68.8, prefill 71.7 (run 5; run 6 decode 59.8)
-    {57344, 8192, 16, 32},  // llama70b.gate_up  uint4 M = 32: decode 222.2, prefill 255.1 (run 6)
+    {4096, 14336, 16, 12},  // llama8b.down  uint4 M = 16: decode 25.3, prefill 22.9 (2026-12-03 evening)
 };
 
-// Every other shape: decode up to 16 tokens (it won at M = 16 on all ten PERF.md shapes in run 6, from
-// 896x896 to 57344x8192, and lost or tied at M = 32 on all but those above).
+// Every other shape: decode up to 16 tokens (it won at M = 16 on the other nine PERF.md shapes, from
+// 896x896 to 57344x8192, and lost or tied at M = 32 on all of them: 2026-12-03 evening).
 inline constexpr std::int64_t kHybridDefaultDecodeMaxM = 16;
 
 // The largest M the hybrid runs on its decode path for this layer.
