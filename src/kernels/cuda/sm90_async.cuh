@@ -1,9 +1,7 @@
-// sm_90 asynchronous copies and mbarriers (the prefill kernel's TMA x tiles; the bulk copy was used
-// by a one-launch MoE layer that was measured and not kept: docs/benchmarks/moe.md). Thin wrappers
-// over PTX; every function is device-only and the project builds for sm_90a only (CMakeLists.txt).
-//   mbar_*        an mbarrier in shared memory (a 64-bit word, 8-byte aligned, by its shared address)
-//   bulk_copy_g2s one cp.async.bulk global -> shared of `bytes` (a multiple of 16, both addresses
-//                 16-byte aligned), completing as transactions on an mbarrier
+// sm_90 mbarriers (the prefill kernel's TMA x tiles; also what a kernel with cp.async.bulk copies
+// would wait on). Thin wrappers over PTX; every function is device-only and the project builds for
+// sm_90a only (CMakeLists.txt).
+//   mbar_*  an mbarrier in shared memory (a 64-bit word, 8-byte aligned, by its shared address)
 #pragma once
 #include <cstdint>
 
@@ -36,10 +34,4 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
       "r"(parity)
       : "memory");
 }
-__device__ __forceinline__ void bulk_copy_g2s(std::uint32_t smem, const void* gmem, std::uint32_t bytes, std::uint32_t bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(smem),
-               "l"(gmem), "r"(bytes), "r"(bar)
-               : "memory");
-}
-
 }  // namespace w4a16::kernels::cuda
