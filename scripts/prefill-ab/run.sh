@@ -18,15 +18,14 @@
 set -uo pipefail
 T0=$(date +%s)
 BUDGET=${PREFILL_AB_BUDGET_S:-150}
-left() { echo $((BUDGET - ($(date +%s) - T0))); }
 OUT=${OUT:?OUT must name the output folder}
 mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 NAME=${PREFILL_AB_NAME:-$(basename "$HERE" | sed 's/^\.carry-//; s/-/_/g')}
 LOG="$OUT/$NAME.log"
 : >"$LOG"
-say() { echo "$*" | tee -a "$LOG"; }
 . scripts/lib/device-env.sh
+. scripts/lib/budget-steps.sh  # left, say, step
 unset W4A16_PREFILL_SCHED W4A16_PREFILL_SKIP_XLOAD W4A16_PREFILL_SPLIT_REDUCE W4A16_PREFILL_PDL W4A16_PREFILL_ONE_GROUP
 W=$(mktemp -d /tmp/prefill-ab-run.XXXXXX)
 if ! tar -xJf "$HERE/bins.tar.xz" -C "$W" 2>>"$LOG"; then
@@ -36,23 +35,6 @@ fi
 say "== $NAME device run $(date -u +%FT%TZ) ($(head -2 "$HERE/BUILD.txt" 2>/dev/null | tr '\n' ' '))"
 nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /' | tee -a "$LOG"
 
-# step NAME LIMIT CMD...: output to $W/NAME.log; the limit clamped to the budget left (5 s kept).
-step() {
-  local name=$1 limit=$2
-  shift 2
-  local l
-  l=$(left)
-  ((limit > l - 5)) && limit=$((l - 5))
-  if ((limit < 5)); then
-    say "$name: SKIPPED (budget left ${l}s)"
-    return 99
-  fi
-  local s=$(date +%s) rc
-  timeout -k 3 "$limit" "$@" >"$W/$name.log" 2>&1
-  rc=$?
-  say "$name: rc=$rc ($(($(date +%s) - s)) s, limit ${limit} s)$( ((rc == 124 || rc == 137)) && echo ' TIMEOUT')"
-  return $rc
-}
 summ() { grep -E '^\[  FAILED|Failure|Expected|tests ran|PASSED|FAILED TEST|SKIPPED' "$W/$1.log" | head -20 >>"$LOG"; }
 
 # 1. tests (the branch's binaries): its new GPU test first (if named), then the rest

@@ -13,15 +13,14 @@
 set -uo pipefail
 T0=$(date +%s)
 BUDGET=${PREFILL_PP_BUDGET_S:-235}
-left() { echo $((BUDGET - ($(date +%s) - T0))); }
 OUT=${OUT:?OUT must name the output folder}
 mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 LOG="$OUT/prefill_pp.log"
 CSV="$OUT/prefill_pp_sched_ab.csv"
 : >"$LOG"
-say() { echo "$*" | tee -a "$LOG"; }
 . scripts/lib/device-env.sh
+. scripts/lib/budget-steps.sh  # left, say, step
 unset W4A16_PREFILL_SCHED  # "old" = the default plan = SCHED 0 (kDefaultSched)
 W=$(mktemp -d /tmp/prefill-pp-run.XXXXXX)
 if ! tar -xJf "$HERE/bins.tar.xz" -C "$W" 2>>"$LOG"; then
@@ -31,23 +30,6 @@ fi
 say "== prefill-pp device run $(date -u +%FT%TZ) ($(cat "$HERE/BUILD.txt" 2>/dev/null | head -2 | tr '\n' ' '))"
 nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /' | tee -a "$LOG"
 
-# step NAME LIMIT CMD...: output to $W/NAME.log; the limit clamped to the budget left.
-step() {
-  local name=$1 limit=$2
-  shift 2
-  local l
-  l=$(left)
-  ((limit > l - 5)) && limit=$((l - 5))
-  if ((limit < 5)); then
-    say "$name: SKIPPED (budget left ${l}s)"
-    return 99
-  fi
-  local s=$(date +%s) rc
-  timeout -k 3 "$limit" "$@" >"$W/$name.log" 2>&1
-  rc=$?
-  say "$name: rc=$rc ($(($(date +%s) - s)) s, limit ${limit} s)$( ((rc == 124 || rc == 137)) && echo ' TIMEOUT')"
-  return $rc
-}
 T=$W/prefill_gpu_test
 NEW='PrefillGpu.EarlyIssueConfigsMatchTheirTwinsBitwise:PrefillPlan.SchedKnobTakesTheEarlyIssueTwin'
 TS=$(date +%s)
