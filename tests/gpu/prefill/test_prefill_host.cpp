@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "prefill/prefill.hpp"
@@ -94,4 +95,34 @@ TEST(PrefillHost, OneGroupKernelExactlyForPlannedTwinsAndWholeTileGroups) {
             EXPECT_FALSE(prefill_plan_uses_one_group(w, p)) << what;
           }
         }
+}
+
+// A bad plan.one_group or W4A16_PREFILL_ONE_GROUP is refused with an error naming it (nothing runs).
+TEST(PrefillHost, BadOneGroupSwitchIsRejected) {
+  TcWeights w;
+  w.act_dtype = w4a16::DType::f16;
+  w.scalar = w4a16::ScalarType::uint4b8;
+  w.group_size = 128;
+  w.n = w.n_pad = 4096;
+  w.k = w.k_pad = 4096;
+  w.groups = 32;
+  PrefillPlan p;
+  p.config = 20;
+  p.one_group = 5;
+  try {
+    prefill_plan_uses_one_group(w, p);
+    ADD_FAILURE() << "plan.one_group = 5 accepted";
+  } catch (const w4a16::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("plan.one_group"), std::string::npos) << e.what();
+  }
+  p.one_group = -1;
+  setenv("W4A16_PREFILL_ONE_GROUP", "yes", 1);
+  try {
+    prefill_plan_uses_one_group(w, p);
+    ADD_FAILURE() << "W4A16_PREFILL_ONE_GROUP=yes accepted";
+  } catch (const w4a16::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("W4A16_PREFILL_ONE_GROUP"), std::string::npos) << e.what();
+  }
+  unsetenv("W4A16_PREFILL_ONE_GROUP");
+  EXPECT_TRUE(prefill_plan_uses_one_group(w, p));  // unset: on
 }

@@ -143,16 +143,20 @@ std::size_t gather_bytes(bool act_order, std::int64_t m, std::int64_t k) {
   return act_order ? static_cast<std::size_t>(round_up(m * k * 2, 256)) : 0;
 }
 
+// A plan's on/off switch: 0 / 1 as given, -1 = the environment variable `env` ("0" off, "1" or unset
+// on); anything else is refused naming `field` or `env`.
+bool resolve_switch(int value, const char* field, const char* env) {
+  if (value == 0 || value == 1) return value == 1;
+  if (value != -1) fail(ErrorCode::invalid_argument, field, std::string("-1 (") + env + "), 0 or 1", std::to_string(value));
+  const char* v = std::getenv(env);
+  if (v == nullptr || *v == 0) return true;
+  if (std::strcmp(v, "0") != 0 && std::strcmp(v, "1") != 0) fail(ErrorCode::invalid_argument, env, "0 or 1", v);
+  return *v == '1';
+}
+
 // W4A16_PREFILL_ONE_GROUP: "0" runs the per-half kernels at every group size (A/B measurement), "1"
 // or unset the ONE_GROUP kernels where they apply (entry).
-bool resolve_one_group(int one_group) {
-  if (one_group == 0 || one_group == 1) return one_group == 1;
-  if (one_group != -1) fail(ErrorCode::invalid_argument, "plan.one_group", "-1 (W4A16_PREFILL_ONE_GROUP), 0 or 1", std::to_string(one_group));
-  const char* env = std::getenv("W4A16_PREFILL_ONE_GROUP");
-  if (env == nullptr || *env == 0) return true;
-  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_PREFILL_ONE_GROUP", "0 or 1", env);
-  return *env == '1';
-}
+bool resolve_one_group(int one_group) { return resolve_switch(one_group, "plan.one_group", "W4A16_PREFILL_ONE_GROUP"); }
 
 // The kernels of w's dtype and scalar type, per config: the per-half ones, or the ONE_GROUP ones
 // ({nullptr, 0} outside OneGroupConfigs).
@@ -278,14 +282,7 @@ PrefillSplitReduce resolve_reduce(PrefillSplitReduce r) {
 
 // W4A16_PREFILL_PDL: "0" launches without programmatic dependent launch (A/B measurement), "1" or
 // unset with it.
-bool resolve_pdl(int pdl) {
-  if (pdl == 0 || pdl == 1) return pdl == 1;
-  if (pdl != -1) fail(ErrorCode::invalid_argument, "plan.pdl", "-1 (W4A16_PREFILL_PDL), 0 or 1", std::to_string(pdl));
-  const char* env = std::getenv("W4A16_PREFILL_PDL");
-  if (env == nullptr || *env == 0) return true;
-  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_PREFILL_PDL", "0 or 1", env);
-  return *env == '1';
-}
+bool resolve_pdl(int pdl) { return resolve_switch(pdl, "plan.pdl", "W4A16_PREFILL_PDL"); }
 
 bool is_tma_config(const PrefillConfig& c) { return c.x_load == PrefillXLoad::tma || c.x_load == PrefillXLoad::tma_eb; }
 
