@@ -1,8 +1,9 @@
 // Stand-alone prefill benchmark (the shared sweep, bench/gpu --prefill, has the PERF.md table):
 // int4 prefill vs cuBLAS fp16/bf16 vs the dense cache, in one process, with the shared timer.
 // Usage: prefill_bench <out.csv> [quick|tune|full|large|tma|tune_tma|reduce_ab|sched_ab|profile]
-//   tune_tma: every TMA config x splits 1/2/3/4/6/8 (M <= 256; 1/2 at M = 1024) on every shape
-//   below llama70b, fp16 uint4b8 g=128, cuBLAS fp16 in the same run (the prefill plan's data).
+//   tune_tma: every TMA tile in the plan's k-loop order (tune_tma_configs; W4A16_PREFILL_TUNE_CONFIGS
+//   lists others) x splits 1/2/3/4/6/8 (M <= 256; 1/2 at M = 1024) on every shape below llama70b,
+//   fp16 uint4b8 g=128, cuBLAS fp16 in the same run (the prefill plan's data).
 //   Splits are reduced as W4A16_PREFILL_SPLIT_REDUCE says (unset: in the cluster), so the run
 //   with =kernel and the one without give the data of each reduce mode's split constants.
 //   reduce_ab: split-K in the cluster vs the reduce kernel, x PDL on / off, in one process:
@@ -172,6 +173,30 @@ void tune_large_m(FILE* f, cudaStream_t s) {
 
 }  // namespace
 
+// The tiles tune_tma measures: every TMA config in the k-loop order the plan runs (the early-issue
+// twin, SCHED 1, where the tile has one; the tile itself where it has none), or the config indices
+// listed in W4A16_PREFILL_TUNE_CONFIGS (comma-separated).
+std::vector<int> tune_tma_configs() {
+  std::vector<int> v;
+  if (const char* env = std::getenv("W4A16_PREFILL_TUNE_CONFIGS"); env != nullptr && *env != '\0') {
+    std::string list = env;
+    for (std::size_t pos = 0; pos <= list.size();) {
+      const std::size_t end = std::min(list.find(',', pos), list.size());
+      const int c = std::atoi(list.substr(pos, end - pos).c_str());
+      kc::prefill_config(c);  // range check: throws naming the index
+      v.push_back(c);
+      pos = end + 1;
+    }
+    return v;
+  }
+  for (int c = 0; c < kc::prefill_config_count(); ++c) {
+    const kc::PrefillConfig& cfg = kc::prefill_config(c);
+    if (cfg.x_load != kc::PrefillXLoad::tma) continue;
+    if (cfg.sched == 1 || (cfg.sched == 0 && kc::prefill_sched_twin(c, 1) < 0)) v.push_back(c);
+  }
+  return v;
+}
+
 // A shape at M = 32..1024, int4 rows only (no bf16 peer, no dense cache): the tuning and A/B modes.
 template <class Shape>
 bench::PrefillBenchSpec mid_m_spec(const Shape& sh) {
@@ -209,8 +234,7 @@ int main(int argc, char** argv) {
     for (const Shape& sh : shapes) {
       if (sh.n == 57344) continue;
       bench::PrefillBenchSpec spec = mid_m_spec(sh);
-      for (int c = 0; c < kc::prefill_config_count(); ++c)
-        if (kc::prefill_config(c).x_load == kc::PrefillXLoad::tma) spec.tune_configs.push_back(c);
+      spec.tune_configs = tune_tma_configs();
       spec.tune_splits = {1, 2, 3, 4, 6, 8};
       for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
       std::fflush(f);
