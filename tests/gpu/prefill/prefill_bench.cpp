@@ -26,7 +26,8 @@
 //   row checked against the dense-cache output (rel_err). Rows are flushed per shape, so a run cut
 //   by its timeout keeps what it measured.
 //   profile: 8192x8192 M = 4096 fp16 uint4b8, one launch each of the cp.async plan, the default
-//   plan and the bm256 tma_eb / nofence configs (for ncu -k regex:prefill_kernel).
+//   plan and the bm256 tma_eb / nofence configs (for ncu -k regex:prefill_kernel); with
+//   W4A16_PREFILL_PROFILE_M=<M> the default plan alone at that M.
 // W4A16_PREFILL_SKIP_XLOAD=tma,tma_eb leaves configs with those x paths out of tma / profile (and
 // the default plan when it is one of them): a device run whose TMA test hung still measures the rest.
 #include <cuda_runtime.h>
@@ -38,6 +39,7 @@
 #include <string>
 
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "common.cuh"
@@ -61,7 +63,10 @@ bool skipped_x_load(kc::PrefillXLoad x) {
 
 // One launch per config of interest at 8192x8192 M = 4096, for a profiler; prints what ran.
 void profile_launches(cudaStream_t s) {
-  const std::int64_t n = 8192, k = 8192, m = 4096;
+  // W4A16_PREFILL_PROFILE_M: another M (the default plan alone, e.g. the mid-M tiles at 64 / 128).
+  const char* m_env = std::getenv("W4A16_PREFILL_PROFILE_M");
+  const std::int64_t n = 8192, k = 8192, m = m_env != nullptr && *m_env != '\0' ? std::atoll(m_env) : 4096;
+  if (m < 1) throw std::invalid_argument(std::string("W4A16_PREFILL_PROFILE_M: expected an M >= 1, got ") + m_env);
   QuantSpec qs;
   qs.n = n;
   qs.k = k;
@@ -77,8 +82,9 @@ void profile_launches(cudaStream_t s) {
   W4A16_CUDA_TRY(cudaMalloc(&work, wbytes));
   W4A16_CUDA_TRY(cudaMemcpy(x, xh.data(), xh.size() * 2, cudaMemcpyHostToDevice));
   const int cap = kc::device_capability(), sms = kc::device_sm_count();
-  std::vector<kc::PrefillPlan> plans = {kc::prefill_plan(n, k, m, cap, sms, kc::PrefillXLoad::cp_async), kc::prefill_plan(n, k, m, cap, sms)};
-  for (int c = 0; c < kc::prefill_config_count(); ++c) {
+  std::vector<kc::PrefillPlan> plans = {kc::prefill_plan(n, k, m, cap, sms)};
+  if (m == 4096) plans.insert(plans.begin(), kc::prefill_plan(n, k, m, cap, sms, kc::PrefillXLoad::cp_async));
+  for (int c = 0; c < kc::prefill_config_count() && m == 4096; ++c) {
     const kc::PrefillConfig& cfg = kc::prefill_config(c);
     if (cfg.path == kc::PrefillPath::wgmma && cfg.bm == 256 && cfg.overlap &&
         (cfg.x_load == kc::PrefillXLoad::tma_eb || cfg.x_load == kc::PrefillXLoad::cp_async_nofence))

@@ -458,8 +458,7 @@ std::string PrefillConfig::name() const {
   std::ostringstream s;
   static const char* const kXLoadSuffix[] = {"", "_tma", "_tmaeb", "_nofence"};
   s << (path == PrefillPath::wgmma ? "wgmma" : "mma") << "_bm" << bm << "_bn" << bn() << "_s" << stages << (overlap ? "_ov" : "")
-    << (min_blocks > 1 ? "_occ" + std::to_string(min_blocks) : "") << (wg >= 4 ? "_wg" + std::to_string(wg) : "")
-    << kXLoadSuffix[static_cast<int>(x_load)]
+    << (min_blocks > 1 ? "_occ" + std::to_string(min_blocks) : "") << kXLoadSuffix[static_cast<int>(x_load)]
     << (sched == 1 ? "_ei" : (sched == 2 ? "_ei2" : ""));
   return s.str();
 }

@@ -99,7 +99,7 @@ struct PrefillConfig {
   int bn() const { return 64 * wg * mb; }
   int threads() const { return 128 * wg; }
   bool diagnostic() const { return x_load == PrefillXLoad::cp_async_nofence; }  // timed, never planned nor tested
-  std::string name() const;  // "wgmma_bm256_bn128_s5_ov", "..._tma"; 4 warpgroups: "..._wg4_tma_ei"
+  std::string name() const;  // "wgmma_bm256_bn128_s5_ov", "..._tma"
 };
 
 struct PrefillPlan {

@@ -61,11 +61,9 @@ struct KernelEntry {
   X(true, 256, 2, 1, 5, true, 1, tma_eb, 2)  /* 27 16, early issue, W words read early */   \
   X(true, 192, 3, 1, 6, true, 1, tma, 1)     /* 28 192 rows x 192 tokens, 3 warpgroups */   \
   X(true, 192, 3, 1, 6, true, 1, tma, 2)     /* 29 28, W words read early */                \
-  X(true, 192, 3, 1, 6, true, 1, tma, 0)     /* 30 28 in the measured order (its twin) */         \
-  X(true, 128, 4, 1, 6, true, 1, tma, 1)     /* 31 bm128_bn256, 4 warpgroups of 64 rows (mid M) */ \
-  X(true, 64, 4, 1, 8, true, 1, tma, 1)      /* 32 bm64_bn256, 4 warpgroups of 64 rows (mid M) */
+  X(true, 192, 3, 1, 6, true, 1, tma, 0)     /* 30 28 in the measured order (its twin) */
 
-constexpr int kNumConfigs = 33;
+constexpr int kNumConfigs = 31;
 
 // The configs as constants (the X list above), for the one-group table below.
 struct ConfigParams {
