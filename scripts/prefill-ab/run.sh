@@ -4,7 +4,8 @@
 # root of a copy of the tree holding that folder:   OUT=/some/dir bash .carry-<name>/run.sh
 # Writes $OUT/$PREFILL_AB_NAME.log (summary + A/B table) and $OUT/$PREFILL_AB_NAME.tar.gz (CSVs, logs,
 # hashes). Knobs: PREFILL_AB_NAME (default: the carry folder's name), PREFILL_AB_BUDGET_S (150),
-# PREFILL_AB_FIRST_TEST (a gtest filter of the branch's new GPU test, run alone first).
+# PREFILL_AB_FIRST_TEST (a gtest filter of the branch's new GPU test, run alone first),
+# PREFILL_AB_SHAPES (name:N:K,... ; default the four >= 32 MB shapes), PREFILL_AB_MS (default 1024,4096).
 # Wall <= the budget: every step under timeout, clamped to what is left of the budget.
 #   1. the branch's host tests and prefill_gpu_test (every config vs the f64 reference)
 #   2. prefill_dq_ab hash, main's build and the branch's (the same driver source), same W4A16_SEED:
@@ -56,8 +57,8 @@ summ gpu_test
 
 # 2. bitwise: the same seeded inputs through every config, main's build and the branch's
 export W4A16_SEED=20261203
-step hash_old 20 "$W/old/prefill_dq_ab" hash
-step hash_new 20 "$W/new/prefill_dq_ab" hash
+step hash_old 60 "$W/old/prefill_dq_ab" hash
+step hash_new 60 "$W/new/prefill_dq_ab" hash
 grep '^hash ' "$W/hash_old.log" >"$W/hash_old.txt"
 grep '^hash ' "$W/hash_new.log" >"$W/hash_new.txt"
 grep -h 'prefill_dq_ab' "$W/hash_old.log" "$W/hash_new.log" | head -4 >>"$LOG"
@@ -71,7 +72,8 @@ echo | tee -a "$LOG"
 diff "$W/hash_old.txt" "$W/hash_new.txt" | head -10 >>"$LOG"
 
 # 3. A/B timings, interleaved; each process times every point (~17 s measured for prefill-dq)
-SHAPES=8192x8192:8192:8192,llama8b.gate_up:28672:4096,llama8b.down:4096:14336,llama70b.gate_up:57344:8192
+SHAPES=${PREFILL_AB_SHAPES:-8192x8192:8192:8192,llama8b.gate_up:28672:4096,llama8b.down:4096:14336,llama70b.gate_up:57344:8192}
+MS=${PREFILL_AB_MS:-1024,4096}
 mkdir -p "$W/ab"
 r=0
 dur=0  # the longest bench process so far: a round runs only if both of its processes fit
@@ -80,7 +82,7 @@ for pair in "old new" "new old" "old new"; do
   if ((r > 1 && $(left) < 2 * dur + 8)); then say "round $r: skipped (budget left $(left) s, a bench run takes ~$dur s)"; break; fi
   for b in $pair; do
     s0=$(date +%s)
-    step "bench_${b}_$r" 30 "$W/$b/prefill_dq_ab" bench "$W/ab/bench_${b}_$r.csv" "$SHAPES" 1024,4096 uint4b8,uint4
+    step "bench_${b}_$r" 45 "$W/$b/prefill_dq_ab" bench "$W/ab/bench_${b}_$r.csv" "$SHAPES" "$MS" uint4b8,uint4
     (($(date +%s) - s0 > dur)) && dur=$(($(date +%s) - s0))
     grep -iE 'error|what|prefill_dq_ab' "$W/bench_${b}_$r.log" | head -3 >>"$LOG"
   done

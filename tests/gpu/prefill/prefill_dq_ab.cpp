@@ -4,7 +4,8 @@
 //   prefill_dq_ab hash
 //     fp16 and bf16 activations, uint4b8 and uint4, g = 32, 64, 128, 256, channelwise; N = 392,
 //     K = 1344 (g 32 / 64), 1152 (g 128), 1280 (g 256): whole groups; 1360 channelwise (not a multiple
-//     of 64); M = 100 (splits 1, 2) and 1000 (split 1); every config this device runs (no
+//     of 64); M = 100 (split 1; splits 2 and 3 with each reduce mode forced; split 1 into y rows padded
+//     by 5) and 1000 (split 1); every config this device runs (no
 //     diagnostics), forced: one line per run with an FNV-1a hash of y. With the same W4A16_SEED both
 //     builds must print the same lines (branch prefill-dq: the dequantization; prefill-g1: the
 //     one-group kernels). (Before prefill-g1 K was 1344 for every g: tc_prepare refused g = 128,
@@ -87,26 +88,37 @@ int run_hash() {
         const std::vector<std::uint16_t> x = test::random_act(m, spec.k, act);
         void *dx = nullptr, *dy = nullptr, *dw = nullptr;
         W4A16_CUDA_TRY(cudaMalloc(&dx, x.size() * 2));
-        W4A16_CUDA_TRY(cudaMalloc(&dy, static_cast<std::size_t>(m * spec.n * 2)));
         W4A16_CUDA_TRY(cudaMemcpy(dx, x.data(), x.size() * 2, cudaMemcpyHostToDevice));
-        std::vector<std::uint16_t> y(static_cast<std::size_t>(m * spec.n));
+        // Runs per config: split 1; at M = 100 also splits 2 / 3 with each reduce mode forced
+        // (partials + reduce_kernel, the cluster where the config has it) and split 1 into rows of
+        // y padded by 5 elements (stores that cannot be vectorized).
+        struct Run { int split; kc::PrefillSplitReduce reduce; std::int64_t y_pad; };
+        std::vector<Run> runs = {{1, kc::PrefillSplitReduce::automatic, 0}};
+        if (m <= 100)
+          for (int split : {2, 3})
+            for (kc::PrefillSplitReduce r : {kc::PrefillSplitReduce::kernel, kc::PrefillSplitReduce::cluster}) runs.push_back({split, r, 0});
+        if (m <= 100) runs.push_back({1, kc::PrefillSplitReduce::automatic, 5});
+        const std::int64_t ys_max = spec.n + 5;
+        W4A16_CUDA_TRY(cudaMalloc(&dy, static_cast<std::size_t>(m * ys_max * 2)));
         for (int cfg : cfgs)
-          for (int split : {1, 2}) {
-            if (split > 1 && m > 100) continue;
+          for (const Run& run : runs) {
             kc::PrefillPlan p;
             p.config = cfg;
-            p.split = split;
+            p.split = run.split;
+            p.reduce = run.reduce;
+            const std::int64_t ys = spec.n + run.y_pad;
             const std::size_t wsb = kc::prefill_plan_workspace_bytes(*w, p, m);
             W4A16_CUDA_TRY(cudaMalloc(&dw, std::max<std::size_t>(wsb, 256)));
-            W4A16_CUDA_TRY(cudaMemset(dy, 0xff, y.size() * 2));
-            kc::prefill_run_plan(*w, p, dx, m, spec.k, dy, spec.n, dw, wsb, nullptr);
+            W4A16_CUDA_TRY(cudaMemset(dy, 0xff, static_cast<std::size_t>(m * ys_max * 2)));
+            kc::prefill_run_plan(*w, p, dx, m, spec.k, dy, ys, dw, wsb, nullptr);
             W4A16_CUDA_TRY(cudaDeviceSynchronize());
+            std::vector<std::uint16_t> y(static_cast<std::size_t>(m * ys));  // the padding too: a store past N would show
             W4A16_CUDA_TRY(cudaMemcpy(y.data(), dy, y.size() * 2, cudaMemcpyDeviceToHost));
             cudaFree(dw);
-            std::printf("hash %s %s g=%d m=%lld cfg=%d %s split=%d %016llx\n", std::string(dtype_name(act)).c_str(),
-                        std::string(scalar_type_name(st)).c_str(), g,
-                        static_cast<long long>(m), cfg, kc::prefill_config(cfg).name().c_str(), split,
-                        static_cast<unsigned long long>(fnv1a(y)));
+            std::printf("hash %s %s g=%d m=%lld cfg=%d %s split=%d reduce=%s y_pad=%lld %016llx\n", std::string(dtype_name(act)).c_str(),
+                        std::string(scalar_type_name(st)).c_str(), g, static_cast<long long>(m), cfg,
+                        kc::prefill_config(cfg).name().c_str(), run.split, kc::prefill_split_reduce_name(run.reduce),
+                        static_cast<long long>(run.y_pad), static_cast<unsigned long long>(fnv1a(y)));
             ++lines;
           }
         cudaFree(dx);

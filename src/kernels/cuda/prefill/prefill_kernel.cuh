@@ -722,29 +722,50 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   if constexpr (WGMMA) wgmma_wait<0>();
   cp_async_wait<0>();
 
-  // ---- split-K in the cluster (TMA configs): contract block ----
+  // ---- TMA configs: the CTA's fp32 tile through shared memory (split-K in the cluster too) ----
+  // Every warpgroup's accumulators go to shared memory, token-major (N contiguous), and leave as
+  // 4 rows of one token per thread and step: coalesced 16-byte partials / 8-byte outputs from a
+  // short loop, where the fragment-order epilogue below issues one scattered store (and ~20
+  // instructions of index math) per accumulator, fully unrolled (2026-12-03 night: ~3000 SASS
+  // instructions per warp and a quarter of the kernel's instruction-fetch stalls at M = 128). The
+  // same values and the same float operations per output (acc [+ bias] -> T; partials as they
+  // are): bit-identical. With split-K in the cluster the ranks' tiles are summed first (below).
   if constexpr (kTma) {
     // The fp32 tile, token-major (N contiguous) with rows padded by 4 floats: the fragment stores
     // (8 rows gid x 4 token pairs tq per warp) hit 32 distinct banks; rows stay 16-byte aligned.
     constexpr int kRedStride = kBN + 4;
     static_assert(BM * kRedStride * 4 <= STAGES * (kStageBytes + kWStage), "the fp32 tile fits in the x + W rings");
-    if (p.cluster_reduce) {
-      __syncthreads();  // every warpgroup's wgmmas retired: no x stage is read any more
-      float* red = reinterpret_cast<float*>(smem_raw + (smem_base - smem_raw_addr));
+    constexpr int kVec = BM * kBN / 4;  // float4 groups of the tile (4 rows of one token)
+    __syncthreads();  // every warpgroup's wgmmas retired: no x stage or W slot is read any more
+    float* red = reinterpret_cast<float*>(smem_raw + (smem_base - smem_raw_addr));
 #pragma unroll
-      for (int mb = 0; mb < MB; ++mb) {
-        const int row0 = ((warp >> 2) * MB + mb) * 64 + (warp & 3) * 16 + gid;
+    for (int mb = 0; mb < MB; ++mb) {
+      const int row0 = ((warp >> 2) * MB + mb) * 64 + (warp & 3) * 16 + gid;
 #pragma unroll
-        for (int i = 0; i < kAcc; ++i)
-          red[(8 * (i >> 2) + 2 * tq + (i & 1)) * kRedStride + row0 + 8 * ((i >> 1) & 1)] = acc[mb][i];
+      for (int i = 0; i < kAcc; ++i)
+        red[(8 * (i >> 2) + 2 * tq + (i & 1)) * kRedStride + row0 + 8 * ((i >> 1) & 1)] = acc[mb][i];
+    }
+    const T* bias = static_cast<const T*>(p.bias);
+    T* y = static_cast<T*>(p.y);
+    // 8-byte stores of 4 outputs where every row start of y is 8-byte aligned (else 4 scalar stores).
+    const bool y_vec = (p.n & 3) == 0 && (p.y_stride & 3) == 0 && (reinterpret_cast<std::uintptr_t>(y) & 7) == 0;
+    auto store_y = [&](std::int64_t tok, std::int64_t row, const float (&sv)[4]) {
+      alignas(8) T o[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) o[j] = Num<T>::from_float(bias && row + j < p.n ? sv[j] + Num<T>::to_float(bias[row + j]) : sv[j]);
+      if (y_vec) {
+        *reinterpret_cast<uint2*>(y + tok * p.y_stride + row) = *reinterpret_cast<const uint2*>(o);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (row + j < p.n) y[tok * p.y_stride + row + j] = o[j];
       }
+    };
+    if (p.cluster_reduce) {
       cluster_sync_all();  // every rank's tile is in its shared memory
-      constexpr int kVec = BM * kBN / 4;  // float4 groups of the tile (4 rows of one token)
       constexpr int kMaxSplit = 8;        // cluster ranks: kPrefillMaxSplit (prefill.hpp), the portable cluster size
       const int split = p.split;
       const int begin = kVec * split_id / split, end = kVec * (split_id + 1) / split;  // <= 8192 * 8: int
-      const T* bias = static_cast<const T*>(p.bias);
-      T* y = static_cast<T*>(p.y);
       for (int v = begin + tid; v < end; v += kThreads) {
         const int tok_l = v / (kBN / 4), row_l = (v % (kBN / 4)) * 4;
         const std::int64_t tok = m0 + tok_l, row = n_block * kBN + row_l;
@@ -766,35 +787,61 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
             s.w += q[r].w;
           }
         const float sv[4] = {s.x, s.y, s.z, s.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (row + j < p.n)
-            y[tok * p.y_stride + row + j] = Num<T>::from_float(bias ? sv[j] + Num<T>::to_float(bias[row + j]) : sv[j]);
+        store_y(tok, row, sv);
       }
       cluster_sync_relaxed();  // no rank exits (freeing its shared memory) while another still reads it
       return;
     }
+    __syncthreads();  // the whole tile is in shared memory
+    // Partials (split > 1, summed by reduce_kernel) as float4 where N % 4 == 0 (the workspace is
+    // 256-byte aligned, so every row start is 16-byte aligned), else per element.
+    const bool p_vec = (p.n & 3) == 0;
+#pragma unroll 1
+    for (int v = tid; v < kVec; v += kThreads) {
+      const int tok_l = v / (kBN / 4), row_l = (v % (kBN / 4)) * 4;
+      const std::int64_t tok = m0 + tok_l, row = n_block * kBN + row_l;
+      if (tok >= p.m || row >= p.n) continue;
+      const float4 q = *reinterpret_cast<const float4*>(red + tok_l * kRedStride + row_l);
+      if (p.split == 1) {
+        const float sv[4] = {q.x, q.y, q.z, q.w};
+        store_y(tok, row, sv);
+      } else {
+        float* dst = p.partial + (static_cast<std::int64_t>(split_id) * p.m + tok) * p.n + row;
+        if (p_vec) {
+          *reinterpret_cast<float4*>(dst) = q;
+        } else {
+          const float sv[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            if (row + j < p.n) dst[j] = sv[j];
+        }
+      }
+    }
+    return;
   }
 
-  // ---- epilogue: accumulator i of a 64-row block = (row gid + 8 * ((i >> 1) & 1), token 8 * (i >> 2) + 2 tq + (i & 1)) ----
+  // ---- the other configs: each accumulator stored from its fragment position ----
+  if constexpr (!kTma) {
+    // ---- epilogue: accumulator i of a 64-row block = (row gid + 8 * ((i >> 1) & 1), token 8 * (i >> 2) + 2 tq + (i & 1)) ----
 #pragma unroll
-  for (int mb = 0; mb < MB; ++mb) {
-    const std::int64_t row0 = nt[mb] * 16 + gid;
-    float bias_v[2] = {0.f, 0.f};
-    if (p.split == 1 && p.bias != nullptr) {
-      const T* b = static_cast<const T*>(p.bias);
-      if (row0 < p.n) bias_v[0] = Num<T>::to_float(b[row0]);
-      if (row0 + 8 < p.n) bias_v[1] = Num<T>::to_float(b[row0 + 8]);
-    }
+    for (int mb = 0; mb < MB; ++mb) {
+      const std::int64_t row0 = nt[mb] * 16 + gid;
+      float bias_v[2] = {0.f, 0.f};
+      if (p.split == 1 && p.bias != nullptr) {
+        const T* b = static_cast<const T*>(p.bias);
+        if (row0 < p.n) bias_v[0] = Num<T>::to_float(b[row0]);
+        if (row0 + 8 < p.n) bias_v[1] = Num<T>::to_float(b[row0 + 8]);
+      }
 #pragma unroll
-    for (int i = 0; i < kAcc; ++i) {
-      const std::int64_t row = row0 + 8 * ((i >> 1) & 1);
-      const std::int64_t tok = m0 + 8 * (i >> 2) + 2 * tq + (i & 1);
-      if (row < p.n && tok < p.m) {
-        if (p.split == 1) {
-          static_cast<T*>(p.y)[tok * p.y_stride + row] = Num<T>::from_float(acc[mb][i] + bias_v[(i >> 1) & 1]);
-        } else {
-          p.partial[(static_cast<std::int64_t>(split_id) * p.m + tok) * p.n + row] = acc[mb][i];
+      for (int i = 0; i < kAcc; ++i) {
+        const std::int64_t row = row0 + 8 * ((i >> 1) & 1);
+        const std::int64_t tok = m0 + 8 * (i >> 2) + 2 * tq + (i & 1);
+        if (row < p.n && tok < p.m) {
+          if (p.split == 1) {
+            static_cast<T*>(p.y)[tok * p.y_stride + row] = Num<T>::from_float(acc[mb][i] + bias_v[(i >> 1) & 1]);
+          } else {
+            p.partial[(static_cast<std::int64_t>(split_id) * p.m + tok) * p.n + row] = acc[mb][i];
+          }
         }
       }
     }
