@@ -86,6 +86,15 @@ def fit_split_term(rows):
         print(f"{variant:12s} split term: {fixed:.2f} us + {per_mb:.3f} us/MB of partials ({k} points; prefill.cu now {NOW[5]} + {NOW[6]})")
 
 
+def tile_name(name):
+    """A config name as TILES keys it: the k-loop order suffixes (_ei, _ei2: the early-issue twins that
+    tune_tma measures since 2026-12-03 night) name the same tile and its estimate."""
+    for suffix in ("_ei2", "_ei"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def load(path):
     d, default = collections.defaultdict(dict), {}
     for r in csv.DictReader(open(path)):
@@ -94,6 +103,7 @@ def load(path):
             default[key] = float(r["us"])
         elif r["kernel"].startswith("cuda_prefill:"):
             _, tile, s = r["kernel"].split(":")
+            tile = tile_name(tile)
             if tile in TILES:
                 d[key][(tile, int(s[1:]))] = float(r["us"])
     return d, default
@@ -105,6 +115,7 @@ def resident_clusters(path):
     for line in open(path):
         if line.startswith("resident clusters "):
             head, tail = line[len("resident clusters "):].split(":", 1)
+            head = tile_name(head)
             for item in tail.split():
                 s, v = item[1:].split("=")
                 out[(head + "_tma" if not head.endswith("_tma") else head, int(s))] = int(v)

@@ -16,6 +16,9 @@
 //                   distributed shared memory (the same fp32 additions as reduce_kernel, so the same
 //                   bits), adds bias, rounds once and stores y (N-contiguous, coalesced); a second
 //                   cluster barrier keeps every rank's shared memory alive until all have read it.
+//   TMA configs stage the CTA's fp32 tile in shared memory in every case and store it from a short
+//   loop, 4 rows of one token per thread and step (16-byte partials, 8-byte outputs where aligned);
+//   the other configs store each accumulator from its fragment position. The same bits either way.
 // PDL: the prologue requests the W / scale / zero words of the first pipeline stages before
 // griddepcontrol.wait (prepared weights: constant, written before the previous kernel started),
 // x (TMA or cp.async) and bias only after it; launch_dependents right after the wait (pdl.cuh).
