@@ -188,7 +188,16 @@ std::vector<int> tune_tma_configs() {
     std::string list = env;
     for (std::size_t pos = 0; pos <= list.size();) {
       const std::size_t end = std::min(list.find(',', pos), list.size());
-      const int c = std::atoi(list.substr(pos, end - pos).c_str());
+      const std::string item = list.substr(pos, end - pos);
+      std::size_t used = 0;
+      int c = -1;
+      try {
+        c = std::stoi(item, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (item.empty() || used != item.size())
+        throw std::invalid_argument("W4A16_PREFILL_TUNE_CONFIGS: expected config indices separated by commas, got '" + list + "'");
       kc::prefill_config(c);  // range check: throws naming the index
       v.push_back(c);
       pos = end + 1;
