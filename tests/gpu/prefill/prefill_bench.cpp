@@ -39,6 +39,7 @@
 #include <string>
 
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -185,22 +186,18 @@ void tune_large_m(FILE* f, cudaStream_t s) {
 std::vector<int> tune_tma_configs() {
   std::vector<int> v;
   if (const char* env = std::getenv("W4A16_PREFILL_TUNE_CONFIGS"); env != nullptr && *env != '\0') {
-    std::string list = env;
-    for (std::size_t pos = 0; pos <= list.size();) {
-      const std::size_t end = std::min(list.find(',', pos), list.size());
-      const std::string item = list.substr(pos, end - pos);
+    std::stringstream list(env);
+    for (std::string item; std::getline(list, item, ',');) {
       std::size_t used = 0;
       int c = -1;
       try {
         c = std::stoi(item, &used);
       } catch (const std::exception&) {
-        used = 0;
       }
-      if (item.empty() || used != item.size())
-        throw std::invalid_argument("W4A16_PREFILL_TUNE_CONFIGS: expected config indices separated by commas, got '" + list + "'");
+      if (used == 0 || used != item.size())
+        throw std::invalid_argument(std::string("W4A16_PREFILL_TUNE_CONFIGS: expected config indices separated by commas, got '") + env + "'");
       kc::prefill_config(c);  // range check: throws naming the index
       v.push_back(c);
-      pos = end + 1;
     }
     return v;
   }
