@@ -327,6 +327,9 @@ constexpr int smem_bytes() {
 //           in different groups). The same values either way, so the same bits.
 // tmap_x: the tensor map of x for the TMA configs (unused, zero, otherwise). __grid_constant__:
 // the TMA unit reads it from the kernel parameter space by address.
+constexpr int gcd_int(int a, int b) { return b == 0 ? a : gcd_int(b, a % b); }
+constexpr int lcm_int(int a, int b) { return a / gcd_int(a, b) * b; }
+
 template <class T, int BM, int WG, int MB, int STAGES, bool WGMMA, bool OVERLAP, int MINB, bool ZEROS, XLoad XL, int SCHED,
           bool ONE_GROUP>
 __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelParams p, const __grid_constant__ CUtensorMap tmap_x) {
@@ -620,11 +623,20 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   // SCHED 1 / 2 (early issue): the barrier and the refill move behind the wgmma issue (template
   // parameter block); the A buffer of tile t is t % kBufs, the loop is unrolled kBufs times.
   WRaw raw_next;  // SCHED 2: tile t+1's slot words, read before the wgmma wait
+  // Early issue with x by TMA: the loop is unrolled lcm(kBufs, STAGES) times, so that every stage
+  // index (x tile, refill, dequantization) and the A buffer are compile-time constants (t0 is a
+  // multiple of STAGES) and only the phase parity needs t0; elsewhere kBufs times, stages mod STAGES.
+  constexpr int kUnroll = kEarly && XL == XLoad::tma ? lcm_int(kBufs, STAGES) : kBufs;
+  constexpr bool kConstStage = kUnroll % STAGES == 0;
   int t0 = 0;
   do {
+    // stage of tile t0 + u + off: a constant where t0 % STAGES == 0
+    auto stage_of = [&](int u, int off) { return kConstStage ? (u + off) % STAGES : (t0 + u + off) % STAGES; };
+    const int use0 = t0 / STAGES;  // uses of every stage before this trip (kConstStage)
 #pragma unroll
-    for (int u = 0; u < kBufs; ++u) {
+    for (int u = 0; u < kUnroll; ++u) {
       const int t = t0 + u;
+      const int ub = u % kBufs;  // A buffer of tile t (t0 % kBufs == 0)
       // cp.async x: everyone's tile t landed (each thread waited for its own part before the
       // dequant). All: no warp still reads the stage refilled next (tile t-1's with wait 0 / mma,
       // t-2's with wait 1). The proxy fence becomes MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S, with the
@@ -633,13 +645,14 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> async-proxy reads
       if constexpr (!kEarly) {
         if constexpr (XL != XLoad::tma_eb) __syncthreads();  // tma_eb: the empty barriers order the refill
-        if (t + kAhead < nkt) load_tile(t + kAhead, (t + kAhead) % STAGES);
+        if (t + kAhead < nkt) load_tile(t + kAhead, stage_of(u, kAhead));
         cp_async_commit();
       }
 
-      const int stage = t % STAGES;
+      const int stage = stage_of(u, 0);
       // TMA: x tile t landed (its use t / STAGES of the stage = phase parity).
-      if constexpr (kTma) mbar_wait(full_bar(stage), static_cast<std::uint32_t>(t / STAGES) & 1u);
+      const int use = kConstStage ? use0 + u / STAGES : t / STAGES;
+      if constexpr (kTma) mbar_wait(full_bar(stage), static_cast<std::uint32_t>(use) & 1u);
       const std::uint32_t xs = smem_base + stage * kStageBytes;
       if constexpr (WGMMA) {
         // k16 sub-tile j starts 32 bytes into each swizzled 128-byte row.
@@ -655,12 +668,12 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 #pragma unroll
           for (int j = 0; j < 4; ++j)
 #pragma unroll
-            for (int r = 0; r < 4; ++r) asm volatile("" : "+r"(afrag[u][mb][j][r])::"memory");
+            for (int r = 0; r < 4; ++r) asm volatile("" : "+r"(afrag[ub][mb][j][r])::"memory");
         wgmma_fence();
 #pragma unroll
         for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
-          for (int j = 0; j < 4; ++j) WgmmaRS<T, BM>::mma(acc[mb], afrag[u][mb][j], desc[j]);
+          for (int j = 0; j < 4; ++j) WgmmaRS<T, BM>::mma(acc[mb], afrag[ub][mb][j], desc[j]);
         wgmma_commit();
         if constexpr (kEarly) {
           // Every warpgroup passed tile t-1's wait_group (kBufs - 1): tiles <= t - kBufs retired,
@@ -669,14 +682,14 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
           // refill waits on the stage's empty mbarrier (every warp arrived after retiring tile
           // t-2, below in iteration t-1), so the warpgroups drift apart freely.
           if constexpr (XL != XLoad::tma_eb) __syncthreads();
-          if (t + kAhead < nkt) load_tile(t + kAhead, (t + kAhead) % STAGES);
+          if (t + kAhead < nkt) load_tile(t + kAhead, stage_of(u, kAhead));
           cp_async_commit();
           if constexpr (SCHED == 2) {
             // Tile t+1's slot landed (as below); its words go to registers while tile t-1's group
             // may still run, so only the conversion is left after the wait.
             if (t + 1 < nkt) {
               cp_async_wait<kAhead - 1>();
-              read_w((t + 1) % STAGES, raw_next);
+              read_w(stage_of(u, 1), raw_next);
             }
           }
           wgmma_wait<kBufs - 1>();  // tile t-kBufs+1's group is done: its A buffer may be reused
@@ -701,8 +714,8 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 #pragma unroll
             for (int mb = 0; mb < MB; ++mb) {
               float* d = acc[mb];
-              mma16816<T>(d[4 * c], d[4 * c + 1], d[4 * c + 2], d[4 * c + 3], afrag[u][mb][j], b[0], b[1]);
-              mma16816<T>(d[4 * c + 4], d[4 * c + 5], d[4 * c + 6], d[4 * c + 7], afrag[u][mb][j], b[2], b[3]);
+              mma16816<T>(d[4 * c], d[4 * c + 1], d[4 * c + 2], d[4 * c + 3], afrag[ub][mb][j], b[0], b[1]);
+              mma16816<T>(d[4 * c + 4], d[4 * c + 5], d[4 * c + 6], d[4 * c + 7], afrag[ub][mb][j], b[2], b[3]);
             }
           }
         }
@@ -718,14 +731,14 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 #pragma unroll
           for (int h = 0; h < kH; ++h) asm volatile("" : "+r"(raw_next.sc[mb][h]), "+r"(raw_next.zw[mb][h]));
         }
-        dequant_raw(raw_next, (u + 1) % kBufs);
+        dequant_raw(raw_next, (ub + 1) % kBufs);
       } else {
         // Tile t+1: groups 0..t+1 of the kAhead + t + 1 committed have landed (this thread's).
         cp_async_wait<kAhead - 1>();
-        dequant((t + 1) % STAGES, (u + 1) % kBufs);
+        dequant(stage_of(u, 1), (ub + 1) % kBufs);
       }
     }
-    t0 += kBufs;
+    t0 += kUnroll;
   } while (t0 < nkt);
   if constexpr (WGMMA) wgmma_wait<0>();
   cp_async_wait<0>();
