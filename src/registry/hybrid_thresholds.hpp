@@ -32,8 +32,14 @@
 //   decode 59.0 / 226.7): both back to the default 16;
 //   llama8b.down uint4 M = 16: prefill 22.9 us against decode 25.3 (decode 17.8 at M = 4, prefill flat
 //   in M): crossover interpolated at ~12, so decode up to 12 (uint4b8 stays at 16: prefill within 4%).
+// 2026-12-03 stop 20 (scripts/hybrid-check after the prefill k loop's constant stage indices, prefill
+// 3-9% faster at M = 64..128, docs/BENCHMARKS.md "Session of 2026-12-03, stop 20"): llama8b.down
+// uint4b8 M = 16 runs faster on prefill in both dtypes (fp16 prefill 17.7 us against decode 20.7;
+// bf16 18.4 against 21.7; prefill flat from M = 8, 17.6 / 18.3 us; decode 13.5 / 13.9 us at M = 8):
+// crossover interpolated at ~12.5, so decode up to 12 as with zero points (uint4 M = 16: prefill 21.4
+// against decode 25.3 fp16, 22.4 against 26.0 bf16).
 // What the runs show: the decode path wins at M <= 16 on every shape, dtype and scalar type but
-// llama8b.down with zero points, and loses at M = 32 everywhere.
+// llama8b.down, and loses at M = 32 everywhere.
 #pragma once
 #include <cstdint>
 
@@ -46,11 +52,11 @@ struct HybridShape {
 
 // Measured layer shapes that switch elsewhere than the default (fp16 us of the last run above).
 inline constexpr HybridShape kHybridShapes[] = {
-    {4096, 14336, 16, 12},  // llama8b.down  uint4 M = 16: decode 25.3, prefill 22.9 (2026-12-03 evening)
+    {4096, 14336, 12, 12},  // llama8b.down  M = 16: uint4b8 decode 20.7, prefill 17.7 (stop 20); uint4 25.3 / 21.4
 };
 
 // Every other shape: decode up to 16 tokens (it won at M = 16 on the other nine PERF.md shapes, from
-// 896x896 to 57344x8192, and lost or tied at M = 32 on all of them: 2026-12-03 evening).
+// 896x896 to 57344x8192, and lost or tied at M = 32 on all of them: 2026-12-03 evening and stop 20).
 inline constexpr std::int64_t kHybridDefaultDecodeMaxM = 16;
 
 // The largest M the hybrid runs on its decode path for this layer.
