@@ -34,10 +34,12 @@
 //   in M): crossover interpolated at ~12, so decode up to 12 (uint4b8 stays at 16: prefill within 4%).
 // 2026-12-03 stop 20 (scripts/hybrid-check after the prefill k loop's constant stage indices, prefill
 // 3-9% faster at M = 64..128, docs/BENCHMARKS.md "Session of 2026-12-03, stop 20"): llama8b.down
-// uint4b8 M = 16 runs faster on prefill in both dtypes (fp16 prefill 17.7 us against decode 20.7;
-// bf16 18.4 against 21.7; prefill flat from M = 8, 17.6 / 18.3 us; decode 13.5 / 13.9 us at M = 8):
-// crossover interpolated at ~12.5, so decode up to 12 as with zero points (uint4 M = 16: prefill 21.4
-// against decode 25.3 fp16, 22.4 against 26.0 bf16).
+// uint4b8 M = 16 ran faster on prefill in both dtypes (fp16 prefill 17.7 us against decode 20.7).
+// Both paths were then measured at every M = 8..16 (fp16 / bf16 x uint4b8 / uint4, same process,
+// docs/benchmarks/session_2026-12-03_stop20/call3_down_8to16.csv): prefill is flat (fp16 uint4b8
+// 17.7-19.0 us but 21.1 at M = 11, uint4 21.4-21.7); decode is 16.6-16.9 us at M = 9 / 10 (its
+// measured staged plan, kMeasuredPlans) and 20.8-22.9 from M = 11 (uint4b8), 25.0-27.6 from M = 9
+// (uint4, 19.1 at M = 8). bf16 alike. So decode up to 10 (uint4b8) and 8 (uint4).
 // What the runs show: the decode path wins at M <= 16 on every shape, dtype and scalar type but
 // llama8b.down, and loses at M = 32 everywhere.
 #pragma once
@@ -52,7 +54,7 @@ struct HybridShape {
 
 // Measured layer shapes that switch elsewhere than the default (fp16 us of the last run above).
 inline constexpr HybridShape kHybridShapes[] = {
-    {4096, 14336, 12, 12},  // llama8b.down  M = 16: uint4b8 decode 20.7, prefill 17.7 (stop 20); uint4 25.3 / 21.4
+    {4096, 14336, 10, 8},  // llama8b.down  fp16 M = 11: uint4b8 decode 21.7, prefill 21.1; M = 9: uint4 26.7 / 21.4 (stop 20)
 };
 
 // Every other shape: decode up to 16 tokens (it won at M = 16 on the other nine PERF.md shapes, from
