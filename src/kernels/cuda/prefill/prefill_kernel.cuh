@@ -58,6 +58,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <numeric>  // std::lcm (constexpr; device code through --expt-relaxed-constexpr)
 
 #include "pdl.cuh"
 #include "prefill/dequant_consts.hpp"
@@ -327,9 +328,6 @@ constexpr int smem_bytes() {
 //           in different groups). The same values either way, so the same bits.
 // tmap_x: the tensor map of x for the TMA configs (unused, zero, otherwise). __grid_constant__:
 // the TMA unit reads it from the kernel parameter space by address.
-constexpr int gcd_int(int a, int b) { return b == 0 ? a : gcd_int(b, a % b); }
-constexpr int lcm_int(int a, int b) { return a / gcd_int(a, b) * b; }
-
 template <class T, int BM, int WG, int MB, int STAGES, bool WGMMA, bool OVERLAP, int MINB, bool ZEROS, XLoad XL, int SCHED,
           bool ONE_GROUP>
 __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelParams p, const __grid_constant__ CUtensorMap tmap_x) {
@@ -626,7 +624,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   // Early issue with x by TMA: the loop is unrolled lcm(kBufs, STAGES) times, so that every stage
   // index (x tile, refill, dequantization) and the A buffer are compile-time constants (t0 is a
   // multiple of STAGES) and only the phase parity needs t0; elsewhere kBufs times, stages mod STAGES.
-  constexpr int kUnroll = kEarly && XL == XLoad::tma ? lcm_int(kBufs, STAGES) : kBufs;
+  constexpr int kUnroll = kEarly && XL == XLoad::tma ? std::lcm(kBufs, STAGES) : kBufs;
   constexpr bool kConstStage = kUnroll % STAGES == 0;
   int t0 = 0;
   do {
