@@ -5,7 +5,9 @@
 # Writes $OUT/$PREFILL_AB_NAME.log (summary + A/B table) and $OUT/$PREFILL_AB_NAME.tar.gz (CSVs, logs,
 # hashes). Knobs: PREFILL_AB_NAME (default: the carry folder's name), PREFILL_AB_BUDGET_S (150),
 # PREFILL_AB_FIRST_TEST (a gtest filter of the branch's new GPU test, run alone first),
-# PREFILL_AB_SHAPES (name:N:K,... ; default the four >= 32 MB shapes), PREFILL_AB_MS (default 1024,4096).
+# PREFILL_AB_SHAPES (name:N:K,... ; default the four >= 32 MB shapes), PREFILL_AB_MS (default 1024,4096),
+# PREFILL_AB_HASH_EXCLUDE (an extended regex: hash lines of configs the branch adds, left out of the
+# comparison), PREFILL_AB_TEST_S (the GPU test's timeout, default 90).
 # Wall <= the budget: every step under timeout, clamped to what is left of the budget.
 #   1. the branch's host tests and prefill_gpu_test (every config vs the f64 reference)
 #   2. prefill_dq_ab hash, main's build and the branch's (the same driver source), same W4A16_SEED:
@@ -51,7 +53,7 @@ if [ -n "$F" ]; then
   rc_first=$?
   summ gpu_test_first
 fi
-step gpu_test 90 "$W/new/prefill_gpu_test" --gtest_brief=1 --gtest_filter="-${F:-none}"
+step gpu_test "${PREFILL_AB_TEST_S:-90}" "$W/new/prefill_gpu_test" --gtest_brief=1 --gtest_filter="-${F:-none}"
 rc_test=$?
 summ gpu_test
 
@@ -60,7 +62,7 @@ export W4A16_SEED=20261203
 step hash_old 60 "$W/old/prefill_dq_ab" hash
 step hash_new 60 "$W/new/prefill_dq_ab" hash
 grep '^hash ' "$W/hash_old.log" >"$W/hash_old.txt"
-grep '^hash ' "$W/hash_new.log" >"$W/hash_new.txt"
+grep '^hash ' "$W/hash_new.log" | { if [ -n "${PREFILL_AB_HASH_EXCLUDE:-}" ]; then grep -vE "$PREFILL_AB_HASH_EXCLUDE"; else cat; fi; } >"$W/hash_new.txt"
 grep -h 'prefill_dq_ab' "$W/hash_old.log" "$W/hash_new.log" | head -4 >>"$LOG"
 nh=$(wc -l <"$W/hash_new.txt")
 nd=$(diff "$W/hash_old.txt" "$W/hash_new.txt" | grep -c '^[<>]')
