@@ -64,9 +64,19 @@ bool skipped_x_load(kc::PrefillXLoad x) {
 
 // One launch per config of interest at 8192x8192 M = 4096, for a profiler; prints what ran.
 void profile_launches(cudaStream_t s) {
-  // W4A16_PREFILL_PROFILE_M: another M (the default plan alone, e.g. the mid-M tiles at 64 / 128).
+  // W4A16_PREFILL_PROFILE_M: another M (the default plan alone, e.g. the mid-M tiles at 64 / 128);
+  // W4A16_PREFILL_PROFILE_NK="N,K": another shape (default 8192,8192).
   const char* m_env = std::getenv("W4A16_PREFILL_PROFILE_M");
-  const std::int64_t n = 8192, k = 8192, m = m_env != nullptr && *m_env != '\0' ? std::atoll(m_env) : 4096;
+  const char* nk_env = std::getenv("W4A16_PREFILL_PROFILE_NK");
+  std::int64_t n = 8192, k = 8192;
+  if (nk_env != nullptr && *nk_env != '\0') {
+    long long nn = 0, kk = 0;
+    if (std::sscanf(nk_env, "%lld,%lld", &nn, &kk) != 2 || nn < 1 || kk < 8 || kk % 8 != 0)
+      throw std::invalid_argument(std::string("W4A16_PREFILL_PROFILE_NK: expected \"N,K\" (N >= 1, K a multiple of 8), got ") + nk_env);
+    n = nn;
+    k = kk;
+  }
+  const std::int64_t m = m_env != nullptr && *m_env != '\0' ? std::atoll(m_env) : 4096;
   if (m < 1) throw std::invalid_argument(std::string("W4A16_PREFILL_PROFILE_M: expected an M >= 1, got ") + m_env);
   QuantSpec qs;
   qs.n = n;
@@ -84,8 +94,9 @@ void profile_launches(cudaStream_t s) {
   W4A16_CUDA_TRY(cudaMemcpy(x, xh.data(), xh.size() * 2, cudaMemcpyHostToDevice));
   const int cap = kc::device_capability(), sms = kc::device_sm_count();
   std::vector<kc::PrefillPlan> plans = {kc::prefill_plan(n, k, m, cap, sms)};
-  if (m == 4096) plans.insert(plans.begin(), kc::prefill_plan(n, k, m, cap, sms, kc::PrefillXLoad::cp_async));
-  for (int c = 0; c < kc::prefill_config_count() && m == 4096; ++c) {
+  const bool square = n == 8192 && k == 8192;  // the A/B launches of 2026-12-02 (8192x8192 M = 4096 only)
+  if (m == 4096 && square) plans.insert(plans.begin(), kc::prefill_plan(n, k, m, cap, sms, kc::PrefillXLoad::cp_async));
+  for (int c = 0; c < kc::prefill_config_count() && m == 4096 && square; ++c) {
     const kc::PrefillConfig& cfg = kc::prefill_config(c);
     if (cfg.path == kc::PrefillPath::wgmma && cfg.bm == 256 && cfg.overlap &&
         (cfg.x_load == kc::PrefillXLoad::tma_eb || cfg.x_load == kc::PrefillXLoad::cp_async_nofence))
