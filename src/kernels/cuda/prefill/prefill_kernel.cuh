@@ -799,39 +799,10 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       constexpr int kMaxSplit = 8;        // cluster ranks: kPrefillMaxSplit (prefill.hpp), the portable cluster size
       const int split = p.split;
       const int begin = kVec * split_id / split, end = kVec * (split_id + 1) / split;  // <= 8192 * 8: int
-      if (interior && y_vec) {
-        T* ytile = y + m0 * p.y_stride + row0;
-        const T* btile = bias ? bias + row0 : nullptr;
-#pragma unroll 4
-        for (int v = begin + tid; v < end; v += kThreads) {
-          const int tok_l = v / (kBN / 4), row_l = (v % (kBN / 4)) * 4;
-          const std::uint32_t off = smem_base + static_cast<std::uint32_t>((tok_l * kRedStride + row_l) * 4);
-          float4 q[kMaxSplit];
-#pragma unroll
-          for (int r = 0; r < kMaxSplit; ++r)
-            if (r < split) q[r] = ld_cluster_f4(cluster_map(off, static_cast<std::uint32_t>(r)));
-          float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-          for (int r = 0; r < kMaxSplit; ++r)
-            if (r < split) {
-              s.x += q[r].x;
-              s.y += q[r].y;
-              s.z += q[r].z;
-              s.w += q[r].w;
-            }
-          const float sv[4] = {s.x, s.y, s.z, s.w};
-          store_y_lean(ytile, btile, tok_l, row_l, sv);
-        }
-        cluster_sync_relaxed();
-        return;
-      }
-      for (int v = begin + tid; v < end; v += kThreads) {
-        const int tok_l = v / (kBN / 4), row_l = (v % (kBN / 4)) * 4;
-        const std::int64_t tok = m0 + tok_l, row = n_block * kBN + row_l;
-        if (tok >= p.m || row >= p.n) continue;
+      // 4 rows of one token summed over the ranks: every rank's load in flight at once (one DSMEM round
+      // trip, not split of them), then the sum in rank order: the same additions as reduce_kernel.
+      auto rank_sum = [&](int tok_l, int row_l, float (&sv)[4]) {
         const std::uint32_t off = smem_base + static_cast<std::uint32_t>((tok_l * kRedStride + row_l) * 4);
-        // Every rank's load in flight at once (one DSMEM round trip, not split of them), then the
-        // sum in rank order: the same additions as reduce_kernel.
         float4 q[kMaxSplit];
 #pragma unroll
         for (int r = 0; r < kMaxSplit; ++r)
@@ -845,7 +816,30 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
             s.z += q[r].z;
             s.w += q[r].w;
           }
-        const float sv[4] = {s.x, s.y, s.z, s.w};
+        sv[0] = s.x;
+        sv[1] = s.y;
+        sv[2] = s.z;
+        sv[3] = s.w;
+      };
+      if (interior && y_vec) {
+        T* ytile = y + m0 * p.y_stride + row0;
+        const T* btile = bias ? bias + row0 : nullptr;
+#pragma unroll 4
+        for (int v = begin + tid; v < end; v += kThreads) {
+          const int tok_l = v / (kBN / 4), row_l = (v % (kBN / 4)) * 4;
+          float sv[4];
+          rank_sum(tok_l, row_l, sv);
+          store_y_lean(ytile, btile, tok_l, row_l, sv);
+        }
+        cluster_sync_relaxed();
+        return;
+      }
+      for (int v = begin + tid; v < end; v += kThreads) {
+        const int tok_l = v / (kBN / 4), row_l = (v % (kBN / 4)) * 4;
+        const std::int64_t tok = m0 + tok_l, row = n_block * kBN + row_l;
+        if (tok >= p.m || row >= p.n) continue;
+        float sv[4];
+        rank_sum(tok_l, row_l, sv);
         store_y(tok, row, sv);
       }
       cluster_sync_relaxed();  // no rank exits (freeing its shared memory) while another still reads it
