@@ -17,7 +17,8 @@
 //                   bits), adds bias, rounds once and stores y (N-contiguous, coalesced); a second
 //                   cluster barrier keeps every rank's shared memory alive until all have read it.
 //   TMA configs stage the CTA's fp32 tile in shared memory in every case and store it from a short
-//   loop, 4 rows of one token per thread and step (16-byte partials, 8-byte outputs where aligned);
+//   loop, 4 rows of one token per thread and step (16-byte partials, 8-byte outputs where aligned;
+//   interior tiles without bounds checks, 4 steps in flight);
 //   the other configs store each accumulator from its fragment position. The same bits either way.
 // PDL: the prologue requests the W / scale / zero words of the first pipeline stages before
 // griddepcontrol.wait (prepared weights: constant, written before the previous kernel started),
@@ -781,7 +782,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       }
     };
     // Interior tile (every token < M and row < N) with 8-byte-aligned rows: the store loops below take
-    // a lean form, no bounds checks, 32-bit offsets into precomputed tile bases, several steps in
+    // a lean form, no bounds checks, tile-relative offsets from bases computed once, several steps in
     // flight (unrolled). Their serial form cost ~4 us per CTA on a bm256 tile (2026-12-03 stop 21:
     // ncu put 43% of qwen0.5b.gate_up M = 1024's warp samples after the k loop). Same values and
     // float operations per output: the same bits.
