@@ -27,7 +27,8 @@
 //   by its timeout keeps what it measured.
 //   profile: 8192x8192 M = 4096 fp16 uint4b8, one launch each of the cp.async plan, the default
 //   plan and the bm256 tma_eb / nofence configs (for ncu -k regex:prefill_kernel); with
-//   W4A16_PREFILL_PROFILE_M=<M> the default plan alone at that M.
+//   W4A16_PREFILL_PROFILE_M=<M> and / or W4A16_PREFILL_PROFILE_NK=<N>,<K> the default plan alone at
+//   that M and shape.
 // W4A16_PREFILL_SKIP_XLOAD=tma,tma_eb leaves configs with those x paths out of tma / profile (and
 // the default plan when it is one of them): a device run whose TMA test hung still measures the rest.
 #include <cuda_runtime.h>
@@ -62,7 +63,8 @@ bool skipped_x_load(kc::PrefillXLoad x) {
   return list.find(std::string(",") + kc::prefill_x_load_name(x) + ",") != std::string::npos;
 }
 
-// One launch per config of interest at 8192x8192 M = 4096, for a profiler; prints what ran.
+// One launch per config of interest (8192x8192 M = 4096 unless the knobs below say otherwise), for a
+// profiler; prints what ran.
 void profile_launches(cudaStream_t s) {
   // W4A16_PREFILL_PROFILE_M: another M (the default plan alone, e.g. the mid-M tiles at 64 / 128);
   // W4A16_PREFILL_PROFILE_NK="N,K": another shape (default 8192,8192).
