@@ -18,7 +18,7 @@
 //                   cluster barrier keeps every rank's shared memory alive until all have read it.
 //   TMA configs stage the CTA's fp32 tile in shared memory in every case and store it from a short
 //   loop, 4 rows of one token per thread and step (16-byte partials, 8-byte outputs where aligned;
-//   interior tiles without bounds checks, 4 steps in flight);
+//   tiles whose rows all lie below N without bounds checks, 4 steps in flight, up to the last token);
 //   the other configs store each accumulator from its fragment position. The same bits either way.
 // PDL: the prologue requests the W / scale / zero words of the first pipeline stages before
 // griddepcontrol.wait (prepared weights: constant, written before the previous kernel started),
@@ -781,12 +781,15 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
           if (row + j < p.n) y[tok * p.y_stride + row + j] = o[j];
       }
     };
-    // Interior tile (every token < M and row < N) with 8-byte-aligned rows: the store loops below take
-    // a lean form, no bounds checks, tile-relative offsets from bases computed once, several steps in
-    // flight (unrolled). Their serial form cost ~4 us per CTA on a bm256 tile (2026-12-03 stop 21:
-    // ncu put 43% of qwen0.5b.gate_up M = 1024's warp samples after the k loop). Same values and
-    // float operations per output: the same bits.
-    const bool interior = m0 + BM <= p.m && (n_block + 1) * kBN <= p.n;
+    // Tile whose rows all lie below N (every tile of a layer with N % kBN == 0), with 8-byte-aligned
+    // rows: the store loops below take a lean form, no bounds checks, tile-relative offsets from bases
+    // computed once, several steps in flight (unrolled), over the tile's first `vend` float4 groups:
+    // the groups are token-major, so those are exactly the tokens below M (all of them but in the
+    // last m block of an M that is not a multiple of BM). The serial checked form cost ~4 us per CTA
+    // on a bm256 tile (2026-12-03 stop 21: ncu put 43% of qwen0.5b.gate_up M = 1024's warp samples
+    // after the k loop). Same values and float operations per output: the same bits.
+    const bool rows_in = (n_block + 1) * kBN <= p.n;
+    const int vend = static_cast<int>(std::min<std::int64_t>(BM, p.m - m0)) * (kBN / 4);
     const std::int64_t row0 = n_block * kBN;
     // One step of the lean form: 4 rows of one token from fp32 sums sv (+ bias) to y.
     auto store_y_lean = [&](T* ytile, const T* btile, int tok_l, int row_l, const float (&sv)[4]) {
@@ -799,7 +802,6 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       cluster_sync_all();  // every rank's tile is in its shared memory
       constexpr int kMaxSplit = 8;        // cluster ranks: kPrefillMaxSplit (prefill.hpp), the portable cluster size
       const int split = p.split;
-      const int begin = kVec * split_id / split, end = kVec * (split_id + 1) / split;  // <= 8192 * 8: int
       // 4 rows of one token summed over the ranks: every rank's load in flight at once (one DSMEM round
       // trip, not split of them), then the sum in rank order: the same additions as reduce_kernel.
       auto rank_sum = [&](int tok_l, int row_l, float (&sv)[4]) {
@@ -822,7 +824,9 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         sv[2] = s.z;
         sv[3] = s.w;
       };
-      if (interior && y_vec) {
+      if (rows_in && y_vec) {
+        // The valid groups shared out among the ranks (every rank still sums all ranks in rank order).
+        const int begin = vend * split_id / split, end = vend * (split_id + 1) / split;  // <= 8192 * 8: int
         T* ytile = y + m0 * p.y_stride + row0;
         const T* btile = bias ? bias + row0 : nullptr;
 #pragma unroll 4
@@ -835,6 +839,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         cluster_sync_relaxed();
         return;
       }
+      const int begin = kVec * split_id / split, end = kVec * (split_id + 1) / split;
       for (int v = begin + tid; v < end; v += kThreads) {
         const int tok_l = v / (kBN / 4), row_l = (v % (kBN / 4)) * 4;
         const std::int64_t tok = m0 + tok_l, row = n_block * kBN + row_l;
@@ -850,14 +855,13 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     // Partials (split > 1, summed by reduce_kernel) as float4 where N % 4 == 0 (the workspace is
     // 256-byte aligned, so every row start is 16-byte aligned), else per element.
     const bool p_vec = (p.n & 3) == 0;
-    if (interior && (p.split == 1 ? y_vec : p_vec)) {
-      static_assert(kVec % kThreads == 0, "whole steps over the tile");
+    if (rows_in && (p.split == 1 ? y_vec : p_vec)) {
       if (p.split == 1) {
         T* ytile = y + m0 * p.y_stride + row0;
         const T* btile = bias ? bias + row0 : nullptr;
 #pragma unroll 4
-        for (int i = 0; i < kVec / kThreads; ++i) {
-          const int v = tid + i * kThreads, tok_l = v / (kBN / 4), row_l = (v % (kBN / 4)) * 4;
+        for (int v = tid; v < vend; v += kThreads) {
+          const int tok_l = v / (kBN / 4), row_l = (v % (kBN / 4)) * 4;
           const float4 q = *reinterpret_cast<const float4*>(red + tok_l * kRedStride + row_l);
           const float sv[4] = {q.x, q.y, q.z, q.w};
           store_y_lean(ytile, btile, tok_l, row_l, sv);
@@ -865,8 +869,8 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       } else {
         float* ptile = p.partial + (static_cast<std::int64_t>(split_id) * p.m + m0) * p.n + row0;
 #pragma unroll 4
-        for (int i = 0; i < kVec / kThreads; ++i) {
-          const int v = tid + i * kThreads, tok_l = v / (kBN / 4), row_l = (v % (kBN / 4)) * 4;
+        for (int v = tid; v < vend; v += kThreads) {
+          const int tok_l = v / (kBN / 4), row_l = (v % (kBN / 4)) * 4;
           *reinterpret_cast<float4*>(ptile + tok_l * p.n + row_l) = *reinterpret_cast<const float4*>(red + tok_l * kRedStride + row_l);
         }
       }
