@@ -217,6 +217,17 @@ __device__ __forceinline__ std::uint32_t cluster_map(std::uint32_t smem, std::ui
 #endif
   return r;
 }
+// The same load for a batch of steps: neither volatile nor a memory clobber, so the compiler issues
+// the loads of several steps before the first sum (with them, each step's loads waited behind the
+// previous step's y stores: one DSMEM round trip per step). `addr` must derive from a cluster_map
+// issued after the cluster barrier (volatile): that keeps the load below the barrier.
+__device__ __forceinline__ float4 ld_cluster_f4_batched(std::uint32_t addr) {
+  float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+#ifdef W4A16_SM90_ASM
+  asm("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr));
+#endif
+  return v;
+}
 __device__ __forceinline__ float4 ld_cluster_f4(std::uint32_t addr) {
   float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
 #ifdef W4A16_SM90_ASM
@@ -829,6 +840,38 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         const int begin = vend * split_id / split, end = vend * (split_id + 1) / split;  // <= 8192 * 8: int
         T* ytile = y + m0 * p.y_stride + row0;
         const T* btile = bias ? bias + row0 : nullptr;
+        if constexpr (MINB == 1) {
+          if (split == 2) {
+            // One CTA per SM leaves this loop's latency exposed (with 2, the other CTA's k loop hides
+            // it): 8 groups per step, their 16 remote loads issued before any sum, the same additions
+            // as rank_sum (0 + rank 0 + rank 1). 2026-12-03 stop 22: ncu of llama8b.qkv M = 1024 (bm256,
+            // split 2) put 25% of the warp samples here, long-scoreboard on one load pair per step.
+            constexpr int kG = 8;
+            const std::uint32_t base0 = cluster_map(smem_base, 0u), base1 = cluster_map(smem_base, 1u);
+            for (int v0 = begin + tid; v0 < end; v0 += kG * kThreads) {
+              float4 q0[kG], q1[kG];
+#pragma unroll
+              for (int g = 0; g < kG; ++g) {
+                const int v = v0 + g * kThreads;
+                const std::uint32_t off = static_cast<std::uint32_t>(((v / (kBN / 4)) * kRedStride + (v % (kBN / 4)) * 4) * 4);
+                if (v < end) {
+                  q0[g] = ld_cluster_f4_batched(base0 + off);
+                  q1[g] = ld_cluster_f4_batched(base1 + off);
+                }
+              }
+#pragma unroll
+              for (int g = 0; g < kG; ++g) {
+                const int v = v0 + g * kThreads;
+                if (v >= end) break;
+                const float sv[4] = {0.f + q0[g].x + q1[g].x, 0.f + q0[g].y + q1[g].y, 0.f + q0[g].z + q1[g].z,
+                                     0.f + q0[g].w + q1[g].w};
+                store_y_lean(ytile, btile, v / (kBN / 4), (v % (kBN / 4)) * 4, sv);
+              }
+            }
+            cluster_sync_relaxed();
+            return;
+          }
+        }
 #pragma unroll 4
         for (int v = begin + tid; v < end; v += kThreads) {
           const int tok_l = v / (kBN / 4), row_l = (v % (kBN / 4)) * 4;
