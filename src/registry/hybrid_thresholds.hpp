@@ -40,8 +40,17 @@
 // 17.7-19.0 us but 21.1 at M = 11, uint4 21.4-21.7); decode is 16.6-16.9 us at M = 9 / 10 (its
 // measured staged plan, kMeasuredPlans) and 20.8-22.9 from M = 11 (uint4b8), 25.0-27.6 from M = 9
 // (uint4, 19.1 at M = 8). bf16 alike. So decode up to 10 (uint4b8) and 8 (uint4).
-// What the runs show: the decode path wins at M <= 16 on every shape, dtype and scalar type but
-// llama8b.down, and loses at M = 32 everywhere.
+// 2026-12-03 stop 22 (the prefill epilogue's lean loop now covers partial m blocks, so the bm64 tile
+// at M < 64 got 2-16% faster): the hybrid sweep (call 3) missed at M = 16 on qwen0.5b.qkv / o / gate_up
+// (prefill 2.7 us against decode 3.2-3.4 on qkv / o). Both paths were then measured at every M = 4..16
+// on six layers (fp16 / bf16 x uint4b8 / uint4, same process; docs/benchmarks/session_2026-12-03_stop22/
+// call4_hybrid_4to16.csv), decode / prefill time: qwen0.5b.qkv / o 0.88-0.99 up to M = 7, 0.99-1.06 at
+// 8, 1.04-1.32 from 9; qwen0.5b.gate_up 0.82-0.96 up to 8, 0.97-1.16 from 9; llama8b.down uint4b8
+// 0.69-0.84 up to 8, 0.98-1.02 at 9 / 10, 1.05-1.34 from 11 (uint4 1.18-1.32 from 9); llama8b.o and
+// qwen0.5b.down decode at or ahead up to 16 (worst 1.04x). The threshold of least summed log ratio
+// per layer and scalar type (both dtypes) is the table below.
+// What the runs show: the decode path wins at M <= 16 on the large layers, the prefill path from
+// M = 8..9 on the small Qwen layers and llama8b.down, and decode loses at M = 32 everywhere.
 #pragma once
 #include <cstdint>
 
@@ -54,11 +63,14 @@ struct HybridShape {
 
 // Measured layer shapes that switch elsewhere than the default (fp16 us of the last run above).
 inline constexpr HybridShape kHybridShapes[] = {
-    {4096, 14336, 10, 8},  // llama8b.down  fp16 M = 11: uint4b8 decode 21.7, prefill 21.1; M = 9: uint4 26.7 / 21.4 (stop 20)
+    {4096, 14336, 8, 8},  // llama8b.down      fp16 uint4b8 M = 9: decode 16.8 us, prefill 17.1; M = 11: 21.5 / 17.4 (stop 22)
+    {9728, 896, 8, 8},    // qwen0.5b.gate_up  fp16 uint4b8 M = 8: 4.76 / 5.54; M = 9: 6.00 / 5.49 (stop 22)
+    {1152, 896, 7, 7},    // qwen0.5b.qkv      fp16 uint4b8 M = 7: 2.48 / 2.61; M = 8: 2.69 / 2.64; M = 9: 2.89 / 2.63 (stop 22)
+    {896, 896, 7, 7},     // qwen0.5b.o        fp16 uint4b8 M = 7: 2.40 / 2.58; M = 9: 2.75 / 2.60 (stop 22)
 };
 
-// Every other shape: decode up to 16 tokens (it won at M = 16 on the other nine PERF.md shapes, from
-// 896x896 to 57344x8192, and lost or tied at M = 32 on all of them: 2026-12-03 evening and stop 20).
+// Every other shape: decode up to 16 tokens (it won at M = 16 on the other six PERF.md shapes, from
+// 896x4864 to 57344x8192, and lost or tied at M = 32 on all of them: 2026-12-03 evening, stops 20 and 22).
 inline constexpr std::int64_t kHybridDefaultDecodeMaxM = 16;
 
 // The largest M the hybrid runs on its decode path for this layer.
