@@ -14,7 +14,10 @@ tune_tma measures the mode W4A16_PREFILL_SPLIT_REDUCE forces. With `--cluster CS
 the resident clusters, as prefill_plan does; --search then refits the two split terms (tile constants
 kept).
 
-    python3 bench/gpu/fit_prefill_plan.py kernel.csv --cluster cluster.csv --clusters prefill_gpu_test.log --search A `prefill_bench out.csv reduce_ab` CSV (rows ab_<variant>:s<split>) instead gets a
+    python3 bench/gpu/fit_prefill_plan.py kernel.csv --cluster cluster.csv --clusters prefill_gpu_test.log --search [--loso]
+
+(--loso: each shape left out of the search in turn, its points scored with the constants fitted on
+the others: how far a refit generalizes.) A `prefill_bench out.csv reduce_ab` CSV (rows ab_<variant>:s<split>) instead gets a
 least-squares fit of the split term alone per variant: measured time minus the model's time without
 the split term (tile constants as in prefill.cu), against the MB of fp32 partials.
 """
@@ -155,9 +158,11 @@ def fit_modes(a):
             if (tile, s) in clus.get(key, {}) and cap.get((tile, s), 0) > 0:
                 d[key][(tile, s, "cluster")] = clus[key][(tile, s)]
 
-    def score_modes(c, verbose=False):
+    def score_modes(c, verbose=False, skip=None):
         tot, worst = 0.0, 1.0
         for (shape, m), v in sorted(d.items()):
+            if shape == skip:
+                continue
             best = min(v.values())
             pick = min(v, key=lambda kk: estimate_mode(shape, m, kk[0], kk[1], kk[2], c, cap))
             r = v[pick] / best
@@ -173,12 +178,22 @@ def fit_modes(a):
         lo, hi = list(NOW[:5]) + [0, 0, 0, 0, -1, -1], list(NOW[:5]) + [10, 0.6, 10, 0.6, 2, 2]
         best = fit_search.search(lambda c: score_modes(c)[0], now, lo, hi, 6000, 2000, 5, (0.8, 1.25), 0.02)
         print("  search (split terms):", [round(x, 3) for x in best[1]], "->", score_modes(best[1], a.v))
+    if a.search and a.loso:
+        # Each shape left out of the search in turn and scored with the constants fitted on the rest.
+        held_fit = held_now = 0.0
+        for shape in sorted({s for s, _ in d}):
+            fit = fit_search.search(lambda c: score_modes(c, skip=shape)[0], now, lo, hi, 3000, 1000, 5, (0.8, 1.25), 0.02)
+            rest = lambda c: score_modes(c)[0] - score_modes(c, skip=shape)[0]
+            held_fit, held_now = held_fit + rest(fit[1]), held_now + rest(now)
+            print(f"  held out {shape:17s}: refit {rest(fit[1]):.3f}, constants now {rest(now):.3f}")
+        print(f"  leave one shape out: sum-log refit {held_fit:.3f}, constants now {held_now:.3f}")
 
 
 def main():
     a = fit_search.parse_args(__doc__, extra=lambda ap: (
         ap.add_argument("--cluster", help="tune_tma CSV of the run with W4A16_PREFILL_SPLIT_REDUCE=cluster"),
-        ap.add_argument("--clusters", help="prefill_gpu_test output with the resident clusters lines")))
+        ap.add_argument("--clusters", help="prefill_gpu_test output with the resident clusters lines"),
+        ap.add_argument("--loso", action="store_true", help="with --cluster --search: leave each shape out of the fit in turn")))
     if a.cluster:
         fit_modes(a)
         return
