@@ -148,15 +148,19 @@ def fit_modes(a):
     clus, _ = load(a.cluster)
     cap = resident_clusters(a.clusters)
     d = collections.defaultdict(dict)  # (shape, M) -> {(tile, split, mode): us}
-    for key, v in kern.items():
-        for (tile, s), t in v.items():
+    for key in set(kern) | set(clus):
+        kv, cv = kern.get(key, {}), clus.get(key, {})
+        # Every candidate either run measured: the cluster run also times splits the kernel run's
+        # workspace bound leaves out (every split at M = 1024; until 2026-12-03 stop 22 this loop
+        # walked the kernel run's candidates only and lost those).
+        for tile, s in set(kv) | set(cv):
             if s == 1:  # no split: the mode plays no part; both runs measured it
-                d[key][(tile, 1, "none")] = min(t, clus.get(key, {}).get((tile, 1), t))
+                d[key][(tile, 1, "none")] = min(t for t in (kv.get((tile, 1)), cv.get((tile, 1))) if t is not None)
                 continue
-            if allowed(key[1], tile, s):
-                d[key][(tile, s, "kernel")] = t
-            if (tile, s) in clus.get(key, {}) and cap.get((tile, s), 0) > 0:
-                d[key][(tile, s, "cluster")] = clus[key][(tile, s)]
+            if (tile, s) in kv and allowed(key[1], tile, s):
+                d[key][(tile, s, "kernel")] = kv[(tile, s)]
+            if (tile, s) in cv and cap.get((tile, s), 0) > 0:
+                d[key][(tile, s, "cluster")] = cv[(tile, s)]
 
     def score_modes(c, verbose=False, skip=None):
         tot, worst = 0.0, 1.0
