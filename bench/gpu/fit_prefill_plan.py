@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The prefill plan's cost model (src/kernels/cuda/prefill/prefill.cu, prefill_plan_estimate_us) against
-`prefill_bench out.csv tune_tma` (every TMA tile x splits 1/2/3/4/6/8): for every (shape, M), the
+`prefill_bench out.csv tune_tma` (every TMA tile x splits 1..8; 1/2/3/4/6/8 before stop 22): for every (shape, M), the
 measured time of the plan the model picks among the measured candidates allowed by the workspace
 bound (split x round_up(M, bm) <= 512), over the fastest such candidate; and the same for the
 default plan of the run (the rule of 2026-12-02). --search refits the constants.
@@ -17,7 +17,10 @@ kept).
     python3 bench/gpu/fit_prefill_plan.py kernel.csv --cluster cluster.csv --clusters prefill_gpu_test.log --search [--loso]
 
 (--loso: each shape left out of the search in turn, its points scored with the constants fitted on
-the others: how far a refit generalizes.) A `prefill_bench out.csv reduce_ab` CSV (rows ab_<variant>:s<split>) instead gets a
+the others: how far a refit generalizes.) The score ranks the MEASURED candidates only, while
+prefill_plan picks among splits 1..8: a CSV without splits 5 / 7 (tune_tma before stop 22) scores a
+refit too kindly wherever the new constants prefer them (stop 22: llama8b.qkv M = 32 / 64 went to an
+unmeasured split 5 and measured 1.07-1.09x slower through the registry). A `prefill_bench out.csv reduce_ab` CSV (rows ab_<variant>:s<split>) instead gets a
 least-squares fit of the split term alone per variant: measured time minus the model's time without
 the split term (tile constants as in prefill.cu), against the MB of fp32 partials.
 """
