@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The prefill plan's cost model (src/kernels/cuda/prefill/prefill.cu, prefill_plan_estimate_us) against
-`prefill_bench out.csv tune_tma` (every TMA tile x splits 1..8; 1/2/3/4/6/8 before stop 22): for every (shape, M), the
-measured time of the plan the model picks among the measured candidates allowed by the workspace
-bound (split x round_up(M, bm) <= 512), over the fastest such candidate; and the same for the
+`prefill_bench out.csv tune_tma` (every TMA tile x splits 1..8): for every (shape, M), the measured
+time of the plan the model picks among the candidates allowed by the workspace bound
+(split x round_up(M, bm) <= 512), over the fastest such candidate; and the same for the
 default plan of the run (the rule of 2026-12-02). --search refits the constants.
 
     python3 bench/gpu/fit_prefill_plan.py docs/benchmarks/night_2026-12-02/prefill_tune_tma_r3.csv [--search] [-v]
@@ -16,11 +16,14 @@ kept).
 
     python3 bench/gpu/fit_prefill_plan.py kernel.csv --cluster cluster.csv --clusters prefill_gpu_test.log --search [--loso]
 
-(--loso: each shape left out of the search in turn, its points scored with the constants fitted on
-the others: how far a refit generalizes.) The score ranks the MEASURED candidates only, while
-prefill_plan picks among splits 1..8: a CSV without splits 5 / 7 (tune_tma before stop 22) scores a
-refit too kindly wherever the new constants prefer them (stop 22: llama8b.qkv M = 32 / 64 went to an
-unmeasured split 5 and measured 1.07-1.09x slower through the registry). A `prefill_bench out.csv reduce_ab` CSV (rows ab_<variant>:s<split>) instead gets a
+--loso: each shape left out of the search in turn, its points scored with the constants fitted on
+the others (how far a refit generalizes). --cluster picks among every tile x split 1..8 x mode as
+prefill_plan does and scores a pick the run did not time as a 10% loss (printed with -v): before
+stop 22 it ranked the measured candidates only, and tune_tma timed splits 1/2/3/4/6/8 (1/2 at
+M = 1024), so a refit could prefer an untimed split (llama8b.qkv M = 32 / 64 went to split 5 and
+measured 1.07-1.09x slower through the registry); tune_tma now times every split at every M.
+
+A `prefill_bench out.csv reduce_ab` CSV (rows ab_<variant>:s<split>) instead gets a
 least-squares fit of the split term alone per variant: measured time minus the model's time without
 the split term (tile constants as in prefill.cu), against the MB of fp32 partials.
 """
@@ -165,13 +168,26 @@ def fit_modes(a):
             if (tile, s) in cv and cap.get((tile, s), 0) > 0:
                 d[key][(tile, s, "cluster")] = cv[(tile, s)]
 
+    # What prefill_plan chooses from: every tile x split 1..8, the reduce kernel within the workspace
+    # bound, the cluster where it is resident. A pick the run did not time cannot be scored: it costs
+    # UNMEASURED_PENALTY (a 10% loss) and is printed, so that a search steers clear of it.
+    every = [(t, 1, "none") for t in TILES] + [(t, s, mode) for t in TILES for s in range(2, 9) for mode in ("kernel", "cluster")]
+    UNMEASURED_PENALTY = math.log(1.10)
+
     def score_modes(c, verbose=False, skip=None):
         tot, worst = 0.0, 1.0
         for (shape, m), v in sorted(d.items()):
             if shape == skip:
                 continue
             best = min(v.values())
-            pick = min(v, key=lambda kk: estimate_mode(shape, m, kk[0], kk[1], kk[2], c, cap))
+            cands = [kk for kk in every if kk[2] != "kernel" or allowed(m, kk[0], kk[1])]
+            cands = [kk for kk in cands if kk[2] != "cluster" or cap.get((kk[0], kk[1]), 0) > 0]
+            pick = min(cands, key=lambda kk: estimate_mode(shape, m, kk[0], kk[1], kk[2], c, cap))
+            if pick not in v:
+                tot += UNMEASURED_PENALTY
+                if verbose:
+                    print(f"  {shape:17s} M={m:5d} picks {pick}: not timed by the run (scored as a 10% loss)")
+                continue
             r = v[pick] / best
             tot, worst = tot + math.log(r), max(worst, r)
             if verbose and r > 1.05:

@@ -275,7 +275,6 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       std::vector<std::int64_t> done;  // effective splits already timed for this config
       const std::int64_t k_tiles = ws[0]->k_pad / 64;
       for (int split : spec.tune_splits) {
-        if (m > 256 && split > 2) continue;
         const std::int64_t kts = (k_tiles + split - 1) / split, eff = (k_tiles + kts - 1) / kts;
         if (std::find(done.begin(), done.end(), eff) != done.end()) continue;
         kc::PrefillPlan p;

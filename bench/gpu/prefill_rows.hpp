@@ -49,8 +49,9 @@ struct PrefillBenchSpec {
   bool default_plan = true;  // time prefill_run's own plan (row "cuda_prefill")
   bool old_plan = false;     // also time the cp.async plan (row "cuda_prefill_cp_async_plan")
   std::vector<int> forced;   // config indices timed with their own split (prefill_plan_for_config)
-  // Tuning grid: every config of tune_configs at every split of tune_splits (M <= 256; splits
-  // 1 and 2 above), each distinct effective split once, where the workspace allows it.
+  // Tuning grid: every config of tune_configs at every split of tune_splits, each distinct effective
+  // split once, where the workspace allows it (until 2026-12-03 stop 22 only splits 1 and 2 above
+  // M = 256, though the plan takes up to 4 at M = 1024 on the Qwen shapes).
   std::vector<int> tune_configs, tune_splits;
   // Split-K reduce x PDL A/B (prefill_bench reduce_ab): the default plan's tile and split under the
   // four launch variants "ab_old" (reduce kernel, no PDL), "ab_pdl" (reduce kernel, PDL),

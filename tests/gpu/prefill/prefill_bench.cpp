@@ -2,7 +2,7 @@
 // int4 prefill vs cuBLAS fp16/bf16 vs the dense cache, in one process, with the shared timer.
 // Usage: prefill_bench <out.csv> [quick|tune|full|large|tma|tune_tma|reduce_ab|sched_ab|profile]
 //   tune_tma: every TMA tile in the plan's k-loop order (tune_tma_configs; W4A16_PREFILL_TUNE_CONFIGS
-//   lists others) x splits 1..8 (M <= 256; 1/2 at M = 1024) on every shape below llama70b,
+//   lists others) x splits 1..8 on every shape below llama70b,
 //   fp16 uint4b8 g=128, cuBLAS fp16 in the same run (the prefill plan's data).
 //   Splits are reduced as W4A16_PREFILL_SPLIT_REDUCE says (unset: in the cluster), so the run
 //   with =kernel and the one without give the data of each reduce mode's split constants.
