@@ -2,7 +2,7 @@
 // int4 prefill vs cuBLAS fp16/bf16 vs the dense cache, in one process, with the shared timer.
 // Usage: prefill_bench <out.csv> [quick|tune|full|large|tma|tune_tma|reduce_ab|sched_ab|profile]
 //   tune_tma: every TMA tile in the plan's k-loop order (tune_tma_configs; W4A16_PREFILL_TUNE_CONFIGS
-//   lists others) x splits 1..8 on every shape below llama70b,
+//   lists others) x splits 1..8 on every shape below llama70b at M = 8, 16, 32, 64, 128, 256, 1024,
 //   fp16 uint4b8 g=128, cuBLAS fp16 in the same run (the prefill plan's data).
 //   Splits are reduced as W4A16_PREFILL_SPLIT_REDUCE says (unset: in the cluster), so the run
 //   with =kernel and the one without give the data of each reduce mode's split constants.
@@ -222,7 +222,7 @@ std::vector<int> tune_tma_configs() {
   return v;
 }
 
-// A shape at M = 32..1024, int4 rows only (no bf16 peer, no dense cache): the tuning and A/B modes.
+// A shape at M = 32..1024 (tune_tma adds 8 and 16), int4 rows only (no bf16 peer, no dense cache): the tuning and A/B modes.
 template <class Shape>
 bench::PrefillBenchSpec mid_m_spec(const Shape& sh) {
   bench::PrefillBenchSpec spec;
@@ -259,6 +259,7 @@ int main(int argc, char** argv) {
     for (const Shape& sh : shapes) {
       if (sh.n == 57344) continue;
       bench::PrefillBenchSpec spec = mid_m_spec(sh);
+      spec.ms.insert(spec.ms.begin(), {8, 16});  // where the hybrid runs the prefill path on small layers (stop 22)
       spec.tune_configs = tune_tma_configs();
       spec.tune_splits = {1, 2, 3, 4, 5, 6, 7, 8};  // every split the plan may pick (5 / 7 since stop 22)
       for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
