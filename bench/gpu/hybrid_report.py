@@ -19,6 +19,22 @@ import sys
 PATHS = ("cuda_decode", "cuda_prefill")
 
 
+def load(paths):
+    """The sweep CSVs as (shape, dtype, format, m) -> kernel -> us, the shapes in file order and the
+    count of rows that failed their correctness check; OSError when a file cannot be read."""
+    times = collections.defaultdict(dict)
+    shapes, failed = [], 0
+    for f in paths:
+        with open(f, newline="") as fh:
+            for r in csv.DictReader(fh):
+                kernel = r["kernel"].split(" ")[0]
+                times[(r["shape"], r["dtype"], r["format"], int(r["m"]))][kernel] = float(r["us"])
+                if r["shape"] not in shapes:
+                    shapes.append(r["shape"])
+                failed += r["ok"] != "1"
+    return times, shapes, failed
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv", nargs="+")
@@ -26,22 +42,11 @@ def main() -> int:
     ap.add_argument("--markdown", action="store_true", help="print the per-(dtype, format) tables")
     a = ap.parse_args()
 
-    rows = []
-    for f in a.csv:
-        try:
-            with open(f, newline="") as fh:
-                rows += list(csv.DictReader(fh))
-        except OSError as e:
-            print(f"hybrid_report: cannot read {f}: {e.strerror}")
-            return 1
-    times = collections.defaultdict(dict)  # (shape, dtype, format, m) -> kernel -> us
-    shapes, failed = [], 0
-    for r in rows:
-        kernel = r["kernel"].split(" ")[0]
-        times[(r["shape"], r["dtype"], r["format"], int(r["m"]))][kernel] = float(r["us"])
-        if r["shape"] not in shapes:
-            shapes.append(r["shape"])
-        failed += r["ok"] != "1"
+    try:
+        times, shapes, failed = load(a.csv)
+    except OSError as e:
+        print(f"hybrid_report: cannot read {e.filename}: {e.strerror}")
+        return 1
 
     total, misses = 0, []
     for key, t in sorted(times.items()):

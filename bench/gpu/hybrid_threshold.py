@@ -15,9 +15,9 @@ ratio to the faster path over the measured points, with its worst ratio; also th
   python3 bench/gpu/hybrid_threshold.py both_paths.csv [more.csv ...]
 """
 import argparse
-import collections
-import csv
 import math
+
+from hybrid_report import PATHS, load
 
 
 def main():
@@ -25,13 +25,11 @@ def main():
     ap.add_argument("csv", nargs="+")
     ap.add_argument("--default", type=int, default=16, help="the table's default threshold (16)")
     args = ap.parse_args()
-    t = collections.defaultdict(dict)  # (shape, format, dtype, m) -> {path: us}
-    for path in args.csv:
-        for r in csv.DictReader(open(path)):
-            kernel = r["kernel"].split()[0]
-            if kernel in ("cuda_decode", "cuda_prefill"):
-                t[(r["shape"], r["format"], r["dtype"], int(r["m"]))][kernel] = float(r["us"])
-    points = {k: v for k, v in t.items() if len(v) == 2}
+    times, _, failed = load(args.csv)
+    if failed:
+        print(f"hybrid_threshold: {failed} rows failed their correctness check (hybrid_report.py names them)")
+    # (shape, format, dtype, m) -> {path: us}, where both paths were timed
+    points = {(s, f, d, m): {p: v[p] for p in PATHS} for (s, d, f, m), v in times.items() if all(p in v for p in PATHS)}
     for shape, fmt in sorted({(k[0], k[1]) for k in points}):
         mine = {k: v for k, v in points.items() if (k[0], k[1]) == (shape, fmt)}
         ms = sorted({k[3] for k in mine})
