@@ -172,17 +172,17 @@ def fit_modes(a):
     # bound, the cluster where it is resident. A pick the run did not time cannot be scored: it costs
     # UNMEASURED_PENALTY (a 10% loss) and is printed, so that a search steers clear of it.
     every = [(t, 1, "none") for t in TILES] + [(t, s, mode) for t in TILES for s in range(2, 9) for mode in ("kernel", "cluster")]
+    cands = {(shape, m): [kk for kk in every if (kk[2] != "kernel" or allowed(m, kk[0], kk[1])) and
+                          (kk[2] != "cluster" or cap.get((kk[0], kk[1]), 0) > 0)] for shape, m in d}
     UNMEASURED_PENALTY = math.log(1.10)
 
-    def score_modes(c, verbose=False, skip=None):
+    def score_modes(c, verbose=False, keep=lambda shape: True):
         tot, worst = 0.0, 1.0
         for (shape, m), v in sorted(d.items()):
-            if shape == skip:
+            if not keep(shape):
                 continue
             best = min(v.values())
-            cands = [kk for kk in every if kk[2] != "kernel" or allowed(m, kk[0], kk[1])]
-            cands = [kk for kk in cands if kk[2] != "cluster" or cap.get((kk[0], kk[1]), 0) > 0]
-            pick = min(cands, key=lambda kk: estimate_mode(shape, m, kk[0], kk[1], kk[2], c, cap))
+            pick = min(cands[(shape, m)], key=lambda kk: estimate_mode(shape, m, kk[0], kk[1], kk[2], c, cap))
             if pick not in v:
                 tot += UNMEASURED_PENALTY
                 if verbose:
@@ -205,10 +205,11 @@ def fit_modes(a):
         # Each shape left out of the search in turn and scored with the constants fitted on the rest.
         held_fit = held_now = 0.0
         for shape in sorted({s for s, _ in d}):
-            fit = fit_search.search(lambda c: score_modes(c, skip=shape)[0], now, lo, hi, 3000, 1000, 5, (0.8, 1.25), 0.02)
-            rest = lambda c: score_modes(c)[0] - score_modes(c, skip=shape)[0]
-            held_fit, held_now = held_fit + rest(fit[1]), held_now + rest(now)
-            print(f"  held out {shape:17s}: refit {rest(fit[1]):.3f}, constants now {rest(now):.3f}")
+            fit = fit_search.search(lambda c: score_modes(c, keep=lambda sh: sh != shape)[0], now, lo, hi, 3000, 1000, 5,
+                                    (0.8, 1.25), 0.02)
+            held = lambda c: score_modes(c, keep=lambda sh: sh == shape)[0]
+            held_fit, held_now = held_fit + held(fit[1]), held_now + held(now)
+            print(f"  held out {shape:17s}: refit {held(fit[1]):.3f}, constants now {held(now):.3f}")
         print(f"  leave one shape out: sum-log refit {held_fit:.3f}, constants now {held_now:.3f}")
 
 
