@@ -149,6 +149,39 @@ def estimate_mode(shape, m, tile, split, mode, c, cap):
     return base + fixed + per_mb * s * m * n * 4 / 1e6 + per_rank * (s - 2)
 
 
+def print_table(d, cands, est, margin):
+    """prefill.cu's kMeasuredPrefillPlans: for every (shape, M) where the fastest measured candidate beats the
+    cost model's pick by more than `margin` (or the pick was not timed), an entry for the tokens
+    (previous measured M, M] whose m blocks are those of M (the same grid: every such M runs the same CTAs
+    over the same k tiles, only the epilogue's valid rows differ)."""
+    cfg = {"wgmma_bm256_bn128_s5_ov_tma": "kCfgBm256Tma", "wgmma_bm128_bn256_s6_ov_tma": "kCfgBm128Tma",
+           "wgmma_bm64_bn128_s6_ov_occ2_tma": "kCfgBm64Tma", "wgmma_bm128_bn128_s8_ov_tma": "kCfgBm128n128Tma"}
+    ms = sorted({m for _, m in d})
+    rows = []  # [shape, lo, hi, best, notes]; a range that continues the previous one with the same plan extends it
+    for (shape, m), v in sorted(d.items(), key=lambda kv: (SHAPES[kv[0][0]], kv[0][1])):
+        pick = min(cands[(shape, m)], key=lambda kk: est(shape, m, kk))
+        best = min(v, key=v.get)
+        if pick in v and v[pick] <= v[best] * (1 + margin):
+            continue
+        bm = TILES[best[0]][0]
+        prev = max([x for x in ms if x < m], default=0)
+        lo = max(prev + 1, (-(-m // bm) - 1) * bm + 1)
+        was = f"{v[pick]:.1f}" if pick in v else "untimed"
+        short = "bm%d%s" % (TILES[pick[0]][0], "n128" if pick[0] == "wgmma_bm128_bn128_s8_ov_tma" else "")
+        note = f"M = {m}: {short} s{pick[1]} {pick[2]} {was} -> {v[best]:.1f}"
+        if rows and rows[-1][0] == shape and rows[-1][3] == best and rows[-1][2] + 1 == lo:
+            rows[-1][2] = m
+            rows[-1][4].append(note)
+        else:
+            rows.append([shape, lo, m, best, [note]])
+    for shape, lo, hi, best, notes in rows:
+        reduce = {"none": "automatic", "kernel": "kernel", "cluster": "cluster"}[best[2]]
+        n, k = SHAPES[shape]
+        entry = f"    {{{n}, {k}, {lo}, {hi}, {cfg[best[0]]}, {best[1]}, PrefillSplitReduce::{reduce}}},"
+        note = f"// {shape} " + "; ".join(notes) + " us"
+        print(f"{entry}  {note}" if len(notes) == 1 else f"    {note}\n{entry}")
+
+
 def fit_modes(a):
     kern, _ = load(a.csv)
     clus, _ = load(a.cluster)
@@ -195,6 +228,11 @@ def fit_modes(a):
         return tot, worst
 
     now = NOW
+    if a.table:
+        drop = {(x.split(":")[0], int(x.split(":")[1])) for x in a.drop.split(",") if x}
+        print_table({key: v for key, v in d.items() if key not in drop}, cands,
+                    lambda shape, m, kk: estimate_mode(shape, m, kk[0], kk[1], kk[2], now, cap), a.table)
+        return
     print(f"both modes, cluster waves over resident clusters: {len(d)} points")
     print("  constants", [round(x, 3) for x in now], "->", score_modes(now, a.v))
     if a.search:
@@ -217,7 +255,11 @@ def main():
     a = fit_search.parse_args(__doc__, extra=lambda ap: (
         ap.add_argument("--cluster", help="tune_tma CSV of the run with W4A16_PREFILL_SPLIT_REDUCE=cluster"),
         ap.add_argument("--clusters", help="prefill_gpu_test output with the resident clusters lines"),
-        ap.add_argument("--loso", action="store_true", help="with --cluster --search: leave each shape out of the fit in turn")))
+        ap.add_argument("--loso", action="store_true", help="with --cluster --search: leave each shape out of the fit in turn"),
+        ap.add_argument("--table", type=float, metavar="MARGIN",
+                        help="with --cluster: print prefill.cu's measured-plan entries where the best beats the model's pick by > MARGIN (0.03)"),
+        ap.add_argument("--drop", default="", metavar="SHAPE:M,...",
+                        help="with --table: points left out (an A/B through prefill_dq_ab did not reproduce their gain)")))
     if a.cluster:
         fit_modes(a)
         return

@@ -49,6 +49,11 @@
 // 0.69-0.84 up to 8, 0.98-1.02 at 9 / 10, 1.05-1.34 from 11 (uint4 1.18-1.32 from 9); llama8b.o and
 // qwen0.5b.down decode at or ahead up to 16 (worst 1.04x). The threshold of least summed log ratio
 // per layer and scalar type (both dtypes) is the table below.
+// 2026-12-03 stop 23 (the measured prefill plans, prefill.cu kMeasuredPrefillPlans: llama8b.o at M <= 32
+// runs bm64 with 4 splits, 0.70-0.74x the time at M = 8 / 16): the fp16 sweep missed llama8b.o M = 16
+// (decode 8.42 us, prefill 7.59). Both paths at every M = 4..16 (call 2, session_2026-12-03_stop23/
+// call2_hybrid_4to16.csv), decode / prefill time: 0.81-0.92 up to M = 8, 1.08-1.14 from 9 (fp16 and
+// bf16 alike): decode up to 8.
 // What the runs show: the decode path wins at M <= 16 on the large layers, the prefill path from
 // M = 8..9 on the small Qwen layers and llama8b.down, and decode loses at M = 32 everywhere.
 #pragma once
@@ -67,6 +72,7 @@ inline constexpr HybridShape kHybridShapes[] = {
     {9728, 896, 8, 8},    // qwen0.5b.gate_up  fp16 uint4b8 M = 8: 4.76 / 5.54; M = 9: 6.00 / 5.49 (stop 22)
     {1152, 896, 7, 7},    // qwen0.5b.qkv      fp16 uint4b8 M = 7: 2.48 / 2.61; M = 8: 2.69 / 2.64; M = 9: 2.89 / 2.63 (stop 22)
     {896, 896, 7, 7},     // qwen0.5b.o        fp16 uint4b8 M = 7: 2.40 / 2.58; M = 9: 2.75 / 2.60 (stop 22)
+    {4096, 4096, 8, 8},   // llama8b.o         fp16 uint4b8 M = 8: decode / prefill 0.88x; M = 9: 1.11x (stop 23)
 };
 
 // Every other shape: decode up to 16 tokens (it won at M = 16 on the other six PERF.md shapes, from

@@ -565,6 +565,14 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
           EXPECT_GT(own, 0);
         }
         EXPECT_DOUBLE_EQ(p.est_us, prefill_plan_estimate_us(s[0], s[1], m, p.config, p.split, 132, p.reduce, own));
+        PrefillPlan measured;
+        if (prefill_measured_plan(s[0], s[1], m, cap, 132, &measured)) {  // taken as listed (its early-issue twin)
+          EXPECT_EQ(prefill_sched_twin(p.config, 0), measured.config);
+          EXPECT_EQ(p.split, measured.split);
+          EXPECT_EQ(p.reduce, measured.reduce);
+          EXPECT_EQ(p.k_tiles_per_split, measured.k_tiles_per_split);
+          continue;
+        }
         const std::int64_t k_tiles = (s[1] + 63) / 64;
         int candidates = 0;
         for (int i = 0; i < prefill_config_count(); ++i) {
@@ -595,6 +603,63 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
     EXPECT_EQ(prefill_plan(8192, 8192, 4096, 90, 132).split, 1);
   }
   EXPECT_THROW(prefill_plan_estimate_us(1024, 1024, 64, 0, 1, 132), Error);  // a cp.async tile: no estimate
+}
+
+// The measured plans (prefill.cu kMeasuredPrefillPlans) apply to their shape, token range and device
+// only, and W4A16_PREFILL_TABLE=0 or a forced reduce mode gives the cost model back. No GPU needed for
+// the entries without a cluster (llama8b.o M = 1..32: bm64, 4 splits, reduce kernel).
+TEST(PrefillPlan, MeasuredPlansApplyWhereMeasuredOnly) {
+  const bool wgmma_build = prefill_plan(64, 64, 64, 90, 132).config != prefill_plan(64, 64, 64, 80, 132).config;
+  if (!wgmma_build) GTEST_SKIP() << "this build has no sm_90a kernels: the measured plans are of the TMA tiles";
+  const char *old_table = std::getenv("W4A16_PREFILL_TABLE"), *old_reduce = std::getenv("W4A16_PREFILL_SPLIT_REDUCE");
+  const std::string saved_table = old_table ? old_table : "", saved_reduce = old_reduce ? old_reduce : "";
+  unsetenv("W4A16_PREFILL_TABLE");
+  unsetenv("W4A16_PREFILL_SPLIT_REDUCE");
+  PrefillPlan e;
+  for (std::int64_t m : {1, 8, 16, 17, 32}) {
+    ASSERT_TRUE(prefill_measured_plan(4096, 4096, m, 90, 132, &e)) << "M " << m;
+    EXPECT_EQ(prefill_config(e.config).bm, 64);
+    EXPECT_EQ(e.split, 4);
+    EXPECT_EQ(e.reduce, PrefillSplitReduce::kernel);
+    const PrefillPlan p = prefill_plan(4096, 4096, m, 90, 132);
+    EXPECT_EQ(prefill_sched_twin(p.config, 0), e.config) << p.describe();
+    EXPECT_EQ(p.split, 4) << p.describe();
+  }
+  EXPECT_FALSE(prefill_measured_plan(4096, 4096, 33, 90, 132, &e));    // no entry: M = 33..64 was the model's best
+  EXPECT_FALSE(prefill_measured_plan(4096, 4096, 16, 90, 114, &e));    // another SM count
+  EXPECT_FALSE(prefill_measured_plan(4096, 4096, 16, 80, 132, &e));    // the mma path
+  EXPECT_FALSE(prefill_measured_plan(4096, 4160, 16, 90, 132, &e));    // another shape
+  // Every planned point stays within the plan's bounds, the tokens of every PERF.md shape through 1100.
+  const std::int64_t shapes[][2] = {{1152, 896}, {896, 896}, {9728, 896}, {896, 4864}, {6144, 4096},
+                                    {4096, 4096}, {28672, 4096}, {4096, 14336}, {8192, 8192}, {57344, 8192}};
+  int hits = 0;
+  for (auto& s : shapes)
+    for (std::int64_t m = 1; m <= 1100; ++m) {
+      if (!prefill_measured_plan(s[0], s[1], m, 90, 132, &e)) continue;
+      ++hits;
+      const PrefillConfig& c = prefill_config(e.config);
+      EXPECT_TRUE(prefill_config_planned(e.config)) << c.name();
+      EXPECT_GE(e.k_tiles_per_split * e.split, (s[1] + 63) / 64);
+      EXPECT_EQ(e.split > 1, e.reduce != PrefillSplitReduce::automatic);
+      if (e.reduce == PrefillSplitReduce::kernel) {
+        EXPECT_LE(e.split * ((m + c.bm - 1) / c.bm * c.bm), kPrefillMaxSplitRows) << s[0] << "x" << s[1] << " M " << m;
+      }
+    }
+  EXPECT_GE(hits, 32);  // llama8b.o 1..32 alone, whatever the clusters of this machine
+  setenv("W4A16_PREFILL_TABLE", "0", 1);
+  EXPECT_FALSE(prefill_measured_plan(4096, 4096, 16, 90, 132, &e));
+  const PrefillPlan model = prefill_plan(4096, 4096, 16, 90, 132);
+  EXPECT_NE(model.split, 4) << "the model's pick (bm64 7 splits when measured) is what the entry replaces: " << model.describe();
+  setenv("W4A16_PREFILL_TABLE", "yes", 1);
+  EXPECT_THROW(prefill_plan(4096, 4096, 16, 90, 132), Error);
+  unsetenv("W4A16_PREFILL_TABLE");
+  setenv("W4A16_PREFILL_SPLIT_REDUCE", "kernel", 1);
+  EXPECT_FALSE(prefill_measured_plan(4096, 4096, 16, 90, 132, &e));  // a forced mode: tune runs time the model's plans
+  if (old_table) setenv("W4A16_PREFILL_TABLE", saved_table.c_str(), 1);
+  if (old_reduce)
+    setenv("W4A16_PREFILL_SPLIT_REDUCE", saved_reduce.c_str(), 1);
+  else
+    unsetenv("W4A16_PREFILL_SPLIT_REDUCE");
 }
 
 // The knobs name what they expected (no GPU needed: the estimate and the workspace bound read

@@ -36,6 +36,8 @@
 // a cluster's CTAs share a GPC, and the H200's GPCs of unequal size leave SMs idle for clusters of
 // 3..8 - the 1.2-1.5x slower one-wave grids of 128-256 CTAs in clusters of 4 / 8 measured late on
 // 2026-12-02). The split term's constants per mode: kSplit*Us below.
+// 2026-12-03 stop 23: where a timed plan beat the model's pick by more than 3% on a PERF.md shape, the
+// plan takes the timed one (kMeasuredPrefillPlans below; the model stays for every other shape and M).
 // Split-K reduce (prefill.hpp, PrefillSplitReduce): the TMA configs on sm_90 sum the splits of a
 // tile inside the kernel, launched as a cluster (1, 1, split); the rest through reduce_kernel.
 // PDL (W4A16_PREFILL_PDL): every kernel here waits (griddepcontrol.wait) before it reads anything
@@ -104,6 +106,45 @@ constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n
 // is small but each rank beyond 2 costs ~0.55 us (the cluster barriers and the DSMEM reads).
 constexpr double kSplitKernelFixedUs = 3.7, kSplitKernelUsPerMb = 0.36, kSplitKernelUsPerRank = 0.09;
 constexpr double kSplitClusterFixedUs = 0.26, kSplitClusterUsPerMb = 0.10, kSplitClusterUsPerRank = 0.55;
+
+// Measured plans: where `prefill_bench out.csv tune_tma` (every TMA tile x split 1..8, run once per
+// reduce mode) timed a plan more than 3% faster than the cost model's pick on a PERF.md shape, the
+// default plan takes that plan (H200, 2026-12-03 stop 23 call 1, fp16 uint4b8 g = 128, cuBLAS in the
+// same process; docs/benchmarks/prefill.md). The entries are printed by bench/gpu/fit_prefill_plan.py
+// --table 0.03 --drop llama8b.gate_up:16,llama8b.down:8. Checked against the model in one binary (call
+// 2, W4A16_PREFILL_TABLE=0 / 1 interleaved, 3 rounds, prefill_dq_ab): 0.70-0.98x the time at the
+// entries' points (llama8b.o M = 8..32 0.70-0.85, M = 100 / 128 0.83 / 0.79; qwen0.5b.o M = 128..1024
+// 0.78-0.92) but qwen0.5b.o M = 100 1.02x (3.5 -> 3.6 us); the two dropped points measured 1.17x / 1.04x
+// (their tune gain did not reproduce). An entry measured at M covers the tokens after the previous
+// measured M (8, 16, 32, 64, 128, 256, 1024) whose m blocks are those of M: the same CTAs over the same
+// k tiles, only the epilogue's valid rows differ. Any dtype, scalar type and group (the plan never sees
+// them), 132 SMs of compute capability 9.0 only; W4A16_PREFILL_TABLE=0 (or a forced
+// W4A16_PREFILL_SPLIT_REDUCE) leaves the model alone, a cluster entry the device cannot schedule falls
+// back to it.
+struct MeasuredPrefillPlan {
+  std::int64_t n, k, m_lo, m_hi;
+  int config, split;
+  PrefillSplitReduce reduce;  // automatic where split = 1
+};
+constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
+    {896, 896, 65, 128, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},  // qwen0.5b.o M = 128: bm64 s5 cluster 3.9 -> 3.6 us
+    {896, 896, 193, 256, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},  // qwen0.5b.o M = 256: bm64 s5 cluster 5.3 -> 4.2 us
+    {896, 896, 961, 1024, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.o M = 1024: bm64 s2 cluster 6.8 -> 5.9 us
+    {896, 4864, 193, 256, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},  // qwen0.5b.down M = 256: bm64 s8 cluster 9.6 -> 8.5 us
+    {1152, 896, 65, 128, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},  // qwen0.5b.qkv M = 128: bm64 s5 cluster 4.4 -> 4.1 us
+    {1152, 896, 961, 1024, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.qkv M = 1024: bm256 s3 cluster 9.5 -> 8.9 us
+    // llama8b.o M = 8: bm64 s7 cluster 10.6 -> 8.2; M = 16: bm64 s7 cluster 10.3 -> 7.7; M = 32: bm64 s7 cluster 9.4 -> 8.1 us
+    {4096, 4096, 1, 32, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},
+    {4096, 4096, 65, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // llama8b.o M = 128: bm128 s6 cluster 15.6 -> 12.3 us
+    {4096, 14336, 33, 64, kCfgBm64Tma, 8, PrefillSplitReduce::kernel},  // llama8b.down M = 64: bm64 s7 cluster 21.0 -> 19.4 us
+    {4096, 14336, 65, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // llama8b.down M = 128: bm128 s6 cluster 36.0 -> 34.3 us
+    {6144, 4096, 1, 8, kCfgBm64Tma, 5, PrefillSplitReduce::kernel},  // llama8b.qkv M = 8: bm64 s4 cluster 12.2 -> 11.7 us
+    {6144, 4096, 9, 16, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // llama8b.qkv M = 16: bm64 s4 cluster 12.0 -> 11.4 us
+    {8192, 8192, 33, 64, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // 8192x8192 M = 64: bm64 s4 kernel 22.7 -> 21.2 us
+    // qwen0.5b.gate_up M = 32: bm64 s3 cluster 5.8 -> 5.6; M = 64: bm64 s3 cluster 6.4 -> 5.9; M = 128: bm128 s3 cluster 10.6 -> 9.0 us
+    {9728, 896, 17, 128, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},
+};
+constexpr int kMeasuredPrefillSms = 132;
 
 static_assert(kPrefillMaxSplit <= 8, "the cluster reduce reads at most 8 ranks (prefill_kernel.cuh kMaxSplit; 8 = portable cluster size)");
 
@@ -518,10 +559,16 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
   if (wgmma && x_load != PrefillXLoad::cp_async && x_load != PrefillXLoad::tma)
     fail(ErrorCode::invalid_argument, "x_load", "tma or cp_async (the planned paths)", std::to_string(static_cast<int>(x_load)));
   const bool tma = wgmma && x_load == PrefillXLoad::tma;
-  if (tma) {  // the cost model over the TMA tiles, splits and reduce modes (file comment)
+  if (tma) {  // a measured plan, else the cost model over the TMA tiles, splits and reduce modes (file comment)
     const std::int64_t k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
     const PrefillSplitReduce env = resolve_reduce(PrefillSplitReduce::automatic);  // the environment once per plan
+    const int sched = resolve_sched();
     PrefillPlan best;
+    if (prefill_measured_plan(n, k, m, capability, sm_count, &best)) {
+      const int twin = sched != 0 ? prefill_sched_twin(best.config, sched) : -1;
+      if (twin >= 0) best.config = twin;
+      return best;
+    }
     best.est_us = std::numeric_limits<double>::infinity();
     auto consider = [&](int c, std::int64_t split, std::int64_t kts, PrefillSplitReduce reduce, int clusters) {
       const double us = prefill_plan_estimate_us(n, k, m, c, static_cast<int>(split), sm_count, reduce, clusters);
@@ -549,7 +596,6 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
           if (clusters > 0) consider(c, split, kts, PrefillSplitReduce::cluster, clusters);
         }
       }
-    const int sched = resolve_sched();
     if (sched != 0) {  // the same tile and split, another k-loop order (not in the cost model yet)
       const int twin = prefill_sched_twin(best.config, sched);
       if (twin >= 0) best.config = twin;
@@ -562,6 +608,34 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
   else
     c = m <= 64 ? kCfgMma64 : kCfgMma128;
   return prefill_plan_for_config(n, k, m, c, sm_count);
+}
+
+bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count, PrefillPlan* plan) {
+  if (capability != 90 || sm_count != kMeasuredPrefillSms || !has_sm90a()) return false;
+  if (!resolve_switch(-1, "the measured prefill plans", "W4A16_PREFILL_TABLE")) return false;
+  if (resolve_reduce(PrefillSplitReduce::automatic) != PrefillSplitReduce::automatic) return false;  // a forced mode: the model's
+  for (const MeasuredPrefillPlan& e : kMeasuredPrefillPlans) {
+    if (e.n != n || e.k != k || m < e.m_lo || m > e.m_hi) continue;
+    const std::int64_t k_tiles = round_up(k, 64) / 64;
+    std::int64_t kts = 0;
+    if (normalize_split(k_tiles, e.split, &kts) != e.split) return false;
+    int clusters = 0;
+    if (e.reduce == PrefillSplitReduce::cluster) {
+      clusters = prefill_max_active_clusters(e.config, e.split);
+      if (clusters < 1) return false;  // no device, or one that cannot schedule the cluster: the model decides
+    } else if (e.split > 1 && e.split * round_up(std::max<std::int64_t>(m, 1), prefill_config(e.config).bm) > kPrefillMaxSplitRows) {
+      return false;
+    }
+    PrefillPlan p;
+    p.config = e.config;
+    p.split = e.split;
+    p.k_tiles_per_split = kts;
+    p.reduce = e.reduce;
+    p.est_us = prefill_plan_estimate_us(n, k, m, e.config, e.split, sm_count, e.reduce, clusters);
+    if (plan != nullptr) *plan = p;
+    return true;
+  }
+  return false;
 }
 
 double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, int config, int split, int sm_count,

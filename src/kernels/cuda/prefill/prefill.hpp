@@ -122,12 +122,21 @@ constexpr std::int64_t kPrefillMaxSplitRows = 512;  // split * round_up(M, bm) b
 int prefill_config_count();
 const PrefillConfig& prefill_config(int i);
 
-// The plan (documented in prefill.cu). x_load = tma (default): the TMA tile and split of least
-// prefill_plan_estimate_us, a cost model measured on the H200; est_us holds its estimate.
+// The plan (documented in prefill.cu). x_load = tma (default): a measured plan where one applies
+// (prefill_measured_plan), else the TMA tile and split of least prefill_plan_estimate_us, a cost model
+// measured on the H200; est_us holds its estimate.
 // x_load = cp_async: the rule of 2026-12-02 (tile by M, the smallest split that fills the SMs),
 // kept for comparison; est_us 0. The mma path (sm_80) takes that rule too.
 PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count,
                          PrefillXLoad x_load = PrefillXLoad::tma);
+
+// The measured plan the TMA plan takes instead of the cost model's pick (prefill.cu kMeasuredPrefillPlans:
+// PERF.md shapes at token ranges where a plan timed on the H200 beat the pick by more than 3%): true and
+// *plan (est_us = its estimate) where an entry applies; false for any other shape, M or device, with
+// W4A16_PREFILL_TABLE=0 or W4A16_PREFILL_SPLIT_REDUCE set, or where the entry's cluster cannot be
+// scheduled here (no GPU among those cases).
+bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count, PrefillPlan* plan);
+
 // The plan's estimate in us of a TMA tile config (12..15) with `split` K splits (prefill.cu); throws
 // invalid_argument for other configs. The split term's constants are per reduce mode (automatic
 // resolves W4A16_PREFILL_SPLIT_REDUCE; unset: the kernel's). A cluster estimate counts its waves over
