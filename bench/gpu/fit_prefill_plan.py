@@ -29,6 +29,7 @@ the split term (tile constants as in prefill.cu), against the MB of fp32 partial
 """
 import collections
 import csv
+import gzip
 import math
 
 import fit_search
@@ -104,9 +105,14 @@ def tile_name(name):
     return name
 
 
+def read(path):
+    """A text file, gzipped where its name ends in .gz (the session folders keep the tune CSVs so)."""
+    return gzip.open(path, "rt") if path.endswith(".gz") else open(path)
+
+
 def load(path):
     d, default = collections.defaultdict(dict), {}
-    for r in csv.DictReader(open(path)):
+    for r in csv.DictReader(read(path)):
         key = (r["shape"], int(r["M"]))
         if r["kernel"] == "cuda_prefill":
             default[key] = float(r["us"])
@@ -121,7 +127,7 @@ def load(path):
 def resident_clusters(path):
     """{(tile, split): clusters} from the "resident clusters <tile>: s2=.. s3=.." lines of prefill_gpu_test."""
     out = {}
-    for line in open(path):
+    for line in read(path):
         if line.startswith("resident clusters "):
             head, tail = line[len("resident clusters "):].split(":", 1)
             head = tile_name(head)
@@ -263,7 +269,7 @@ def main():
     if a.cluster:
         fit_modes(a)
         return
-    rows = list(csv.DictReader(open(a.csv)))
+    rows = list(csv.DictReader(read(a.csv)))
     if not rows or any(r["kernel"].startswith("ab_") for r in rows):
         fit_split_term(rows)
         return
