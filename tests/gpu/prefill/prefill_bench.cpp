@@ -3,7 +3,8 @@
 // Usage: prefill_bench <out.csv> [quick|tune|full|large|tma|tune_tma|reduce_ab|sched_ab|profile]
 //   tune_tma: every TMA tile in the plan's k-loop order (tune_tma_configs; W4A16_PREFILL_TUNE_CONFIGS
 //   lists others) x splits 1..8 on every shape below llama70b at M = 8, 16, 32, 64, 128, 256, 1024,
-//   fp16 uint4b8 g=128, cuBLAS fp16 in the same run (the prefill plan's data).
+//   fp16 uint4b8 g=128, cuBLAS fp16 in the same run (the prefill plan's data); W4A16_PREFILL_TUNE_MS
+//   lists other token counts.
 //   Splits are reduced as W4A16_PREFILL_SPLIT_REDUCE says (unset: in the cluster), so the run
 //   with =kernel and the one without give the data of each reduce mode's split constants.
 //   reduce_ab: split-K in the cluster vs the reduce kernel, x PDL on / off, in one process:
@@ -222,6 +223,27 @@ std::vector<int> tune_tma_configs() {
   return v;
 }
 
+// W4A16_PREFILL_TUNE_MS: the token counts tune_tma times instead of its own (comma-separated, each
+// >= 1; e.g. points between the measured ones, to check the plan where it was not fitted). Empty: unset.
+std::vector<std::int64_t> tune_ms() {
+  std::vector<std::int64_t> v;
+  const char* env = std::getenv("W4A16_PREFILL_TUNE_MS");
+  if (env == nullptr || *env == '\0') return v;
+  std::stringstream list(env);
+  for (std::string item; std::getline(list, item, ',');) {
+    std::size_t used = 0;
+    long long m = 0;
+    try {
+      m = std::stoll(item, &used);
+    } catch (const std::exception&) {
+    }
+    if (used == 0 || used != item.size() || m < 1)
+      throw std::invalid_argument(std::string("W4A16_PREFILL_TUNE_MS: expected token counts >= 1 separated by commas, got '") + env + "'");
+    v.push_back(m);
+  }
+  return v;
+}
+
 // A shape at M = 32..1024 (tune_tma adds 8 and 16), int4 rows only (no bf16 peer, no dense cache): the tuning and A/B modes.
 template <class Shape>
 bench::PrefillBenchSpec mid_m_spec(const Shape& sh) {
@@ -260,6 +282,7 @@ int main(int argc, char** argv) {
       if (sh.n == 57344) continue;
       bench::PrefillBenchSpec spec = mid_m_spec(sh);
       spec.ms.insert(spec.ms.begin(), {8, 16});  // where the hybrid runs the prefill path on small layers (stop 22)
+      if (const std::vector<std::int64_t> ms = tune_ms(); !ms.empty()) spec.ms = ms;
       spec.tune_configs = tune_tma_configs();
       spec.tune_splits = {1, 2, 3, 4, 5, 6, 7, 8};  // every split the plan may pick (5 / 7 since stop 22)
       for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
