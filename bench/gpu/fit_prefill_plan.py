@@ -23,6 +23,11 @@ stop 22 it ranked the measured candidates only, and tune_tma timed splits 1/2/3/
 M = 1024), so a refit could prefer an untimed split (llama8b.qkv M = 32 / 64 went to split 5 and
 measured 1.07-1.09x slower through the registry); tune_tma now times every split at every M.
 
+--table MARGIN (with --cluster; CSVs of several runs separated by commas): prefill.cu's
+kMeasuredPrefillPlans, an entry wherever the fastest timed plan beats the model's pick by more than
+MARGIN; --drop / --force SHAPE:M,... leave points out / give them an entry whatever the margin (where
+an A/B through prefill_dq_ab contradicted the tune run).
+
 A `prefill_bench out.csv reduce_ab` CSV (rows ab_<variant>:s<split>) instead gets a
 least-squares fit of the split term alone per variant: measured time minus the model's time without
 the split term (tile constants as in prefill.cu), against the MB of fp32 partials.
@@ -42,7 +47,7 @@ TILES = {"wgmma_bm256_bn128_s5_ov_tma": (256, 128, 1), "wgmma_bm128_bn256_s6_ov_
 NAMES = list(TILES)
 # t_tile per TILES entry, launch, kernel reduce, its us per MB of partials, cluster reduce, its us
 # per MB (prefill.cu; estimate() uses the kernel reduce's pair)
-NOW = (0.73, 0.82, 0.65, 1.2, 1.6, 3.7, 0.36, 0.26, 0.10, 0.55, 0.09)  # + cluster us per rank beyond 2, kernel's
+NOW = (0.73, 0.82, 0.65, 1.2, 1.6, 3.815, 0.372, 2.347, 0.214, 0.485, 0.245)  # + cluster us per rank beyond 2, kernel's
 
 
 def estimate(shape, m, tile, split, c):
@@ -110,9 +115,10 @@ def read(path):
     return gzip.open(path, "rt") if path.endswith(".gz") else open(path)
 
 
-def load(path):
+def load(paths):
+    """paths: one tune_tma CSV or several separated by commas (runs at different token counts)."""
     d, default = collections.defaultdict(dict), {}
-    for r in csv.DictReader(read(path)):
+    for r in (r for path in paths.split(",") for r in csv.DictReader(read(path))):
         key = (r["shape"], int(r["M"]))
         if r["kernel"] == "cuda_prefill":
             default[key] = float(r["us"])
@@ -155,7 +161,7 @@ def estimate_mode(shape, m, tile, split, mode, c, cap):
     return base + fixed + per_mb * s * m * n * 4 / 1e6 + per_rank * (s - 2)
 
 
-def print_table(d, cands, est, margin):
+def print_table(d, cands, est, margin, force=frozenset()):
     """prefill.cu's kMeasuredPrefillPlans: for every (shape, M) where the fastest measured candidate beats the
     cost model's pick by more than `margin` (or the pick was not timed), an entry for the tokens
     (previous measured M, M] whose m blocks are those of M (the same grid: every such M runs the same CTAs
@@ -167,7 +173,7 @@ def print_table(d, cands, est, margin):
     for (shape, m), v in sorted(d.items(), key=lambda kv: (SHAPES[kv[0][0]], kv[0][1])):
         pick = min(cands[(shape, m)], key=lambda kk: est(shape, m, kk))
         best = min(v, key=v.get)
-        if pick in v and v[pick] <= v[best] * (1 + margin):
+        if pick in v and v[pick] <= v[best] * (1 + margin) and (shape, m) not in force:
             continue
         bm = TILES[best[0]][0]
         prev = max([x for x in ms if x < m], default=0)
@@ -235,9 +241,10 @@ def fit_modes(a):
 
     now = NOW
     if a.table:
-        drop = {(x.split(":")[0], int(x.split(":")[1])) for x in a.drop.split(",") if x}
+        points = lambda arg: {(x.split(":")[0], int(x.split(":")[1])) for x in arg.split(",") if x}
+        drop = points(a.drop)
         print_table({key: v for key, v in d.items() if key not in drop}, cands,
-                    lambda shape, m, kk: estimate_mode(shape, m, kk[0], kk[1], kk[2], now, cap), a.table)
+                    lambda shape, m, kk: estimate_mode(shape, m, kk[0], kk[1], kk[2], now, cap), a.table, points(a.force))
         return
     print(f"both modes, cluster waves over resident clusters: {len(d)} points")
     print("  constants", [round(x, 3) for x in now], "->", score_modes(now, a.v))
@@ -265,7 +272,9 @@ def main():
         ap.add_argument("--table", type=float, metavar="MARGIN",
                         help="with --cluster: print prefill.cu's measured-plan entries where the best beats the model's pick by > MARGIN (0.03)"),
         ap.add_argument("--drop", default="", metavar="SHAPE:M,...",
-                        help="with --table: points left out (an A/B through prefill_dq_ab did not reproduce their gain)")))
+                        help="with --table: points left out (an A/B through prefill_dq_ab did not reproduce their gain)"),
+        ap.add_argument("--force", default="", metavar="SHAPE:M,...",
+                        help="with --table: points that get an entry whatever the margin (an A/B measured the gap larger)")))
     if a.cluster:
         fit_modes(a)
         return

@@ -649,7 +649,7 @@ TEST(PrefillPlan, MeasuredPlansApplyWhereMeasuredOnly) {
   setenv("W4A16_PREFILL_TABLE", "0", 1);
   EXPECT_FALSE(prefill_measured_plan(4096, 4096, 16, 90, 132, &e));
   const PrefillPlan model = prefill_plan(4096, 4096, 16, 90, 132);
-  EXPECT_NE(model.split, 4) << "the model's pick (bm64 7 splits when measured) is what the entry replaces: " << model.describe();
+  EXPECT_NE(model.split, 4) << "the model's pick (bm64 8 splits) is what the entry replaces: " << model.describe();
   setenv("W4A16_PREFILL_TABLE", "yes", 1);
   EXPECT_THROW(prefill_plan(4096, 4096, 16, 90, 132), Error);
   unsetenv("W4A16_PREFILL_TABLE");

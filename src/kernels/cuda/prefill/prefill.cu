@@ -99,50 +99,62 @@ constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n
 
 // The split term of prefill_plan_estimate_us per reduce mode: fixed us + us per MB of fp32
 // partials (split * M * N * 4 bytes) + us per split beyond 2. Fitted (bench/gpu/fit_prefill_plan.py
-// --cluster) to `prefill_bench out.csv tune_tma` run once per mode on the H200 (2026-12-03 01:53 UTC,
-// PDL on; tile constants kept), cluster waves over the resident clusters the device reported
-// (02:40 UTC): over the 45 (shape, M) points the picked plan's time over the fastest measured is
-// sum-log 1.02 (worst 1.28x; the code before the reduce-mode plan: 4.36). The cluster's fixed cost
-// is small but each rank beyond 2 costs ~0.55 us (the cluster barriers and the DSMEM reads).
-constexpr double kSplitKernelFixedUs = 3.7, kSplitKernelUsPerMb = 0.36, kSplitKernelUsPerRank = 0.09;
-constexpr double kSplitClusterFixedUs = 0.26, kSplitClusterUsPerMb = 0.10, kSplitClusterUsPerRank = 0.55;
+// --cluster ... --search, tile constants kept) to `prefill_bench out.csv tune_tma` run once per mode
+// on the H200, cluster waves over the resident clusters the device reported. Refitted 2026-12-03 stop 23
+// (call 1: every tile x split 1..8 at M = 8..1024 on nine PERF.md shapes, 63 points): the picked plan's
+// time over the fastest measured is sum-log 1.54 in sample (the constants before, fitted on the
+// kernels of 2026-12-03 01:53 UTC: 2.55), 1.84 with each shape left out of the fit in turn (2.55),
+// and 0.98 on token counts the fit never saw (call 5: M = 100, 200, 512, 2048, 36 points; before:
+// 1.47), where every plan it changed measured 0.84-0.99x the time. Both modes' fixed costs grew with
+// the kernels' speed-ups since (the cluster's from 0.26 to 2.3 us): fewer splits are picked.
+constexpr double kSplitKernelFixedUs = 3.815, kSplitKernelUsPerMb = 0.372, kSplitKernelUsPerRank = 0.245;
+constexpr double kSplitClusterFixedUs = 2.347, kSplitClusterUsPerMb = 0.214, kSplitClusterUsPerRank = 0.485;
 
 // Measured plans: where `prefill_bench out.csv tune_tma` (every TMA tile x split 1..8, run once per
 // reduce mode) timed a plan more than 3% faster than the cost model's pick on a PERF.md shape, the
-// default plan takes that plan (H200, 2026-12-03 stop 23 call 1, fp16 uint4b8 g = 128, cuBLAS in the
-// same process; docs/benchmarks/prefill.md). The entries are printed by bench/gpu/fit_prefill_plan.py
-// --table 0.03 --drop llama8b.gate_up:16,llama8b.down:8. Checked against the model in one binary (call
-// 2, W4A16_PREFILL_TABLE=0 / 1 interleaved, 3 rounds, prefill_dq_ab): 0.70-0.98x the time at the
-// entries' points (llama8b.o M = 8..32 0.70-0.85, M = 100 / 128 0.83 / 0.79; qwen0.5b.o M = 128..1024
-// 0.78-0.92) but qwen0.5b.o M = 100 1.02x (3.5 -> 3.6 us); the two dropped points measured 1.17x / 1.04x
-// (their tune gain did not reproduce). An entry measured at M covers the tokens after the previous
-// measured M (8, 16, 32, 64, 128, 256, 1024) whose m blocks are those of M: the same CTAs over the same
-// k tiles, only the epilogue's valid rows differ. Any dtype, scalar type and group (the plan never sees
-// them), 132 SMs of compute capability 9.0 only; W4A16_PREFILL_TABLE=0 (or a forced
-// W4A16_PREFILL_SPLIT_REDUCE) leaves the model alone, a cluster entry the device cannot schedule falls
-// back to it.
+// default plan takes that plan (H200, 2026-12-03 stop 23 calls 1 and 5: M = 8, 16, 32, 64, 100, 128,
+// 200, 256, 512, 1024, 2048; fp16 uint4b8 g = 128, cuBLAS in the same process; docs/benchmarks/prefill.md).
+// The entries are printed by bench/gpu/fit_prefill_plan.py --table 0.03 --drop llama8b.gate_up:16,
+// llama8b.down:8 --force llama8b.o:8 on both calls' data: the two dropped points' tune gain did not
+// reproduce in an A/B (1.17x / 1.04x the model's time), the forced one's A/B gain was larger than its
+// tune margin (7.6 against 8.3 us). Checked in one device call against the code before (call 6,
+// prefill_dq_ab, 3 interleaved rounds, nine shapes x 14 token counts, this table with the split terms
+// below against call 1's table with the constants before): every changed plan 0.79-0.99x the time
+// (qwen0.5b.gate_up M = 512 0.79, qwen0.5b.qkv M = 4096 / 200 0.84 / 0.89, qwen0.5b.o M = 512 / 2048
+// 0.91 / 0.90), 0.993 geomean over the 126 points; call 2 measured call 1's table against the model:
+// llama8b.o M = 8..32 0.70-0.85x, M = 100 / 128 0.83 / 0.79x, qwen0.5b.o M = 128..1024 0.78-0.92x.
+// An entry measured at M covers the tokens after the previous measured M whose m blocks are those of
+// M: the same CTAs over the same k tiles, only the epilogue's valid rows differ. Any dtype, scalar
+// type and group (the plan never sees them), 132 SMs of compute capability 9.0 only;
+// W4A16_PREFILL_TABLE=0 (or a forced W4A16_PREFILL_SPLIT_REDUCE) leaves the model alone, a cluster
+// entry the device cannot schedule falls back to it.
 struct MeasuredPrefillPlan {
   std::int64_t n, k, m_lo, m_hi;
   int config, split;
   PrefillSplitReduce reduce;  // automatic where split = 1
 };
 constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
-    {896, 896, 65, 128, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},  // qwen0.5b.o M = 128: bm64 s5 cluster 3.9 -> 3.6 us
-    {896, 896, 193, 256, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},  // qwen0.5b.o M = 256: bm64 s5 cluster 5.3 -> 4.2 us
+    {896, 896, 101, 128, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},  // qwen0.5b.o M = 128: bm64 s5 cluster 3.9 -> 3.6 us
+    // qwen0.5b.o M = 200: bm64 s5 cluster 5.3 -> 4.2; M = 256: bm64 s3 cluster 4.7 -> 4.2 us
+    {896, 896, 193, 256, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},
+    {896, 896, 449, 512, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // qwen0.5b.o M = 512: bm64 s3 cluster 5.9 -> 5.3 us
     {896, 896, 961, 1024, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.o M = 1024: bm64 s2 cluster 6.8 -> 5.9 us
-    {896, 4864, 193, 256, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},  // qwen0.5b.down M = 256: bm64 s8 cluster 9.6 -> 8.5 us
-    {1152, 896, 65, 128, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},  // qwen0.5b.qkv M = 128: bm64 s5 cluster 4.4 -> 4.1 us
-    {1152, 896, 961, 1024, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.qkv M = 1024: bm256 s3 cluster 9.5 -> 8.9 us
-    // llama8b.o M = 8: bm64 s7 cluster 10.6 -> 8.2; M = 16: bm64 s7 cluster 10.3 -> 7.7; M = 32: bm64 s7 cluster 9.4 -> 8.1 us
+    // qwen0.5b.down M = 200: bm64 s8 cluster 9.3 -> 8.3; M = 256: bm64 s7 cluster 10.1 -> 8.5 us
+    {896, 4864, 193, 256, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},
+    {896, 4864, 449, 512, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},  // qwen0.5b.down M = 512: bm256 s7 cluster 14.1 -> 13.1 us
+    // qwen0.5b.qkv M = 100: bm64 s5 cluster 4.2 -> 3.9; M = 128: bm64 s5 cluster 4.4 -> 4.1 us
+    {1152, 896, 65, 128, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},
+    {1152, 896, 449, 512, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.qkv M = 512: bm64 s3 cluster 6.0 -> 5.8 us
+    // llama8b.o M = 8: bm64 s8 kernel 8.3 -> 8.2; M = 16: bm64 s8 kernel 8.2 -> 7.7; M = 32: bm64 s8 kernel 8.4 -> 8.1 us
     {4096, 4096, 1, 32, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},
-    {4096, 4096, 65, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // llama8b.o M = 128: bm128 s6 cluster 15.6 -> 12.3 us
-    {4096, 14336, 33, 64, kCfgBm64Tma, 8, PrefillSplitReduce::kernel},  // llama8b.down M = 64: bm64 s7 cluster 21.0 -> 19.4 us
-    {4096, 14336, 65, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // llama8b.down M = 128: bm128 s6 cluster 36.0 -> 34.3 us
-    {6144, 4096, 1, 8, kCfgBm64Tma, 5, PrefillSplitReduce::kernel},  // llama8b.qkv M = 8: bm64 s4 cluster 12.2 -> 11.7 us
-    {6144, 4096, 9, 16, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // llama8b.qkv M = 16: bm64 s4 cluster 12.0 -> 11.4 us
+    // llama8b.o M = 100: bm128 s6 cluster 14.9 -> 12.3; M = 128: bm128 s6 cluster 15.6 -> 12.3 us
+    {4096, 4096, 65, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
+    {4096, 14336, 65, 100, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},  // llama8b.down M = 100: bm128 s6 cluster 35.0 -> 32.6 us
+    {4096, 14336, 101, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // llama8b.down M = 128: bm128 s6 cluster 36.0 -> 34.3 us
     {8192, 8192, 33, 64, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // 8192x8192 M = 64: bm64 s4 kernel 22.7 -> 21.2 us
-    // qwen0.5b.gate_up M = 32: bm64 s3 cluster 5.8 -> 5.6; M = 64: bm64 s3 cluster 6.4 -> 5.9; M = 128: bm128 s3 cluster 10.6 -> 9.0 us
-    {9728, 896, 17, 128, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},
+    // qwen0.5b.gate_up M = 32: bm64 s3 cluster 5.8 -> 5.6; M = 64: bm64 s3 cluster 6.4 -> 5.9 us
+    {9728, 896, 17, 64, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},
+    {9728, 896, 449, 512, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.gate_up M = 512: bm256 s1 none 24.6 -> 23.0 us
 };
 constexpr int kMeasuredPrefillSms = 132;
 
