@@ -53,7 +53,8 @@
 // runs bm64 with 4 splits, 0.70-0.74x the time at M = 8 / 16): the fp16 sweep missed llama8b.o M = 16
 // (decode 8.42 us, prefill 7.59). Both paths at every M = 4..16 (call 2, session_2026-12-03_stop23/
 // call2_hybrid_4to16.csv), decode / prefill time: 0.81-0.92 up to M = 8, 1.08-1.14 from 9 (fp16 and
-// bf16 alike): decode up to 8.
+// bf16 alike): decode up to 8. uint4 (call 3, call3_hybrid_4to16_o.csv): 0.80-0.87 up to 8, 1.01-1.07
+// from 9: 8 as well.
 // What the runs show: the decode path wins at M <= 16 on the large layers, the prefill path from
 // M = 8..9 on the small Qwen layers and llama8b.down, and decode loses at M = 32 everywhere.
 #pragma once
