@@ -1,5 +1,7 @@
-// Host-only checks of the prefill plan's cost model (no GPU needed: runs in CI). With the reduce
-// mode named (kernel) the estimate reads no device and no environment.
+// Host-only checks of the prefill plan and its cost model (no GPU needed: runs in CI). With the reduce
+// mode named (kernel) the estimate reads no device and no environment. Without a GPU the plan
+// considers no cluster (no resident clusters to count), so the cluster entries of the measured table
+// and the cluster candidates of the model are checked on the device only (the same tests there).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -125,4 +127,213 @@ TEST(PrefillHost, BadOneGroupSwitchIsRejected) {
   }
   unsetenv("W4A16_PREFILL_ONE_GROUP");
   EXPECT_TRUE(prefill_plan_uses_one_group(w, p));  // unset: on
+}
+
+// The plans (pure functions, no GPU needed). TMA plan (default, wgmma): a TMA tile, the least
+// prefill_plan_estimate_us over every TMA tile and split allowed (split rows, K tiles, no empty
+// split), est_us that estimate. cp.async plan and the mma path: the rule of 2026-12-02 (tile by M,
+// the smallest split that fills the SMs). Both: K covered, bounds kept, the default workspace covers.
+TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
+  const std::int64_t shapes[][2] = {{1152, 896}, {896, 896}, {9728, 896}, {896, 4864}, {6144, 4096}, {4096, 4096},
+                                    {28672, 4096}, {4096, 14336}, {8192, 8192}, {57344, 8192}, {200, 360}, {392, 1344}};
+  const bool wgmma_build = prefill_plan(64, 64, 64, 90, 132).config != prefill_plan(64, 64, 64, 80, 132).config;
+  auto bounds = [](const PrefillPlan& p, std::int64_t n, std::int64_t k, std::int64_t m) {
+    const PrefillConfig& c = prefill_config(p.config);
+    const std::int64_t k_tiles = (k + 63) / 64;
+    EXPECT_GE(p.split, 1);
+    EXPECT_LE(p.split, kPrefillMaxSplit);
+    EXPECT_GE(p.k_tiles_per_split * p.split, k_tiles);        // covers K
+    EXPECT_LT((p.split - 1) * p.k_tiles_per_split, k_tiles);  // no empty split
+    if (p.split > 1 && p.reduce != PrefillSplitReduce::cluster) {  // partials in the workspace: bounded rows
+      EXPECT_LE(p.split * ((m + c.bm - 1) / c.bm * c.bm), kPrefillMaxSplitRows);
+      EXPECT_LE(static_cast<std::size_t>(p.split * m * n * 4), prefill_workspace_bytes(n, k, 128, false, m, PrefillSplitReduce::kernel));
+    }
+  };
+  for (int cap : {90, 80})
+    for (auto& s : shapes)
+      for (std::int64_t m : {1, 17, 32, 64, 65, 100, 128, 129, 256, 1000, 1024, 4096, 4097}) {
+        const PrefillPlan p = prefill_plan(s[0], s[1], m, cap, 132);
+        SCOPED_TRACE("cap " + std::to_string(cap) + " N=" + std::to_string(s[0]) + " K=" + std::to_string(s[1]) +
+                     " M=" + std::to_string(m) + ": " + p.describe());
+        const PrefillConfig& c = prefill_config(p.config);
+        EXPECT_EQ(c.path == PrefillPath::wgmma, cap == 90 && wgmma_build);
+        bounds(p, s[0], s[1], m);
+        // The rule-based plan: the cp.async plan on wgmma builds, the plan itself on the mma path.
+        const PrefillPlan pr = c.path == PrefillPath::wgmma ? prefill_plan(s[0], s[1], m, cap, 132, PrefillXLoad::cp_async) : p;
+        const PrefillConfig& cr = prefill_config(pr.config);
+        EXPECT_EQ(cr.x_load, PrefillXLoad::cp_async);
+        if (cr.path == PrefillPath::wgmma) {
+          EXPECT_EQ(cr.bm, m <= 64 ? 64 : (m <= 128 ? 128 : 256));
+        }
+        bounds(pr, s[0], s[1], m);
+        EXPECT_EQ(pr.est_us, 0.0);
+        const std::int64_t tiles = ((s[0] + 63) / 64 * 64 + cr.bn() - 1) / cr.bn() * ((m + cr.bm - 1) / cr.bm);
+        EXPECT_DOUBLE_EQ(prefill_fill_factor(cr), cr.bm == 64 ? 1.5 : (cr.bm == 128 ? 0.8 : 0.9));
+        if (pr.split > 1) {
+          EXPECT_LT(static_cast<double>(tiles * (pr.split - 1)), prefill_fill_factor(cr) * 132);  // smallest that fills
+        }
+        if (c.path != PrefillPath::wgmma) continue;
+        // The TMA plan: the least estimate over every TMA tile, allowed split and reduce mode (the
+        // cluster where this device runs it, with its resident clusters; none without a GPU).
+        EXPECT_EQ(c.x_load, PrefillXLoad::tma);
+        EXPECT_EQ(p.split > 1, p.reduce != PrefillSplitReduce::automatic);
+        const int own = p.split > 1 && p.reduce == PrefillSplitReduce::cluster ? prefill_max_active_clusters(p.config, p.split) : 0;
+        if (p.reduce == PrefillSplitReduce::cluster) {
+          EXPECT_GT(own, 0);
+        }
+        EXPECT_DOUBLE_EQ(p.est_us, prefill_plan_estimate_us(s[0], s[1], m, p.config, p.split, 132, p.reduce, own));
+        PrefillPlan measured;
+        if (prefill_measured_plan(s[0], s[1], m, cap, 132, &measured)) {  // taken as listed (its early-issue twin)
+          EXPECT_EQ(prefill_sched_twin(p.config, 0), measured.config);
+          EXPECT_EQ(p.split, measured.split);
+          EXPECT_EQ(p.reduce, measured.reduce);
+          EXPECT_EQ(p.k_tiles_per_split, measured.k_tiles_per_split);
+          continue;
+        }
+        const std::int64_t k_tiles = (s[1] + 63) / 64;
+        int candidates = 0;
+        for (int i = 0; i < prefill_config_count(); ++i) {
+          const PrefillConfig& o = prefill_config(i);
+          if (o.path != PrefillPath::wgmma || o.x_load != PrefillXLoad::tma || !prefill_config_planned(i)) continue;
+          for (std::int64_t split = 1; split <= kPrefillMaxSplit && split <= k_tiles; ++split) {
+            const int sp = static_cast<int>(split);
+            if (split == 1 || split * ((m + o.bm - 1) / o.bm * o.bm) <= kPrefillMaxSplitRows) {
+              ++candidates;
+              EXPECT_LE(p.est_us, prefill_plan_estimate_us(s[0], s[1], m, i, sp, 132, PrefillSplitReduce::kernel) + 1e-9) << o.name() << " split " << split;
+            }
+            const int clusters = prefill_max_active_clusters(i, sp);
+            if (split > 1 && clusters > 0) {
+              ++candidates;
+              EXPECT_LE(p.est_us, prefill_plan_estimate_us(s[0], s[1], m, i, sp, 132, PrefillSplitReduce::cluster, clusters) + 1e-9)
+                  << o.name() << " split " << split << " in clusters";
+            }
+          }
+        }
+        EXPECT_GE(candidates, 4);
+      }
+  // The measured picture the model reproduces (docs/benchmarks/prefill.md): small N takes the bm64
+  // tile with K splits from M = 128 on, large M on large N the bm256 tile unsplit.
+  if (wgmma_build) {
+    EXPECT_EQ(prefill_config(prefill_plan(1152, 896, 128, 90, 132).config).bm, 64);
+    EXPECT_GT(prefill_plan(1152, 896, 128, 90, 132).split, 1);
+    EXPECT_EQ(prefill_config(prefill_plan(8192, 8192, 4096, 90, 132).config).bm, 256);
+    EXPECT_EQ(prefill_plan(8192, 8192, 4096, 90, 132).split, 1);
+  }
+  EXPECT_THROW(prefill_plan_estimate_us(1024, 1024, 64, 0, 1, 132), w4a16::Error);  // a cp.async tile: no estimate
+}
+
+// The measured plans (prefill.cu kMeasuredPrefillPlans) apply to their shape, token range and device
+// only, and W4A16_PREFILL_TABLE=0 or a forced reduce mode gives the cost model back. No GPU needed for
+// the entries without a cluster (llama8b.o M = 1..32: bm64, 4 splits, reduce kernel).
+TEST(PrefillPlan, MeasuredPlansApplyWhereMeasuredOnly) {
+  const bool wgmma_build = prefill_plan(64, 64, 64, 90, 132).config != prefill_plan(64, 64, 64, 80, 132).config;
+  if (!wgmma_build) GTEST_SKIP() << "this build has no sm_90a kernels: the measured plans are of the TMA tiles";
+  const char *old_table = std::getenv("W4A16_PREFILL_TABLE"), *old_reduce = std::getenv("W4A16_PREFILL_SPLIT_REDUCE");
+  const std::string saved_table = old_table ? old_table : "", saved_reduce = old_reduce ? old_reduce : "";
+  unsetenv("W4A16_PREFILL_TABLE");
+  unsetenv("W4A16_PREFILL_SPLIT_REDUCE");
+  PrefillPlan e;
+  for (std::int64_t m : {1, 8, 16, 17, 32}) {
+    ASSERT_TRUE(prefill_measured_plan(4096, 4096, m, 90, 132, &e)) << "M " << m;
+    EXPECT_EQ(prefill_config(e.config).bm, 64);
+    EXPECT_EQ(e.split, 4);
+    EXPECT_EQ(e.reduce, PrefillSplitReduce::kernel);
+    const PrefillPlan p = prefill_plan(4096, 4096, m, 90, 132);
+    EXPECT_EQ(prefill_sched_twin(p.config, 0), e.config) << p.describe();
+    EXPECT_EQ(p.split, 4) << p.describe();
+  }
+  EXPECT_FALSE(prefill_measured_plan(4096, 4096, 33, 90, 132, &e));    // no entry: M = 33..64 was the model's best
+  EXPECT_FALSE(prefill_measured_plan(4096, 4096, 16, 90, 114, &e));    // another SM count
+  EXPECT_FALSE(prefill_measured_plan(4096, 4096, 16, 80, 132, &e));    // the mma path
+  EXPECT_FALSE(prefill_measured_plan(4096, 4160, 16, 90, 132, &e));    // another shape
+  // Every planned point stays within the plan's bounds, the tokens of every PERF.md shape through 1100.
+  const std::int64_t shapes[][2] = {{1152, 896}, {896, 896}, {9728, 896}, {896, 4864}, {6144, 4096},
+                                    {4096, 4096}, {28672, 4096}, {4096, 14336}, {8192, 8192}, {57344, 8192}};
+  int hits = 0;
+  for (auto& s : shapes)
+    for (std::int64_t m = 1; m <= 1100; ++m) {
+      if (!prefill_measured_plan(s[0], s[1], m, 90, 132, &e)) continue;
+      ++hits;
+      const PrefillConfig& c = prefill_config(e.config);
+      EXPECT_TRUE(prefill_config_planned(e.config)) << c.name();
+      EXPECT_GE(e.k_tiles_per_split * e.split, (s[1] + 63) / 64);
+      EXPECT_EQ(e.split > 1, e.reduce != PrefillSplitReduce::automatic);
+      if (e.reduce == PrefillSplitReduce::kernel) {
+        EXPECT_LE(e.split * ((m + c.bm - 1) / c.bm * c.bm), kPrefillMaxSplitRows) << s[0] << "x" << s[1] << " M " << m;
+      }
+    }
+  EXPECT_GE(hits, 32);  // llama8b.o 1..32 alone, whatever the clusters of this machine
+  setenv("W4A16_PREFILL_TABLE", "0", 1);
+  EXPECT_FALSE(prefill_measured_plan(4096, 4096, 16, 90, 132, &e));
+  const PrefillPlan model = prefill_plan(4096, 4096, 16, 90, 132);
+  EXPECT_NE(model.split, 4) << "the model's pick (bm64 8 splits) is what the entry replaces: " << model.describe();
+  setenv("W4A16_PREFILL_TABLE", "yes", 1);
+  EXPECT_THROW(prefill_plan(4096, 4096, 16, 90, 132), w4a16::Error);
+  unsetenv("W4A16_PREFILL_TABLE");
+  setenv("W4A16_PREFILL_SPLIT_REDUCE", "kernel", 1);
+  EXPECT_FALSE(prefill_measured_plan(4096, 4096, 16, 90, 132, &e));  // a forced mode: tune runs time the model's plans
+  if (old_table) setenv("W4A16_PREFILL_TABLE", saved_table.c_str(), 1);
+  if (old_reduce)
+    setenv("W4A16_PREFILL_SPLIT_REDUCE", saved_reduce.c_str(), 1);
+  else
+    unsetenv("W4A16_PREFILL_SPLIT_REDUCE");
+}
+
+// The knobs name what they expected (no GPU needed: the estimate and the workspace bound read
+// W4A16_PREFILL_SPLIT_REDUCE).
+TEST(PrefillPlan, ReduceKnobRejectsInvalidValues) {
+  const char* old = std::getenv("W4A16_PREFILL_SPLIT_REDUCE");
+  const std::string saved = old ? old : "";
+  setenv("W4A16_PREFILL_SPLIT_REDUCE", "clusters", 1);
+  EXPECT_THROW(prefill_plan_estimate_us(1152, 896, 64, 14, 2, 132), w4a16::Error);
+  EXPECT_THROW(prefill_workspace_bytes(1152, 896, 128, false, 64), w4a16::Error);
+  // An explicit mode does not read the environment.
+  EXPECT_NO_THROW(prefill_plan_estimate_us(1152, 896, 64, 14, 2, 132, PrefillSplitReduce::cluster));
+  setenv("W4A16_PREFILL_SPLIT_REDUCE", "kernel", 1);
+  // The kernel reduce counts the partials in the bound on every device.
+  EXPECT_GE(prefill_workspace_bytes(1152, 896, 128, false, 64), static_cast<std::size_t>(8 * 64 * 1152 * 4));
+  EXPECT_NO_THROW(prefill_plan_estimate_us(1152, 896, 64, 14, 2, 132));
+  if (old)
+    setenv("W4A16_PREFILL_SPLIT_REDUCE", saved.c_str(), 1);
+  else
+    unsetenv("W4A16_PREFILL_SPLIT_REDUCE");
+}
+
+// W4A16_PREFILL_SCHED=1|2 swaps the default plan's tile for its early-issue twin (same tile, ring,
+// x path and split; prefill_sched_twin), 0 keeps the measured order; other values throw.
+TEST(PrefillPlan, SchedKnobTakesTheEarlyIssueTwin) {
+  const char* old = std::getenv("W4A16_PREFILL_SCHED");
+  const std::string saved = old ? old : "";
+  struct Shape { std::int64_t n, k, m; };
+  const Shape shapes[] = {{8192, 8192, 4096}, {28672, 4096, 1024}, {6144, 4096, 256}, {8192, 8192, 128}, {8192, 8192, 32}};
+  int twins = 0;
+  for (const Shape& sh : shapes) {
+    setenv("W4A16_PREFILL_SCHED", "0", 1);
+    const PrefillPlan base = prefill_plan(sh.n, sh.k, sh.m, 90, 132);
+    EXPECT_EQ(prefill_config(base.config).sched, 0) << base.describe();
+    for (int sched : {1, 2}) {
+      setenv("W4A16_PREFILL_SCHED", std::to_string(sched).c_str(), 1);
+      const PrefillPlan p = prefill_plan(sh.n, sh.k, sh.m, 90, 132);
+      const int twin = prefill_sched_twin(base.config, sched);
+      ASSERT_GE(twin, 0) << "no SCHED " << sched << " twin of " << prefill_config(base.config).name();
+      EXPECT_EQ(p.config, twin) << p.describe();
+      EXPECT_EQ(p.split, base.split) << p.describe();
+      EXPECT_EQ(p.k_tiles_per_split, base.k_tiles_per_split) << p.describe();
+      const PrefillConfig &a = prefill_config(base.config), &b = prefill_config(p.config);
+      EXPECT_TRUE(a.bm == b.bm && a.bn() == b.bn() && a.stages == b.stages && a.x_load == b.x_load && b.sched == sched)
+          << a.name() << " vs " << b.name();
+      EXPECT_EQ(prefill_sched_twin(p.config, 0), base.config) << b.name();
+      // The twin is estimated as its measured tile (no constants of its own yet).
+      EXPECT_DOUBLE_EQ(prefill_plan_estimate_us(sh.n, sh.k, sh.m, p.config, p.split, 132),
+                       prefill_plan_estimate_us(sh.n, sh.k, sh.m, base.config, base.split, 132));
+      ++twins;
+    }
+  }
+  EXPECT_EQ(twins, 10);
+  setenv("W4A16_PREFILL_SCHED", "3", 1);
+  EXPECT_THROW(prefill_plan(8192, 8192, 4096, 90, 132), w4a16::Error);
+  if (old)
+    setenv("W4A16_PREFILL_SCHED", saved.c_str(), 1);
+  else
+    unsetenv("W4A16_PREFILL_SCHED");
 }
