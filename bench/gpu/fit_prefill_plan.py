@@ -240,7 +240,7 @@ def fit_modes(a):
         return tot, worst
 
     now = NOW
-    if a.table:
+    if a.table is not None:
         points = lambda arg: {(x.split(":")[0], int(x.split(":")[1])) for x in arg.split(",") if x}
         drop = points(a.drop)
         print_table({key: v for key, v in d.items() if key not in drop}, cands,
