@@ -56,7 +56,7 @@
 // bf16 alike): decode up to 8. uint4 (call 3, call3_hybrid_4to16_o.csv): 0.80-0.87 up to 8, 1.01-1.07
 // from 9: 8 as well.
 // What the runs show: the decode path wins at M <= 16 on the large layers, the prefill path from
-// M = 8..9 on the small Qwen layers and llama8b.down, and decode loses at M = 32 everywhere.
+// M = 8..9 on the small Qwen layers, llama8b.down and llama8b.o, and decode loses at M = 32 everywhere.
 #pragma once
 #include <cstdint>
 
@@ -76,8 +76,8 @@ inline constexpr HybridShape kHybridShapes[] = {
     {4096, 4096, 8, 8},   // llama8b.o         fp16 uint4b8 M = 8: decode / prefill 0.88x; M = 9: 1.11x (stop 23)
 };
 
-// Every other shape: decode up to 16 tokens (it won at M = 16 on the other six PERF.md shapes, from
-// 896x4864 to 57344x8192, and lost or tied at M = 32 on all of them: 2026-12-03 evening, stops 20 and 22).
+// Every other shape: decode up to 16 tokens (it won at M = 16 on the other five PERF.md shapes, from
+// 896x4864 to 57344x8192, and lost or tied at M = 32 on all of them: 2026-12-03 evening, stops 20, 22, 23).
 inline constexpr std::int64_t kHybridDefaultDecodeMaxM = 16;
 
 // The largest M the hybrid runs on its decode path for this layer.
