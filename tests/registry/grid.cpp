@@ -101,20 +101,6 @@ std::string forced_refusal(const LinearConfig& c, std::string_view name) {
   }
 }
 
-ScopedEnv::ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-  if (const char* v = std::getenv(name)) saved_ = v;
-  if (value)
-    ::setenv(name, value->c_str(), 1);
-  else
-    ::unsetenv(name);
-}
-ScopedEnv::~ScopedEnv() {
-  if (saved_)
-    ::setenv(name_.c_str(), saved_->c_str(), 1);
-  else
-    ::unsetenv(name_.c_str());
-}
-
 TensorView HostMatrix::view(Device d, void* data) const {
   TensorView v(data ? data : const_cast<unsigned char*>(bytes.data()), dtype, {rows, cols}, d);
   v.stride[0] = stride;

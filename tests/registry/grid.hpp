@@ -1,5 +1,5 @@
 // The configuration grid the registry tests walk, and helpers shared by tests/registry and
-// tests/gpu/registry: platform configs, forced-kernel acceptance, environment guards,
+// tests/gpu/registry: platform configs, forced-kernel acceptance (environment guards: testutil.hpp),
 // activation buffers of any dtype, and a checked run against the f64 oracle.
 #pragma once
 #include <cstdint>
@@ -9,6 +9,7 @@
 
 #include "w4a16/linear.hpp"
 #include "w4a16/registry/registry.hpp"
+#include "testutil.hpp"  // ScopedEnv
 
 namespace w4a16::test {
 
@@ -25,19 +26,6 @@ std::vector<LinearConfig> config_grid(Platform p, const GridOptions& opt = {});
 
 // "" if choose(c, backend = name) accepts, else the error text (not_found fails the test).
 std::string forced_refusal(const LinearConfig& c, std::string_view name);
-
-// Sets (or unsets, value == nullopt) an environment variable for the guard's lifetime.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value);
-  ~ScopedEnv();
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> saved_;
-};
 
 // A strided host matrix [rows, cols] of float16/bfloat16/float32 with guard elements past the
 // last row; contents as raw bytes.

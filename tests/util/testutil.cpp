@@ -151,4 +151,19 @@ double rel_error(const std::vector<double>& out, const std::vector<double>& ref)
   return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
 }
 
+ScopedEnv::ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
+  if (const char* v = std::getenv(name)) saved_ = v;
+  if (value)
+    ::setenv(name, value->c_str(), 1);
+  else
+    ::unsetenv(name);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (saved_)
+    ::setenv(name_.c_str(), saved_->c_str(), 1);
+  else
+    ::unsetenv(name_.c_str());
+}
+
 }  // namespace w4a16::test

@@ -3,7 +3,9 @@
 // set; the seed is printed on failure via SCOPED_TRACE in the callers).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "w4a16/core/canonical.hpp"
@@ -51,6 +53,20 @@ double rel_error(const std::vector<double>& out, const std::vector<double>& ref)
 // (rng()) up to 48 in all. Always sorted, distinct and inside [0, M): a row >= M would read
 // past the host copies of x and y (the prefill GPU test once did for 128 < M <= 256).
 std::vector<std::int64_t> sample_rows(std::int64_t m);
+
+// Sets (or unsets, value == nullopt) an environment variable for the guard's lifetime; the value
+// it had before (or its absence) comes back at the end of the scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, std::optional<std::string> value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> saved_;
+};
 
 inline std::uint16_t poison_bits(DType t) { return t == DType::bf16 ? 0x7fc1 : 0x7e01; }  // quiet NaNs
 

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "prefill/prefill.hpp"
 #include "tc/tc_weights.hpp"
+#include "testutil.hpp"
 #include "w4a16/core/error.hpp"
 
 using namespace w4a16::kernels::cuda;
@@ -118,7 +120,7 @@ TEST(PrefillHost, BadOneGroupSwitchIsRejected) {
     EXPECT_NE(std::string(e.what()).find("plan.one_group"), std::string::npos) << e.what();
   }
   p.one_group = -1;
-  setenv("W4A16_PREFILL_ONE_GROUP", "yes", 1);
+  w4a16::test::ScopedEnv one_group("W4A16_PREFILL_ONE_GROUP", std::string("yes"));
   try {
     prefill_plan_uses_one_group(w, p);
     ADD_FAILURE() << "W4A16_PREFILL_ONE_GROUP=yes accepted";
@@ -228,10 +230,7 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
 TEST(PrefillPlan, MeasuredPlansApplyWhereMeasuredOnly) {
   const bool wgmma_build = prefill_plan(64, 64, 64, 90, 132).config != prefill_plan(64, 64, 64, 80, 132).config;
   if (!wgmma_build) GTEST_SKIP() << "this build has no sm_90a kernels: the measured plans are of the TMA tiles";
-  const char *old_table = std::getenv("W4A16_PREFILL_TABLE"), *old_reduce = std::getenv("W4A16_PREFILL_SPLIT_REDUCE");
-  const std::string saved_table = old_table ? old_table : "", saved_reduce = old_reduce ? old_reduce : "";
-  unsetenv("W4A16_PREFILL_TABLE");
-  unsetenv("W4A16_PREFILL_SPLIT_REDUCE");
+  w4a16::test::ScopedEnv table("W4A16_PREFILL_TABLE", std::nullopt), reduce("W4A16_PREFILL_SPLIT_REDUCE", std::nullopt);
   PrefillPlan e;
   for (std::int64_t m : {1, 8, 16, 17, 32}) {
     ASSERT_TRUE(prefill_measured_plan(4096, 4096, m, 90, 132, &e)) << "M " << m;
@@ -272,19 +271,12 @@ TEST(PrefillPlan, MeasuredPlansApplyWhereMeasuredOnly) {
   unsetenv("W4A16_PREFILL_TABLE");
   setenv("W4A16_PREFILL_SPLIT_REDUCE", "kernel", 1);
   EXPECT_FALSE(prefill_measured_plan(4096, 4096, 16, 90, 132, &e));  // a forced mode: tune runs time the model's plans
-  if (old_table) setenv("W4A16_PREFILL_TABLE", saved_table.c_str(), 1);
-  if (old_reduce)
-    setenv("W4A16_PREFILL_SPLIT_REDUCE", saved_reduce.c_str(), 1);
-  else
-    unsetenv("W4A16_PREFILL_SPLIT_REDUCE");
 }
 
 // The knobs name what they expected (no GPU needed: the estimate and the workspace bound read
 // W4A16_PREFILL_SPLIT_REDUCE).
 TEST(PrefillPlan, ReduceKnobRejectsInvalidValues) {
-  const char* old = std::getenv("W4A16_PREFILL_SPLIT_REDUCE");
-  const std::string saved = old ? old : "";
-  setenv("W4A16_PREFILL_SPLIT_REDUCE", "clusters", 1);
+  w4a16::test::ScopedEnv reduce("W4A16_PREFILL_SPLIT_REDUCE", std::string("clusters"));
   EXPECT_THROW(prefill_plan_estimate_us(1152, 896, 64, 14, 2, 132), w4a16::Error);
   EXPECT_THROW(prefill_workspace_bytes(1152, 896, 128, false, 64), w4a16::Error);
   // An explicit mode does not read the environment.
@@ -293,17 +285,12 @@ TEST(PrefillPlan, ReduceKnobRejectsInvalidValues) {
   // The kernel reduce counts the partials in the bound on every device.
   EXPECT_GE(prefill_workspace_bytes(1152, 896, 128, false, 64), static_cast<std::size_t>(8 * 64 * 1152 * 4));
   EXPECT_NO_THROW(prefill_plan_estimate_us(1152, 896, 64, 14, 2, 132));
-  if (old)
-    setenv("W4A16_PREFILL_SPLIT_REDUCE", saved.c_str(), 1);
-  else
-    unsetenv("W4A16_PREFILL_SPLIT_REDUCE");
 }
 
 // W4A16_PREFILL_SCHED=1|2 swaps the default plan's tile for its early-issue twin (same tile, ring,
 // x path and split; prefill_sched_twin), 0 keeps the measured order; other values throw.
 TEST(PrefillPlan, SchedKnobTakesTheEarlyIssueTwin) {
-  const char* old = std::getenv("W4A16_PREFILL_SCHED");
-  const std::string saved = old ? old : "";
+  w4a16::test::ScopedEnv sched_env("W4A16_PREFILL_SCHED", std::nullopt);
   struct Shape { std::int64_t n, k, m; };
   const Shape shapes[] = {{8192, 8192, 4096}, {28672, 4096, 1024}, {6144, 4096, 256}, {8192, 8192, 128}, {8192, 8192, 32}};
   int twins = 0;
@@ -332,8 +319,4 @@ TEST(PrefillPlan, SchedKnobTakesTheEarlyIssueTwin) {
   EXPECT_EQ(twins, 10);
   setenv("W4A16_PREFILL_SCHED", "3", 1);
   EXPECT_THROW(prefill_plan(8192, 8192, 4096, 90, 132), w4a16::Error);
-  if (old)
-    setenv("W4A16_PREFILL_SCHED", saved.c_str(), 1);
-  else
-    unsetenv("W4A16_PREFILL_SCHED");
 }
