@@ -572,43 +572,40 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
     fail(ErrorCode::invalid_argument, "x_load", "tma or cp_async (the planned paths)", std::to_string(static_cast<int>(x_load)));
   const bool tma = wgmma && x_load == PrefillXLoad::tma;
   if (tma) {  // a measured plan, else the cost model over the TMA tiles, splits and reduce modes (file comment)
-    const std::int64_t k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
-    const PrefillSplitReduce env = resolve_reduce(PrefillSplitReduce::automatic);  // the environment once per plan
-    const int sched = resolve_sched();
     PrefillPlan best;
-    if (prefill_measured_plan(n, k, m, capability, sm_count, &best)) {
-      const int twin = sched != 0 ? prefill_sched_twin(best.config, sched) : -1;
-      if (twin >= 0) best.config = twin;
-      return best;
+    if (!prefill_measured_plan(n, k, m, capability, sm_count, &best)) {
+      const std::int64_t k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
+      const PrefillSplitReduce env = resolve_reduce(PrefillSplitReduce::automatic);  // the environment once per plan
+      best.est_us = std::numeric_limits<double>::infinity();
+      auto consider = [&](int c, std::int64_t split, std::int64_t kts, PrefillSplitReduce reduce, int clusters) {
+        const double us = prefill_plan_estimate_us(n, k, m, c, static_cast<int>(split), sm_count, reduce, clusters);
+        if (us < best.est_us) {
+          best.config = c;
+          best.split = static_cast<int>(split);
+          best.k_tiles_per_split = kts;
+          best.est_us = us;
+          best.reduce = split > 1 ? reduce : PrefillSplitReduce::automatic;
+        }
+      };
+      for (int c : {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma})
+        for (std::int64_t split = 1; split <= kPrefillMaxSplit && split <= k_tiles; ++split) {
+          std::int64_t kts = 0;
+          if (normalize_split(k_tiles, split, &kts) != split) continue;  // an empty split: the same plan as a smaller one
+          if (split == 1) {
+            consider(c, 1, kts, PrefillSplitReduce::automatic, 0);
+            continue;
+          }
+          // Partials in the workspace (bounded rows) or in the cluster's shared memory (no bound).
+          if (env != PrefillSplitReduce::cluster && split * round_up(mm, prefill_config(c).bm) <= kPrefillMaxSplitRows)
+            consider(c, split, kts, PrefillSplitReduce::kernel, 0);
+          if (env != PrefillSplitReduce::kernel && capability == 90) {
+            const int clusters = prefill_max_active_clusters(c, static_cast<int>(split));
+            if (clusters > 0) consider(c, split, kts, PrefillSplitReduce::cluster, clusters);
+          }
+        }
     }
-    best.est_us = std::numeric_limits<double>::infinity();
-    auto consider = [&](int c, std::int64_t split, std::int64_t kts, PrefillSplitReduce reduce, int clusters) {
-      const double us = prefill_plan_estimate_us(n, k, m, c, static_cast<int>(split), sm_count, reduce, clusters);
-      if (us < best.est_us) {
-        best.config = c;
-        best.split = static_cast<int>(split);
-        best.k_tiles_per_split = kts;
-        best.est_us = us;
-        best.reduce = split > 1 ? reduce : PrefillSplitReduce::automatic;
-      }
-    };
-    for (int c : {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma})
-      for (std::int64_t split = 1; split <= kPrefillMaxSplit && split <= k_tiles; ++split) {
-        std::int64_t kts = 0;
-        if (normalize_split(k_tiles, split, &kts) != split) continue;  // an empty split: the same plan as a smaller one
-        if (split == 1) {
-          consider(c, 1, kts, PrefillSplitReduce::automatic, 0);
-          continue;
-        }
-        // Partials in the workspace (bounded rows) or in the cluster's shared memory (no bound).
-        if (env != PrefillSplitReduce::cluster && split * round_up(mm, prefill_config(c).bm) <= kPrefillMaxSplitRows)
-          consider(c, split, kts, PrefillSplitReduce::kernel, 0);
-        if (env != PrefillSplitReduce::kernel && capability == 90) {
-          const int clusters = prefill_max_active_clusters(c, static_cast<int>(split));
-          if (clusters > 0) consider(c, split, kts, PrefillSplitReduce::cluster, clusters);
-        }
-      }
-    if (sched != 0) {  // the same tile and split, another k-loop order (not in the cost model yet)
+    const int sched = resolve_sched();
+    if (sched != 0) {  // the same tile and split, another k-loop order (not in the model or the table yet)
       const int twin = prefill_sched_twin(best.config, sched);
       if (twin >= 0) best.config = twin;
     }
