@@ -4,7 +4,7 @@
 //   tune_tma: every TMA tile in the plan's k-loop order (tune_tma_configs; W4A16_PREFILL_TUNE_CONFIGS
 //   lists others) x splits 1..8 on every shape below llama70b at M = 8, 16, 32, 64, 128, 256, 1024,
 //   fp16 uint4b8 g=128, cuBLAS fp16 in the same run (the prefill plan's data); W4A16_PREFILL_TUNE_MS
-//   lists other token counts.
+//   lists other token counts, W4A16_PREFILL_TUNE_SHAPES other shapes (names, llama70b.gate_up allowed).
 //   Splits are reduced as W4A16_PREFILL_SPLIT_REDUCE says (unset: in the cluster), so the run
 //   with =kernel and the one without give the data of each reduce mode's split constants.
 //   reduce_ab: split-K in the cluster vs the reduce kernel, x PDL on / off, in one process:
@@ -38,6 +38,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 
 #include <memory>
@@ -244,6 +245,17 @@ std::vector<std::int64_t> tune_ms() {
   return v;
 }
 
+// W4A16_PREFILL_TUNE_SHAPES: the shapes tune_tma times instead of its own (comma-separated names of
+// the shape table in main, llama70b.gate_up allowed). Empty: unset.
+std::vector<std::string> tune_shapes() {
+  std::vector<std::string> v;
+  const char* env = std::getenv("W4A16_PREFILL_TUNE_SHAPES");
+  if (env == nullptr || *env == '\0') return v;
+  std::stringstream list(env);
+  for (std::string item; std::getline(list, item, ',');) v.push_back(item);
+  return v;
+}
+
 // A shape at M = 32..1024 (tune_tma adds 8 and 16), int4 rows only (no bf16 peer, no dense cache): the tuning and A/B modes.
 template <class Shape>
 bench::PrefillBenchSpec mid_m_spec(const Shape& sh) {
@@ -278,8 +290,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "tune_tma") {  // the TMA tiles of the plan x splits on every shape below llama70b (plan tuning)
+    const std::vector<std::string> only = tune_shapes();
+    for (const std::string& name : only)
+      if (std::none_of(std::begin(shapes), std::end(shapes), [&](const Shape& sh) { return name == sh.name; }))
+        throw std::invalid_argument("W4A16_PREFILL_TUNE_SHAPES: no shape named '" + name + "'");
     for (const Shape& sh : shapes) {
-      if (sh.n == 57344) continue;
+      if (only.empty() ? sh.n == 57344 : std::find(only.begin(), only.end(), sh.name) == only.end()) continue;
       bench::PrefillBenchSpec spec = mid_m_spec(sh);
       spec.ms.insert(spec.ms.begin(), {8, 16});  // where the hybrid runs the prefill path on small layers (stop 22)
       if (const std::vector<std::int64_t> ms = tune_ms(); !ms.empty()) spec.ms = ms;

@@ -54,6 +54,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <sstream>
@@ -95,7 +96,12 @@ static_assert(static_cast<int>(PrefillXLoad::cp_async) == static_cast<int>(prefi
 // Config indices the plan uses (order of W4A16_PREFILL_CONFIGS in prefill_launch.cuh): the
 // cp.async tiles measured on 2026-12-02 and their TMA twins.
 constexpr int kCfgBm256 = 0, kCfgBm128 = 6, kCfgMma128 = 4, kCfgMma64 = 5, kCfgBm64 = 8;
-constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n128Tma = 15;
+constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n128Tma = 15, kCfgBm64n256Tma = 31;
+// The planned TMA tiles: each has an estimate (tile_us_per_k_tile) and an early-issue twin with a
+// ONE_GROUP kernel (bm128_bn128 has no twin). The cost model chooses among kModelTiles; bm64_bn256
+// enters plans only through the measured table.
+constexpr int kPlannedTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm64n256Tma};
+constexpr int kModelTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma};
 
 // The split term of prefill_plan_estimate_us per reduce mode: fixed us + us per MB of fp32
 // partials (split * M * N * 4 bytes) + us per split beyond 2. Fitted (bench/gpu/fit_prefill_plan.py
@@ -350,7 +356,7 @@ constexpr int kDefaultSched = 1;
 // tiles: the kernels the default plan runs get the ONE_GROUP variant, no other config is compiled twice.
 constexpr bool planned_default_twin(int c) {
   const prefill_detail::ConfigParams& o = prefill_detail::kConfigParams[c];
-  for (int base : {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma}) {
+  for (int base : kPlannedTiles) {
     const prefill_detail::ConfigParams& b = prefill_detail::kConfigParams[base];
     if (o.sched == kDefaultSched && o.xl == b.xl && o.wgmma == b.wgmma && o.bm == b.bm && o.wg == b.wg && o.mb == b.mb &&
         o.stages == b.stages && o.overlap == b.overlap && o.min_blocks == b.min_blocks)
@@ -419,13 +425,15 @@ int active_clusters(const KernelEntry& e, int threads, int split) {
 
 bool cluster_schedulable(const KernelEntry& e, int threads, int split) { return active_clusters(e, threads, split) >= 1; }
 
-// us per k tile per wave of the estimate (file comment), measured for the four planned TMA tiles; a
+// us per k tile per wave of the estimate (file comment), measured for the cost model's four TMA tiles
+// (bm64_bn256's 0.7 only decides the automatic reduce mode of a forced plan: the model never picks it); a
 // twin of one (the early-issue orders, the tma_eb x load: the same tile and stages) is estimated as
 // that tile until it has constants of its own. 0: no estimate (bm192, the cp.async and mma tiles).
 double tile_us_per_k_tile(int config) {
   const PrefillConfig& c = prefill_config(config);
   if (c.path != PrefillPath::wgmma || !is_tma_config(c)) return 0;
-  for (const auto& [base, us] : {std::pair{kCfgBm256Tma, 0.73}, {kCfgBm128Tma, 0.82}, {kCfgBm64Tma, 0.65}, {kCfgBm128n128Tma, 1.2}}) {
+  for (const auto& [base, us] :
+       {std::pair{kCfgBm256Tma, 0.73}, {kCfgBm128Tma, 0.82}, {kCfgBm64Tma, 0.65}, {kCfgBm128n128Tma, 1.2}, {kCfgBm64n256Tma, 0.7}}) {
     const PrefillConfig& b = kConfigs[base];
     if (b.bm == c.bm && b.wg == c.wg && b.mb == c.mb && b.stages == c.stages && b.overlap == c.overlap && b.min_blocks == c.min_blocks)
       return us;
@@ -461,7 +469,7 @@ bool cluster_bound_holds() {
     return false;
   }
   if (device_capability() != 90 || !has_sm90a()) return false;
-  for (int c : {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma})
+  for (int c : kPlannedTiles)
     for (const KernelEntry* t : {prefill_detail::kernels_f16_sym(), prefill_detail::kernels_f16_zeros()})
       if (!cluster_schedulable(t[c], kConfigs[c].threads(), static_cast<int>(kPrefillMaxSplit))) return false;
   return true;
@@ -546,7 +554,7 @@ const PrefillConfig& prefill_config(int i) {
 
 bool prefill_config_planned(int config) {
   const int base = prefill_config(config).sched != 0 ? prefill_sched_twin(config, 0) : config;
-  return base == kCfgBm256Tma || base == kCfgBm128Tma || base == kCfgBm64Tma || base == kCfgBm128n128Tma;
+  return std::find(std::begin(kPlannedTiles), std::end(kPlannedTiles), base) != std::end(kPlannedTiles);
 }
 
 int prefill_sched_twin(int config, int sched) {
@@ -587,7 +595,7 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
           best.reduce = split > 1 ? reduce : PrefillSplitReduce::automatic;
         }
       };
-      for (int c : {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma})
+      for (int c : kModelTiles)
         for (std::int64_t split = 1; split <= kPrefillMaxSplit && split <= k_tiles; ++split) {
           std::int64_t kts = 0;
           if (normalize_split(k_tiles, split, &kts) != split) continue;  // an empty split: the same plan as a smaller one
