@@ -45,6 +45,10 @@ SHAPES = {"qwen0.5b.qkv": (1152, 896), "qwen0.5b.o": (896, 896), "qwen0.5b.gate_
 TILES = {"wgmma_bm256_bn128_s5_ov_tma": (256, 128, 1), "wgmma_bm128_bn256_s6_ov_tma": (128, 256, 1),
          "wgmma_bm64_bn128_s6_ov_occ2_tma": (64, 128, 2), "wgmma_bm128_bn128_s8_ov_tma": (128, 128, 1)}
 NAMES = list(TILES)
+# Tiles the measured table may take but the cost model never picks (prefill.cu kModelTiles leaves them out):
+# read from the tune CSVs for --table only, never scored or fitted.
+TABLE_ONLY = {"wgmma_bm128_bn128_s4_ov_occ2_tma": (128, 128, 2)}
+ALL_TILES = {**TILES, **TABLE_ONLY}
 # t_tile per TILES entry, launch, kernel reduce, its us per MB of partials, cluster reduce, its us
 # per MB (prefill.cu; estimate() uses the kernel reduce's pair)
 NOW = (0.73, 0.82, 0.65, 1.2, 1.6, 3.815, 0.372, 2.347, 0.214, 0.485, 0.245)  # + cluster us per rank beyond 2, kernel's
@@ -57,7 +61,7 @@ def estimate(shape, m, tile, split, c):
 
 
 def allowed(m, tile, s):
-    bm = TILES[tile][0]
+    bm = ALL_TILES[tile][0]
     return s == 1 or s * -(-m // bm) * bm <= 512
 
 
@@ -115,8 +119,9 @@ def read(path):
     return gzip.open(path, "rt") if path.endswith(".gz") else open(path)
 
 
-def load(paths):
-    """paths: one tune_tma CSV or several separated by commas (runs at different token counts)."""
+def load(paths, table_only=False):
+    """paths: one tune_tma CSV or several separated by commas (runs at different token counts);
+    table_only: the TABLE_ONLY tiles' rows too."""
     d, default = collections.defaultdict(dict), {}
     for r in (r for path in paths.split(",") for r in csv.DictReader(read(path))):
         key = (r["shape"], int(r["M"]))
@@ -125,7 +130,7 @@ def load(paths):
         elif r["kernel"].startswith("cuda_prefill:"):
             _, tile, s = r["kernel"].split(":")
             tile = tile_name(tile)
-            if tile in TILES:
+            if tile in TILES or (table_only and tile in TABLE_ONLY):
                 d[key][(tile, int(s[1:]))] = float(r["us"])
     return d, default
 
@@ -167,7 +172,8 @@ def print_table(d, cands, est, margin, force=frozenset()):
     (previous measured M, M] whose m blocks are those of M (the same grid: every such M runs the same CTAs
     over the same k tiles, only the epilogue's valid rows differ)."""
     cfg = {"wgmma_bm256_bn128_s5_ov_tma": "kCfgBm256Tma", "wgmma_bm128_bn256_s6_ov_tma": "kCfgBm128Tma",
-           "wgmma_bm64_bn128_s6_ov_occ2_tma": "kCfgBm64Tma", "wgmma_bm128_bn128_s8_ov_tma": "kCfgBm128n128Tma"}
+           "wgmma_bm64_bn128_s6_ov_occ2_tma": "kCfgBm64Tma", "wgmma_bm128_bn128_s8_ov_tma": "kCfgBm128n128Tma",
+           "wgmma_bm128_bn128_s4_ov_occ2_tma": "kCfgBm128Occ2Tma"}
     ms = sorted({m for _, m in d})
     rows = []  # [shape, lo, hi, best, notes]; a range that continues the previous one with the same plan extends it
     for (shape, m), v in sorted(d.items(), key=lambda kv: (SHAPES[kv[0][0]], kv[0][1])):
@@ -175,12 +181,13 @@ def print_table(d, cands, est, margin, force=frozenset()):
         best = min(v, key=v.get)
         if pick in v and v[pick] <= v[best] * (1 + margin) and (shape, m) not in force:
             continue
-        bm = TILES[best[0]][0]
+        bm = ALL_TILES[best[0]][0]
         prev = max([x for x in ms if x < m], default=0)
         lo = max(prev + 1, (-(-m // bm) - 1) * bm + 1)
         was = f"{v[pick]:.1f}" if pick in v else "untimed"
         short = "bm%d%s" % (TILES[pick[0]][0], "n128" if pick[0] == "wgmma_bm128_bn128_s8_ov_tma" else "")
-        note = f"M = {m}: {short} s{pick[1]} {pick[2]} {was} -> {v[best]:.1f}"
+        note_tile = " bm128 occ2" if best[0] in TABLE_ONLY else ""
+        note = f"M = {m}: {short} s{pick[1]} {pick[2]} {was} ->{note_tile} {v[best]:.1f}"
         if rows and rows[-1][0] == shape and rows[-1][3] == best and rows[-1][2] + 1 == lo:
             rows[-1][2] = m
             rows[-1][4].append(note)
@@ -195,8 +202,8 @@ def print_table(d, cands, est, margin, force=frozenset()):
 
 
 def fit_modes(a):
-    kern, _ = load(a.csv)
-    clus, _ = load(a.cluster)
+    kern, _ = load(a.csv, table_only=a.table is not None)
+    clus, _ = load(a.cluster, table_only=a.table is not None)
     cap = resident_clusters(a.clusters)
     d = collections.defaultdict(dict)  # (shape, M) -> {(tile, split, mode): us}
     for key in set(kern) | set(clus):

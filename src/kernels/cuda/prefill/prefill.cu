@@ -96,11 +96,11 @@ static_assert(static_cast<int>(PrefillXLoad::cp_async) == static_cast<int>(prefi
 // Config indices the plan uses (order of W4A16_PREFILL_CONFIGS in prefill_launch.cuh): the
 // cp.async tiles measured on 2026-12-02 and their TMA twins.
 constexpr int kCfgBm256 = 0, kCfgBm128 = 6, kCfgMma128 = 4, kCfgMma64 = 5, kCfgBm64 = 8;
-constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n128Tma = 15, kCfgBm64n256Tma = 31;
+constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n128Tma = 15, kCfgBm128Occ2Tma = 31;
 // The planned TMA tiles: each has an estimate (tile_us_per_k_tile) and an early-issue twin with a
-// ONE_GROUP kernel (bm128_bn128 has no twin). The cost model chooses among kModelTiles; bm64_bn256
+// ONE_GROUP kernel (the 8-stage bm128_bn128 has no twin). The cost model chooses among kModelTiles; the 2-CTA bm128_bn128
 // enters plans only through the measured table.
-constexpr int kPlannedTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm64n256Tma};
+constexpr int kPlannedTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm128Occ2Tma};
 constexpr int kModelTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma};
 
 // The split term of prefill_plan_estimate_us per reduce mode: fixed us + us per MB of fp32
@@ -129,6 +129,12 @@ constexpr double kSplitClusterFixedUs = 2.347, kSplitClusterUsPerMb = 0.214, kSp
 // (qwen0.5b.gate_up M = 512 0.79, qwen0.5b.qkv M = 4096 / 200 0.84 / 0.89, qwen0.5b.o M = 512 / 2048
 // 0.91 / 0.90), 0.993 geomean over the 126 points; call 2 measured call 1's table against the model:
 // llama8b.o M = 8..32 0.70-0.85x, M = 100 / 128 0.83 / 0.79x, qwen0.5b.o M = 128..1024 0.78-0.92x.
+// Stop 24 (2026-12-03, docs/benchmarks/prefill.md first section) added the 2-CTA bm128_bn128 tile
+// (kCfgBm128Occ2Tma, table-only): tune_tma of it against the other tiles (call 2, `--table 0.03` on that run
+// prints the entries marked "stop 24"), an A/B of the two binaries (call 3, prefill_dq_ab, 3 interleaved
+// rounds: 0.88-0.95x the time at the entries' measured M), and a token sweep (call 4) that found the tile
+// slower just past a multiple of 64 tokens at a split (8192x8192 M = 65..80 1.02-1.22x, llama8b.qkv M = 66
+// 1.03x, llama8b.o M = 129..160 1.05-1.10x): those three entries start where it wins (88, 67, 176).
 // An entry measured at M covers the tokens after the previous measured M whose m blocks are those of
 // M: the same CTAs over the same k tiles, only the epilogue's valid rows differ. Any dtype, scalar
 // type and group (the plan never sees them), 132 SMs of compute capability 9.0 only;
@@ -147,20 +153,28 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {896, 896, 961, 1024, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.o M = 1024: bm64 s2 cluster 6.8 -> 5.9 us
     // qwen0.5b.down M = 200: bm64 s8 cluster 9.3 -> 8.3; M = 256: bm64 s7 cluster 10.1 -> 8.5 us
     {896, 4864, 193, 256, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},
-    {896, 4864, 449, 512, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},  // qwen0.5b.down M = 512: bm256 s7 cluster 14.1 -> 13.1 us
+    // qwen0.5b.down M = 512: bm64 s4 cluster 13.0 -> bm128 occ2 s4 cluster 11.9 us (stop 24)
+    {896, 4864, 385, 512, kCfgBm128Occ2Tma, 4, PrefillSplitReduce::cluster},
     // qwen0.5b.qkv M = 100: bm64 s5 cluster 4.2 -> 3.9; M = 128: bm64 s5 cluster 4.4 -> 4.1 us
     {1152, 896, 65, 128, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},
     {1152, 896, 449, 512, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.qkv M = 512: bm64 s3 cluster 6.0 -> 5.8 us
+    {1152, 896, 897, 1024, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.qkv M = 1024: bm64 s1 8.9 -> 7.8 us (stop 24)
+    {6144, 4096, 67, 128, kCfgBm128Occ2Tma, 4, PrefillSplitReduce::cluster},  // llama8b.qkv M = 68..128: bm128 s4 cluster 0.89-0.95x (stop 24)
     // llama8b.o M = 8: bm64 s8 kernel 8.3 -> 8.2; M = 16: bm64 s8 kernel 8.2 -> 7.7; M = 32: bm64 s8 kernel 8.4 -> 8.1 us
     {4096, 4096, 1, 32, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},
     // llama8b.o M = 100: bm128 s6 cluster 14.9 -> 12.3; M = 128: bm128 s6 cluster 15.6 -> 12.3 us
     {4096, 4096, 65, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
+    {4096, 4096, 176, 256, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},  // llama8b.o M = 176..256: bm256 s3 0.90-0.97x (stop 24)
     {4096, 14336, 65, 100, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},  // llama8b.down M = 100: bm128 s6 cluster 35.0 -> 32.6 us
     {4096, 14336, 101, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // llama8b.down M = 128: bm128 s6 cluster 36.0 -> 34.3 us
     {8192, 8192, 33, 64, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // 8192x8192 M = 64: bm64 s4 kernel 22.7 -> 21.2 us
+    {8192, 8192, 88, 128, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},  // 8192x8192 M = 88..128: bm128 s4 kernel 0.89-0.98x (stop 24)
     // qwen0.5b.gate_up M = 32: bm64 s3 cluster 5.8 -> 5.6; M = 64: bm64 s3 cluster 6.4 -> 5.9 us
     {9728, 896, 17, 64, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},
-    {9728, 896, 449, 512, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.gate_up M = 512: bm256 s1 none 24.6 -> 23.0 us
+    // qwen0.5b.gate_up (stop 24, bm128 occ2 s1): M = 128: bm64 s1 9.1 -> 8.4; M = 512: bm64 s1 23.1 -> 20.5; M = 1024: bm256 s1 37.2 -> 33.0 us
+    {9728, 896, 65, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
+    {9728, 896, 385, 512, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
+    {9728, 896, 897, 1024, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
 };
 constexpr int kMeasuredPrefillSms = 132;
 
@@ -426,14 +440,14 @@ int active_clusters(const KernelEntry& e, int threads, int split) {
 bool cluster_schedulable(const KernelEntry& e, int threads, int split) { return active_clusters(e, threads, split) >= 1; }
 
 // us per k tile per wave of the estimate (file comment), measured for the cost model's four TMA tiles
-// (bm64_bn256's 0.7 only decides the automatic reduce mode of a forced plan: the model never picks it); a
+// (bm128_bn128 occ2's 0.7 only decides the automatic reduce mode of a forced plan: the model never picks it); a
 // twin of one (the early-issue orders, the tma_eb x load: the same tile and stages) is estimated as
 // that tile until it has constants of its own. 0: no estimate (bm192, the cp.async and mma tiles).
 double tile_us_per_k_tile(int config) {
   const PrefillConfig& c = prefill_config(config);
   if (c.path != PrefillPath::wgmma || !is_tma_config(c)) return 0;
   for (const auto& [base, us] :
-       {std::pair{kCfgBm256Tma, 0.73}, {kCfgBm128Tma, 0.82}, {kCfgBm64Tma, 0.65}, {kCfgBm128n128Tma, 1.2}, {kCfgBm64n256Tma, 0.7}}) {
+       {std::pair{kCfgBm256Tma, 0.73}, {kCfgBm128Tma, 0.82}, {kCfgBm64Tma, 0.65}, {kCfgBm128n128Tma, 1.2}, {kCfgBm128Occ2Tma, 0.7}}) {
     const PrefillConfig& b = kConfigs[base];
     if (b.bm == c.bm && b.wg == c.wg && b.mb == c.mb && b.stages == c.stages && b.overlap == c.overlap && b.min_blocks == c.min_blocks)
       return us;
@@ -555,6 +569,11 @@ const PrefillConfig& prefill_config(int i) {
 bool prefill_config_planned(int config) {
   const int base = prefill_config(config).sched != 0 ? prefill_sched_twin(config, 0) : config;
   return std::find(std::begin(kPlannedTiles), std::end(kPlannedTiles), base) != std::end(kPlannedTiles);
+}
+
+bool prefill_config_modeled(int config) {
+  const int base = prefill_config(config).sched != 0 ? prefill_sched_twin(config, 0) : config;
+  return std::find(std::begin(kModelTiles), std::end(kModelTiles), base) != std::end(kModelTiles);
 }
 
 int prefill_sched_twin(int config, int sched) {

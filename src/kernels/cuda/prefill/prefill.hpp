@@ -154,6 +154,9 @@ int prefill_sched_twin(int config, int sched);
 // Whether the default plan's cost model covers the config (a planned TMA tile or its early-issue
 // twin): prefill_plan_estimate_us throws for the others.
 bool prefill_config_planned(int config);
+// Whether the cost model chooses among the config's tile (planned tiles the measured table alone
+// takes are estimated, but never the model's pick).
+bool prefill_config_modeled(int config);
 // The split rule of the cp.async plan applied to a given config (benchmarks force every config with it).
 PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int config, int sm_count);
 // The plan's split target: CTAs >= this factor x SMs (by the config's tile; prefill.cu says why).

@@ -29,10 +29,10 @@ struct KernelEntry {
 // x path of bm256, no CTA barrier in the loop). 28-30: a 192 x 192 tile of three consumer
 // warpgroups (3 warps per scheduler instead of 2; m64n192k16, 168 registers at the 384-thread cap,
 // no spills), not planned. Not measured yet; the plan takes
-// them only under W4A16_PREFILL_SCHED=1|2 (prefill.cu). 31-32: 256 weight rows x 64 tokens (two
-// 64-row blocks per warp, as bm128_bn256): per x tile twice the rows of bm64_bn128, so half the x
-// bytes per weight byte and half the k-loop barriers per MAC; one CTA per SM. Planned through the
-// measured table only (prefill.cu kMeasuredPrefillPlans), not the cost model's candidates.
+// them only under W4A16_PREFILL_SCHED=1|2 (prefill.cu). 31-32: bm128_bn128 with 4 stages and two
+// CTAs per SM (122-127 registers, no spills; 89 / 97 KB of shared memory): one CTA's prologue and
+// epilogue run beside the other's k loop, for short K (the Qwen2.5-0.5B shapes' 14 k tiles) and
+// mid M. Planned through the measured table only (prefill.cu kMeasuredPrefillPlans).
 #define W4A16_PREFILL_CONFIGS(X)                                                          \
   X(true, 256, 2, 1, 5, true, 1, cp_async, 0)   /* 0  large M: 128 rows x 256 tokens */        \
   X(true, 128, 2, 1, 8, true, 1, cp_async, 0)   /* 1  M <= 128 */                              \
@@ -65,8 +65,8 @@ struct KernelEntry {
   X(true, 192, 3, 1, 6, true, 1, tma, 1)     /* 28 192 rows x 192 tokens, 3 warpgroups */   \
   X(true, 192, 3, 1, 6, true, 1, tma, 2)     /* 29 28, W words read early */                \
   X(true, 192, 3, 1, 6, true, 1, tma, 0)     /* 30 28 in the measured order (its twin) */ \
-  X(true, 64, 2, 2, 8, true, 1, tma, 0)      /* 31 256 rows x 64 tokens (twice bm64's rows per x tile) */ \
-  X(true, 64, 2, 2, 8, true, 1, tma, 1)      /* 32 31, early issue */
+  X(true, 128, 2, 1, 4, true, 2, tma, 0)     /* 31 bm128_bn128, 4 stages, 2 CTAs per SM */ \
+  X(true, 128, 2, 1, 4, true, 2, tma, 1)     /* 32 31, early issue */
 
 constexpr int kNumConfigs = 33;
 
