@@ -135,6 +135,9 @@ constexpr double kSplitClusterFixedUs = 2.347, kSplitClusterUsPerMb = 0.214, kSp
 // rounds: 0.88-0.95x the time at the entries' measured M), and a token sweep (call 4) that found the tile
 // slower just past a multiple of 64 tokens at a split (8192x8192 M = 65..80 1.02-1.22x, llama8b.qkv M = 66
 // 1.03x, llama8b.o M = 129..160 1.05-1.10x): those three entries start where it wins (88, 67, 176).
+// Calls 6-7 added llama8b.gate_up / llama70b.gate_up at M = 96..128 (split 1, which loses at 65..80 too: a
+// partly filled m block of this tile is slow whatever the split); llama8b.down's tune win (0.91x) lost the
+// A/B against its entries below (1.02-1.08x) and was left out.
 // An entry measured at M covers the tokens after the previous measured M whose m blocks are those of
 // M: the same CTAs over the same k tiles, only the epilogue's valid rows differ. Any dtype, scalar
 // type and group (the plan never sees them), 132 SMs of compute capability 9.0 only;
@@ -175,6 +178,10 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {9728, 896, 65, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
     {9728, 896, 385, 512, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
     {9728, 896, 897, 1024, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
+    // stop 24 calls 6-7 (bm128 occ2 s1; A/B against the model's bm128_bn256 s1, 3 rounds): M = 96..128 0.92-0.93x
+    // (llama8b.gate_up 53.0 -> 49.5 us at M = 100), 1.02-1.28x at M = 65..80: the entries start at 96.
+    {28672, 4096, 96, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // llama8b.gate_up
+    {57344, 8192, 96, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // llama70b.gate_up: 0.92-0.96x
 };
 constexpr int kMeasuredPrefillSms = 132;
 
