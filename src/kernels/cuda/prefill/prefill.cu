@@ -854,6 +854,9 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   // ignore the (zero) map.
   const bool tma = cfg.x_load == PrefillXLoad::tma || cfg.x_load == PrefillXLoad::tma_eb;
   const CUtensorMap tmap = tma ? make_x_tensor_map(xk, w.act_dtype, m, w.k, xk_stride, cfg.bm) : CUtensorMap{};
+  // The last m block's box holds only its M % bm real token rows (prefill_kernel.cuh: tmap_tail).
+  const CUtensorMap tmap_tail = tma && m % cfg.bm != 0 ? make_x_tensor_map(xk, w.act_dtype, m, w.k, xk_stride, static_cast<int>(m % cfg.bm))
+                                                      : CUtensorMap{};
   cudaLaunchConfig_t lc{};
   lc.gridDim = grid;
   lc.blockDim = dim3(static_cast<unsigned>(cfg.threads()));
@@ -873,7 +876,7 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   }
   lc.attrs = attr;
   lc.numAttrs = nattr;
-  W4A16_CUDA_TRY(cudaLaunchKernelEx(&lc, e.fn, p, tmap));
+  W4A16_CUDA_TRY(cudaLaunchKernelEx(&lc, e.fn, p, tmap, tmap_tail));
   W4A16_CUDA_TRY(cudaGetLastError());
 
   if (split > 1 && !cluster) {

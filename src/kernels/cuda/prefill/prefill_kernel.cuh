@@ -6,6 +6,10 @@
 //       (the launcher gathers act-order / misaligned x into the workspace first)
 //   tmap_x  (XLOAD tma / tma_eb only) 2-D tensor map of x made by the launcher: dims {K, M},
 //       row stride x_stride * 2 bytes, box {64, BM}, 128B swizzle, out-of-bounds zero fill
+//   tmap_tail  (the same, where M % BM != 0) box {64, M % BM}: the last m block loads only its real
+//       token rows; the stage's rows past them keep what they held (B columns of tokens >= M, whose
+//       outputs no store takes: each wgmma column depends on its own B column only). A box of mostly
+//       out-of-bounds rows measured up to 1.3x slower on the 2-CTA tiles (docs/benchmarks/prefill.md, stop 24)
 //   out split == 1: y (M, N) act dtype, row stride y_stride, bias added, rounded once from fp32
 //       split  > 1, cluster_reduce == 0: fp32 partials (split, M, N) contiguous; reduce_kernel
 //                   (prefill.cu) sums them in split order (deterministic) and adds bias
@@ -178,7 +182,7 @@ enum class XLoad : int { cp_async = 0, tma = 1, tma_eb = 2, cp_async_nofence = 3
 // mbar_init / mbar_fence_init / mbar_arrive_expect_tx / mbar_arrive / mbar_wait: sm90_async.cuh.
 // x tile (64 k x BM tokens) at element coordinates (k0, m0) -> 1024-aligned smem, 128B-swizzled
 // by the tensor map; out-of-bounds rows / columns arrive as zeros and still count in the
-// transaction bytes (the full box), so expect_tx is always BM * 128.
+// transaction bytes (the full box), so expect_tx is the box's rows * 128.
 __device__ __forceinline__ void tma_load_2d(std::uint32_t smem, const CUtensorMap* map, std::uint32_t bar, int k0, int m0) {
 #ifdef W4A16_SM90_ASM
   asm volatile(
@@ -342,7 +346,8 @@ constexpr int smem_bytes() {
 // the TMA unit reads it from the kernel parameter space by address.
 template <class T, int BM, int WG, int MB, int STAGES, bool WGMMA, bool OVERLAP, int MINB, bool ZEROS, XLoad XL, int SCHED,
           bool ONE_GROUP>
-__global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelParams p, const __grid_constant__ CUtensorMap tmap_x) {
+__global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelParams p, const __grid_constant__ CUtensorMap tmap_x,
+                                                                  const __grid_constant__ CUtensorMap tmap_tail) {
   constexpr int kThreads = WG * 128;
   constexpr int kBN = 64 * WG * MB;          // weight rows per CTA
   constexpr int kStageBytes = BM * 128;       // (BM tokens, 64 k) fp16/bf16, 128 B per token row
@@ -389,6 +394,8 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   const int warp = tid >> 5;
   const int gid = lane >> 2, tq = lane & 3;
   const std::int64_t n_block = blockIdx.x, m0 = static_cast<std::int64_t>(blockIdx.y) * BM;
+  // Token rows of this m block's x tiles (TMA: the last block's box, tmap_tail, holds M % BM).
+  const int x_rows = static_cast<int>(min(static_cast<std::int64_t>(BM), p.m - m0));
   const int split_id = blockIdx.z;
   const std::int64_t kt_begin = split_id * p.k_tiles_per_split;
   const std::int64_t kt_end = min(p.k_tiles, kt_begin + p.k_tiles_per_split);
@@ -424,8 +431,9 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       if (tid == 0) {
         if constexpr (XL == XLoad::tma_eb)
           if (t >= STAGES) mbar_wait(empty_bar(stage), static_cast<std::uint32_t>(t / STAGES - 1) & 1u);
-        mbar_arrive_expect_tx(full_bar(stage), kStageBytes);
-        tma_load_2d(smem_base + stage * kStageBytes, &tmap_x, full_bar(stage), static_cast<int>(k0), static_cast<int>(m0));
+        mbar_arrive_expect_tx(full_bar(stage), static_cast<std::uint32_t>(x_rows) * 128u);
+        tma_load_2d(smem_base + stage * kStageBytes, x_rows < BM ? &tmap_tail : &tmap_x, full_bar(stage), static_cast<int>(k0),
+                    static_cast<int>(m0));
       }
     } else {
 #pragma unroll
@@ -588,7 +596,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   // ---- prologue: barriers (TMA), kAhead tiles in flight, tile 0's W landed and dequantized ----
   if constexpr (kTma) {
     if (tid == 0) {
-      tma_prefetch_desc(&tmap_x);
+      tma_prefetch_desc(x_rows < BM ? &tmap_tail : &tmap_x);
 #pragma unroll
       for (int s = 0; s < STAGES; ++s) {
         mbar_init(full_bar(s), 1);

@@ -9,7 +9,7 @@
 
 namespace w4a16::kernels::cuda::prefill_detail {
 
-using KernelFn = void (*)(KernelParams, CUtensorMap);
+using KernelFn = void (*)(KernelParams, CUtensorMap, CUtensorMap);  // params, x tensor map, its tail-box map
 
 struct KernelEntry {
   KernelFn fn;
