@@ -262,6 +262,20 @@ TEST(PrefillPlan, MeasuredPlansApplyWhereMeasuredOnly) {
       }
     }
   EXPECT_GE(hits, 32);  // llama8b.o 1..32 alone, whatever the clusters of this machine
+  // A table-only tile (no cluster needed at split 1): qwen0.5b.gate_up M = 897..1024 takes the 2-CTA
+  // bm128_bn128 (stop 24), which the cost model never picks; the plan runs its early-issue twin.
+  for (std::int64_t m : {897, 1000, 1024}) {
+    ASSERT_TRUE(prefill_measured_plan(9728, 896, m, 90, 132, &e)) << "M " << m;
+    const PrefillConfig& c = prefill_config(e.config);
+    EXPECT_EQ(c.bm, 128);
+    EXPECT_EQ(c.min_blocks, 2) << c.name();
+    EXPECT_TRUE(prefill_config_planned(e.config));
+    EXPECT_FALSE(prefill_config_modeled(e.config)) << c.name();
+    const PrefillPlan p = prefill_plan(9728, 896, m, 90, 132);
+    EXPECT_EQ(prefill_sched_twin(p.config, 0), e.config) << p.describe();
+    EXPECT_EQ(prefill_config(p.config).sched, 1) << p.describe();
+  }
+  EXPECT_NE(prefill_sched_twin(prefill_plan(9728, 896, 896, 90, 132).config, 0), e.config);  // M = 896: not an entry of it
   setenv("W4A16_PREFILL_TABLE", "0", 1);
   EXPECT_FALSE(prefill_measured_plan(4096, 4096, 16, 90, 132, &e));
   const PrefillPlan model = prefill_plan(4096, 4096, 16, 90, 132);

@@ -98,8 +98,8 @@ static_assert(static_cast<int>(PrefillXLoad::cp_async) == static_cast<int>(prefi
 constexpr int kCfgBm256 = 0, kCfgBm128 = 6, kCfgMma128 = 4, kCfgMma64 = 5, kCfgBm64 = 8;
 constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n128Tma = 15, kCfgBm128Occ2Tma = 31;
 // The planned TMA tiles: each has an estimate (tile_us_per_k_tile) and an early-issue twin with a
-// ONE_GROUP kernel (the 8-stage bm128_bn128 has no twin). The cost model chooses among kModelTiles; the 2-CTA bm128_bn128
-// enters plans only through the measured table.
+// ONE_GROUP kernel (the 8-stage bm128_bn128 has no twin). The cost model chooses among kModelTiles;
+// the 2-CTA bm128_bn128 enters plans only through the measured table.
 constexpr int kPlannedTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm128Occ2Tma};
 constexpr int kModelTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma};
 
@@ -137,7 +137,9 @@ constexpr double kSplitClusterFixedUs = 2.347, kSplitClusterUsPerMb = 0.214, kSp
 // 1.03x, llama8b.o M = 129..160 1.05-1.10x): those three entries start where it wins (88, 67, 176).
 // Calls 6-7 added llama8b.gate_up / llama70b.gate_up at M = 96..128 (split 1, which loses at 65..80 too: a
 // partly filled m block of this tile is slow whatever the split); llama8b.down's tune win (0.91x) lost the
-// A/B against its entries below (1.02-1.08x) and was left out.
+// A/B against its entries below (1.02-1.08x) and was left out. Calls 8-9 traced that slowdown to the TMA
+// box's out-of-bounds rows (two CTAs per SM) and removed it (prefill_kernel.cuh tmap_tail): the bm128 occ2
+// entries still start where the tile won before the fix; below that it was not A/B'd since.
 // An entry measured at M covers the tokens after the previous measured M whose m blocks are those of
 // M: the same CTAs over the same k tiles, only the epilogue's valid rows differ. Any dtype, scalar
 // type and group (the plan never sees them), 132 SMs of compute capability 9.0 only;
