@@ -85,6 +85,7 @@ Layer make_layer(const Case& c) {
 struct RunOpts {
   std::optional<PrefillPlan> plan;  // forced plan, else the default prefill_run
   std::int64_t x_pad = 0, y_pad = 0;  // extra elements per row (strided rows)
+  std::int64_t x_nan_rows = 0;        // NaN rows after x's last row in the same allocation (must never be read)
   bool reference = true;  // false: guards and poison checked, no f64 reference (returns 0; bitwise twins)
 };
 
@@ -93,12 +94,14 @@ struct RunOpts {
 double run_check(const Case& c, Layer& l, std::int64_t m, const RunOpts& o, std::vector<std::uint16_t>* out = nullptr) {
   const std::int64_t xs = c.k + o.x_pad, ys = c.n + o.y_pad;
   const std::vector<std::uint16_t> x = test::random_act(m, c.k, c.act, xs);
+  std::vector<std::uint16_t> x_dev = x;  // + x_nan_rows rows of NaN (the caller's memory past x)
+  x_dev.resize(x.size() + static_cast<std::size_t>(o.x_nan_rows * xs), test::poison_bits(c.act));
   const std::int64_t guard = 512;  // poisoned elements after y's last row
   const std::size_t y_elems = static_cast<std::size_t>(m * ys + guard);
   const std::uint16_t poison = test::poison_bits(c.act);
   std::vector<std::uint16_t> y(y_elems, poison);
-  DevBuf dx(x.size() * 2), dy(y_elems * 2);
-  W4A16_CUDA_TRY(cudaMemcpy(dx.p, x.data(), x.size() * 2, cudaMemcpyHostToDevice));
+  DevBuf dx(x_dev.size() * 2), dy(y_elems * 2);
+  W4A16_CUDA_TRY(cudaMemcpy(dx.p, x_dev.data(), x_dev.size() * 2, cudaMemcpyHostToDevice));
   W4A16_CUDA_TRY(cudaMemcpy(dy.p, y.data(), y_elems * 2, cudaMemcpyHostToDevice));
   const std::size_t ws_bytes = o.plan ? prefill_plan_workspace_bytes(*l.w, *o.plan, m)
                                       : prefill_workspace_bytes(c.n, c.k, c.g, c.act_order, m);
@@ -255,8 +258,9 @@ std::vector<int> tma_device_configs() {
 
 // The TMA configs where a wrong box, expect-tx count or swizzle would show: K not a multiple of
 // 64 (the last box is clipped and zero-filled but still counts its full bytes), M not a multiple
-// of the tile (rows past M zero-filled), M = 1, strided x rows, act-order (x gathered into the
-// workspace), one k tile per split, splits that leave uneven tails, both dtypes and formats.
+// of the tile (the last m block's box holds only its M % BM rows: tmap_tail), M = 1, strided x rows,
+// act-order (x gathered into the workspace), one k tile per split, splits that leave uneven tails,
+// both dtypes and formats.
 TEST(PrefillGpu, TmaConfigsOnTailsStridesAndActOrder) {
   SKIP_WITHOUT_GPU();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
@@ -319,6 +323,48 @@ TEST(PrefillGpu, TmaConfigsOnTailsStridesAndActOrder) {
           const double e = run_check(v.c, l, m, o);
           EXPECT_LE(e, test::tolerance(v.c.act)) << v.c.str() << " " << prefill_config(cfg).name() << " split=" << split << " M=" << m;
         }
+  }
+}
+
+// The last m block of a TMA config loads only its real token rows (prefill_kernel.cuh tmap_tail); the
+// stage rows past them keep what they held, which only the B columns of tokens >= M read. So: NaN rows
+// right after x's last row in the same allocation, and shared memory left full of NaN x rows by a
+// previous launch of the same plan (a whole m block of NaN tokens), must leave every output of the
+// tokens < M finite and equal to the reference. (Added 2026-12-04 with the tail box; first run on a
+// device pending when written.)
+TEST(PrefillGpu, TailTokensReadNothingPastM) {
+  SKIP_WITHOUT_GPU();
+  SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
+  const std::vector<int> tma = tma_device_configs();
+  if (tma.empty()) GTEST_SKIP() << "no TMA config runs on capability " << device_capability();
+  for (DType act : {DType::f16, DType::bf16}) {
+    Case c;
+    c.act = c.scale = act;
+    c.bias = true;
+    c.n = 200;
+    c.k = 768;
+    Layer l = make_layer(c);
+    for (int cfg : tma)
+      for (int split : {1, 2}) {
+        const std::int64_t bm = prefill_config(cfg).bm;
+        PrefillPlan p;
+        p.config = cfg;
+        p.split = split;
+        {  // a whole m block of NaN tokens through the same plan: its CTAs leave NaN rows in their stages
+          const std::vector<std::uint16_t> xn(static_cast<std::size_t>(bm * c.k), test::poison_bits(act));
+          DevBuf dx(xn.size() * 2), dy(static_cast<std::size_t>(bm * c.n * 2)), ws(prefill_plan_workspace_bytes(*l.w, p, bm));
+          W4A16_CUDA_TRY(cudaMemcpy(dx.p, xn.data(), xn.size() * 2, cudaMemcpyHostToDevice));
+          prefill_run_plan(*l.w, p, dx.p, bm, c.k, dy.p, c.n, ws.p, ws.bytes, nullptr);
+          W4A16_CUDA_TRY(cudaDeviceSynchronize());
+        }
+        for (std::int64_t m : {bm - 5, bm + 3}) {
+          RunOpts o;
+          o.plan = p;
+          o.x_nan_rows = bm;
+          const double e = run_check(c, l, m, o);
+          EXPECT_LE(e, test::tolerance(act)) << c.str() << " " << prefill_config(cfg).name() << " split=" << split << " M=" << m;
+        }
+      }
   }
 }
 
