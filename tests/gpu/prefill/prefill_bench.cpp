@@ -195,27 +195,40 @@ void tune_large_m(FILE* f, cudaStream_t s) {
 
 }  // namespace
 
+// The comma-separated items of environment variable `name` (none where it is unset or empty).
+std::vector<std::string> env_items(const char* name) {
+  std::vector<std::string> v;
+  const char* env = std::getenv(name);
+  if (env == nullptr || *env == '\0') return v;
+  std::stringstream list(env);
+  for (std::string item; std::getline(list, item, ',');) v.push_back(item);
+  return v;
+}
+
+// One item of env_items(name) as an integer >= lo; anything else throws naming the variable.
+long long env_int(const char* name, const std::string& item, long long lo, const char* expected) {
+  std::size_t used = 0;
+  long long v = lo - 1;
+  try {
+    v = std::stoll(item, &used);
+  } catch (const std::exception&) {
+  }
+  if (used == 0 || used != item.size() || v < lo)
+    throw std::invalid_argument(std::string(name) + ": expected " + expected + " separated by commas, got '" + std::getenv(name) + "'");
+  return v;
+}
+
 // The tiles tune_tma measures: every TMA config in the k-loop order the plan runs (the early-issue
 // twin, SCHED 1, where the tile has one; the tile itself where it has none), or the config indices
 // listed in W4A16_PREFILL_TUNE_CONFIGS (comma-separated).
 std::vector<int> tune_tma_configs() {
   std::vector<int> v;
-  if (const char* env = std::getenv("W4A16_PREFILL_TUNE_CONFIGS"); env != nullptr && *env != '\0') {
-    std::stringstream list(env);
-    for (std::string item; std::getline(list, item, ',');) {
-      std::size_t used = 0;
-      int c = -1;
-      try {
-        c = std::stoi(item, &used);
-      } catch (const std::exception&) {
-      }
-      if (used == 0 || used != item.size())
-        throw std::invalid_argument(std::string("W4A16_PREFILL_TUNE_CONFIGS: expected config indices separated by commas, got '") + env + "'");
-      kc::prefill_config(c);  // range check: throws naming the index
-      v.push_back(c);
-    }
-    return v;
+  for (const std::string& item : env_items("W4A16_PREFILL_TUNE_CONFIGS")) {
+    const int c = static_cast<int>(env_int("W4A16_PREFILL_TUNE_CONFIGS", item, 0, "config indices"));
+    kc::prefill_config(c);  // range check: throws naming the index
+    v.push_back(c);
   }
+  if (!v.empty()) return v;
   for (int c = 0; c < kc::prefill_config_count(); ++c) {
     const kc::PrefillConfig& cfg = kc::prefill_config(c);
     if (cfg.x_load != kc::PrefillXLoad::tma) continue;
@@ -228,31 +241,8 @@ std::vector<int> tune_tma_configs() {
 // >= 1; e.g. points between the measured ones, to check the plan where it was not fitted). Empty: unset.
 std::vector<std::int64_t> tune_ms() {
   std::vector<std::int64_t> v;
-  const char* env = std::getenv("W4A16_PREFILL_TUNE_MS");
-  if (env == nullptr || *env == '\0') return v;
-  std::stringstream list(env);
-  for (std::string item; std::getline(list, item, ',');) {
-    std::size_t used = 0;
-    long long m = 0;
-    try {
-      m = std::stoll(item, &used);
-    } catch (const std::exception&) {
-    }
-    if (used == 0 || used != item.size() || m < 1)
-      throw std::invalid_argument(std::string("W4A16_PREFILL_TUNE_MS: expected token counts >= 1 separated by commas, got '") + env + "'");
-    v.push_back(m);
-  }
-  return v;
-}
-
-// W4A16_PREFILL_TUNE_SHAPES: the shapes tune_tma times instead of its own (comma-separated names of
-// the shape table in main, llama70b.gate_up allowed). Empty: unset.
-std::vector<std::string> tune_shapes() {
-  std::vector<std::string> v;
-  const char* env = std::getenv("W4A16_PREFILL_TUNE_SHAPES");
-  if (env == nullptr || *env == '\0') return v;
-  std::stringstream list(env);
-  for (std::string item; std::getline(list, item, ',');) v.push_back(item);
+  for (const std::string& item : env_items("W4A16_PREFILL_TUNE_MS"))
+    v.push_back(env_int("W4A16_PREFILL_TUNE_MS", item, 1, "token counts >= 1"));
   return v;
 }
 
@@ -290,7 +280,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "tune_tma") {  // the TMA tiles of the plan x splits on every shape below llama70b (plan tuning)
-    const std::vector<std::string> only = tune_shapes();
+    // W4A16_PREFILL_TUNE_SHAPES: the shapes to time instead of these (names below, llama70b.gate_up allowed).
+    const std::vector<std::string> only = env_items("W4A16_PREFILL_TUNE_SHAPES");
     for (const std::string& name : only)
       if (std::none_of(std::begin(shapes), std::end(shapes), [&](const Shape& sh) { return name == sh.name; }))
         throw std::invalid_argument("W4A16_PREFILL_TUNE_SHAPES: no shape named '" + name + "'");

@@ -575,15 +575,18 @@ const PrefillConfig& prefill_config(int i) {
   return kConfigs[i];
 }
 
-bool prefill_config_planned(int config) {
+namespace {
+// Whether the config, or the measured-order (SCHED 0) twin of an early-issue config, is one of `tiles`.
+template <std::size_t N>
+bool tile_or_twin_in(int config, const int (&tiles)[N]) {
   const int base = prefill_config(config).sched != 0 ? prefill_sched_twin(config, 0) : config;
-  return std::find(std::begin(kPlannedTiles), std::end(kPlannedTiles), base) != std::end(kPlannedTiles);
+  return std::find(std::begin(tiles), std::end(tiles), base) != std::end(tiles);
 }
+}  // namespace
 
-bool prefill_config_modeled(int config) {
-  const int base = prefill_config(config).sched != 0 ? prefill_sched_twin(config, 0) : config;
-  return std::find(std::begin(kModelTiles), std::end(kModelTiles), base) != std::end(kModelTiles);
-}
+bool prefill_config_planned(int config) { return tile_or_twin_in(config, kPlannedTiles); }
+
+bool prefill_config_modeled(int config) { return tile_or_twin_in(config, kModelTiles); }
 
 int prefill_sched_twin(int config, int sched) {
   const PrefillConfig& c = prefill_config(config);
@@ -689,7 +692,7 @@ double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, 
   const double t_tile = tile_us_per_k_tile(config);
   if (t_tile <= 0)
     fail(ErrorCode::invalid_argument, "config",
-         "a TMA tile of the plan (12..15) or a twin of one (early-issue order, tma_eb x load)", cfg.name());
+         "a planned TMA tile (12..15, 31) or a twin of one (early-issue order, tma_eb x load)", cfg.name());
   if (split < 1 || sm_count < 1) fail(ErrorCode::invalid_argument, "split, sm_count", ">= 1", std::to_string(split) + ", " + std::to_string(sm_count));
   const std::int64_t n_pad = round_up(n, 64), k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
   std::int64_t kts = 0;
