@@ -138,8 +138,10 @@ constexpr double kSplitClusterFixedUs = 2.347, kSplitClusterUsPerMb = 0.214, kSp
 // Calls 6-7 added llama8b.gate_up / llama70b.gate_up at M = 96..128 (split 1, which loses at 65..80 too: a
 // partly filled m block of this tile is slow whatever the split); llama8b.down's tune win (0.91x) lost the
 // A/B against its entries below (1.02-1.08x) and was left out. Calls 8-9 traced that slowdown to the TMA
-// box's out-of-bounds rows (two CTAs per SM) and removed it (prefill_kernel.cuh tmap_tail): the bm128 occ2
-// entries still start where the tile won before the fix; below that it was not A/B'd since.
+// box's out-of-bounds rows (two CTAs per SM) and removed it (prefill_kernel.cuh tmap_tail). With it, an A/B
+// (2026-12-04 call 1, 3 interleaved rounds) moved llama8b.gate_up / llama70b.gate_up / 8192x8192 / llama8b.qkv
+// down to M = 65 (0.89-0.95x the time at M = 65..88); llama8b.o at M = 129 / 160 measured 1.00 / 0.975x, within
+// the runs' spread: it still starts at 176.
 // An entry measured at M covers the tokens after the previous measured M whose m blocks are those of
 // M: the same CTAs over the same k tiles, only the epilogue's valid rows differ. Any dtype, scalar
 // type and group (the plan never sees them), 132 SMs of compute capability 9.0 only;
@@ -164,7 +166,8 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {1152, 896, 65, 128, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},
     {1152, 896, 449, 512, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.qkv M = 512: bm64 s3 cluster 6.0 -> 5.8 us
     {1152, 896, 897, 1024, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.qkv M = 1024: bm64 s1 8.9 -> 7.8 us (stop 24)
-    {6144, 4096, 67, 128, kCfgBm128Occ2Tma, 4, PrefillSplitReduce::cluster},  // llama8b.qkv M = 68..128: bm128 s4 cluster 0.89-0.95x (stop 24)
+    // llama8b.qkv M = 68..128: bm128 s4 cluster 0.89-0.95x (stop 24); M = 65: 17.2 -> 15.5 us (2026-12-04, the tail box)
+    {6144, 4096, 65, 128, kCfgBm128Occ2Tma, 4, PrefillSplitReduce::cluster},
     // llama8b.o M = 8: bm64 s8 kernel 8.3 -> 8.2; M = 16: bm64 s8 kernel 8.2 -> 7.7; M = 32: bm64 s8 kernel 8.4 -> 8.1 us
     {4096, 4096, 1, 32, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},
     // llama8b.o M = 100: bm128 s6 cluster 14.9 -> 12.3; M = 128: bm128 s6 cluster 15.6 -> 12.3 us
@@ -173,7 +176,8 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {4096, 14336, 65, 100, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},  // llama8b.down M = 100: bm128 s6 cluster 35.0 -> 32.6 us
     {4096, 14336, 101, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // llama8b.down M = 128: bm128 s6 cluster 36.0 -> 34.3 us
     {8192, 8192, 33, 64, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // 8192x8192 M = 64: bm64 s4 kernel 22.7 -> 21.2 us
-    {8192, 8192, 88, 128, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},  // 8192x8192 M = 88..128: bm128 s4 kernel 0.89-0.98x (stop 24)
+    // 8192x8192 M = 88..128: bm128 s4 kernel 0.89-0.98x (stop 24); M = 65..80: 0.94-0.95x (2026-12-04)
+    {8192, 8192, 65, 128, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},
     // qwen0.5b.gate_up M = 32: bm64 s3 cluster 5.8 -> 5.6; M = 64: bm64 s3 cluster 6.4 -> 5.9 us
     {9728, 896, 17, 64, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},
     // qwen0.5b.gate_up (stop 24, bm128 occ2 s1): M = 128: bm64 s1 9.1 -> 8.4; M = 512: bm64 s1 23.1 -> 20.5; M = 1024: bm256 s1 37.2 -> 33.0 us
@@ -181,9 +185,10 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {9728, 896, 385, 512, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
     {9728, 896, 897, 1024, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
     // stop 24 calls 6-7 (bm128 occ2 s1; A/B against the model's bm128_bn256 s1, 3 rounds): M = 96..128 0.92-0.93x
-    // (llama8b.gate_up 53.0 -> 49.5 us at M = 100), 1.02-1.28x at M = 65..80: the entries start at 96.
-    {28672, 4096, 96, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // llama8b.gate_up
-    {57344, 8192, 96, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // llama70b.gate_up: 0.92-0.96x
+    // (llama8b.gate_up 53.0 -> 49.5 us at M = 100), then 1.02-1.28x at M = 65..80; with the tail box
+    // (2026-12-04, 3 rounds) M = 65..88 0.89-0.90x (llama8b.gate_up 52.7 -> 46.8 us at M = 65), 0.91-0.94x (llama70b).
+    {28672, 4096, 65, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // llama8b.gate_up
+    {57344, 8192, 65, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // llama70b.gate_up: 0.92-0.96x
 };
 constexpr int kMeasuredPrefillSms = 132;
 
