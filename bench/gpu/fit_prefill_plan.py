@@ -47,7 +47,7 @@ TILES = {"wgmma_bm256_bn128_s5_ov_tma": (256, 128, 1), "wgmma_bm128_bn256_s6_ov_
 NAMES = list(TILES)
 # Tiles the measured table may take but the cost model never picks (prefill.cu kModelTiles leaves them out):
 # read from the tune CSVs for --table only, never scored or fitted.
-TABLE_ONLY = {"wgmma_bm128_bn128_s4_ov_occ2_tma": (128, 128, 2)}
+TABLE_ONLY = {"wgmma_bm128_bn128_s4_ov_occ2_tma": (128, 128, 2), "wgmma_bm192_bn192_s6_ov_tma": (192, 192, 1)}
 ALL_TILES = {**TILES, **TABLE_ONLY}
 # t_tile per TILES entry, launch, kernel reduce, its us per MB of partials, cluster reduce, its us
 # per MB (prefill.cu; estimate() uses the kernel reduce's pair)
@@ -173,7 +173,7 @@ def print_table(d, cands, est, margin, force=frozenset()):
     over the same k tiles, only the epilogue's valid rows differ)."""
     cfg = {"wgmma_bm256_bn128_s5_ov_tma": "kCfgBm256Tma", "wgmma_bm128_bn256_s6_ov_tma": "kCfgBm128Tma",
            "wgmma_bm64_bn128_s6_ov_occ2_tma": "kCfgBm64Tma", "wgmma_bm128_bn128_s8_ov_tma": "kCfgBm128n128Tma",
-           "wgmma_bm128_bn128_s4_ov_occ2_tma": "kCfgBm128Occ2Tma"}
+           "wgmma_bm128_bn128_s4_ov_occ2_tma": "kCfgBm128Occ2Tma", "wgmma_bm192_bn192_s6_ov_tma": "kCfgBm192Tma"}
     ms = sorted({m for _, m in d})
     rows = []  # [shape, lo, hi, best, notes]; a range that continues the previous one with the same plan extends it
     for (shape, m), v in sorted(d.items(), key=lambda kv: (SHAPES[kv[0][0]], kv[0][1])):
@@ -186,7 +186,7 @@ def print_table(d, cands, est, margin, force=frozenset()):
         lo = max(prev + 1, (-(-m // bm) - 1) * bm + 1)
         was = f"{v[pick]:.1f}" if pick in v else "untimed"
         short = "bm%d%s" % (TILES[pick[0]][0], "n128" if pick[0] == "wgmma_bm128_bn128_s8_ov_tma" else "")
-        note_tile = " bm128 occ2" if best[0] in TABLE_ONLY else ""
+        note_tile = {"wgmma_bm128_bn128_s4_ov_occ2_tma": " bm128 occ2", "wgmma_bm192_bn192_s6_ov_tma": " bm192"}.get(best[0], "")
         note = f"M = {m}: {short} s{pick[1]} {pick[2]} {was} ->{note_tile} {v[best]:.1f}"
         if rows and rows[-1][0] == shape and rows[-1][3] == best and rows[-1][2] + 1 == lo:
             rows[-1][2] = m

@@ -96,11 +96,13 @@ static_assert(static_cast<int>(PrefillXLoad::cp_async) == static_cast<int>(prefi
 // Config indices the plan uses (order of W4A16_PREFILL_CONFIGS in prefill_launch.cuh): the
 // cp.async tiles measured on 2026-12-02 and their TMA twins.
 constexpr int kCfgBm256 = 0, kCfgBm128 = 6, kCfgMma128 = 4, kCfgMma64 = 5, kCfgBm64 = 8;
-constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n128Tma = 15, kCfgBm128Occ2Tma = 31;
+constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n128Tma = 15, kCfgBm128Occ2Tma = 31,
+              kCfgBm192Tma = 30;
 // The planned TMA tiles: each has an estimate (tile_us_per_k_tile) and an early-issue twin with a
 // ONE_GROUP kernel (the 8-stage bm128_bn128 has no twin). The cost model chooses among kModelTiles;
-// the 2-CTA bm128_bn128 enters plans only through the measured table.
-constexpr int kPlannedTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm128Occ2Tma};
+// the 2-CTA bm128_bn128 and the 192 x 192 tile (3 warpgroups: 129..192 tokens in one m block) enter
+// plans only through the measured table.
+constexpr int kPlannedTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm128Occ2Tma, kCfgBm192Tma};
 constexpr int kModelTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma};
 
 // The split term of prefill_plan_estimate_us per reduce mode: fixed us + us per MB of fp32
@@ -168,13 +170,18 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {1152, 896, 897, 1024, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.qkv M = 1024: bm64 s1 8.9 -> 7.8 us (stop 24)
     // llama8b.qkv M = 68..128: bm128 s4 cluster 0.89-0.95x (stop 24); M = 65: 17.2 -> 15.5 us (2026-12-04, the tail box)
     {6144, 4096, 65, 128, kCfgBm128Occ2Tma, 4, PrefillSplitReduce::cluster},
+    {6144, 4096, 129, 192, kCfgBm192Tma, 3, PrefillSplitReduce::cluster},  // llama8b.qkv M = 136 / 160: bm256 s2 23.2 / 23.5 -> 22.5 / 23.1 us
     // llama8b.o M = 8: bm64 s8 kernel 8.3 -> 8.2; M = 16: bm64 s8 kernel 8.2 -> 7.7; M = 32: bm64 s8 kernel 8.4 -> 8.1 us
     {4096, 4096, 1, 32, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},
     // llama8b.o M = 100: bm128 s6 cluster 14.9 -> 12.3; M = 128: bm128 s6 cluster 15.6 -> 12.3 us
     {4096, 4096, 65, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
+    {4096, 4096, 129, 175, kCfgBm192Tma, 5, PrefillSplitReduce::cluster},  // llama8b.o M = 136 / 160: bm256 s3 17.9 / 18.3 -> 17.2 / 17.3 us
     {4096, 4096, 176, 256, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},  // llama8b.o M = 176..256: bm256 s3 0.90-0.97x (stop 24)
     {4096, 14336, 65, 100, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},  // llama8b.down M = 100: bm128 s6 cluster 35.0 -> 32.6 us
     {4096, 14336, 101, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // llama8b.down M = 128: bm128 s6 cluster 36.0 -> 34.3 us
+    // 2026-12-04 call 2 (the 192 x 192 tile, 129..192 tokens in one m block; cluster reduce): llama8b.down M = 136 / 160 / 192:
+    // bm256 s3 48.8 / 49.3 / 51.3 -> 42.3 / 42.1 / 43.1 us
+    {4096, 14336, 129, 192, kCfgBm192Tma, 5, PrefillSplitReduce::cluster},
     {8192, 8192, 33, 64, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // 8192x8192 M = 64: bm64 s4 kernel 22.7 -> 21.2 us
     // 8192x8192 M = 88..128: bm128 s4 kernel 0.89-0.98x (stop 24); M = 65..80: 0.94-0.95x (2026-12-04)
     {8192, 8192, 65, 128, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},
@@ -189,6 +196,8 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     // (2026-12-04, 3 rounds) M = 65..88 0.89-0.90x (llama8b.gate_up 52.7 -> 46.8 us at M = 65), 0.91-0.94x (llama70b).
     {28672, 4096, 65, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // llama8b.gate_up
     {57344, 8192, 65, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // llama70b.gate_up: 0.92-0.96x
+    // llama70b.gate_up M = 136 / 160 / 192: bm256 s2 318 / 327 / 329 -> bm192 s2 282 / 291 / 294 us (2026-12-04 call 2)
+    {57344, 8192, 129, 192, kCfgBm192Tma, 2, PrefillSplitReduce::cluster},
 };
 constexpr int kMeasuredPrefillSms = 132;
 
@@ -454,14 +463,16 @@ int active_clusters(const KernelEntry& e, int threads, int split) {
 bool cluster_schedulable(const KernelEntry& e, int threads, int split) { return active_clusters(e, threads, split) >= 1; }
 
 // us per k tile per wave of the estimate (file comment), measured for the cost model's four TMA tiles
-// (bm128_bn128 occ2's 0.7 only decides the automatic reduce mode of a forced plan: the model never picks it); a
-// twin of one (the early-issue orders, the tma_eb x load: the same tile and stages) is estimated as
-// that tile until it has constants of its own. 0: no estimate (bm192, the cp.async and mma tiles).
+// (the table-only tiles' values only decide the automatic reduce mode of a forced plan: the model never picks
+// them; bm192's 0.88 is llama70b.gate_up M = 136 split 2, 2026-12-04 call 2); a twin of one (the early-issue
+// orders, the tma_eb x load: the same tile and stages) is estimated as that tile until it has constants of
+// its own. 0: no estimate (the cp.async and mma tiles).
 double tile_us_per_k_tile(int config) {
   const PrefillConfig& c = prefill_config(config);
   if (c.path != PrefillPath::wgmma || !is_tma_config(c)) return 0;
   for (const auto& [base, us] :
-       {std::pair{kCfgBm256Tma, 0.73}, {kCfgBm128Tma, 0.82}, {kCfgBm64Tma, 0.65}, {kCfgBm128n128Tma, 1.2}, {kCfgBm128Occ2Tma, 0.7}}) {
+       {std::pair{kCfgBm256Tma, 0.73}, {kCfgBm128Tma, 0.82}, {kCfgBm64Tma, 0.65}, {kCfgBm128n128Tma, 1.2}, {kCfgBm128Occ2Tma, 0.7},
+        {kCfgBm192Tma, 0.88}}) {
     const PrefillConfig& b = kConfigs[base];
     if (b.bm == c.bm && b.wg == c.wg && b.mb == c.mb && b.stages == c.stages && b.overlap == c.overlap && b.min_blocks == c.min_blocks)
       return us;
@@ -864,8 +875,10 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   // ignore the (zero) map.
   const bool tma = cfg.x_load == PrefillXLoad::tma || cfg.x_load == PrefillXLoad::tma_eb;
   const CUtensorMap tmap = tma ? make_x_tensor_map(xk, w.act_dtype, m, w.k, xk_stride, cfg.bm) : CUtensorMap{};
-  // The last m block's box holds only its M % bm real token rows (prefill_kernel.cuh: tmap_tail).
-  const CUtensorMap tmap_tail = tma && m % cfg.bm != 0 ? make_x_tensor_map(xk, w.act_dtype, m, w.k, xk_stride, static_cast<int>(m % cfg.bm))
+  // The last m block's box holds only its M % bm real token rows (prefill_kernel.cuh: tmap_tail), or
+  // with W4A16_PREFILL_TAIL_BOX=0 all bm rows, zero-filled past M (the A/B baseline).
+  p.tail_box_rows = resolve_switch(-1, "W4A16_PREFILL_TAIL_BOX", "W4A16_PREFILL_TAIL_BOX") ? static_cast<int>(m % cfg.bm) : cfg.bm;
+  const CUtensorMap tmap_tail = tma && m % cfg.bm != 0 ? make_x_tensor_map(xk, w.act_dtype, m, w.k, xk_stride, p.tail_box_rows)
                                                       : CUtensorMap{};
   cudaLaunchConfig_t lc{};
   lc.gridDim = grid;

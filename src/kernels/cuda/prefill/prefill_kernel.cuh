@@ -6,10 +6,11 @@
 //       (the launcher gathers act-order / misaligned x into the workspace first)
 //   tmap_x  (XLOAD tma / tma_eb only) 2-D tensor map of x made by the launcher: dims {K, M},
 //       row stride x_stride * 2 bytes, box {64, BM}, 128B swizzle, out-of-bounds zero fill
-//   tmap_tail  (the same, where M % BM != 0) box {64, M % BM}: the last m block loads only its real
-//       token rows; the stage's rows past them keep what they held (B columns of tokens >= M, whose
-//       outputs no store takes: each wgmma column depends on its own B column only). A box of mostly
-//       out-of-bounds rows measured up to 1.3x slower on the 2-CTA tiles (docs/benchmarks/prefill.md, stop 24)
+//   tmap_tail  (the same, where M % BM != 0) box {64, p.tail_box_rows}: by default M % BM, the last m
+//       block loads only its real token rows; the stage's rows past them keep what they held (B columns
+//       of tokens >= M, whose outputs no store takes: each wgmma column depends on its own B column only).
+//       A box of mostly out-of-bounds rows measured up to 1.3x slower on the 2-CTA tiles
+//       (docs/benchmarks/prefill.md, stop 24). W4A16_PREFILL_TAIL_BOX=0: BM rows, zero-filled past M.
 //   out split == 1: y (M, N) act dtype, row stride y_stride, bias added, rounded once from fp32
 //       split  > 1, cluster_reduce == 0: fp32 partials (split, M, N) contiguous; reduce_kernel
 //                   (prefill.cu) sums them in split order (deterministic) and adds bias
@@ -87,6 +88,7 @@ struct KernelParams {
   int split;
   int cluster_reduce;            // 1: split > 1 reduced in the cluster (TMA configs only), 0: partials
   int group_shift;               // log2(group_len) when groups > 1 (g = 32..256 are powers of two)
+  int tail_box_rows;             // TMA, M % BM != 0: the rows of tmap_tail's box (M % BM, or BM: zero-filled past M)
 };
 
 // Per activation dtype: the magic number (dequant_consts.hpp) and zhi_of, the zero constant of the
@@ -431,7 +433,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       if (tid == 0) {
         if constexpr (XL == XLoad::tma_eb)
           if (t >= STAGES) mbar_wait(empty_bar(stage), static_cast<std::uint32_t>(t / STAGES - 1) & 1u);
-        mbar_arrive_expect_tx(full_bar(stage), static_cast<std::uint32_t>(x_rows) * 128u);
+        mbar_arrive_expect_tx(full_bar(stage), static_cast<std::uint32_t>(x_rows < BM ? p.tail_box_rows : BM) * 128u);
         tma_load_2d(smem_base + stage * kStageBytes, x_rows < BM ? &tmap_tail : &tmap_x, full_bar(stage), static_cast<int>(k0),
                     static_cast<int>(m0));
       }

@@ -84,11 +84,11 @@ inline constexpr ConfigParams kConfigParams[kNumConfigs] = {W4A16_PREFILL_CONFIG
 #undef W4A16_PARAMS
 
 // The configs with a ONE_GROUP variant (prefill_kernel.cuh: one scale / zero entry per k tile, for
-// g >= 64 and channelwise): the early-issue (SCHED 1) twins of the four planned TMA tiles that have
-// one (20, 22, 23; 15 has none), the kernels the default plan runs (prefill.cu checks the list).
+// g >= 64 and channelwise): the early-issue (SCHED 1) twins of the planned TMA tiles that have one
+// (20, 22, 23, 28, 32; 15 has none), the kernels the default plan runs (prefill.cu checks the list).
 // Only these are instantiated twice (compile time); every other config runs its per-half kernel at
 // any group size.
-using OneGroupConfigs = std::integer_sequence<int, 20, 22, 23, 32>;
+using OneGroupConfigs = std::integer_sequence<int, 20, 22, 23, 28, 32>;
 
 // Entries for one (dtype, scalar type): defined in prefill_inst_<dtype>_<scalar>.cu.
 const KernelEntry* kernels_f16_zeros();
