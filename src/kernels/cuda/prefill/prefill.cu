@@ -198,6 +198,24 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {57344, 8192, 65, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // llama70b.gate_up: 0.92-0.96x
     // llama70b.gate_up M = 136 / 160 / 192: bm256 s2 318 / 327 / 329 -> bm192 s2 282 / 291 / 294 us (2026-12-04 call 2)
     {57344, 8192, 129, 192, kCfgBm192Tma, 2, PrefillSplitReduce::cluster},
+    // 2026-12-04 call 4 (tune_tma at M = 320, 384, 576, 768): the 192-token tile where its 2 / 3 / 4 m blocks hold
+    // the tokens with less padding than 256-token blocks, from the token count after the last one measured before
+    // (256, 512, 576). Call 5 (prefill_dq_ab, 3 interleaved rounds, another device) confirmed every entry below at
+    // 0.65-0.95x the time (M = 288..384, 520 / 576, 768); llama8b.down M = 257..384 at bm192 split 3 (tune 69.6 us, one
+    // wave of 44 clusters of 3 on that device) measured 1.63x the old plan there and is left out. Tune us (default
+    // plan -> entry):
+    // llama70b.gate_up M = 320 / 384: bm128 s2 686 / 699 -> 589 / 601; M = 576: 1092 -> 865
+    {57344, 8192, 257, 384, kCfgBm192Tma, 1, PrefillSplitReduce::automatic},
+    {57344, 8192, 513, 576, kCfgBm192Tma, 1, PrefillSplitReduce::automatic},
+    {8192, 8192, 513, 576, kCfgBm192Tma, 1, PrefillSplitReduce::automatic},  // 8192x8192 M = 576: bm256 s2 141.0 -> 105.2
+    {4096, 14336, 513, 576, kCfgBm192Tma, 2, PrefillSplitReduce::cluster},  // llama8b.down M = 576: bm128 s4 149.6 -> 95.0
+    // llama8b.gate_up M = 320 / 384: bm128 s1 160.2 / 165.0 -> 149.3 / 153.0; M = 576: 270.7 -> 217.4
+    {28672, 4096, 257, 384, kCfgBm192Tma, 2, PrefillSplitReduce::cluster},
+    {28672, 4096, 513, 576, kCfgBm192Tma, 1, PrefillSplitReduce::automatic},
+    {4096, 4096, 513, 576, kCfgBm192Tma, 2, PrefillSplitReduce::cluster},  // llama8b.o M = 576: bm256 s1 41.4 -> 31.9
+    // llama8b.qkv M = 320 / 384: bm64 s1 32.8 / bm128 s3 46.6 -> 29.4 / 30.3; M = 768: bm256 s4 81.7 -> 53.2 (one wave)
+    {6144, 4096, 257, 384, kCfgBm192Tma, 2, PrefillSplitReduce::cluster},
+    {6144, 4096, 577, 768, kCfgBm192Tma, 1, PrefillSplitReduce::automatic},
 };
 constexpr int kMeasuredPrefillSms = 132;
 
