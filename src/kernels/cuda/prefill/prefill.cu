@@ -726,7 +726,7 @@ double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, 
   const double t_tile = tile_us_per_k_tile(config);
   if (t_tile <= 0)
     fail(ErrorCode::invalid_argument, "config",
-         "a planned TMA tile (12..15, 31) or a twin of one (early-issue order, tma_eb x load)", cfg.name());
+         "a planned TMA tile (12..15, 30, 31) or a twin of one (early-issue order, tma_eb x load)", cfg.name());
   if (split < 1 || sm_count < 1) fail(ErrorCode::invalid_argument, "split, sm_count", ">= 1", std::to_string(split) + ", " + std::to_string(sm_count));
   const std::int64_t n_pad = round_up(n, 64), k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
   std::int64_t kts = 0;
