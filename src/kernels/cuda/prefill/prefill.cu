@@ -216,6 +216,30 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     // llama8b.qkv M = 320 / 384: bm64 s1 32.8 / bm128 s3 46.6 -> 29.4 / 30.3; M = 768: bm256 s4 81.7 -> 53.2 (one wave)
     {6144, 4096, 257, 384, kCfgBm192Tma, 2, PrefillSplitReduce::cluster},
     {6144, 4096, 577, 768, kCfgBm192Tma, 1, PrefillSplitReduce::automatic},
+    // 2026-12-04 call 6 (tune_tma: the Qwen shapes at M = 160..768, four large shapes at M = 1152 / 1344); call 7 (prefill_dq_ab,
+    // 3 interleaved rounds) confirmed every entry below: 0.72-0.92x at M = 1100 / 1152 / 1344, 0.81-0.92x on the Qwen
+    // shapes (llama8b.gate_up M = 1100 0.98x). Default -> entry us in the tune:
+    // 8192x8192 M = 1152: bm256 s2 258.8 -> bm192 s1 212.8; llama8b.down: bm128 s4 255.4 -> 184.2;
+    // llama8b.gate_up M = 1152 / 1344: 509.2 / 569.5 -> 434.3 / 511.0
+    {8192, 8192, 1025, 1152, kCfgBm192Tma, 1, PrefillSplitReduce::automatic},
+    {4096, 14336, 1025, 1152, kCfgBm192Tma, 1, PrefillSplitReduce::automatic},
+    {28672, 4096, 1025, 1344, kCfgBm192Tma, 1, PrefillSplitReduce::automatic},
+    // qwen0.5b.gate_up M = 320 / 384 / 576: 14.5 / 14.6 / 24.7 -> bm128 occ2 s1 13.2 / 13.3 / 20.2 (385..512 already)
+    {9728, 896, 257, 384, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
+    {9728, 896, 513, 576, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
+    // qwen0.5b.o M = 160 / 384 / 576 / 768: bm64 s5 / s3 / s3 / s2 4.5 / 5.8 / 6.0 / 6.7 -> s4 / s2 / s2 / s1 4.1 / 5.2 / 5.4 / 5.9
+    {896, 896, 129, 192, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},
+    {896, 896, 321, 384, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
+    {896, 896, 513, 576, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
+    {896, 896, 705, 768, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},
+    // qwen0.5b.qkv M = 160 / 320 / 384 / 576 / 768: bm64 s5 / s3 / s3 / s2 / s2 5.2 / 5.9 / 5.9 / 6.7 / 6.8 -> s4 / s2 / s2 / s1 / s1
+    // 4.2 / 5.3 / 5.3 / 5.9 / 6.0
+    {1152, 896, 129, 192, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},
+    {1152, 896, 257, 384, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
+    {1152, 896, 513, 768, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},
+    // qwen0.5b.down M = 160 / 576: bm64 s8 9.1 / bm256 s5 16.5 -> bm64 s4 / s2 8.4 / 14.1
+    {896, 4864, 129, 192, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},
+    {896, 4864, 513, 576, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
 };
 constexpr int kMeasuredPrefillSms = 132;
 
