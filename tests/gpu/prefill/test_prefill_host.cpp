@@ -276,6 +276,21 @@ TEST(PrefillPlan, MeasuredPlansApplyWhereMeasuredOnly) {
     EXPECT_EQ(prefill_config(p.config).sched, 1) << p.describe();
   }
   EXPECT_NE(prefill_sched_twin(prefill_plan(9728, 896, 896, 90, 132).config, 0), e.config);  // M = 896: not an entry of it
+  // The other table-only tile: 192 weight rows x 192 tokens (3 warpgroups) takes 8192x8192 at M = 1025..1152 (six
+  // 192-token blocks instead of five of 256; stop 25), split 1, its early-issue twin.
+  for (std::int64_t m : {1025, 1100, 1152}) {
+    ASSERT_TRUE(prefill_measured_plan(8192, 8192, m, 90, 132, &e)) << "M " << m;
+    const PrefillConfig& c = prefill_config(e.config);
+    EXPECT_EQ(c.bm, 192) << c.name();
+    EXPECT_EQ(c.wg, 3) << c.name();
+    EXPECT_EQ(e.split, 1);
+    EXPECT_TRUE(prefill_config_planned(e.config));
+    EXPECT_FALSE(prefill_config_modeled(e.config)) << c.name();
+    const PrefillPlan p = prefill_plan(8192, 8192, m, 90, 132);
+    EXPECT_EQ(prefill_sched_twin(p.config, 0), e.config) << p.describe();
+    EXPECT_EQ(prefill_config(p.config).sched, 1) << p.describe();
+  }
+  EXPECT_NE(prefill_config(prefill_plan(8192, 8192, 1024, 90, 132).config).bm, 192);  // M = 1024: four 256-token blocks
   setenv("W4A16_PREFILL_TABLE", "0", 1);
   EXPECT_FALSE(prefill_measured_plan(4096, 4096, 16, 90, 132, &e));
   const PrefillPlan model = prefill_plan(4096, 4096, 16, 90, 132);
