@@ -967,6 +967,9 @@ TEST(PrefillGpu, ChainedLayersWithPdlReadOnlyCompleteInputs) {
   setenv("W4A16_PREFILL_PDL", "2", 1);
   expect_error(ErrorCode::invalid_argument, [&] { prefill_run_plan(*l1.w, p1, dx1.p, m, c1.k, dy1.p, c1.n, ws.p, ws.bytes, s); }, "W4A16_PREFILL_PDL=2");
   unsetenv("W4A16_PREFILL_PDL");
+  setenv("W4A16_PREFILL_TAIL_BOX", "yes", 1);  // W4A16_PREFILL_TAIL_BOX likewise
+  expect_error(ErrorCode::invalid_argument, [&] { prefill_run_plan(*l1.w, p1, dx1.p, m, c1.k, dy1.p, c1.n, ws.p, ws.bytes, s); }, "W4A16_PREFILL_TAIL_BOX=yes");
+  unsetenv("W4A16_PREFILL_TAIL_BOX");
   // W4A16_PREFILL_SPLIT_REDUCE is read where the mode is still open: by the plan, and by a run of a
   // plan whose reduce is automatic (a plan that names its mode does not read it).
   setenv("W4A16_PREFILL_SPLIT_REDUCE", "fast", 1);

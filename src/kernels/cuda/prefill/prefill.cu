@@ -868,6 +868,9 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   const KernelEntry& e = entry(w, plan);
   const bool cluster = split > 1 && cluster_reduce_for(cfg, plan.config, e, split, plan.reduce, w.n, w.k, m);
   const bool pdl = resolve_pdl(plan.pdl) && cap >= 90;
+  // W4A16_PREFILL_TAIL_BOX: "0" loads the last m block through the full box, zero-filled past M (A/B
+  // baseline); "1" or unset only its M % bm real rows (prefill_kernel.cuh tmap_tail). Read before any launch.
+  const bool tail_box = resolve_switch(-1, "the tail box", "W4A16_PREFILL_TAIL_BOX");
   auto* ws = static_cast<unsigned char*>(workspace);
   const void* xk = x;
   std::int64_t xk_stride = x_stride;
@@ -917,11 +920,11 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   // ignore the (zero) map.
   const bool tma = cfg.x_load == PrefillXLoad::tma || cfg.x_load == PrefillXLoad::tma_eb;
   const CUtensorMap tmap = tma ? make_x_tensor_map(xk, w.act_dtype, m, w.k, xk_stride, cfg.bm) : CUtensorMap{};
-  // The last m block's box holds only its M % bm real token rows (prefill_kernel.cuh: tmap_tail), or
-  // with W4A16_PREFILL_TAIL_BOX=0 all bm rows, zero-filled past M (the A/B baseline).
-  p.tail_box_rows = resolve_switch(-1, "W4A16_PREFILL_TAIL_BOX", "W4A16_PREFILL_TAIL_BOX") ? static_cast<int>(m % cfg.bm) : cfg.bm;
-  const CUtensorMap tmap_tail = tma && m % cfg.bm != 0 ? make_x_tensor_map(xk, w.act_dtype, m, w.k, xk_stride, p.tail_box_rows)
-                                                      : CUtensorMap{};
+  // The last m block's box: its M % bm real token rows, or (tail_box off) the full box of tmap.
+  p.tail_box_rows = tail_box ? static_cast<int>(m % cfg.bm) : cfg.bm;
+  const CUtensorMap tmap_tail = tma && tail_box && m % cfg.bm != 0
+                                    ? make_x_tensor_map(xk, w.act_dtype, m, w.k, xk_stride, p.tail_box_rows)
+                                    : tmap;
   cudaLaunchConfig_t lc{};
   lc.gridDim = grid;
   lc.blockDim = dim3(static_cast<unsigned>(cfg.threads()));

@@ -28,8 +28,8 @@ struct KernelEntry {
 // SCHED 2 also reads tile t+1's W words before the wgmma wait; 26-27 the same on the tma_eb
 // x path of bm256, no CTA barrier in the loop). 28-30: a 192 x 192 tile of three consumer
 // warpgroups (3 warps per scheduler instead of 2; m64n192k16, 168 registers at the 384-thread cap,
-// no spills), not planned. Not measured yet; the plan takes
-// them only under W4A16_PREFILL_SCHED=1|2 (prefill.cu). 31-32: bm128_bn128 with 4 stages and two
+// no spills): slower than bm256 at M >= 1024, planned through the measured table only where
+// 192-token blocks pad less (M = 129..192, 257..384, 513..768, 1025..1344 on some shapes; stop 25). 31-32: bm128_bn128 with 4 stages and two
 // CTAs per SM (122-127 registers, no spills; 89 / 97 KB of shared memory): one CTA's prologue and
 // epilogue run beside the other's k loop, for short K (the Qwen2.5-0.5B shapes' 14 k tiles) and
 // mid M. Planned through the measured table only (prefill.cu kMeasuredPrefillPlans).
