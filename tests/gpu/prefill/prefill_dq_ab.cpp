@@ -10,10 +10,13 @@
 //     builds must print the same lines (branch prefill-dq: the dequantization; prefill-g1: the
 //     one-group kernels). (Before prefill-g1 K was 1344 for every g: tc_prepare refused g = 128,
 //     so the lines stopped after g = 64 uint4b8.)
+//   prefill_dq_ab plans <name:N:K,...> <M,...>
+//     per shape, the token counts that this device's default plan splits (prefill_token_split): stdout
+//     "name:N:K M,M,..." per shape with one, stderr every point's split.
 //   prefill_dq_ab bench <out.csv> <name:N:K,...> <M,...> <uint4b8,uint4> [f16 | bf16]
 //     per shape: cuBLAS (the activation dtype, f16 unless said) on dense weights, then per scalar
 //     type (g = 128) the default plan
-//     (prefill_run), with the shared timer (bench/common/gpu_timer: rotating copies for a cold L2,
+//     (prefill_run; the plan column names the token split where prefill_token_split makes one), with the shared timer (bench/common/gpu_timer: rotating copies for a cold L2,
 //     graph replay, median); rows flushed as they come. Weights and x are random bit patterns tiled
 //     on the device (no host quantization of 470M-weight layers: the run has 150 s), seeded per
 //     shape, so both builds multiply the same bits: y_hash (FNV-1a of y after the first call) must
@@ -267,7 +270,9 @@ int run_bench(const char* out, const std::string& shapes, const std::string& ms,
         const std::uint64_t hash = y_hash(m);
         bench::TimerOptions opt;
         opt.copies = copies;
-        row(sc.c_str(), m, "cuda_prefill", bench::time_graph(call, opt, s).median_us, kc::prefill_plan(n, k, m, cap, sms).describe(), hash);
+        const kc::PrefillTokenSplit ts = kc::prefill_token_split(n, k, m, cap, sms);
+        row(sc.c_str(), m, "cuda_prefill", bench::time_graph(call, opt, s).median_us,
+            ts.head > 0 ? ts.describe() : kc::prefill_plan(n, k, m, cap, sms).describe(), hash);
       }
     }
     cudaFree(x);
@@ -278,12 +283,34 @@ int run_bench(const char* out, const std::string& shapes, const std::string& ms,
   return 0;
 }
 
+// `plans`: per shape the token counts whose default plan on this device is a token split, one line
+// "name:N:K M,M,..." (nothing for a shape without one), for the A/B of the split to time only those.
+int run_plans(const std::string& shapes, const std::string& ms) {
+  const int cap = kc::device_capability(), sms = kc::device_sm_count();
+  for (const std::string& sh : split_list(shapes, ',')) {
+    const auto parts = split_list(sh, ':');
+    if (parts.size() != 3) {
+      std::fprintf(stderr, "prefill_dq_ab plans: shapes: expected name:N:K, got '%s'\n", sh.c_str());
+      return 2;
+    }
+    std::string hit;
+    for (const std::string& m : split_list(ms, ',')) {
+      const kc::PrefillTokenSplit ts = kc::prefill_token_split(std::stoll(parts[1]), std::stoll(parts[2]), std::stoll(m), cap, sms);
+      if (ts.head > 0) hit += (hit.empty() ? "" : ",") + m;
+      std::fprintf(stderr, "%s M=%s %s\n", sh.c_str(), m.c_str(), ts.describe().c_str());
+    }
+    if (!hit.empty()) std::printf("%s %s\n", sh.c_str(), hit.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   try {
     if (mode == "hash") return run_hash();
+    if (mode == "plans" && argc == 4) return run_plans(argv[2], argv[3]);
     if (mode == "bench" && (argc == 6 || argc == 7)) {
       const std::string dt = argc == 7 ? argv[6] : "f16";
       if (dt != "f16" && dt != "bf16") {
@@ -296,6 +323,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "prefill_dq_ab %s: %s\n", mode.c_str(), e.what());
     return 3;
   }
-  std::fprintf(stderr, "usage: prefill_dq_ab hash | prefill_dq_ab bench <out.csv> <name:N:K,...> <M,...> <uint4b8,uint4> [f16|bf16]\n");
+  std::fprintf(stderr, "usage: prefill_dq_ab hash | prefill_dq_ab bench <out.csv> <name:N:K,...> <M,...> <uint4b8,uint4> [f16|bf16] | prefill_dq_ab plans <name:N:K,...> <M,...>\n");
   return 2;
 }

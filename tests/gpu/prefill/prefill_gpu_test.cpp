@@ -84,6 +84,7 @@ Layer make_layer(const Case& c) {
 
 struct RunOpts {
   std::optional<PrefillPlan> plan;  // forced plan, else the default prefill_run
+  std::optional<PrefillTokenSplit> split;  // forced token split (prefill_run_token_split), else as above
   std::int64_t x_pad = 0, y_pad = 0;  // extra elements per row (strided rows)
   std::int64_t x_nan_rows = 0;        // NaN rows after x's last row in the same allocation (must never be read)
   bool reference = true;  // false: guards and poison checked, no f64 reference (returns 0; bitwise twins)
@@ -106,7 +107,9 @@ double run_check(const Case& c, Layer& l, std::int64_t m, const RunOpts& o, std:
   const std::size_t ws_bytes = o.plan ? prefill_plan_workspace_bytes(*l.w, *o.plan, m)
                                       : prefill_workspace_bytes(c.n, c.k, c.g, c.act_order, m);
   DevBuf ws(ws_bytes);
-  if (o.plan)
+  if (o.split)
+    prefill_run_token_split(*l.w, *o.split, dx.p, m, xs, dy.p, ys, ws.p, ws.bytes, nullptr);
+  else if (o.plan)
     prefill_run_plan(*l.w, *o.plan, dx.p, m, xs, dy.p, ys, ws.p, ws.bytes, nullptr);
   else
     prefill_run(*l.w, dx.p, m, xs, dy.p, ys, ws.p, ws.bytes, nullptr);
@@ -410,6 +413,48 @@ TEST(PrefillGpu, LargeMRealShape) {
   Layer l = make_layer(c);
   std::printf("plan M=4097 %s\n", prefill_plan(c.n, c.k, 4097, device_capability(), device_sm_count()).describe().c_str());
   EXPECT_LE(run_check(c, l, 4097, {}), test::tolerance(c.act));
+}
+
+// The token split (prefill.hpp prefill_token_split): two calls, tokens [0, head) and [head, M), each with
+// its default plan, in one workspace sized for M. Forced on small layers for every dtype, scalar type,
+// bias, act-order (each part gathers its own rows) and strided rows; then the default plan of
+// llama8b.o at M = 1030, which this device splits where it has 132 SMs (1024 + 6 tokens).
+TEST(PrefillGpu, TokenSplitMatchesReferenceOnBothParts) {
+  SKIP_WITHOUT_GPU();
+  const int cap = device_capability(), sms = device_sm_count();
+  for (DType act : {DType::f16, DType::bf16})
+    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
+      for (bool act_order : {false, true}) {
+        Case c;
+        c.act = c.scale = act;
+        c.scalar = st;
+        c.act_order = act_order;
+        c.bias = st == ScalarType::uint4;
+        c.n = 328;
+        c.k = 1216;
+        Layer l = make_layer(c);
+        for (const auto& [m, head] : {std::pair<std::int64_t, std::int64_t>{300, 256}, {100, 64}, {1030, 1024}}) {
+          RunOpts o;
+          PrefillTokenSplit ts;
+          ts.head = head;
+          ts.head_plan = prefill_plan(c.n, c.k, head, cap, sms);
+          ts.tail_plan = prefill_plan(c.n, c.k, m - head, cap, sms);
+          o.split = ts;
+          o.x_pad = act_order ? 5 : 16;
+          o.y_pad = 3;
+          EXPECT_LE(run_check(c, l, m, o), test::tolerance(c.act)) << c.str() << " M=" << m << " " << ts.describe();
+        }
+      }
+  Case c;
+  c.n = 4096;
+  c.k = 4096;
+  Layer l = make_layer(c);
+  const PrefillTokenSplit ts = prefill_token_split(c.n, c.k, 1030, cap, sms);
+  std::printf("token split M=1030 on this device: %s\n", ts.describe().c_str());
+  if (sms == 132) {
+    EXPECT_EQ(ts.head, 1024) << ts.describe();
+  }
+  EXPECT_LE(run_check(c, l, 1030, {}), test::tolerance(c.act));
 }
 
 TEST(PrefillGpu, StridedRowsLeavePaddingUntouched) {

@@ -349,3 +349,76 @@ TEST(PrefillPlan, SchedKnobTakesTheEarlyIssueTwin) {
   setenv("W4A16_PREFILL_SCHED", "3", 1);
   EXPECT_THROW(prefill_plan(8192, 8192, 4096, 90, 132), w4a16::Error);
 }
+
+// The token split (prefill_token_split, no GPU needed): where it splits, the head is M rounded down to a
+// multiple of 64, both parts take the default plan of their token count, and the two estimates sum below
+// the margin times the one-call plan's; never where the measured table plans M, nor on the mma path.
+TEST(PrefillPlan, TokenSplitOnlyWhereTwoPlansEstimateLess) {
+  const bool wgmma_build = prefill_plan(64, 64, 64, 90, 132).config != prefill_plan(64, 64, 64, 80, 132).config;
+  if (!wgmma_build) GTEST_SKIP() << "this build has no sm_90a kernels: the token split plans the TMA tiles";
+  w4a16::test::ScopedEnv split("W4A16_PREFILL_TOKEN_SPLIT", std::nullopt), table("W4A16_PREFILL_TABLE", std::nullopt);
+  const std::int64_t shapes[][2] = {{1152, 896}, {896, 896}, {9728, 896}, {896, 4864}, {6144, 4096}, {4096, 4096},
+                                    {28672, 4096}, {4096, 14336}, {8192, 8192}, {57344, 8192}, {5120, 5120}, {3584, 18944}};
+  int splits = 0, points = 0;
+  for (auto& s : shapes)
+    for (std::int64_t m : {1, 40, 64, 65, 100, 130, 260, 300, 600, 1024, 1030, 1100, 1300, 2050, 2100, 2500, 4100}) {
+      ++points;
+      const std::string what = std::to_string(s[0]) + "x" + std::to_string(s[1]) + " M " + std::to_string(m);
+      const PrefillTokenSplit ts = prefill_token_split(s[0], s[1], m, 90, 132);
+      if (ts.head == 0) continue;
+      ++splits;
+      EXPECT_FALSE(prefill_measured_plan(s[0], s[1], m, 90, 132, nullptr)) << what;
+      EXPECT_GT(ts.head, 0) << what;
+      EXPECT_LT(ts.head, m) << what;
+      EXPECT_TRUE(ts.head == m / 64 * 64 || ts.head == m / 128 * 128 || ts.head == m / 192 * 192 || ts.head == m / 256 * 256)
+          << what << ": head " << ts.head << " is not M rounded down to a multiple of 64, 128, 192 or 256";
+      const PrefillPlan whole = prefill_plan(s[0], s[1], m, 90, 132);
+      EXPECT_NE(m % prefill_config(whole.config).bm, 0) << what;
+      for (const auto& [part, tokens] : {std::pair{&ts.head_plan, ts.head}, std::pair{&ts.tail_plan, m - ts.head}}) {
+        const PrefillPlan own = prefill_plan(s[0], s[1], tokens, 90, 132);
+        EXPECT_EQ(part->config, own.config) << what << " part of " << tokens;
+        EXPECT_EQ(part->split, own.split) << what << " part of " << tokens;
+        EXPECT_DOUBLE_EQ(part->est_us, own.est_us) << what << " part of " << tokens;
+      }
+      EXPECT_DOUBLE_EQ(ts.est_us, ts.head_plan.est_us + ts.tail_plan.est_us) << what;
+      EXPECT_LT(ts.est_us, kPrefillTokenSplitMargin * whole.est_us) << what << ": " << ts.describe();
+    }
+  EXPECT_GT(splits, 0);
+  EXPECT_LT(splits, points / 2);
+  // llama8b.o at M = 1030: five 256-token blocks over 128 CTAs' worth of SMs make two waves for 6 more tokens
+  // than M = 1024 (one wave); 1024 + 6 tokens estimate about two thirds of that.
+  const PrefillTokenSplit o = prefill_token_split(4096, 4096, 1030, 90, 132);
+  EXPECT_EQ(o.head, 1024) << o.describe();
+  EXPECT_EQ(prefill_token_split(4096, 4096, 1030, 80, 132).head, 0);  // the mma path: no estimates
+  EXPECT_EQ(prefill_token_split(8192, 8192, 1100, 90, 132).head, 0);  // measured whole (bm192, 1025..1152)
+  EXPECT_EQ(prefill_token_split(4096, 4096, 1024, 90, 132).head, 0);  // no padded block
+  setenv("W4A16_PREFILL_TOKEN_SPLIT", "0", 1);
+  EXPECT_EQ(prefill_token_split(4096, 4096, 1030, 90, 132).head, 0);
+  setenv("W4A16_PREFILL_TOKEN_SPLIT", "yes", 1);
+  try {
+    prefill_token_split(4096, 4096, 1030, 90, 132);
+    ADD_FAILURE() << "W4A16_PREFILL_TOKEN_SPLIT=yes accepted";
+  } catch (const w4a16::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("W4A16_PREFILL_TOKEN_SPLIT"), std::string::npos) << e.what();
+  }
+}
+
+// A split whose head is not inside 1..M-1 is refused naming split.head, before anything is checked
+// or launched (host only).
+TEST(PrefillHost, TokenSplitHeadOutsideTheTokensIsRejected) {
+  TcWeights w;  // no device buffers: the check comes first
+  w.n = w.n_pad = 4096;
+  w.k = w.k_pad = 4096;
+  w.groups = 32;
+  alignas(16) static std::uint16_t x[16], y[16];
+  for (std::int64_t head : {-1, 0, 100, 130}) {
+    PrefillTokenSplit s;
+    s.head = head;
+    try {
+      prefill_run_token_split(w, s, x, 100, 4096, y, 4096, nullptr, 0, nullptr);
+      ADD_FAILURE() << "head " << head << " of 100 tokens accepted";
+    } catch (const w4a16::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("split.head"), std::string::npos) << e.what();
+    }
+  }
+}

@@ -716,6 +716,60 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
   return prefill_plan_for_config(n, k, m, c, sm_count);
 }
 
+std::string PrefillTokenSplit::describe() const {
+  if (head == 0) return "none";
+  return "head " + std::to_string(head) + ": " + head_plan.describe() + " + tail: " + tail_plan.describe();
+}
+
+namespace {
+PrefillTokenSplit token_split_planned(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
+  PrefillTokenSplit best;
+  if (prefill_measured_plan(n, k, m, capability, sm_count, nullptr)) return best;  // measured whole: taken as it is
+  const PrefillPlan whole = prefill_plan(n, k, m, capability, sm_count);
+  if (m % prefill_config(whole.config).bm == 0) return best;  // no padded block to save
+  double bound = kPrefillTokenSplitMargin * whole.est_us;
+  for (const std::int64_t b : {64, 128, 192, 256}) {
+    const std::int64_t head = m / b * b;
+    if (head == 0 || head == best.head) continue;
+    const PrefillPlan hp = prefill_plan(n, k, head, capability, sm_count), tp = prefill_plan(n, k, m - head, capability, sm_count);
+    if (hp.est_us + tp.est_us < bound) {
+      bound = hp.est_us + tp.est_us;
+      best.head = head;
+      best.head_plan = hp;
+      best.tail_plan = tp;
+      best.est_us = bound;
+    }
+  }
+  return best;
+}
+}  // namespace
+
+PrefillTokenSplit prefill_token_split(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
+  if (!resolve_switch(-1, "the token split", "W4A16_PREFILL_TOKEN_SPLIT")) return {};
+  if (path_for(capability) != PrefillPath::wgmma || m <= 64) return {};  // the TMA plan's estimates; a head of >= 64 tokens
+  // prefill_run asks on every call and the answer takes up to nine plans (~10-20 us of host time):
+  // a per-thread memo of the last shapes asked, keyed by the arguments and every switch a plan reads.
+  struct Entry {
+    std::int64_t n, k, m;
+    int capability, sm_count;
+    std::string env;
+    PrefillTokenSplit split;
+  };
+  thread_local std::vector<Entry> memo;
+  std::string env;
+  for (const char* v : {"W4A16_PREFILL_TABLE", "W4A16_PREFILL_SPLIT_REDUCE", "W4A16_PREFILL_SCHED"}) {
+    const char* e = std::getenv(v);
+    env += e ? e : "-";
+    env += '|';
+  }
+  for (const Entry& e : memo)
+    if (e.n == n && e.k == k && e.m == m && e.capability == capability && e.sm_count == sm_count && e.env == env) return e.split;
+  const PrefillTokenSplit s = token_split_planned(n, k, m, capability, sm_count);
+  if (memo.size() >= 64) memo.erase(memo.begin());
+  memo.push_back({n, k, m, capability, sm_count, env, s});
+  return s;
+}
+
 bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count, PrefillPlan* plan) {
   if (capability != 90 || sm_count != kMeasuredPrefillSms || !has_sm90a()) return false;
   if (!resolve_switch(-1, "the measured prefill plans", "W4A16_PREFILL_TABLE")) return false;
@@ -967,8 +1021,27 @@ void prefill_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t
   const int cap = device_capability();
   if (!prefill_supported(cap))
     fail(ErrorCode::unsupported, "device", "capability 90 (sm_90a build) or >= 80 (sm_80 build)", std::to_string(cap));
-  const PrefillPlan plan = prefill_plan(w.n, w.k, m, cap, device_sm_count());
-  prefill_run_plan(w, plan, x, m, x_stride, y, y_stride, workspace, workspace_bytes, stream);
+  const int sms = device_sm_count();
+  const PrefillTokenSplit ts = prefill_token_split(w.n, w.k, m, cap, sms);
+  if (ts.head == 0) {
+    prefill_run_plan(w, prefill_plan(w.n, w.k, m, cap, sms), x, m, x_stride, y, y_stride, workspace, workspace_bytes, stream);
+    return;
+  }
+  prefill_run_token_split(w, ts, x, m, x_stride, y, y_stride, workspace, workspace_bytes, stream);
+}
+
+void prefill_run_token_split(const TcWeights& w, const PrefillTokenSplit& s, const void* x, std::int64_t m, std::int64_t x_stride,
+                             void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
+  if (s.head <= 0 || s.head >= m)
+    fail(ErrorCode::invalid_argument, "split.head", "1.." + std::to_string(m - 1) + " (tokens of the first call, M = " + std::to_string(m) + ")",
+         std::to_string(s.head));
+  validate(w, x, m, x_stride, y, y_stride);
+  // Two calls in stream order, sharing the workspace: every kernel of the second waits (PDL) for the
+  // first's last kernel before it writes, and each part needs no more than M's (prefill_workspace_bytes).
+  const std::int64_t es = 2;  // fp16 / bf16 elements
+  prefill_run_plan(w, s.head_plan, x, s.head, x_stride, y, y_stride, workspace, workspace_bytes, stream);
+  prefill_run_plan(w, s.tail_plan, static_cast<const unsigned char*>(x) + s.head * x_stride * es, m - s.head, x_stride,
+                   static_cast<unsigned char*>(y) + s.head * y_stride * es, y_stride, workspace, workspace_bytes, stream);
 }
 
 }  // namespace w4a16::kernels::cuda

@@ -70,6 +70,7 @@ std::size_t prefill_workspace_bytes(std::int64_t n, std::int64_t k, int group_si
                                     PrefillSplitReduce reduce = PrefillSplitReduce::automatic);
 
 // y[M,N] = x[:, perm] . W^T + bias on the tensor cores. Any M >= 0. Throws w4a16::Error.
+// The default plan (prefill_plan), or two calls of it where prefill_token_split splits M.
 void prefill_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
                  void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 
@@ -130,6 +131,24 @@ const PrefillConfig& prefill_config(int i);
 PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count,
                          PrefillXLoad x_load = PrefillXLoad::tma);
 
+// The token split of the default TMA plan: prefill_run may run its M tokens as two calls, tokens
+// [0, head) and [head, M), each with its own plan, where the last m block of the one-call plan is
+// mostly padding or starts another wave (M = 1030 on a 256-token tile: a fifth m block for 6 tokens).
+// Taken where prefill_plan has no measured plan for M (kMeasuredPrefillPlans decides those), head is
+// the M rounded down to a multiple of 64, 128, 192 or 256, and the two plans' summed estimate is below
+// kPrefillTokenSplitMargin x the one-call plan's (a margin for the model's error). Each token's row is
+// computed by one of the two calls, from its own x row: rows differ from the one-call plan's only by
+// the fp32 summation order of a different K split. head = 0: one call (the wgmma path only;
+// W4A16_PREFILL_TOKEN_SPLIT=0 turns it off, "1" or unset on, anything else is refused).
+constexpr double kPrefillTokenSplitMargin = 0.9;
+struct PrefillTokenSplit {
+  std::int64_t head = 0;       // tokens of the first call; 0 = no split
+  PrefillPlan head_plan, tail_plan;
+  double est_us = 0;           // the two plans' estimates summed (0 without a split)
+  std::string describe() const;  // "head H: <plan> + tail T: <plan>", or "none"
+};
+PrefillTokenSplit prefill_token_split(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count);
+
 // The measured plan the TMA plan takes instead of the cost model's pick (prefill.cu kMeasuredPrefillPlans:
 // PERF.md shapes at token ranges where a plan timed on the H200 beat the pick by more than 3%): true and
 // *plan (est_us = its estimate) where an entry applies; false for any other shape, M or device, with
@@ -166,6 +185,10 @@ double prefill_fill_factor(const PrefillConfig& c);
 // k_tiles_per_split are normalized; throws if the config cannot run on this device.
 void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x, std::int64_t m, std::int64_t x_stride,
                       void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
+// prefill_run with a given token split (prefill_token_split's, or one a test makes): tokens [0, s.head)
+// with s.head_plan, then [s.head, M) with s.tail_plan, in stream order; 0 < s.head < M, else throws.
+void prefill_run_token_split(const TcWeights& w, const PrefillTokenSplit& s, const void* x, std::int64_t m, std::int64_t x_stride,
+                             void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 // Workspace a given plan needs at M = m (partials only where its splits go through reduce_kernel).
 std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& plan, std::int64_t m);
 // Whether prefill_run_plan reduces this plan's splits at M = m in the cluster on the current device
