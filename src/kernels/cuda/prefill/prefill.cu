@@ -721,6 +721,11 @@ std::string PrefillTokenSplit::describe() const {
   return "head " + std::to_string(head) + ": " + head_plan.describe() + " + tail: " + tail_plan.describe();
 }
 
+// The token split (prefill.hpp). Measured on the H200 (2026-12-04 stop 26, docs/benchmarks/prefill.md first
+// section; prefill_dq_ab, no split = W4A16_PREFILL_TOKEN_SPLIT=0 against the split, 3 interleaved rounds, fp16
+// uint4b8 g = 128): at a margin of 0.9, the 26 points of 14 layer shapes x 18 token counts (130..4100) that it
+// split ran 0.69-0.94x the time (geomean 0.825; llama8b.o M = 1030 73.9 -> 56.0 us, llama8b.down M = 2050
+// 424 -> 344); the 35 more that 0.97 splits ran 0.81-1.01x (0.927; 8192x8192 M = 4100 954 -> 828 us), so 0.97.
 namespace {
 PrefillTokenSplit token_split_planned(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
   PrefillTokenSplit best;
