@@ -207,8 +207,7 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       const double err = rel_err_dev(y.p, yref.p, m * n, spec.act);
       opt.copies = copies;
       const double us = time_graph(call, opt, stream).median_us;
-      const kc::PrefillPlan p = plan ? *plan : kc::prefill_plan(n, k, m, cap, sms);
-      add(name, p.describe(), us, int4_bytes, err);
+      add(name, plan ? plan->describe() : kc::prefill_default_describe(n, k, m, cap, sms), us, int4_bytes, err);
     };
     if (spec.default_plan) run_int4("cuda_prefill", nullptr);
     if (!spec.sched_ab.empty()) {
@@ -333,7 +332,7 @@ class PrefillBenchKernel : public BenchKernel {
   }
   std::string plan(std::int64_t m) const override {
     if (dense_cache_) return "cublasGemmEx on a dequantized copy";
-    return kc::prefill_plan(case_.n, case_.k, m, kc::device_capability(), kc::device_sm_count()).describe();
+    return kc::prefill_default_describe(case_.n, case_.k, m, kc::device_capability(), kc::device_sm_count());
   }
   void release() override {
     dc_.clear();

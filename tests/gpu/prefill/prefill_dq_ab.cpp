@@ -270,9 +270,7 @@ int run_bench(const char* out, const std::string& shapes, const std::string& ms,
         const std::uint64_t hash = y_hash(m);
         bench::TimerOptions opt;
         opt.copies = copies;
-        const kc::PrefillTokenSplit ts = kc::prefill_token_split(n, k, m, cap, sms);
-        row(sc.c_str(), m, "cuda_prefill", bench::time_graph(call, opt, s).median_us,
-            ts.head > 0 ? ts.describe() : kc::prefill_plan(n, k, m, cap, sms).describe(), hash);
+        row(sc.c_str(), m, "cuda_prefill", bench::time_graph(call, opt, s).median_us, kc::prefill_default_describe(n, k, m, cap, sms), hash);
       }
     }
     cudaFree(x);

@@ -775,6 +775,11 @@ PrefillTokenSplit prefill_token_split(std::int64_t n, std::int64_t k, std::int64
   return s;
 }
 
+std::string prefill_default_describe(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
+  const PrefillTokenSplit ts = prefill_token_split(n, k, m, capability, sm_count);
+  return ts.head > 0 ? "token split " + ts.describe() : prefill_plan(n, k, m, capability, sm_count).describe();
+}
+
 bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count, PrefillPlan* plan) {
   if (capability != 90 || sm_count != kMeasuredPrefillSms || !has_sm90a()) return false;
   if (!resolve_switch(-1, "the measured prefill plans", "W4A16_PREFILL_TABLE")) return false;

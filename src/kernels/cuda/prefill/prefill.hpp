@@ -148,6 +148,8 @@ struct PrefillTokenSplit {
   std::string describe() const;  // "head H: <plan> + tail T: <plan>", or "none"
 };
 PrefillTokenSplit prefill_token_split(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count);
+// What prefill_run runs at M, printable: the token split's describe() where it splits, else the plan's.
+std::string prefill_default_describe(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count);
 
 // The measured plan the TMA plan takes instead of the cost model's pick (prefill.cu kMeasuredPrefillPlans:
 // PERF.md shapes at token ranges where a plan timed on the H200 beat the pick by more than 3%): true and
