@@ -718,8 +718,7 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
 
 std::string PrefillTokenSplit::describe() const {
   if (head == 0) return "none";
-  return "head " + std::to_string(head) + ": " + head_plan.describe() + (overlap ? " + tail (overlapped): " : " + tail: ") +
-         tail_plan.describe();
+  return "head " + std::to_string(head) + ": " + head_plan.describe() + " + tail: " + tail_plan.describe();
 }
 
 // The token split (prefill.hpp). Measured on the H200 (2026-12-04 stop 26, docs/benchmarks/prefill.md first
@@ -912,11 +911,8 @@ std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& 
   return gather_bytes(w.act_order, m, w.k) + (partials ? static_cast<std::size_t>(split * m * w.n * 4) : 0);
 }
 
-namespace {
-// prefill_run_plan; defer_wait: the prefill kernel waits for the stream's previous kernel at its end
-// (prefill_kernel.cuh DeferredPdl; the overlapped token split's second call).
-void run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x, std::int64_t m, std::int64_t x_stride, void* y,
-              std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream, bool defer_wait) {
+void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x, std::int64_t m, std::int64_t x_stride,
+                      void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
   validate(w, x, m, x_stride, y, y_stride);
   if (m == 0) return;
   const int cap = device_capability();
@@ -990,7 +986,6 @@ void run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x, std::i
   const CUtensorMap tmap = tma ? make_x_tensor_map(xk, w.act_dtype, m, w.k, xk_stride, cfg.bm) : CUtensorMap{};
   // The last m block's box: its M % bm real token rows, or (tail_box off) the full box of tmap.
   p.tail_box_rows = tail_box ? static_cast<int>(m % cfg.bm) : cfg.bm;
-  p.defer_wait = defer_wait ? 1 : 0;
   const CUtensorMap tmap_tail = tma && tail_box && m % cfg.bm != 0
                                     ? make_x_tensor_map(xk, w.act_dtype, m, w.k, xk_stride, p.tail_box_rows)
                                     : tmap;
@@ -1029,13 +1024,6 @@ void run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x, std::i
   }
 }
 
-}  // namespace
-
-void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x, std::int64_t m, std::int64_t x_stride,
-                      void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
-  run_plan(w, plan, x, m, x_stride, y, y_stride, workspace, workspace_bytes, stream, false);
-}
-
 void prefill_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
                  void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
   validate(w, x, m, x_stride, y, y_stride);
@@ -1058,23 +1046,12 @@ void prefill_run_token_split(const TcWeights& w, const PrefillTokenSplit& s, con
     fail(ErrorCode::invalid_argument, "split.head", "1.." + std::to_string(m - 1) + " (tokens of the first call, M = " + std::to_string(m) + ")",
          std::to_string(s.head));
   validate(w, x, m, x_stride, y, y_stride);
-  if (s.overlap) {
-    // The second call computes before the first has ended (PrefillTokenSplit::overlap): nothing between
-    // the two kernels, and the first touches no workspace the second may write.
-    if (w.act_order)
-      fail(ErrorCode::invalid_argument, "split.overlap", "weights without act-order (the gather of x would run between the calls)",
-           "act-order weights");
-    if (prefill_plan_workspace_bytes(w, s.head_plan, s.head) != 0)
-      fail(ErrorCode::invalid_argument, "split.overlap", "a head plan without workspace (split 1 or the cluster reduce)",
-           s.head_plan.describe());
-  }
   // Two calls in stream order, sharing the workspace: every kernel of the second waits (PDL) for the
-  // first's last kernel before it writes (overlapped: the second's prefill kernel at its end, having
-  // written only its own rows), and each part needs no more than M's (prefill_workspace_bytes).
+  // first's last kernel before it writes, and each part needs no more than M's (prefill_workspace_bytes).
   const std::int64_t es = 2;  // fp16 / bf16 elements
-  run_plan(w, s.head_plan, x, s.head, x_stride, y, y_stride, workspace, workspace_bytes, stream, false);
-  run_plan(w, s.tail_plan, static_cast<const unsigned char*>(x) + s.head * x_stride * es, m - s.head, x_stride,
-           static_cast<unsigned char*>(y) + s.head * y_stride * es, y_stride, workspace, workspace_bytes, stream, s.overlap);
+  prefill_run_plan(w, s.head_plan, x, s.head, x_stride, y, y_stride, workspace, workspace_bytes, stream);
+  prefill_run_plan(w, s.tail_plan, static_cast<const unsigned char*>(x) + s.head * x_stride * es, m - s.head, x_stride,
+                   static_cast<unsigned char*>(y) + s.head * y_stride * es, y_stride, workspace, workspace_bytes, stream);
 }
 
 }  // namespace w4a16::kernels::cuda

@@ -144,11 +144,6 @@ constexpr double kPrefillTokenSplitMargin = 0.97;
 struct PrefillTokenSplit {
   std::int64_t head = 0;       // tokens of the first call; 0 = no split
   PrefillPlan head_plan, tail_plan;
-  // The tail's prefill kernel computes while the head's runs (it waits for it only at its end: the
-  // SMs the head leaves idle in its last wave take the tail's CTAs). Needs weights without act-order
-  // and a head plan without workspace (split 1 or the cluster reduce); prefill_run_token_split refuses
-  // it otherwise.
-  bool overlap = false;
   double est_us = 0;           // the two plans' estimates summed (0 without a split)
   std::string describe() const;  // "head H: <plan> + tail T: <plan>", or "none"
 };

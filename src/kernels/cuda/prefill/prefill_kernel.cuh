@@ -89,8 +89,6 @@ struct KernelParams {
   int cluster_reduce;            // 1: split > 1 reduced in the cluster (TMA configs only), 0: partials
   int group_shift;               // log2(group_len) when groups > 1 (g = 32..256 are powers of two)
   int tail_box_rows;             // TMA, M % BM != 0: the rows of tmap_tail's box (M % BM, or BM: zero-filled past M)
-  int defer_wait;                // 1: griddepcontrol.wait / launch_dependents at the end, not in the prologue (the
-                                 // overlapped token split's second call: DeferredPdl below)
 };
 
 // Per activation dtype: the magic number (dequant_consts.hpp) and zhi_of, the zero constant of the
@@ -175,22 +173,6 @@ __device__ __forceinline__ void cp_async4(std::uint32_t smem, const void* gmem, 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // "memory": the thread's own smem reads of the landed data must not move above the wait.
 template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
-// The overlapped token split (prefill.hpp PrefillTokenSplit::overlap): the second of two calls over disjoint
-// token rows reads only what the first call's predecessor wrote (x) and the constant weights, and writes only
-// its own rows, so it need not wait for the first call before it computes: the first call triggered its
-// dependents right after its own wait, so x is complete when this grid starts. It waits at its end instead,
-// before any thread of it exits, so that its completion implies the first call's and the next kernel's
-// griddepcontrol.wait still covers both. The destructor runs on every return path of the kernel.
-struct DeferredPdl {
-  bool on;
-  __device__ ~DeferredPdl() {
-    if (on) {
-      pdl_wait();
-      pdl_launch_dependents();
-    }
-  }
-};
 
 // ---- mbarrier and TMA (sm_90): the x tiles of the XLoad::tma / tma_eb configs ----
 // How x reaches shared memory (the file's contract block says why each exists).
@@ -409,7 +391,6 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   auto full_bar = [&](int s) { return bar_base + 8u * static_cast<std::uint32_t>(s); };
   auto empty_bar = [&](int s) { return bar_base + 8u * static_cast<std::uint32_t>(STAGES + s); };
 
-  const DeferredPdl deferred{p.defer_wait != 0};
   const int tid = threadIdx.x;
   const int lane = tid & 31;
   const int warp = tid >> 5;
@@ -641,10 +622,8 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     }
     if constexpr (kTma) cp_async_commit();
   }
-  if (!deferred.on) {
-    pdl_wait();
-    pdl_launch_dependents();
-  }
+  pdl_wait();
+  pdl_launch_dependents();
 #pragma unroll
   for (int s = 0; s < kAhead; ++s) {
     if (s < nkt) load_x(s, s);
