@@ -726,16 +726,22 @@ std::string PrefillTokenSplit::describe() const {
 // uint4b8 g = 128): at a margin of 0.9, the 26 points of 14 layer shapes x 18 token counts (130..4100) that it
 // split ran 0.69-0.94x the time (geomean 0.825; llama8b.o M = 1030 73.9 -> 56.0 us, llama8b.down M = 2050
 // 424 -> 344); the 35 more that 0.97 splits ran 0.81-1.01x (0.927; 8192x8192 M = 4100 954 -> 828 us), so 0.97.
+// Those splits took only heads of M rounded down, and only where M pads its last block. Call 3 timed forced
+// splits at heads of whole 256-token blocks on layers whose one-call plan ends in a part wave (a split M = 1024
+// of 4608 x 3584 into 256 + 768 tokens: 0.78x; llama8b.qkv M = 1536 into 768 + 768: 0.84x); call 4 the
+// candidates below at every M against the first ones: the 22 points of 14 shapes x 16 token counts where they
+// differ 0.78-1.00x (geomean 0.910; 8192x8192 M = 800 / 1280 0.89 / 0.90x, llama8b.down M = 1280 0.87x).
 namespace {
 PrefillTokenSplit token_split_planned(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
   PrefillTokenSplit best;
   if (prefill_measured_plan(n, k, m, capability, sm_count, nullptr)) return best;  // measured whole: taken as it is
   const PrefillPlan whole = prefill_plan(n, k, m, capability, sm_count);
-  if (m % prefill_config(whole.config).bm == 0) return best;  // no padded block to save
   double bound = kPrefillTokenSplitMargin * whole.est_us;
-  for (const std::int64_t b : {64, 128, 192, 256}) {
-    const std::int64_t head = m / b * b;
-    if (head == 0 || head == best.head) continue;
+  std::vector<std::int64_t> heads;
+  for (const std::int64_t b : {64, 128, 192, 256})
+    for (const std::int64_t h : {m / b * b, m / b * b - b, m / 2 / b * b})
+      if (h > 0 && h < m && std::find(heads.begin(), heads.end(), h) == heads.end()) heads.push_back(h);
+  for (const std::int64_t head : heads) {
     const PrefillPlan hp = prefill_plan(n, k, head, capability, sm_count), tp = prefill_plan(n, k, m - head, capability, sm_count);
     if (hp.est_us + tp.est_us < bound) {
       bound = hp.est_us + tp.est_us;
@@ -752,7 +758,7 @@ PrefillTokenSplit token_split_planned(std::int64_t n, std::int64_t k, std::int64
 PrefillTokenSplit prefill_token_split(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
   if (!resolve_switch(-1, "the token split", "W4A16_PREFILL_TOKEN_SPLIT")) return {};
   if (path_for(capability) != PrefillPath::wgmma || m <= 64) return {};  // the TMA plan's estimates; a head of >= 64 tokens
-  // prefill_run asks on every call and the answer takes up to nine plans (~10-20 us of host time):
+  // prefill_run asks on every call and the answer takes up to 25 plans (~2 us of host time each):
   // a per-thread memo of the last shapes asked, keyed by the arguments and every switch a plan reads.
   struct Entry {
     std::int64_t n, k, m;

@@ -133,9 +133,11 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
 
 // The token split of the default TMA plan: prefill_run may run its M tokens as two calls, tokens
 // [0, head) and [head, M), each with its own plan, where the last m block of the one-call plan is
-// mostly padding or starts another wave (M = 1030 on a 256-token tile: a fifth m block for 6 tokens).
+// mostly padding or starts another wave (M = 1030 on a 256-token tile: a fifth m block for 6 tokens),
+// or where two plans fill the SMs better than one (4608 x 3584 at M = 1024: 256 + 768 tokens).
 // Taken where prefill_plan has no measured plan for M (kMeasuredPrefillPlans decides those), head is
-// the M rounded down to a multiple of 64, 128, 192 or 256, and the two plans' summed estimate is below
+// M rounded down to a multiple b of 64, 128, 192 or 256, one b less, or M / 2 rounded down to a
+// multiple of b (the candidate of least estimate), and the two plans' summed estimate is below
 // kPrefillTokenSplitMargin x the one-call plan's (a margin for the model's error; measured: prefill.cu). Each token's row is
 // computed by one of the two calls, from its own x row: rows differ from the one-call plan's only by
 // the fp32 summation order of a different K split. head = 0: one call (the wgmma path only;
