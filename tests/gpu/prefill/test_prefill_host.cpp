@@ -390,6 +390,9 @@ TEST(PrefillPlan, TokenSplitOnlyWhereTwoPlansEstimateLess) {
   // than M = 1024 (one wave); 1024 + 6 tokens estimate about two thirds of that.
   const PrefillTokenSplit o = prefill_token_split(4096, 4096, 1030, 90, 132);
   EXPECT_EQ(o.head, 1024) << o.describe();
+  EXPECT_EQ(prefill_default_describe(4096, 4096, 1030, 90, 132).rfind("token split head 1024: ", 0), 0u)
+      << prefill_default_describe(4096, 4096, 1030, 90, 132);  // what the benchmarks' plan columns print
+  EXPECT_EQ(prefill_default_describe(4096, 4096, 1024, 90, 132), prefill_plan(4096, 4096, 1024, 90, 132).describe());
   EXPECT_EQ(prefill_token_split(4096, 4096, 1030, 80, 132).head, 0);  // the mma path: no estimates
   EXPECT_EQ(prefill_token_split(8192, 8192, 1100, 90, 132).head, 0);  // measured whole (bm192, 1025..1152)
   setenv("W4A16_PREFILL_TOKEN_SPLIT", "0", 1);
