@@ -348,6 +348,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "prefill_dq_ab %s: %s\n", mode.c_str(), e.what());
     return 3;
   }
-  std::fprintf(stderr, "usage: prefill_dq_ab hash | prefill_dq_ab bench <out.csv> <name:N:K,...> <M,...> <uint4b8,uint4> [f16|bf16] | prefill_dq_ab plans <name:N:K,...> <M,...>\n");
+  std::fprintf(stderr, "usage: prefill_dq_ab hash | prefill_dq_ab bench <out.csv> <name:N:K,...> <M,...> <uint4b8,uint4> [f16|bf16] | prefill_dq_ab splits <out.csv> <name:N:K,...> <M,...> | prefill_dq_ab plans <name:N:K,...> <M,...>\n");
   return 2;
 }

@@ -1064,7 +1064,7 @@ void prefill_run_token_split(const TcWeights& w, const PrefillTokenSplit& s, con
   validate(w, x, m, x_stride, y, y_stride);
   // Two calls in stream order, sharing the workspace: every kernel of the second waits (PDL) for the
   // first's last kernel before it writes, and each part needs no more than M's (prefill_workspace_bytes).
-  const std::int64_t es = 2;  // fp16 / bf16 elements
+  const std::int64_t es = static_cast<std::int64_t>(dtype_size(w.act_dtype));
   prefill_run_plan(w, s.head_plan, x, s.head, x_stride, y, y_stride, workspace, workspace_bytes, stream);
   prefill_run_plan(w, s.tail_plan, static_cast<const unsigned char*>(x) + s.head * x_stride * es, m - s.head, x_stride,
                    static_cast<unsigned char*>(y) + s.head * y_stride * es, y_stride, workspace, workspace_bytes, stream);
