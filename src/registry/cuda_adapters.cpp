@@ -1,11 +1,15 @@
 // Registry adapters of the CUDA kernels (src/kernels/cuda): cuda_decode, cuda_prefill,
-// cuda_hybrid (one copy of the weights in "cuda.tc16x64.v1", decode or prefill by M) and the
+// cuda_hybrid (one copy of the weights in "cuda.tc16x64.v1", decode or prefill by M, and on the
+// layers of hybrid_thresholds.hpp's dense table W dequantized per call into the workspace + cuBLAS from
+// a larger M) and the
 // opt-in cuda_dense_cache. Claims follow the kernels' contract blocks (decode.cu, prefill.hpp)
 // and the cubins this build holds (W4A16_CUDA_ARCHS), so can_implement never promises a
 // configuration that would fail at launch. Claims are pure functions of LinearConfig: no GPU
 // is touched until prepare().
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "adapters.hpp"
@@ -96,16 +100,19 @@ cudaStream_t stream_of(void* s) { return static_cast<cudaStream_t>(s); }
 // ---- "cuda.tc16x64.v1": one TcWeights, shared by decode, prefill and the hybrid.
 class TcPrepared : public PreparedWeights {
  public:
-  TcPrepared(const LinearConfig& c, std::unique_ptr<kc::TcWeights> w, int device)
-      : PreparedWeights(c), w_(std::move(w)), device_(device) {}
+  TcPrepared(const LinearConfig& c, std::unique_ptr<kc::TcWeights> w, int device, std::unique_ptr<kc::CublasHandle> cublas = nullptr)
+      : PreparedWeights(c), w_(std::move(w)), device_(device), cublas_(std::move(cublas)) {}
   std::string_view layout() const override { return kc::kTcLayoutTag; }
   std::size_t device_bytes() const override { return w_->bytes; }
   const kc::TcWeights& weights() const { return *w_; }
   int device_index() const { return device_; }
+  // The hybrid's dense path: a cuBLAS handle made at prepare where that path may run, else null.
+  const kc::CublasHandle* cublas() const { return cublas_.get(); }
 
  private:
   std::unique_ptr<kc::TcWeights> w_;
   int device_;
+  std::unique_ptr<kc::CublasHandle> cublas_;
 };
 
 template <class T>
@@ -204,10 +211,30 @@ class CudaHybrid final : public TcKernel {
   static std::int64_t decode_max_m(const LinearConfig& c) {
     return kc::decode_fits(c.k, 1, c.has_zeros, c.group_size) ? hybrid_decode_max_m(c.n, c.k, c.has_zeros) : 0;
   }
+  // The smallest M of the dense path (0: never): hybrid_dense_min_m_table, or W4A16_HYBRID_DENSE_MIN_M
+  // (0: off, m: from m tokens on, for every layer; the A/B knob, read per call). Never for act-order.
+  static std::int64_t dense_min_m(const LinearConfig& c) {
+    if (!kc::dense_transient_refusal(c.act_order).empty()) return 0;
+    if (const char* env = std::getenv("W4A16_HYBRID_DENSE_MIN_M")) {
+      char* end = nullptr;
+      const long long v = std::strtoll(env, &end, 10);
+      if (end == env || *end != '\0' || v < 0)
+        fail(ErrorCode::invalid_argument, "W4A16_HYBRID_DENSE_MIN_M", "0 (off) or the smallest M of the dense path", env);
+      return v == 0 ? 0 : std::max<std::int64_t>(v, decode_max_m(c) + 1);
+    }
+    const std::int64_t t = hybrid_dense_min_m_table(c.n, c.k);
+    return t == 0 ? 0 : std::max<std::int64_t>(t, decode_max_m(c) + 1);
+  }
+  std::unique_ptr<PreparedWeights> prepare(const CanonicalView& w, const LinearConfig& c, void* stream) const override {
+    std::unique_ptr<kc::TcWeights> tc = prepare_tc(*this, w, c, stream);
+    std::unique_ptr<kc::CublasHandle> h = dense_min_m(c) > 0 ? kc::cublas_handle_create() : nullptr;
+    return std::make_unique<TcPrepared>(c, std::move(tc), current_device(), std::move(h));
+  }
   std::size_t workspace_bytes(const LinearConfig& c, std::int64_t max_m) const override {
-    const std::int64_t t = decode_max_m(c);
+    const std::int64_t t = decode_max_m(c), d = dense_min_m(c);
     std::size_t ws = kc::decode_workspace_bytes(c.n, c.k, c.group_size, c.act_order, std::min(max_m, t));
     if (max_m > t) ws = std::max(ws, kc::prefill_workspace_bytes(c.n, c.k, c.group_size, c.act_order, max_m));
+    if (d > 0 && max_m >= d) ws = std::max(ws, kc::dense_transient_workspace_bytes(c.n, c.k));
     return ws;
   }
   IoAlignment io_alignment(const LinearConfig& c) const override { return prefill_alignment(c); }
@@ -215,12 +242,20 @@ class CudaHybrid final : public TcKernel {
     const LinearConfig& c = w.config();
     const std::int64_t m = a.x.defined() ? a.x.shape[0] : 0;
     const bool decode = m <= decode_max_m(c);
-    const std::size_t need = decode ? kc::decode_workspace_bytes(c.n, c.k, c.group_size, c.act_order, m)
-                                    : kc::prefill_workspace_bytes(c.n, c.k, c.group_size, c.act_order, m);
+    const std::int64_t d = decode ? 0 : dense_min_m(c);
+    // Weights prepared by another tc kernel carry no cuBLAS handle: those run the prefill path.
+    const auto* tp = dynamic_cast<const TcPrepared*>(&w);
+    const bool dense = d > 0 && m >= d && tp != nullptr && tp->cublas() != nullptr;
+    const std::size_t need = decode  ? kc::decode_workspace_bytes(c.n, c.k, c.group_size, c.act_order, m)
+                             : dense ? kc::dense_transient_workspace_bytes(c.n, c.k)
+                                     : kc::prefill_workspace_bytes(c.n, c.k, c.group_size, c.act_order, m);
     const TcPrepared& p = checked(w, a, need);
     if (decode)
       kc::decode_run(p.weights(), a.x.data, m, a.x.stride[0], a.out.data, a.out.stride[0], a.workspace,
                      a.workspace_bytes, stream_of(a.stream));
+    else if (dense)
+      kc::dense_transient_run(p.weights(), *p.cublas(), a.x.data, m, a.x.stride[0], a.out.data, a.out.stride[0], a.workspace,
+                              a.workspace_bytes, stream_of(a.stream));
     else
       kc::prefill_run(p.weights(), a.x.data, m, a.x.stride[0], a.out.data, a.out.stride[0], a.workspace,
                       a.workspace_bytes, stream_of(a.stream));

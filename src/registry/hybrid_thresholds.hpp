@@ -87,4 +87,24 @@ inline std::int64_t hybrid_decode_max_m(std::int64_t n, std::int64_t k, bool has
   return kHybridDefaultDecodeMaxM;
 }
 
+// ---- The third path: large M on small layers, W dequantized per call into the workspace + cuBLAS
+// (kernels/cuda/prefill/prefill.hpp dense_transient_run). Where the int4 kernel's tiles are short in K
+// or pad their waves (the Qwen2.5-0.5B layers at M >= 1024 ran 0.58-0.80x cuBLAS fp16, stop 26), the
+// dequantization (N K 2.5 bytes of traffic, the dense copy still in L2 for the GEMM) costs less than
+// what the int4 kernel loses. Measured entries only: M >= dense_min_m runs the dense path.
+struct HybridDenseShape {
+  std::int64_t n, k;
+  std::int64_t dense_min_m;  // 0: never
+};
+inline constexpr HybridDenseShape kHybridDenseShapes[] = {
+    {0, 0, 0},  // (no entry yet: placeholder, matches no layer)
+};
+
+// The smallest M the hybrid runs on the dense path for this layer, 0 for never (the table above).
+inline std::int64_t hybrid_dense_min_m_table(std::int64_t n, std::int64_t k) {
+  for (const HybridDenseShape& s : kHybridDenseShapes)
+    if (s.n == n && s.k == k) return s.dense_min_m;
+  return 0;
+}
+
 }  // namespace w4a16::registry_detail

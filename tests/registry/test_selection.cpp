@@ -248,6 +248,39 @@ TEST(Hybrid, WorkspaceCoversBothPaths) {
     }
   }
 }
+
+// The dense path (W dequantized into the workspace + cuBLAS) from W4A16_HYBRID_DENSE_MIN_M tokens on:
+// the workspace holds the dense W (N K 2 bytes) for every max_m the path may take, and only then;
+// never for act-order (the path writes W in layout order); a bad knob value is named.
+TEST(Hybrid, DensePathWorkspaceOnlyWhereTheDensePathRuns) {
+  const Kernel* h = find_kernel("cuda_hybrid");
+  std::size_t checked = 0;
+  for (const LinearConfig& c : test::config_grid(Platform::sm90, {.small_shapes_only = false, .with_invalid = false})) {
+    if (!h->can_implement(c).empty()) continue;
+    SCOPED_TRACE(c.describe());
+    const std::size_t dense = static_cast<std::size_t>(c.n * c.k) * 2;
+    std::size_t off99 = 0, off100 = 0;
+    {
+      test::ScopedEnv off("W4A16_HYBRID_DENSE_MIN_M", "0");
+      off99 = h->workspace_bytes(c, 99);
+      off100 = h->workspace_bytes(c, 100);
+    }
+    test::ScopedEnv on("W4A16_HYBRID_DENSE_MIN_M", "100");
+    EXPECT_EQ(h->workspace_bytes(c, 99), off99) << "M = 99 never takes the dense path";
+    if (c.act_order) {
+      EXPECT_EQ(h->workspace_bytes(c, 100), off100) << "act-order never takes the dense path";
+    } else {
+      EXPECT_GE(h->workspace_bytes(c, 100), dense) << "M = 100 takes it";
+      EXPECT_GE(h->workspace_bytes(c, 4096), dense);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0u);
+  LinearConfig c = test::config_grid(Platform::sm90, {.small_shapes_only = true, .with_invalid = false}).front();
+  test::ScopedEnv bad("W4A16_HYBRID_DENSE_MIN_M", "many");
+  Error e = expect_error([&] { h->workspace_bytes(c, 4096); }, ErrorCode::invalid_argument);
+  EXPECT_NE(std::string(e.what()).find("W4A16_HYBRID_DENSE_MIN_M"), std::string::npos) << e.what();
+}
 #endif
 
 TEST(NothingFits, OneErrorListsEveryKernelAndItsReason) {

@@ -305,6 +305,67 @@ void graph_replay(std::int64_t m) {
   cudaStreamDestroy(stream);
 }
 
+// The hybrid's dense path (W dequantized per call into the workspace + cuBLAS; W4A16_HYBRID_DENSE_MIN_M
+// forces it from 17 tokens on): on every grid config the hybrid accepts, at M = 17, 33, 100 and 1000,
+// the output matches the f64 oracle (poisoned outputs, strided rows, guard elements), and the
+// workspace, poisoned before the call, starts with the dense W (N, K) that the oracle dequantizes:
+// the path ran and wrote exactly its copy. Act-order configs take the prefill path and match too.
+TEST(GpuDense, HybridDensePathMatchesTheOracleAndWritesTheDenseWeights) {
+  SKIP_WITHOUT_GPU();
+  test::ScopedEnv force("W4A16_HYBRID_DENSE_MIN_M", "17");
+  const Kernel* h = find_kernel("cuda_hybrid");
+  ASSERT_NE(h, nullptr);
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreate(&stream));
+  const std::vector<LinearConfig> grid = device_grid(/*small_only=*/true);
+  std::size_t dense_runs = 0, other_runs = 0;
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    const LinearConfig& c = grid[i];
+    if (!test::forced_refusal(c, h->name()).empty()) continue;
+    SCOPED_TRACE(c.describe() + " (W4A16_SEED=" + std::to_string(test::seed()) + ")");
+    const DType act = (i % 2) ? DType::bf16 : DType::f16;
+    QuantizedLinear q = test::random_weights(c, act);
+    std::unique_ptr<PreparedWeights> w = h->prepare(q.view(), c, stream);
+    const std::vector<double> wref = test::dequant_f64(q), bref = test::bias_f64(q);
+    for (std::int64_t m : {17, 33, 100, 1000}) {
+      SCOPED_TRACE("M=" + std::to_string(m));
+      Mirrored x(test::random_matrix(m, c.k, c.act_dtype, c.k + ((i % 3 == 0) ? 8 : 0), 64));
+      Mirrored out(test::poisoned_matrix(m, c.n, c.out_dtype, c.n + ((i % 2) ? 3 : 0), 64));
+      x.upload();
+      out.upload();
+      DeviceBuffer ws(h->workspace_bytes(c, m));
+      ASSERT_NE(ws.p, nullptr);
+      CUDA_OK(cudaMemset(ws.p, 0xff, ws.bytes));  // NaN in fp16 and bf16
+      RunArgs a;
+      a.x = x.view();
+      a.out = out.view();
+      a.workspace = ws.p;
+      a.workspace_bytes = ws.bytes;
+      a.stream = stream;
+      h->run(*w, a);
+      CUDA_OK(cudaStreamSynchronize(stream));
+      out.download();
+      EXPECT_LT(test::rel_error(out.host.values(), test::gemm_f64(x.host.values(), wref, bref, m, c.n, c.k)), test::tolerance_for(c));
+      EXPECT_EQ(out.host.clobbered_padding(), 0) << "elements outside [M, N] were written";
+      if (c.act_order) {
+        ++other_runs;
+        continue;
+      }
+      ASSERT_GE(ws.bytes, static_cast<std::size_t>(c.n * c.k) * 2);
+      test::HostMatrix wd = test::poisoned_matrix(c.n, c.k, c.act_dtype, c.k, 0);
+      ASSERT_EQ(wd.bytes.size(), static_cast<std::size_t>(c.n * c.k) * 2);
+      CUDA_OK(cudaMemcpy(wd.bytes.data(), ws.p, wd.bytes.size(), cudaMemcpyDeviceToHost));
+      // (q - z) * s rounded once to the act dtype: within half an ulp of the oracle's value.
+      EXPECT_LT(test::rel_error(wd.values(), wref), c.act_dtype == DType::bf16 ? 4e-3 : 1e-3) << "the workspace does not hold the dense W";
+      ++dense_runs;
+    }
+  }
+  EXPECT_GT(dense_runs, 0u);
+  std::printf("[gpu dense] cuda_hybrid: %zu dense-path runs and %zu act-order (prefill path) runs matched the f64 oracle\n", dense_runs,
+              other_runs);
+  cudaStreamDestroy(stream);
+}
+
 TEST(GpuGraph, HybridCapturedAtM1ReplaysCorrectly) {
   SKIP_WITHOUT_GPU();
   graph_replay(1);
@@ -312,6 +373,14 @@ TEST(GpuGraph, HybridCapturedAtM1ReplaysCorrectly) {
 
 TEST(GpuGraph, HybridCapturedOnItsPrefillPathReplaysCorrectly) {
   SKIP_WITHOUT_GPU();
+  test::ScopedEnv off("W4A16_HYBRID_DENSE_MIN_M", "0");
+  graph_replay(64);
+}
+
+// cuBLAS under capture: the handle made at prepare, its workspace the caller's.
+TEST(GpuGraph, HybridCapturedOnItsDensePathReplaysCorrectly) {
+  SKIP_WITHOUT_GPU();
+  test::ScopedEnv force("W4A16_HYBRID_DENSE_MIN_M", "64");
   graph_replay(64);
 }
 

@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "tc/tc_weights.hpp"
@@ -220,5 +221,27 @@ std::unique_ptr<DenseCache> dense_cache_prepare(const TcWeights& w, cudaStream_t
 std::size_t dense_cache_workspace_bytes(std::int64_t max_m);
 void dense_cache_run(const DenseCache& c, const TcWeights& w /*bias*/, const void* x, std::int64_t m, std::int64_t x_stride,
                      void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
+
+// ---- The transient dense path: W dequantized per call into the caller's workspace, then cuBLAS ----
+// What an inference engine does for AWQ at large M on small layers (vLLM's awq_dequantize + matmul
+// from 256 tokens): no memory beyond the workspace, the int4 weights stay the only copy. The fp16 /
+// bf16 W (N, K) is written at the workspace's start (coalesced 16-byte rows, the same rounding as the
+// cache: (q - z) * s rounded once), the cuBLAS workspace follows it. No act-order (dense_transient_refusal).
+// The cuBLAS handle is made once, where weights are prepared (cublasCreate allocates: not in run).
+struct CublasHandle {
+  void* h = nullptr;  // cublasHandle_t
+  mutable std::mutex mu;  // one stream / workspace binding of the handle at a time (runs from several threads)
+  CublasHandle() = default;
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  ~CublasHandle();
+};
+std::unique_ptr<CublasHandle> cublas_handle_create();
+// "" when the transient path can run w's configuration, else why not (act-order: x would need the gather).
+std::string dense_transient_refusal(bool act_order);
+// Workspace of one call: the dense W (N * K * 2 bytes, rounded up to 256) + cuBLAS's workspace.
+std::size_t dense_transient_workspace_bytes(std::int64_t n, std::int64_t k);
+void dense_transient_run(const TcWeights& w, const CublasHandle& h, const void* x, std::int64_t m, std::int64_t x_stride, void* y,
+                         std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 
 }  // namespace w4a16::kernels::cuda
