@@ -58,6 +58,7 @@
 // What the runs show: the decode path wins at M <= 16 on the large layers, the prefill path from
 // M = 8..9 on the small Qwen layers, llama8b.down and llama8b.o, and decode loses at M = 32 everywhere.
 #pragma once
+#include <array>
 #include <cstdint>
 
 namespace w4a16::registry_detail {
@@ -87,18 +88,18 @@ inline std::int64_t hybrid_decode_max_m(std::int64_t n, std::int64_t k, bool has
   return kHybridDefaultDecodeMaxM;
 }
 
-// ---- The third path: large M on small layers, W dequantized per call into the workspace + cuBLAS
-// (kernels/cuda/prefill/prefill.hpp dense_transient_run). Where the int4 kernel's tiles are short in K
-// or pad their waves (the Qwen2.5-0.5B layers at M >= 1024 ran 0.58-0.80x cuBLAS fp16, stop 26), the
-// dequantization (N K 2.5 bytes of traffic, the dense copy still in L2 for the GEMM) costs less than
-// what the int4 kernel loses. Measured entries only: M >= dense_min_m runs the dense path.
+// ---- The third path: W dequantized per call into the workspace + cuBLAS (kernels/cuda/prefill/prefill.hpp
+// dense_transient_run), from dense_min_m tokens on. Measured on the H200 (2026-12-04 stop 27, calls 1-4,
+// docs/benchmarks/prefill.md): the dequantization costs 1.8-2.2 us on the Qwen2.5-0.5B qkv / o layers and
+// 8-10 us on gate_up (N K 2.5 bytes of traffic, the copy read from L2 by the GEMM), 25 us on llama8b.qkv.
+// Against the int4 kernel with the measured plans of call 4 it wins by 8% or more only at qwen0.5b.qkv
+// M ~ 2048 and on qwen0.5b.gate_up uint4 from 2560 tokens; everywhere else it ties or loses (up to 1.5x at
+// M = 256). So no layer takes it by default: the table is empty and W4A16_HYBRID_DENSE_MIN_M opts in.
 struct HybridDenseShape {
   std::int64_t n, k;
   std::int64_t dense_min_m;  // 0: never
 };
-inline constexpr HybridDenseShape kHybridDenseShapes[] = {
-    {0, 0, 0},  // (no entry yet: placeholder, matches no layer)
-};
+inline constexpr std::array<HybridDenseShape, 0> kHybridDenseShapes{};
 
 // The smallest M the hybrid runs on the dense path for this layer, 0 for never (the table above).
 inline std::int64_t hybrid_dense_min_m_table(std::int64_t n, std::int64_t k) {

@@ -242,7 +242,10 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {896, 4864, 513, 576, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
     // 2026-12-04 stop 27 call 3 (tune_tma at M = 1024..4096 on the Qwen shapes and llama8b.qkv / o: no entry above 1344
     // before, and the model's bm256 pads its waves on narrow layers: qwen0.5b.qkv M = 4096 is 9 x 16 = 144 tiles on 132 SMs,
-    // 24.3 us against 12.5 at M = 3072), confirmed by call 4 (prefill_dq_ab, 3 interleaved rounds). Default -> entry us:
+    // 24.3 us against 12.5 at M = 3072). Call 4 (prefill_dq_ab against the build before, 3 interleaved rounds, 24 points)
+    // kept the entries below at 0.62-0.92x the time (qwen0.5b.qkv M = 3600..4200 0.62-0.78x, 0.91-0.95x cuBLAS fp16 now) and
+    // dropped three: qwen0.5b.gate_up M = 3969..4096 on bm128 occ2 (1.03-1.07x) and llama8b.o M = 1409..1536 / 2433..2560
+    // (0.96-0.97x at the tuned M, 1.06-1.08x at 1450 / 2450). Default -> entry us in the tune:
     // qwen0.5b.qkv M = 1536: bm64 s1 9.0 -> bm128 occ2 s1 7.9; M = 2048: bm256 s1 12.4 -> bm192 s2 11.3; M = 4096: bm256 s1
     // 24.3 -> bm192 s1 15.0 (22 m blocks x 6 = 132 tiles: one wave; from 3585 tokens on, where bm256 takes 15+ m blocks x 9
     // = 135+ tiles, bm192 19-22 x 6 = 114-132)
@@ -252,14 +255,10 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     // qwen0.5b.o M = 1536 / 2048: bm64 s1 8.9 / 9.0 -> bm128 occ2 s1 7.8 / 7.9
     {896, 896, 1409, 1536, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
     {896, 896, 1921, 2048, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
-    // qwen0.5b.gate_up M = 1536 / 4096: bm256 s1 50.5 / 133.3 -> bm128 occ2 s1 46.3 / 123.1
+    // qwen0.5b.gate_up M = 1536: bm256 s1 50.5 -> bm128 occ2 s1 46.3
     {9728, 896, 1409, 1536, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
-    {9728, 896, 3969, 4096, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
     // qwen0.5b.down M = 3072: bm256 s4 cluster 57.6 -> bm256 s1 49.0
     {896, 4864, 2817, 3072, kCfgBm256Tma, 1, PrefillSplitReduce::automatic},
-    // llama8b.o M = 1536 / 2560: bm256 s2 cluster 81.8 / 134.1 -> bm128 occ2 s1 76.3 / 125.9
-    {4096, 4096, 1409, 1536, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
-    {4096, 4096, 2433, 2560, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
 };
 constexpr int kMeasuredPrefillSms = 132;
 
