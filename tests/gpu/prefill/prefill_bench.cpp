@@ -4,7 +4,8 @@
 //   tune_tma: every TMA tile in the plan's k-loop order (tune_tma_configs; W4A16_PREFILL_TUNE_CONFIGS
 //   lists others) x splits 1..8 on every shape below llama70b at M = 8, 16, 32, 64, 128, 256, 1024,
 //   fp16 uint4b8 g=128, cuBLAS fp16 in the same run (the prefill plan's data); W4A16_PREFILL_TUNE_MS
-//   lists other token counts, W4A16_PREFILL_TUNE_SHAPES other shapes (names, llama70b.gate_up allowed).
+//   lists other token counts, W4A16_PREFILL_TUNE_SHAPES other shapes (names, llama70b.gate_up allowed, or
+//   name:N:K for a layer outside the list), W4A16_PREFILL_TUNE_SPLITS the splits (default 1..8).
 //   Splits are reduced as W4A16_PREFILL_SPLIT_REDUCE says (unset: in the cluster), so the run
 //   with =kernel and the one without give the data of each reduce mode's split constants.
 //   reduce_ab: split-K in the cluster vs the reduce kernel, x PDL on / off, in one process:
@@ -281,17 +282,38 @@ int main(int argc, char** argv) {
   }
   if (mode == "tune_tma") {  // the TMA tiles of the plan x splits on every shape below llama70b (plan tuning)
     // W4A16_PREFILL_TUNE_SHAPES: the shapes to time instead of these (names below, llama70b.gate_up allowed).
+    // An item name:N:K times a layer outside the list (e.g. q7b.qkv:4608:3584), after the listed shapes.
     const std::vector<std::string> only = env_items("W4A16_PREFILL_TUNE_SHAPES");
-    for (const std::string& name : only)
+    std::vector<std::string> custom_names;
+    std::vector<Shape> todo;
+    for (const std::string& name : only) {
+      if (const std::size_t c1 = name.find(':'); c1 != std::string::npos) {
+        const std::size_t c2 = name.find(':', c1 + 1);
+        if (c2 == std::string::npos) throw std::invalid_argument("W4A16_PREFILL_TUNE_SHAPES: expected name:N:K, got '" + name + "'");
+        custom_names.push_back(name.substr(0, c1));
+        todo.push_back({nullptr, std::stoll(name.substr(c1 + 1, c2 - c1 - 1)), std::stoll(name.substr(c2 + 1)), false});
+        continue;
+      }
       if (std::none_of(std::begin(shapes), std::end(shapes), [&](const Shape& sh) { return name == sh.name; }))
         throw std::invalid_argument("W4A16_PREFILL_TUNE_SHAPES: no shape named '" + name + "'");
+    }
+    for (std::size_t i = 0; i < todo.size(); ++i) todo[i].name = custom_names[i].c_str();
+    std::vector<Shape> listed;
     for (const Shape& sh : shapes) {
       if (only.empty() ? sh.n == 57344 : std::find(only.begin(), only.end(), sh.name) == only.end()) continue;
+      listed.push_back(sh);
+    }
+    listed.insert(listed.end(), todo.begin(), todo.end());
+    for (const Shape& sh : listed) {
       bench::PrefillBenchSpec spec = mid_m_spec(sh);
       spec.ms.insert(spec.ms.begin(), {8, 16});  // where the hybrid runs the prefill path on small layers (stop 22)
       if (const std::vector<std::int64_t> ms = tune_ms(); !ms.empty()) spec.ms = ms;
       spec.tune_configs = tune_tma_configs();
       spec.tune_splits = {1, 2, 3, 4, 5, 6, 7, 8};  // every split the plan may pick (5 / 7 since stop 22)
+      if (const std::vector<std::string> sp = env_items("W4A16_PREFILL_TUNE_SPLITS"); !sp.empty()) {  // fewer, to save time
+        spec.tune_splits.clear();
+        for (const std::string& item : sp) spec.tune_splits.push_back(static_cast<int>(env_int("W4A16_PREFILL_TUNE_SPLITS", item, 1, "splits 1..8")));
+      }
       for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
       std::fflush(f);
     }
