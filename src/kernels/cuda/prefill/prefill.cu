@@ -261,10 +261,10 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {896, 4864, 2817, 3072, kCfgBm256Tma, 1, PrefillSplitReduce::automatic},
     // Stop 27 call 5 (tune_tma at M = 300 / 520 / 700 / 1030 on the five large layers below llama70b, and four Qwen2.5-7B
     // layers at M = 512 / 1024 / 4096): two candidates beyond the tune's bias (the default plan is timed first and read
-    // 0-9% slow against the same tile forced later), A/B'd in call 6: llama8b.qkv M = 520 bm128_bn256 s1 51.5 -> bm128
-    // occ2 s1 47.6 us; Qwen2.5-7B o (3584 x 3584) M = 4096 bm256 s1 163.1 -> bm128 occ2 s1 153.4 us.
+    // 0-9% slow against the same tile forced later), A/B'd in call 6 (3 interleaved rounds): llama8b.qkv M = 520 / 540 / 576
+    // bm128_bn256 s1 51.8 / 51.7 / 52.0 -> bm128 occ2 s1 47.5 / 47.9 / 48.3 us (kept); Qwen2.5-7B o (3584 x 3584) M = 4096 on
+    // bm128 occ2 s1 (tune 163.1 -> 153.4) measured 1.01-1.08x at M = 4000 / 4096 and was left out.
     {6144, 4096, 513, 576, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
-    {3584, 3584, 3969, 4096, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
 };
 constexpr int kMeasuredPrefillSms = 132;
 
