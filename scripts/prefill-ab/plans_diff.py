@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Points where two builds' token splits differ, from the stderr of `prefill_dq_ab plans` of each.
+"""Points where two builds' (or two settings') default plans differ, from the stderr of `prefill_dq_ab plans` of each.
 
 usage: plans_diff.py OLD.log NEW.log > points.txt
-Each log line is "name:N:K M=<m> <split or none>"; prints "name:N:K M,M,..." per shape with a difference (the
+Each log line is "name:N:K M=<m> <default plan: a token split or one plan>"; prints "name:N:K M,M,..." per shape with a difference (the
 POINTS input of points_ab.sh)."""
 import sys
 

@@ -306,7 +306,8 @@ int run_bench(const char* out, const std::string& shapes, const std::string& ms,
 }
 
 // `plans`: per shape the token counts whose default plan on this device is a token split, one line
-// "name:N:K M,M,..." (nothing for a shape without one), for the A/B of the split to time only those.
+// "name:N:K M,M,..." (nothing for a shape without one), for the A/B of the split to time only those; on stderr
+// every point's default plan ("name:N:K M=m <prefill_default_describe>": plans_diff.py compares two runs).
 int run_plans(const std::string& shapes, const std::string& ms) {
   const int cap = kc::device_capability(), sms = kc::device_sm_count();
   for (const std::string& sh : split_list(shapes, ',')) {
@@ -319,7 +320,8 @@ int run_plans(const std::string& shapes, const std::string& ms) {
     for (const std::string& m : split_list(ms, ',')) {
       const kc::PrefillTokenSplit ts = kc::prefill_token_split(std::stoll(parts[1]), std::stoll(parts[2]), std::stoll(m), cap, sms);
       if (ts.head > 0) hit += (hit.empty() ? "" : ",") + m;
-      std::fprintf(stderr, "%s M=%s %s\n", sh.c_str(), m.c_str(), ts.describe().c_str());
+      std::fprintf(stderr, "%s M=%s %s\n", sh.c_str(), m.c_str(),
+                   kc::prefill_default_describe(std::stoll(parts[1]), std::stoll(parts[2]), std::stoll(m), cap, sms).c_str());
     }
     if (!hit.empty()) std::printf("%s %s\n", sh.c_str(), hit.c_str());
   }

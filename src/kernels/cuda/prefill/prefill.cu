@@ -104,6 +104,10 @@ constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n
 // plans only through the measured table.
 constexpr int kPlannedTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm128Occ2Tma, kCfgBm192Tma};
 constexpr int kModelTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma};
+// W4A16_PREFILL_MODEL_WIDE=1: the cost model also weighs the two table-only tiles (their estimates exist: bm192 at
+// qwen0.5b.qkv M = 4096 estimated 13.9 us and measured 15.0, bm256 22.0 / 24.3; stop 27), for layers and token counts
+// the table does not cover. "0" or unset: kModelTiles only.
+constexpr int kModelWideTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm128Occ2Tma, kCfgBm192Tma};
 
 // The split term of prefill_plan_estimate_us per reduce mode: fixed us + us per MB of fp32
 // partials (split * M * N * 4 bytes) + us per split beyond 2. Fitted (bench/gpu/fit_prefill_plan.py
@@ -669,7 +673,18 @@ bool tile_or_twin_in(int config, const int (&tiles)[N]) {
 
 bool prefill_config_planned(int config) { return tile_or_twin_in(config, kPlannedTiles); }
 
-bool prefill_config_modeled(int config) { return tile_or_twin_in(config, kModelTiles); }
+namespace {
+bool model_wide() {
+  const char* v = std::getenv("W4A16_PREFILL_MODEL_WIDE");
+  if (v == nullptr || *v == 0) return false;
+  if (std::strcmp(v, "0") != 0 && std::strcmp(v, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_PREFILL_MODEL_WIDE", "0 or 1", v);
+  return *v == '1';
+}
+}  // namespace
+
+bool prefill_config_modeled(int config) {
+  return model_wide() ? tile_or_twin_in(config, kModelWideTiles) : tile_or_twin_in(config, kModelTiles);
+}
 
 int prefill_sched_twin(int config, int sched) {
   const PrefillConfig& c = prefill_config(config);
@@ -706,7 +721,9 @@ PrefillPlan model_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capab
       best.reduce = split > 1 ? reduce : PrefillSplitReduce::automatic;
     }
   };
-  for (int c : kModelTiles)
+  const bool wide = model_wide();
+  for (int c : kModelWideTiles) {
+    if (!wide && !tile_or_twin_in(c, kModelTiles)) continue;
     for (std::int64_t split = 1; split <= kPrefillMaxSplit && split <= k_tiles; ++split) {
       std::int64_t kts = 0;
       if (normalize_split(k_tiles, split, &kts) != split) continue;  // an empty split: the same plan as a smaller one
@@ -722,6 +739,7 @@ PrefillPlan model_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capab
         if (clusters > 0) consider(c, split, kts, PrefillSplitReduce::cluster, clusters);
       }
     }
+  }
   return best;
 }
 }  // namespace
@@ -803,7 +821,7 @@ PrefillTokenSplit prefill_token_split(std::int64_t n, std::int64_t k, std::int64
   };
   thread_local std::vector<Entry> memo;
   std::string env;
-  for (const char* v : {"W4A16_PREFILL_TABLE", "W4A16_PREFILL_SPLIT_REDUCE", "W4A16_PREFILL_SCHED"}) {
+  for (const char* v : {"W4A16_PREFILL_TABLE", "W4A16_PREFILL_SPLIT_REDUCE", "W4A16_PREFILL_SCHED", "W4A16_PREFILL_MODEL_WIDE"}) {
     const char* e = std::getenv(v);
     env += e ? e : "-";
     env += '|';
