@@ -14,9 +14,10 @@ W4A16_PREFILL_MODEL_WIDE=0 $B plans $SH $MS > /dev/null 2> $OUT/call7_plans_old.
 W4A16_PREFILL_MODEL_WIDE=1 $B plans $SH $MS > /dev/null 2> $OUT/call7_plans_new.log
 python3 scripts/prefill-ab/plans_diff.py $OUT/call7_plans_old.log $OUT/call7_plans_new.log | tee $OUT/call7_points.txt
 echo "points: $(awk '{n += split($2, a, ",")} END {print n}' $OUT/call7_points.txt) t=$(($(date +%s)-T0))"
-bash scripts/prefill-ab/points_ab.sh "env W4A16_PREFILL_MODEL_WIDE=0 $B" "env W4A16_PREFILL_MODEL_WIDE=1 $B" $OUT/call7_points.txt $W/ab 2 \
-  | tee $OUT/call7_table_ab.txt
-echo "ab t=$(($(date +%s)-T0))"
+timeout 250 bash scripts/prefill-ab/points_ab.sh "env W4A16_PREFILL_MODEL_WIDE=0 $B" "env W4A16_PREFILL_MODEL_WIDE=1 $B" $OUT/call7_points.txt $W/ab 2 \
+  > $OUT/call7_ab_progress.txt 2>&1
+echo "ab rc=$? t=$(($(date +%s)-T0))"
+python3 scripts/prefill-ab/ab_table.py $W/ab | tee $OUT/call7_table_ab.txt
 tar -czf $OUT/call7_ab.tar.gz -C $W ab
 gzip -9 $OUT/call7_plans_old.log $OUT/call7_plans_new.log
 echo "total $(($(date +%s)-T0)) s"

@@ -196,7 +196,7 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
         int candidates = 0;
         for (int i = 0; i < prefill_config_count(); ++i) {
           const PrefillConfig& o = prefill_config(i);
-          if (o.path != PrefillPath::wgmma || o.x_load != PrefillXLoad::tma || !prefill_config_modeled(i)) continue;
+          if (o.path != PrefillPath::wgmma || o.x_load != PrefillXLoad::tma || !prefill_config_modeled(i, m)) continue;
           for (std::int64_t split = 1; split <= kPrefillMaxSplit && split <= k_tiles; ++split) {
             const int sp = static_cast<int>(split);
             if (split == 1 || split * ((m + o.bm - 1) / o.bm * o.bm) <= kPrefillMaxSplitRows) {
@@ -270,7 +270,7 @@ TEST(PrefillPlan, MeasuredPlansApplyWhereMeasuredOnly) {
     EXPECT_EQ(c.bm, 128);
     EXPECT_EQ(c.min_blocks, 2) << c.name();
     EXPECT_TRUE(prefill_config_planned(e.config));
-    EXPECT_FALSE(prefill_config_modeled(e.config)) << c.name();
+    EXPECT_FALSE(prefill_config_modeled(e.config, m)) << c.name();
     const PrefillPlan p = prefill_plan(9728, 896, m, 90, 132);
     EXPECT_EQ(prefill_sched_twin(p.config, 0), e.config) << p.describe();
     EXPECT_EQ(prefill_config(p.config).sched, 1) << p.describe();
@@ -285,7 +285,7 @@ TEST(PrefillPlan, MeasuredPlansApplyWhereMeasuredOnly) {
     EXPECT_EQ(c.wg, 3) << c.name();
     EXPECT_EQ(e.split, 1);
     EXPECT_TRUE(prefill_config_planned(e.config));
-    EXPECT_FALSE(prefill_config_modeled(e.config)) << c.name();
+    EXPECT_FALSE(prefill_config_modeled(e.config, m)) << c.name();
     const PrefillPlan p = prefill_plan(8192, 8192, m, 90, 132);
     EXPECT_EQ(prefill_sched_twin(p.config, 0), e.config) << p.describe();
     EXPECT_EQ(prefill_config(p.config).sched, 1) << p.describe();
@@ -321,7 +321,7 @@ TEST(PrefillPlan, ReduceKnobRejectsInvalidValues) {
 TEST(PrefillPlan, SchedKnobTakesTheEarlyIssueTwin) {
   w4a16::test::ScopedEnv sched_env("W4A16_PREFILL_SCHED", std::nullopt);
   struct Shape { std::int64_t n, k, m; };
-  const Shape shapes[] = {{8192, 8192, 4096}, {28672, 4096, 1024}, {6144, 4096, 256}, {8192, 8192, 128}, {8192, 8192, 32}};
+  const Shape shapes[] = {{8192, 8192, 4096}, {28672, 4096, 1024}, {6144, 4096, 256}, {8192, 8192, 200}, {8192, 8192, 32}};
   int twins = 0;
   for (const Shape& sh : shapes) {
     setenv("W4A16_PREFILL_SCHED", "0", 1);

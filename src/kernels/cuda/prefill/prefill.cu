@@ -104,10 +104,12 @@ constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n
 // plans only through the measured table.
 constexpr int kPlannedTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm128Occ2Tma, kCfgBm192Tma};
 constexpr int kModelTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma};
-// W4A16_PREFILL_MODEL_WIDE=1: the cost model also weighs the two table-only tiles (their estimates exist: bm192 at
-// qwen0.5b.qkv M = 4096 estimated 13.9 us and measured 15.0, bm256 22.0 / 24.3; stop 27), for layers and token counts
-// the table does not cover. "0" or unset: kModelTiles only.
-constexpr int kModelWideTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm128Occ2Tma, kCfgBm192Tma};
+// The 2-CTA bm128_bn128 joins them where the tokens fit one 128-token m block: there it took 0.89-0.96x the time of the
+// model's pick on four PERF.md layers (table entries at 65..128, stops 24-25) and 0.85-0.97x on nine other layers
+// (Qwen2.5-7B / 14B, Llama-3-70B at M = 100, stop 27 call 7); over every M (with the 192 tile too) the model lost,
+// 1.084x geomean over 128 points (both tiles picked at M >= 200 where they measure slower than estimated).
+constexpr std::int64_t kModelOcc2MaxM = 128;
+constexpr int kModelTilesSmallM[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm128Occ2Tma};
 
 // The split term of prefill_plan_estimate_us per reduce mode: fixed us + us per MB of fp32
 // partials (split * M * N * 4 bytes) + us per split beyond 2. Fitted (bench/gpu/fit_prefill_plan.py
@@ -673,17 +675,8 @@ bool tile_or_twin_in(int config, const int (&tiles)[N]) {
 
 bool prefill_config_planned(int config) { return tile_or_twin_in(config, kPlannedTiles); }
 
-namespace {
-bool model_wide() {
-  const char* v = std::getenv("W4A16_PREFILL_MODEL_WIDE");
-  if (v == nullptr || *v == 0) return false;
-  if (std::strcmp(v, "0") != 0 && std::strcmp(v, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_PREFILL_MODEL_WIDE", "0 or 1", v);
-  return *v == '1';
-}
-}  // namespace
-
-bool prefill_config_modeled(int config) {
-  return model_wide() ? tile_or_twin_in(config, kModelWideTiles) : tile_or_twin_in(config, kModelTiles);
+bool prefill_config_modeled(int config, std::int64_t m) {
+  return m <= kModelOcc2MaxM ? tile_or_twin_in(config, kModelTilesSmallM) : tile_or_twin_in(config, kModelTiles);
 }
 
 int prefill_sched_twin(int config, int sched) {
@@ -704,7 +697,7 @@ bool prefill_supported(int capability) {
 }
 
 namespace {
-// The cost model's plan over the TMA tiles (kModelTiles), splits and reduce modes: the least
+// The cost model's plan over the TMA tiles (kModelTiles; kModelTilesSmallM up to kModelOcc2MaxM tokens), splits and reduce modes: the least
 // prefill_plan_estimate_us (file comment). prefill_plan takes it where no measured plan applies.
 PrefillPlan model_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
   PrefillPlan best;
@@ -721,9 +714,8 @@ PrefillPlan model_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capab
       best.reduce = split > 1 ? reduce : PrefillSplitReduce::automatic;
     }
   };
-  const bool wide = model_wide();
-  for (int c : kModelWideTiles) {
-    if (!wide && !tile_or_twin_in(c, kModelTiles)) continue;
+  for (int c : kModelTilesSmallM) {
+    if (!prefill_config_modeled(c, m)) continue;
     for (std::int64_t split = 1; split <= kPrefillMaxSplit && split <= k_tiles; ++split) {
       std::int64_t kts = 0;
       if (normalize_split(k_tiles, split, &kts) != split) continue;  // an empty split: the same plan as a smaller one
@@ -821,7 +813,7 @@ PrefillTokenSplit prefill_token_split(std::int64_t n, std::int64_t k, std::int64
   };
   thread_local std::vector<Entry> memo;
   std::string env;
-  for (const char* v : {"W4A16_PREFILL_TABLE", "W4A16_PREFILL_SPLIT_REDUCE", "W4A16_PREFILL_SCHED", "W4A16_PREFILL_MODEL_WIDE"}) {
+  for (const char* v : {"W4A16_PREFILL_TABLE", "W4A16_PREFILL_SPLIT_REDUCE", "W4A16_PREFILL_SCHED"}) {
     const char* e = std::getenv(v);
     env += e ? e : "-";
     env += '|';

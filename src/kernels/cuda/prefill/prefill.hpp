@@ -178,9 +178,9 @@ int prefill_sched_twin(int config, int sched);
 // Whether the default plan's cost model covers the config (a planned TMA tile or its early-issue
 // twin): prefill_plan_estimate_us throws for the others.
 bool prefill_config_planned(int config);
-// Whether the cost model chooses among the config's tile (planned tiles the measured table alone
-// takes are estimated, but never the model's pick).
-bool prefill_config_modeled(int config);
+// Whether the cost model chooses among the config's tile at M tokens (the 2-CTA bm128_bn128 up to 128 tokens;
+// the 192 x 192 tile never: the measured table alone takes it, and the 2-CTA tile above 128 tokens).
+bool prefill_config_modeled(int config, std::int64_t m);
 // The split rule of the cp.async plan applied to a given config (benchmarks force every config with it).
 PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int config, int sm_count);
 // The plan's split target: CTAs >= this factor x SMs (by the config's tile; prefill.cu says why).
