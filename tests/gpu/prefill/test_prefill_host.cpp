@@ -425,3 +425,69 @@ TEST(PrefillHost, TokenSplitHeadOutsideTheTokensIsRejected) {
     }
   }
 }
+
+// The cost model weighs the 2-CTA bm128_bn128 (and its early-issue twin) up to 128 tokens and never the 192 x 192 tile
+// (stop 27: over every M both lost, 1.084x; the 2-CTA tile won at M <= 128). Without a GPU the plan's splits take no
+// cluster, so the check is on the candidate set and on a split-1 plan: llama8b.gate_up at M = 100 outside the table
+// (W4A16_PREFILL_TABLE=0) takes the 2-CTA tile, which at 129 tokens it may not.
+TEST(PrefillPlan, ModelWeighsTheTwoCtaTileUpTo128TokensOnly) {
+  int occ2 = -1, bm192 = -1;
+  for (int i = 0; i < prefill_config_count(); ++i) {
+    const PrefillConfig& c = prefill_config(i);
+    if (c.x_load != PrefillXLoad::tma || c.sched != 0) continue;
+    if (c.bm == 128 && c.wg == 2 && c.mb == 1 && c.min_blocks == 2) occ2 = i;
+    if (c.bm == 192 && c.wg == 3) bm192 = i;
+  }
+  ASSERT_GE(occ2, 0);
+  ASSERT_GE(bm192, 0);
+  const int occ2_twin = prefill_sched_twin(occ2, 1);
+  ASSERT_GE(occ2_twin, 0);
+  for (std::int64_t m : {1, 64, 100, 128}) {
+    EXPECT_TRUE(prefill_config_modeled(occ2, m)) << m;
+    EXPECT_TRUE(prefill_config_modeled(occ2_twin, m)) << m;
+    EXPECT_FALSE(prefill_config_modeled(bm192, m)) << m;
+  }
+  for (std::int64_t m : {129, 256, 4096}) {
+    EXPECT_FALSE(prefill_config_modeled(occ2, m)) << m;
+    EXPECT_FALSE(prefill_config_modeled(bm192, m)) << m;
+  }
+  w4a16::test::ScopedEnv table("W4A16_PREFILL_TABLE", "0");
+  w4a16::test::ScopedEnv sched("W4A16_PREFILL_SCHED", "0");
+  const PrefillPlan at100 = prefill_plan(28672, 4096, 100, 90, 132);
+  EXPECT_EQ(at100.config, occ2) << at100.describe();
+  const PrefillPlan at129 = prefill_plan(28672, 4096, 129, 90, 132);
+  EXPECT_NE(at129.config, occ2) << at129.describe();
+}
+
+// The transient dense path's contract (dense_transient_run) is checked before any CUDA call, naming the argument.
+TEST(PrefillHost, DenseTransientRunRefusesBadArgumentsByName) {
+  TcWeights w;
+  w.n = 256;
+  w.k = 512;
+  w.n_pad = 256;
+  w.k_pad = 512;
+  w.groups = 4;
+  CublasHandle none;
+  alignas(256) static unsigned char buf[512];
+  auto expect = [](auto&& call, w4a16::ErrorCode code, const std::string& arg) {
+    try {
+      call();
+      ADD_FAILURE() << "no error for " << arg;
+    } catch (const w4a16::Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(arg + ":", 0), 0u) << e.what();
+    }
+  };
+  expect([&] { dense_transient_run(w, none, buf, 1, 512, buf, 256, buf, sizeof buf, nullptr); }, w4a16::ErrorCode::invalid_argument, "h");
+  CublasHandle fake;
+  fake.h = buf;  // never used: every check below fails before cuBLAS is called
+  w.act_order = true;
+  expect([&] { dense_transient_run(w, fake, buf, 1, 512, buf, 256, buf, sizeof buf, nullptr); }, w4a16::ErrorCode::unsupported, "w");
+  w.act_order = false;
+  expect([&] { dense_transient_run(w, fake, buf, 1, 100, buf, 256, buf, sizeof buf, nullptr); }, w4a16::ErrorCode::shape_mismatch, "x_stride");
+  expect([&] { dense_transient_run(w, fake, buf, 1, 512, buf, 256, buf, sizeof buf, nullptr); }, w4a16::ErrorCode::invalid_argument, "workspace");
+  EXPECT_GE(dense_transient_workspace_bytes(256, 512), std::size_t{256} * 512 * 2);
+  EXPECT_EQ(dense_transient_refusal(false), "");
+  EXPECT_NE(dense_transient_refusal(true), "");
+  fake.h = nullptr;  // the destructor destroys only a handle cublas_handle_create made
+}
