@@ -82,6 +82,17 @@ std::vector<LinearConfig> device_grid(bool small_only) {
   return out;
 }
 
+// The run arguments of x, out and a workspace on `stream`.
+RunArgs run_args(const Mirrored& x, const Mirrored& out, const DeviceBuffer& ws, cudaStream_t stream) {
+  RunArgs a;
+  a.x = x.view();
+  a.out = out.view();
+  a.workspace = ws.p;
+  a.workspace_bytes = ws.bytes;
+  a.stream = stream;
+  return a;
+}
+
 // Runs kernel k on prepared weights for M rows of x and checks the result against the oracle;
 // false (with the failures recorded) when it does not match.
 bool check_run(const Kernel& k, const PreparedWeights& w, const QuantizedLinear& q, const LinearConfig& c, std::int64_t m,
@@ -92,13 +103,7 @@ bool check_run(const Kernel& k, const PreparedWeights& w, const QuantizedLinear&
   x.upload();
   out.upload();
   DeviceBuffer ws(k.workspace_bytes(c, m));
-  RunArgs a;
-  a.x = x.view();
-  a.out = out.view();
-  a.workspace = ws.p;
-  a.workspace_bytes = ws.bytes;
-  a.stream = stream;
-  k.run(w, a);
+  k.run(w, run_args(x, out, ws, stream));
   cudaError_t e = cudaStreamSynchronize(stream);
   EXPECT_EQ(e, cudaSuccess) << cudaGetErrorString(e);
   if (e != cudaSuccess) return false;
@@ -336,13 +341,7 @@ TEST(GpuDense, HybridDensePathMatchesTheOracleAndWritesTheDenseWeights) {
       DeviceBuffer ws(h->workspace_bytes(c, m));
       ASSERT_NE(ws.p, nullptr);
       CUDA_OK(cudaMemset(ws.p, 0xff, ws.bytes));  // NaN in fp16 and bf16
-      RunArgs a;
-      a.x = x.view();
-      a.out = out.view();
-      a.workspace = ws.p;
-      a.workspace_bytes = ws.bytes;
-      a.stream = stream;
-      h->run(*w, a);
+      h->run(*w, run_args(x, out, ws, stream));
       CUDA_OK(cudaStreamSynchronize(stream));
       out.download();
       EXPECT_LT(test::rel_error(out.host.values(), test::gemm_f64(x.host.values(), wref, bref, m, c.n, c.k)), test::tolerance_for(c));
