@@ -1,8 +1,7 @@
 // Registry adapters of the CUDA kernels (src/kernels/cuda): cuda_decode, cuda_prefill,
-// cuda_hybrid (one copy of the weights in "cuda.tc16x64.v1", decode or prefill by M, and on the
-// layers of hybrid_thresholds.hpp's dense table W dequantized per call into the workspace + cuBLAS from
-// a larger M) and the
-// opt-in cuda_dense_cache. Claims follow the kernels' contract blocks (decode.cu, prefill.hpp)
+// cuda_hybrid (one copy of the weights in "cuda.tc16x64.v1", decode or prefill by M; opt-in, from
+// W4A16_HYBRID_DENSE_MIN_M tokens, W dequantized per call into the workspace + cuBLAS: hybrid_thresholds.hpp
+// says where it was measured and why its table is empty) and the opt-in cuda_dense_cache. Claims follow the kernels' contract blocks (decode.cu, prefill.hpp)
 // and the cubins this build holds (W4A16_CUDA_ARCHS), so can_implement never promises a
 // configuration that would fail at launch. Claims are pure functions of LinearConfig: no GPU
 // is touched until prepare().
