@@ -1,5 +1,6 @@
 // w4a16 explain: which kernel the registry picks for a layer configuration, and why each one
-// above it refused (w4a16::choose()'s Decision::text()); --list shows every registered kernel.
+// above it refused (w4a16::choose()'s Decision::text()); --m adds how it runs given token counts
+// (Kernel::describe_run: the hybrid's path and plan); --list shows every registered kernel.
 #include <cstdio>
 
 #include "cli.hpp"
@@ -55,9 +56,20 @@ int run_explain(const ParsedArgs& a) {
   SelectOptions so;
   so.backend = a.get_or("backend", "");
   check_backend_name(so.backend, "--backend");
+  const std::vector<std::int64_t> ms = a.get_int_list("m");
+  for (std::int64_t m : ms)
+    if (m < 1) usage_fail("--m", "token counts >= 1", std::to_string(m));
   Decision d = choose(c, so);
   std::printf("%s", d.text().c_str());
   if (!d.text().empty() && d.text().back() != '\n') std::printf("\n");
+  if (!ms.empty()) {
+    std::printf("how %s runs M tokens%s:\n", std::string(d.chosen->name()).c_str(),
+                c.device == Device::cuda ? (cuda_device_present() ? " (plans for this GPU)" : " (no GPU here: plans for an H200, 132 SMs, no cluster split weighed)") : "");
+    for (std::int64_t m : ms) {
+      const std::string how = d.chosen->describe_run(c, m);
+      std::printf("  M=%lld: %s\n", static_cast<long long>(m), how.empty() ? "one path at every M" : how.c_str());
+    }
+  }
   return 0;
 }
 
@@ -77,7 +89,8 @@ Command explain_command() {
             {"act-order", "", "the layer has an act-order permutation (GPTQ desc_act)"},
             {"device", "D", "cpu or cuda", "cuda if a GPU is present, else cpu"},
             {"capability", "CC", "CUDA compute capability, e.g. 80 or 90", "the GPU's, else 90"},
-            {"backend", "NAME", "force a kernel by name, as W4A16_LINEAR_BACKEND does"}},
+            {"backend", "NAME", "force a kernel by name, as W4A16_LINEAR_BACKEND does"},
+            {"m", "M,M,...", "also print how the chosen kernel runs these token counts (path and plan)"}},
            "Selection also honours W4A16_DISABLED_KERNELS=a,b and W4A16_LINEAR_BACKEND=name.\n"
            "When no kernel fits, the error lists every kernel and its reason (exit code 1)."},
           run_explain};

@@ -96,6 +96,32 @@ int current_device() {
 
 cudaStream_t stream_of(void* s) { return static_cast<cudaStream_t>(s); }
 
+// What the plans of describe_run are made for: this machine's GPU, else an H200 (132 SMs; prefill_max_active_clusters
+// then finds no device and the plans weigh no cluster split).
+int plan_sm_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    return 132;
+  }
+  return kc::device_sm_count();
+}
+
+// decode_run's plan of m tokens (16-token chunks past 16; x rows 16-byte aligned unless act-order, as the hybrid asks).
+std::string decode_run_text(const LinearConfig& c, std::int64_t m) {
+  const int chunk = static_cast<int>(std::min<std::int64_t>(m, 16));
+  try {
+    return "decode: " + kc::decode_plan_for_sms(c.n, c.k, chunk, c.has_zeros, c.group_size, !c.act_order, plan_sm_count()).describe() +
+           (m > 16 ? " (per 16-token chunk)" : "");
+  } catch (const Error& e) {
+    return std::string("decode: no plan (") + e.what() + ")";
+  }
+}
+
+std::string prefill_run_text(const LinearConfig& c, std::int64_t m) {
+  return "prefill: " + kc::prefill_default_describe(c.n, c.k, m, c.capability, plan_sm_count());
+}
+
 // ---- "cuda.tc16x64.v1": one TcWeights, shared by decode, prefill and the hybrid.
 class TcPrepared : public PreparedWeights {
  public:
@@ -164,6 +190,7 @@ class CudaDecode final : public TcKernel {
   std::size_t workspace_bytes(const LinearConfig& c, std::int64_t max_m) const override {
     return kc::decode_workspace_bytes(c.n, c.k, c.group_size, c.act_order, max_m);
   }
+  std::string describe_run(const LinearConfig& c, std::int64_t m) const override { return m > 0 ? decode_run_text(c, m) : ""; }
   // decode.cu: x and y need element (2-byte) alignment only; 16-byte rows take a vector path.
   void run(const PreparedWeights& w, const RunArgs& a) const override {
     const TcPrepared& p = checked(w, a, workspace_bytes(w.config(), a.x.shape[0]));
@@ -184,6 +211,7 @@ class CudaPrefill final : public TcKernel {
   std::size_t workspace_bytes(const LinearConfig& c, std::int64_t max_m) const override {
     return kc::prefill_workspace_bytes(c.n, c.k, c.group_size, c.act_order, max_m);
   }
+  std::string describe_run(const LinearConfig& c, std::int64_t m) const override { return m > 0 ? prefill_run_text(c, m) : ""; }
   IoAlignment io_alignment(const LinearConfig& c) const override { return prefill_alignment(c); }
   void run(const PreparedWeights& w, const RunArgs& a) const override {
     const TcPrepared& p = checked(w, a, workspace_bytes(w.config(), a.x.shape[0]));
@@ -237,6 +265,13 @@ class CudaHybrid final : public TcKernel {
     return ws;
   }
   IoAlignment io_alignment(const LinearConfig& c) const override { return prefill_alignment(c); }
+  std::string describe_run(const LinearConfig& c, std::int64_t m) const override {
+    if (m <= 0) return {};
+    if (m <= decode_max_m(c)) return decode_run_text(c, m);
+    if (const std::int64_t d = dense_min_m(c); d > 0 && m >= d)
+      return "dense: W dequantized into the workspace (" + std::to_string(c.n * c.k * 2) + " bytes), then cuBLAS";
+    return prefill_run_text(c, m);
+  }
   void run(const PreparedWeights& w, const RunArgs& a) const override {
     const LinearConfig& c = w.config();
     const std::int64_t m = a.x.defined() ? a.x.shape[0] : 0;

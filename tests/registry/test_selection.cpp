@@ -283,6 +283,40 @@ TEST(Hybrid, DensePathWorkspaceOnlyWhereTheDensePathRuns) {
 }
 #endif
 
+#if W4A16_HAVE_CUDA
+// describe_run names the path each M takes, the same switch points run() uses: the hybrid's decode path up to
+// hybrid_decode_max_m, the prefill path above, the dense path from W4A16_HYBRID_DENSE_MIN_M (never for act-order);
+// decode and prefill alone name their own path at every M; no M < 1.
+TEST(Hybrid, DescribeRunNamesThePathRunTakes) {
+  const Kernel* h = find_kernel("cuda_hybrid");
+  const Kernel* d = find_kernel("cuda_decode");
+  const Kernel* p = find_kernel("cuda_prefill");
+  auto starts = [](const std::string& s, const std::string& with) { return s.rfind(with, 0) == 0; };
+  std::size_t checked = 0;
+  for (const LinearConfig& c : test::config_grid(Platform::sm90, {.small_shapes_only = true, .with_invalid = false})) {
+    if (!h->can_implement(c).empty()) continue;
+    SCOPED_TRACE(c.describe());
+    const std::int64_t t = registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros);
+    test::ScopedEnv off("W4A16_HYBRID_DENSE_MIN_M", "0");
+    EXPECT_TRUE(starts(h->describe_run(c, t + 1), "prefill: ")) << h->describe_run(c, t + 1);
+    EXPECT_TRUE(starts(p->describe_run(c, 1), "prefill: ")) << p->describe_run(c, 1);
+    EXPECT_EQ(h->describe_run(c, 0), "");
+    if (d->can_implement(c).empty()) {
+      EXPECT_TRUE(starts(h->describe_run(c, 1), "decode: ")) << h->describe_run(c, 1);
+      EXPECT_TRUE(starts(d->describe_run(c, 100), "decode: ")) << d->describe_run(c, 100);
+    }
+    test::ScopedEnv on("W4A16_HYBRID_DENSE_MIN_M", "64");
+    EXPECT_EQ(starts(h->describe_run(c, 64), "dense: "), !c.act_order) << h->describe_run(c, 64);
+    ++checked;
+  }
+  EXPECT_GT(checked, 0u);
+  for (const KernelEntry& e : all_kernels())
+    if (e.kernel->device() == Device::cpu) {
+      EXPECT_EQ(e.kernel->describe_run(cpu_config(), 16), "") << e.kernel->name();
+    }
+}
+#endif
+
 TEST(NothingFits, OneErrorListsEveryKernelAndItsReason) {
   for (Platform p : kPlatforms) {
     LinearConfig c = cpu_config();

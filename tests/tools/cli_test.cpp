@@ -495,6 +495,32 @@ TEST_F(Cli, ExplainPrintsTheRegistryDecision) {
     }
 }
 
+// explain --m: after the decision, one line per token count with the chosen kernel's describe_run (the hybrid's path
+// and plan on CUDA configurations, in any build that registers the CUDA kernels; a CPU kernel has one path).
+TEST_F(Cli, ExplainWithTokenCountsPrintsHowTheChosenKernelRunsThem) {
+  Result cpu = cli("explain --device cpu --n 896 --k 896 --m 1,64");
+  ASSERT_EQ(cpu.rc, 0) << cpu.err;
+  EXPECT_NE(cpu.out.find("  M=1: one path at every M\n"), std::string::npos) << cpu.out;
+  EXPECT_NE(cpu.out.find("  M=64: one path at every M\n"), std::string::npos) << cpu.out;
+  LinearConfig c;
+  c.n = c.n_full = 4096;
+  c.k = c.k_full = 4096;
+  c.device = Device::cuda;
+  c.capability = 90;
+  const Decision d = choose(c, SelectOptions{});
+  if (d.chosen != nullptr && d.chosen->name() == "cuda_hybrid") {
+    Result r = cli("explain --device cuda --capability 90 --n 4096 --k 4096 --m 1,4096");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("how cuda_hybrid runs M tokens"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  M=1: " + d.chosen->describe_run(c, 1) + "\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  M=4096: " + d.chosen->describe_run(c, 4096) + "\n"), std::string::npos) << r.out;
+    EXPECT_EQ(d.chosen->describe_run(c, 1).rfind("decode: ", 0), 0u);
+    EXPECT_EQ(d.chosen->describe_run(c, 4096).rfind("prefill: ", 0), 0u);
+  }
+  Result bad = cli("explain --device cpu --n 896 --k 896 --m 0");
+  expect_one_line_error(bad, "explain", 2, {"--m", "0"});
+}
+
 // ---- --help ------------------------------------------------------------------------------
 
 TEST_F(Cli, EverySubcommandHasHelp) {

@@ -60,6 +60,11 @@ class Kernel {
   virtual void run(const PreparedWeights& w, const RunArgs& args) const = 0;
   // Alignment run() needs (check_run_args enforces it); 1 = element alignment only.
   virtual IoAlignment io_alignment(const LinearConfig& c) const { return {}; }
+  // How run() computes m tokens of a configuration it accepts: the path and plan (e.g. "prefill:
+  // wgmma_bm256_bn128_s5_ov_tma_ei split=1 k_tiles/split=64"), for `w4a16 explain --m`. Host arithmetic only;
+  // CUDA kernels plan for this machine's GPU, or without one for an H200 (132 SMs, no cluster split weighed).
+  // Empty where the kernel has one way to run.
+  virtual std::string describe_run(const LinearConfig& c, std::int64_t m) const { return {}; }
 };
 
 // Checks shared by every run(): layout tag of `w` == kernel.layout(), the kernel accepts
