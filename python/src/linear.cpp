@@ -95,13 +95,21 @@ void run_linear(const PyLinear& self, const InArray& x_arr, const OutArray& out_
   self.lin.forward(x, out, reinterpret_cast<void*>(stream));
 }
 
-nb::dict decision_dict(const Decision& d) {
+// The decision as a dict; "runs": [(M, how the chosen kernel runs M tokens)] for the token counts asked
+// (Kernel::describe_run: the hybrid's path and plan; "" where the kernel has one way).
+nb::dict decision_dict(const Decision& d, const LinearConfig& c, const std::vector<std::int64_t>& ms) {
   nb::dict r;
   r["chosen"] = d.chosen ? nb::cast(std::string(d.chosen->name())) : nb::none();
   nb::list refused;
   for (const auto& f : d.refused) refused.append(nb::make_tuple(f.kernel, f.reason));
   r["refused"] = refused;
   r["text"] = d.text();
+  nb::list runs;
+  for (std::int64_t m : ms) {
+    if (m < 1) fail(ErrorCode::invalid_argument, "ms", "token counts >= 1", std::to_string(m));
+    runs.append(nb::make_tuple(m, d.chosen ? d.chosen->describe_run(c, m) : std::string()));
+  }
+  r["runs"] = runs;
   return r;
 }
 
@@ -118,7 +126,7 @@ void bind_linear(nb::module_& m) {
   nb::class_<PyLinear>(m, "Linear", "A layer bound to one kernel for one device and activation dtype.")
       .def_prop_ro("kernel", [](const PyLinear& l) { return std::string(l.lin.kernel().name()); })
       .def_prop_ro("layout", [](const PyLinear& l) { return std::string(l.lin.kernel().layout()); })
-      .def_prop_ro("decision", [](const PyLinear& l) { return decision_dict(l.lin.decision()); })
+      .def_prop_ro("decision", [](const PyLinear& l) { return decision_dict(l.lin.decision(), l.lin.config(), {}); })
       .def_prop_ro("config", [](const PyLinear& l) { return l.lin.config().describe(); })
       .def_prop_ro("weight_bytes", [](const PyLinear& l) { return l.lin.weight_bytes(); })
       .def_prop_ro("workspace_bytes", [](const PyLinear& l) { return l.lin.workspace_bytes(); })
@@ -166,18 +174,18 @@ void bind_linear(nb::module_& m) {
   m.def(
       "explain_layer",
       [](const Layer& layer, std::string_view act_dtype, std::string_view device, int capability,
-         std::string_view backend, const std::vector<std::string>& disabled) {
+         std::string_view backend, const std::vector<std::string>& disabled, const std::vector<std::int64_t>& ms) {
         LinearConfig c = LinearConfig::from(layer.q->view(), parse_act(act_dtype, "dtype"), parse_device(device), capability);
-        return decision_dict(choose(c, select_options(backend, disabled)));
+        return decision_dict(choose(c, select_options(backend, disabled)), c, ms);
       },
       nb::arg("layer"), nb::arg("dtype"), nb::arg("device"), nb::arg("capability"), nb::arg("backend") = "",
-      nb::arg("disabled") = std::vector<std::string>{});
+      nb::arg("disabled") = std::vector<std::string>{}, nb::arg("ms") = std::vector<std::int64_t>{});
 
   m.def(
       "explain_config",
       [](std::int64_t n, std::int64_t k, int group_size, std::string_view scalar, std::string_view act_dtype,
          std::string_view device, int capability, bool bias, bool act_order, std::string_view backend,
-         const std::vector<std::string>& disabled) {
+         const std::vector<std::string>& disabled, const std::vector<std::int64_t>& ms) {
         LinearConfig c;
         c.n = c.n_full = n;
         c.k = c.k_full = k;
@@ -191,11 +199,11 @@ void bind_linear(nb::module_& m) {
         c.has_bias = bias;
         c.device = parse_device(device);
         c.capability = capability;
-        return decision_dict(choose(c, select_options(backend, disabled)));
+        return decision_dict(choose(c, select_options(backend, disabled)), c, ms);
       },
       nb::arg("n"), nb::arg("k"), nb::arg("group_size"), nb::arg("scalar_type"), nb::arg("dtype"), nb::arg("device"),
       nb::arg("capability"), nb::arg("bias"), nb::arg("act_order"), nb::arg("backend") = "",
-      nb::arg("disabled") = std::vector<std::string>{});
+      nb::arg("disabled") = std::vector<std::string>{}, nb::arg("ms") = std::vector<std::int64_t>{});
 
 #ifdef W4A16_PY_HAVE_CUDA
   m.attr("has_cuda") = true;

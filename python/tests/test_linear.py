@@ -148,6 +148,19 @@ def test_explain_for_a_layer_and_for_a_config(rng):
     assert "48" in str(e.value) or "cuda" in str(e.value)
 
 
+def test_explain_with_token_counts_says_how_each_runs(rng):
+    layer, _, _ = make_awq(rng, 64, 256, 128)
+    text = layer.explain(ms=[1, 64])
+    assert text.startswith(layer.explain())  # the decision first, unchanged
+    assert f"how {layer.kernel} runs M tokens:" in text
+    assert "  M=1: one path at every M\n" in text and "  M=64: one path at every M\n" in text  # the CPU kernels
+    d = w4a16.choose(n=4096, k=4096, ms=[1, 4096])
+    assert [m for m, _ in d["runs"]] == [1, 4096]
+    with pytest.raises(w4a16.Error) as e:
+        w4a16.explain(n=4096, k=4096, ms=[0])
+    assert "ms" in str(e.value)
+
+
 class _DLPackOnly:
     """A producer known only through the DLPack protocol (not numpy, torch or cupy)."""
 

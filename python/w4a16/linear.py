@@ -179,12 +179,21 @@ class QuantizedLinear:
         return self._layer.to_gptq(checkpoint_format)
 
     def explain(self, dtype: Optional[str] = None, device: str = "cpu", capability: Optional[int] = None,
-                backend: Optional[str] = None, disabled: Sequence[str] = ()) -> str:
-        """The registry's decision for this layer: chosen kernel and why each one above refused."""
+                backend: Optional[str] = None, disabled: Sequence[str] = (), ms: Sequence[int] = ()) -> str:
+        """The registry's decision for this layer: chosen kernel and why each one above refused; with ms, how
+        the chosen kernel runs each of those token counts (the hybrid's path and plan)."""
         cap = _default_capability(device, capability)
         d = _core.explain_layer(self._layer, dtype or self.scale_dtype, device, cap,
-                                self.backend if backend is None else backend, list(disabled))
-        return d["text"]
+                                self.backend if backend is None else backend, list(disabled), [int(m) for m in ms])
+        return _decision_text(d)
+
+
+def _decision_text(d: dict) -> str:
+    text = d["text"]
+    if d["runs"]:
+        text = text.rstrip("\n") + "\n" + f"how {d['chosen']} runs M tokens:\n"
+        text += "".join(f"  M={m}: {how or 'one path at every M'}\n" for m, how in d["runs"])
+    return text
 
 
 def _round_m(m: int) -> int:
@@ -242,29 +251,31 @@ def kernels() -> list:
 def explain(layer: Optional[QuantizedLinear] = None, *, n: Optional[int] = None, k: Optional[int] = None,
             group_size: int = 128, scalar_type: str = "uint4", dtype: str = "float16", device: str = "cpu",
             capability: Optional[int] = None, bias: bool = False, act_order: bool = False,
-            backend: Optional[str] = None, disabled: Sequence[str] = ()) -> str:
+            backend: Optional[str] = None, disabled: Sequence[str] = (), ms: Sequence[int] = ()) -> str:
     """The registry's decision, printable: for a layer, or for a configuration given by n, k, ...
-    capability defaults to 0 on the CPU and 90 (sm_90a) on CUDA."""
-    return choose(layer, n=n, k=k, group_size=group_size, scalar_type=scalar_type, dtype=dtype, device=device,
-                  capability=capability, bias=bias, act_order=act_order, backend=backend,
-                  disabled=disabled)["text"]
+    capability defaults to 0 on the CPU and 90 (sm_90a) on CUDA; ms adds how the chosen kernel runs those
+    token counts (as `w4a16 explain --m`)."""
+    return _decision_text(choose(layer, n=n, k=k, group_size=group_size, scalar_type=scalar_type, dtype=dtype,
+                                 device=device, capability=capability, bias=bias, act_order=act_order,
+                                 backend=backend, disabled=disabled, ms=ms))
 
 
 def choose(layer: Optional[QuantizedLinear] = None, *, n: Optional[int] = None, k: Optional[int] = None,
            group_size: int = 128, scalar_type: str = "uint4", dtype: str = "float16", device: str = "cpu",
            capability: Optional[int] = None, bias: bool = False, act_order: bool = False,
-           backend: Optional[str] = None, disabled: Sequence[str] = ()) -> dict:
-    """Like :func:`explain`, as a dict: chosen, refused [(kernel, reason)], text."""
+           backend: Optional[str] = None, disabled: Sequence[str] = (), ms: Sequence[int] = ()) -> dict:
+    """Like :func:`explain`, as a dict: chosen, refused [(kernel, reason)], text, runs [(M, how)]."""
     cap = _default_capability(device, capability)
+    ms = [int(m) for m in ms]
     if layer is not None:
         if not isinstance(layer, QuantizedLinear):
             raise TypeError(f"layer: expected a QuantizedLinear, got {type(layer).__name__}")
         return _core.explain_layer(layer._layer, dtype, device, cap,
-                                   layer.backend if backend is None else backend, list(disabled))
+                                   layer.backend if backend is None else backend, list(disabled), ms)
     if n is None or k is None:
         raise TypeError("explain: pass a layer, or n= and k= (and group_size=, scalar_type=, dtype=, ...)")
     return _core.explain_config(int(n), int(k), int(group_size), scalar_type, dtype, device, cap, bool(bias),
-                                bool(act_order), backend or "", list(disabled))
+                                bool(act_order), backend or "", list(disabled), ms)
 
 
 class Checkpoint:
