@@ -16,6 +16,8 @@
 //   prefill_dq_ab plans <name:N:K,...> <M,...>
 //     per shape, the token counts that this device's default plan splits (prefill_token_split): stdout
 //     "name:N:K M,M,..." per shape with one, stderr every point's split.
+//   prefill_dq_ab estimate < lines "N K M config_name split"
+//     the cost model's estimate (us) of each forced plan, one per line, no device needed (model_bias.py)
 //   prefill_dq_ab bench <out.csv> <name:N:K,...> <M,...> <uint4b8,uint4> [f16 | bf16]
 //     per shape: cuBLAS (the activation dtype, f16 unless said) on dense weights, then per scalar
 //     type (g = 128) the default plan
@@ -28,6 +30,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <iostream>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -330,10 +333,32 @@ int run_plans(const std::string& shapes, const std::string& ms) {
 
 }  // namespace
 
+// `estimate`: the cost model's estimate of forced plans, no device needed: stdin lines "N K M config_name split",
+// stdout one estimate in us per line ("nan" for a config name this build does not have), the kernel reduce mode for
+// splits > 1 (no cluster counts without a device). For scripts/prefill-ab/model_bias.py.
+int run_estimate() {
+  std::string name;
+  long long n = 0, k = 0, m = 0;
+  int split = 0;
+  while (std::cin >> n >> k >> m >> name >> split) {
+    int config = -1;
+    for (int i = 0; i < kc::prefill_config_count(); ++i)
+      if (kc::prefill_config(i).name() == name) config = i;
+    if (config < 0) {
+      std::printf("nan\n");
+      continue;
+    }
+    std::printf("%.3f\n", kc::prefill_plan_estimate_us(n, k, m, config, split, /*sm_count: the H200's*/ 132,
+                                                       split > 1 ? kc::PrefillSplitReduce::kernel : kc::PrefillSplitReduce::automatic, 0));
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   try {
     if (mode == "hash") return run_hash();
+    if (mode == "estimate" && argc == 2) return run_estimate();
     if (mode == "plans" && argc == 4) return run_plans(argv[2], argv[3]);
     if (mode == "bench" && (argc == 6 || argc == 7)) {
       const std::string dt = argc == 7 ? argv[6] : "f16";
@@ -350,6 +375,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "prefill_dq_ab %s: %s\n", mode.c_str(), e.what());
     return 3;
   }
-  std::fprintf(stderr, "usage: prefill_dq_ab hash | prefill_dq_ab bench <out.csv> <name:N:K,...> <M,...> <uint4b8,uint4> [f16|bf16] | prefill_dq_ab splits <out.csv> <name:N:K,...> <M,...> | prefill_dq_ab plans <name:N:K,...> <M,...>\n");
+  std::fprintf(stderr, "usage: prefill_dq_ab hash | prefill_dq_ab bench <out.csv> <name:N:K,...> <M,...> <uint4b8,uint4> [f16|bf16] | prefill_dq_ab splits <out.csv> <name:N:K,...> <M,...> | prefill_dq_ab plans <name:N:K,...> <M,...> | prefill_dq_ab estimate < lines\n");
   return 2;
 }
