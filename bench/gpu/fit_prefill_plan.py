@@ -46,7 +46,7 @@ TILES = {"wgmma_bm256_bn128_s5_ov_tma": (256, 128, 1), "wgmma_bm128_bn256_s6_ov_
          "wgmma_bm64_bn128_s6_ov_occ2_tma": (64, 128, 2), "wgmma_bm128_bn128_s8_ov_tma": (128, 128, 1)}
 NAMES = list(TILES)
 # Tiles the measured table may take but the cost model never picks (prefill.cu kModelTiles leaves them out; since stop 27
-# the model also weighs the 2-CTA bm128_bn128 up to 128 tokens, kModelTilesSmallM, which this fit does not score yet):
+# the model also weighs the 2-CTA bm128_bn128 up to 128 tokens, kModelSmallMTiles, which this fit does not score yet):
 # read from the tune CSVs for --table only, never scored or fitted.
 TABLE_ONLY = {"wgmma_bm128_bn128_s4_ov_occ2_tma": (128, 128, 2), "wgmma_bm192_bn192_s6_ov_tma": (192, 192, 1)}
 ALL_TILES = {**TILES, **TABLE_ONLY}

@@ -242,15 +242,14 @@ class CudaHybrid final : public TcKernel {
   // (0: off, m: from m tokens on, for every layer; the A/B knob, read per call). Never for act-order.
   static std::int64_t dense_min_m(const LinearConfig& c) {
     if (!kc::dense_transient_refusal(c.act_order).empty()) return 0;
+    std::int64_t from = hybrid_dense_min_m_table(c.n, c.k);
     if (const char* env = std::getenv("W4A16_HYBRID_DENSE_MIN_M")) {
       char* end = nullptr;
-      const long long v = std::strtoll(env, &end, 10);
-      if (end == env || *end != '\0' || v < 0)
+      from = std::strtoll(env, &end, 10);
+      if (end == env || *end != '\0' || from < 0)
         fail(ErrorCode::invalid_argument, "W4A16_HYBRID_DENSE_MIN_M", "0 (off) or the smallest M of the dense path", env);
-      return v == 0 ? 0 : std::max<std::int64_t>(v, decode_max_m(c) + 1);
     }
-    const std::int64_t t = hybrid_dense_min_m_table(c.n, c.k);
-    return t == 0 ? 0 : std::max<std::int64_t>(t, decode_max_m(c) + 1);
+    return from == 0 ? 0 : std::max<std::int64_t>(from, decode_max_m(c) + 1);  // above the decode range
   }
   std::unique_ptr<PreparedWeights> prepare(const CanonicalView& w, const LinearConfig& c, void* stream) const override {
     std::unique_ptr<kc::TcWeights> tc = prepare_tc(*this, w, c, stream);

@@ -142,9 +142,11 @@ int grid_for(std::int64_t total) {
 }
 
 // y (M, N) = x (M, K) . wd^T (+ bias of w, broadcast into y first, beta = 1: one rounding) by
-// cublasGemmEx with fp32 accumulation on `stream`, cuBLAS's workspace the caller's.
-void gemm_dense(cublasHandle_t h, const void* wd, const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y,
-                std::int64_t y_stride, void* cublas_ws, std::size_t cublas_ws_bytes, cudaStream_t stream) {
+// cublasGemmEx with fp32 accumulation on `stream`, cuBLAS's workspace the caller's, the handle's lock held.
+void gemm_dense(const CublasHandle& handle, const void* wd, const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride,
+                void* y, std::int64_t y_stride, void* cublas_ws, std::size_t cublas_ws_bytes, cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(handle.mu);
+  auto h = static_cast<cublasHandle_t>(handle.h);
   cublas_try(cublasSetStream(h, stream), "cublasSetStream");
   cublas_try(cublasSetWorkspace(h, cublas_ws, cublas_ws_bytes), "cublasSetWorkspace");
   float beta = 0.f;
@@ -169,7 +171,6 @@ void gemm_dense(cublasHandle_t h, const void* wd, const TcWeights& w, const void
 }  // namespace
 
 DenseCache::~DenseCache() {
-  if (cublas_handle) cublasDestroy(static_cast<cublasHandle_t>(cublas_handle));
   if (w) cudaFree(w);
 }
 
@@ -195,9 +196,7 @@ std::unique_ptr<DenseCache> dense_cache_prepare(const TcWeights& w, cudaStream_t
                                                               w.group_len(), w.groups);
   W4A16_CUDA_TRY(cudaGetLastError());
   W4A16_CUDA_TRY(cudaStreamSynchronize(stream));
-  cublasHandle_t h = nullptr;
-  cublas_try(cublasCreate(&h), "cublasCreate");
-  c->cublas_handle = h;
+  c->cublas = cublas_handle_create();
   return c;
 }
 
@@ -208,7 +207,7 @@ std::size_t dense_cache_workspace_bytes(std::int64_t max_m) {
 
 void dense_cache_run(const DenseCache& c, const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y,
                      std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
-  if (c.w == nullptr || c.cublas_handle == nullptr) fail(ErrorCode::invalid_argument, "c", "a prepared DenseCache", "empty");
+  if (c.w == nullptr || c.cublas == nullptr) fail(ErrorCode::invalid_argument, "c", "a prepared DenseCache", "empty");
   if (c.n != w.n || c.k != w.k || c.dtype != w.act_dtype)
     fail(ErrorCode::shape_mismatch, "w", "the weights the cache was prepared from (N=" + std::to_string(c.n) + " K=" + std::to_string(c.k) + ")",
          "N=" + std::to_string(w.n) + " K=" + std::to_string(w.k));
@@ -220,7 +219,7 @@ void dense_cache_run(const DenseCache& c, const TcWeights& w, const void* x, std
   if (workspace == nullptr || workspace_bytes < dense_cache_workspace_bytes(m))
     fail(ErrorCode::invalid_argument, "workspace", ">= " + std::to_string(dense_cache_workspace_bytes(m)) + " bytes",
          std::to_string(workspace ? workspace_bytes : 0) + " bytes");
-  gemm_dense(static_cast<cublasHandle_t>(c.cublas_handle), c.w, w, x, m, x_stride, y, y_stride, workspace, workspace_bytes, stream);
+  gemm_dense(*c.cublas, c.w, w, x, m, x_stride, y, y_stride, workspace, workspace_bytes, stream);
 }
 
 // ---- The transient dense path ----
@@ -281,9 +280,7 @@ void dense_transient_run(const TcWeights& w, const CublasHandle& h, const void* 
 #undef W4A16_DQ
   W4A16_CUDA_TRY(cudaGetLastError());
   const std::size_t off = dense_bytes_aligned(w.n, w.k);
-  std::lock_guard<std::mutex> lock(h.mu);
-  gemm_dense(static_cast<cublasHandle_t>(h.h), workspace, w, x, m, x_stride, y, y_stride, static_cast<char*>(workspace) + off,
-             workspace_bytes - off, stream);
+  gemm_dense(h, workspace, w, x, m, x_stride, y, y_stride, static_cast<char*>(workspace) + off, workspace_bytes - off, stream);
 }
 
 }  // namespace w4a16::kernels::cuda

@@ -109,7 +109,7 @@ constexpr int kModelTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm12
 // (Qwen2.5-7B / 14B, Llama-3-70B at M = 100, stop 27 call 7); over every M (with the 192 tile too) the model lost,
 // 1.084x geomean over 128 points (both tiles picked at M >= 200 where they measure slower than estimated).
 constexpr std::int64_t kModelOcc2MaxM = 128;
-constexpr int kModelTilesSmallM[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm128Occ2Tma};
+constexpr int kModelSmallMTiles[] = {kCfgBm128Occ2Tma};
 
 // The split term of prefill_plan_estimate_us per reduce mode: fixed us + us per MB of fp32
 // partials (split * M * N * 4 bytes) + us per split beyond 2. Fitted (bench/gpu/fit_prefill_plan.py
@@ -676,7 +676,7 @@ bool tile_or_twin_in(int config, const int (&tiles)[N]) {
 bool prefill_config_planned(int config) { return tile_or_twin_in(config, kPlannedTiles); }
 
 bool prefill_config_modeled(int config, std::int64_t m) {
-  return m <= kModelOcc2MaxM ? tile_or_twin_in(config, kModelTilesSmallM) : tile_or_twin_in(config, kModelTiles);
+  return tile_or_twin_in(config, kModelTiles) || (m <= kModelOcc2MaxM && tile_or_twin_in(config, kModelSmallMTiles));
 }
 
 int prefill_sched_twin(int config, int sched) {
@@ -697,7 +697,7 @@ bool prefill_supported(int capability) {
 }
 
 namespace {
-// The cost model's plan over the TMA tiles (kModelTiles; kModelTilesSmallM up to kModelOcc2MaxM tokens), splits and reduce modes: the least
+// The cost model's plan over the TMA tiles (kModelTiles; kModelSmallMTiles up to kModelOcc2MaxM tokens), splits and reduce modes: the least
 // prefill_plan_estimate_us (file comment). prefill_plan takes it where no measured plan applies.
 PrefillPlan model_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
   PrefillPlan best;
@@ -714,7 +714,7 @@ PrefillPlan model_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capab
       best.reduce = split > 1 ? reduce : PrefillSplitReduce::automatic;
     }
   };
-  for (int c : kModelTilesSmallM) {
+  for (int c : kPlannedTiles) {
     if (!prefill_config_modeled(c, m)) continue;
     for (std::int64_t split = 1; split <= kPrefillMaxSplit && split <= k_tiles; ++split) {
       std::int64_t kts = 0;

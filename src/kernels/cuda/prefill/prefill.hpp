@@ -204,13 +204,25 @@ bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan, std:
 // twins of the planned tiles), plan.one_group resolved. Host only (no device needed).
 bool prefill_plan_uses_one_group(const TcWeights& w, const PrefillPlan& plan);
 
+// ---- cuBLAS for the dense paths below: one handle per prepared layer, made where weights are prepared
+// (cublasCreate allocates: not in run); every GEMM on it binds stream and workspace under `mu`.
+struct CublasHandle {
+  void* h = nullptr;  // cublasHandle_t
+  mutable std::mutex mu;  // one stream / workspace binding of the handle at a time (runs from several threads)
+  CublasHandle() = default;
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  ~CublasHandle();
+};
+std::unique_ptr<CublasHandle> cublas_handle_create();
+
 // ---- Opt-in dequantized prefill cache: an fp16/bf16 copy of W + cuBLAS ----
 struct DenseCache {
   void* w = nullptr;        // device (N, K) act dtype, original channel order (perm undone)
   std::int64_t n = 0, k = 0;
   DType dtype = DType::f16;
   std::size_t bytes = 0;    // memory cost of the cache (the dense copy)
-  void* cublas_handle = nullptr;  // cublasHandle_t, created at prepare
+  std::unique_ptr<CublasHandle> cublas;  // created at prepare
   DenseCache() = default;
   DenseCache(const DenseCache&) = delete;
   DenseCache& operator=(const DenseCache&) = delete;
@@ -227,16 +239,7 @@ void dense_cache_run(const DenseCache& c, const TcWeights& w /*bias*/, const voi
 // from 256 tokens): no memory beyond the workspace, the int4 weights stay the only copy. The fp16 /
 // bf16 W (N, K) is written at the workspace's start (coalesced 16-byte rows, the same rounding as the
 // cache: (q - z) * s rounded once), the cuBLAS workspace follows it. No act-order (dense_transient_refusal).
-// The cuBLAS handle is made once, where weights are prepared (cublasCreate allocates: not in run).
-struct CublasHandle {
-  void* h = nullptr;  // cublasHandle_t
-  mutable std::mutex mu;  // one stream / workspace binding of the handle at a time (runs from several threads)
-  CublasHandle() = default;
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
-  ~CublasHandle();
-};
-std::unique_ptr<CublasHandle> cublas_handle_create();
+// The handle: cublas_handle_create, at prepare.
 // "" when the transient path can run w's configuration, else why not (act-order: x would need the gather).
 std::string dense_transient_refusal(bool act_order);
 // Workspace of one call: the dense W (N * K * 2 bytes, rounded up to 256) + cuBLAS's workspace.
