@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "prefill/prefill.hpp"
 #include "tc/tc_weights.hpp"
@@ -484,7 +485,22 @@ TEST(PrefillHost, DenseTransientRunRefusesBadArgumentsByName) {
   w.act_order = true;
   expect([&] { dense_transient_run(w, fake, buf, 1, 512, buf, 256, buf, sizeof buf, nullptr); }, w4a16::ErrorCode::unsupported, "w");
   w.act_order = false;
+  expect([&] { dense_transient_run(w, fake, buf, -1, 512, buf, 256, buf, sizeof buf, nullptr); }, w4a16::ErrorCode::invalid_argument, "m");
+  expect([&] { dense_transient_run(w, fake, nullptr, 1, 512, buf, 256, buf, sizeof buf, nullptr); }, w4a16::ErrorCode::invalid_argument, "x, y");
   expect([&] { dense_transient_run(w, fake, buf, 1, 100, buf, 256, buf, sizeof buf, nullptr); }, w4a16::ErrorCode::shape_mismatch, "x_stride");
+  expect([&] { dense_transient_run(w, fake, buf, 1, 512, buf, 200, buf, sizeof buf, nullptr); }, w4a16::ErrorCode::shape_mismatch, "y_stride");
+  {
+    TcWeights other;
+    other.layout = "cpu.canonical";
+    expect([&] { dense_transient_run(other, fake, buf, 1, 512, buf, 256, buf, sizeof buf, nullptr); }, w4a16::ErrorCode::layout_mismatch, "w");
+  }
+  {
+    // A workspace large enough but 16 bytes past a 256-byte boundary (pointer arithmetic only: nothing is written).
+    std::vector<unsigned char> big(dense_transient_workspace_bytes(w.n, w.k) + 512);
+    unsigned char* base = big.data() + (256 - reinterpret_cast<std::uintptr_t>(big.data()) % 256) % 256;
+    expect([&] { dense_transient_run(w, fake, buf, 1, 512, buf, 256, base + 16, big.size() - 272, nullptr); }, w4a16::ErrorCode::alignment,
+           "workspace");
+  }
   expect([&] { dense_transient_run(w, fake, buf, 1, 512, buf, 256, buf, sizeof buf, nullptr); }, w4a16::ErrorCode::invalid_argument, "workspace");
   EXPECT_GE(dense_transient_workspace_bytes(256, 512), std::size_t{256} * 512 * 2);
   EXPECT_EQ(dense_transient_refusal(false), "");
