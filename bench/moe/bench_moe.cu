@@ -8,7 +8,9 @@
 // Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]. Paths "chosen" / "forced": the default
 // kernels of each block (blocks 1 and 8: the persistent ring kernel, moe_ring.cuh); "old" (blocks 1
 // and 8 with W4A16_MOE_RING=0), "ring_rr", "ring_deep", "align_launch" (block 8 with
-// W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels): the A/B rows (see the runs list).
+// W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels), "mma64" (block 64 on the mma.sync
+// kernel, W4A16_MOE_WGMMA=0), "tiles_c1_c2" (block 128 on other tiles, W4A16_MOE_GROUPED_CONFIGS): the A/B
+// rows (see the runs list).
 // Column same_as_block8: the row's output bit-equal to the default block-8 row's (1 / 0; "-" for
 // rows of other blocks or before that row).
 #include <cublas_v2.h>
@@ -242,8 +244,9 @@ int main(int argc, char** argv) {
     // Correctness of what is timed: set 0 through both, relative L2 difference.
     const int chosen = CudaMoe::choose_block(T, K8, E);
     std::vector<int> blocks = {chosen};
-    for (int b : {1, 8, 32, 64})
-      if (b != chosen && (b > 1 || S <= 256) && (b != 8 || T <= 1024)) blocks.push_back(b);  // the other paths, for the record
+    for (int b : {1, 8, 32, 64, 128})
+      if (b != chosen && (b > 1 || S <= 256) && (b != 8 || T <= 1024) && (b != 128 || T >= 64))
+        blocks.push_back(b);  // the other paths, for the record
     bench::TimerOptions opt;
     opt.copies = sets;
     opt.calls = sets;
@@ -268,6 +271,8 @@ int main(int argc, char** argv) {
       const char* deep;  // W4A16_MOE_RING_DEEP, or null: the default (shallow)
       const char* path;
       const char* fused_align = nullptr;  // W4A16_MOE_FUSED_ALIGN, or null: the default (fused where it fits)
+      const char* wgmma = nullptr;        // W4A16_MOE_WGMMA ("0": block 64 on the mma.sync kernel), or null
+      const char* configs = nullptr;      // W4A16_MOE_GROUPED_CONFIGS (the grouped path's tiles), or null
     };
     std::vector<Run> runs;
     for (int b : blocks) {
@@ -277,12 +282,22 @@ int main(int argc, char** argv) {
     if (T <= 1024) runs.push_back({8, "0", nullptr, "old"}), runs.push_back({8, "2", nullptr, "ring_rr"});
     if (S <= 256) runs.push_back({1, "0", nullptr, "old"});
     if (S <= 32) runs.push_back({8, "1", "1", "ring_deep"}), runs.push_back({1, "1", "1", "ring_deep"});
+    // The grouped wgmma path (blocks 64 / 128 on sm_90a) against the mma.sync kernel at block 64, and its
+    // other tiles at block 128 (W4A16_MOE_GROUPED_CONFIGS; the default "22,32"): "mma64", "tiles_c1_c2".
+    if (T >= 64) {
+      runs.push_back({64, nullptr, nullptr, "mma64", nullptr, "0"});
+      runs.push_back({128, nullptr, nullptr, "tiles_32_32", nullptr, nullptr, "32,32"});
+      runs.push_back({128, nullptr, nullptr, "tiles_22_22", nullptr, nullptr, "22,22"});
+      runs.push_back({128, nullptr, nullptr, "tiles_32_22", nullptr, nullptr, "32,22"});
+    }
     std::vector<std::uint16_t> block8;  // the default block-8 row's output
     for (const Run& run : runs) {
       const int b = run.block;
       if (run.ring) setenv("W4A16_MOE_RING", run.ring, 1);
       if (run.deep) setenv("W4A16_MOE_RING_DEEP", run.deep, 1);
       if (run.fused_align) setenv("W4A16_MOE_FUSED_ALIGN", run.fused_align, 1);
+      if (run.wgmma) setenv("W4A16_MOE_WGMMA", run.wgmma, 1);
+      if (run.configs) setenv("W4A16_MOE_GROUPED_CONFIGS", run.configs, 1);
       fused(b)(0, st);
       CK(cudaStreamSynchronize(st));
       CK(cudaMemcpy(got.data(), out, 2 * T * H, cudaMemcpyDeviceToHost));
@@ -293,13 +308,15 @@ int main(int argc, char** argv) {
         den += double(half_to_float(ref[i])) * half_to_float(ref[i]);
       }
       const double err = std::isfinite(num) ? std::sqrt(num / std::max(den, 1e-30)) : INFINITY;
-      const bool default8 = b == 8 && !run.ring && !run.deep && !run.fused_align;
+      const bool default8 = b == 8 && !run.ring && !run.deep && !run.fused_align && !run.wgmma && !run.configs;
       if (default8) block8 = got;
       const char* same = b != 8 || block8.empty() ? "-" : got == block8 ? "1" : "0";
       const bench::Timing tf = bench::time_graph(fused(b), opt, st);
       unsetenv("W4A16_MOE_RING");
       unsetenv("W4A16_MOE_RING_DEEP");
       unsetenv("W4A16_MOE_FUSED_ALIGN");
+      unsetenv("W4A16_MOE_WGMMA");
+      unsetenv("W4A16_MOE_GROUPED_CONFIGS");
       const double tbps = avg_touched / (tf.median_us * 1e-6) / 1e12;
       char line[512];
       std::snprintf(line, sizeof line, "%d,%d,%s,%.1f,%.2f,%.2f,%.3f,%.1f,%.2f,%.2f,%.2e,%s\n", T, b,

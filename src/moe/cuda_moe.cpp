@@ -84,8 +84,15 @@ CudaMoe CudaMoe::create(const MoeWeights& w, DType act, void* stream) {
 
 namespace {
 struct WsLayout {
-  std::size_t sorted = 0, block_expert = 0, total = 0, h = 0, y = 0, bytes = 0;
+  std::size_t sorted = 0, block_expert = 0, total = 0, h = 0, y = 0, xg = 0, hg = 0, bytes = 0;
 };
+// Slot blocks a launch may use (its grid): sum_e ceil(c_e / block) <= S / block + (experts with a slot)
+// <= S / block + min(E, S), each holding a real slot (<= S) and within the capacity; blocks past the
+// alignment's total exit at once, so the grid stays tight.
+std::int64_t max_blocks(const MoeSpec& s, std::int64_t T, int k, int block) {
+  const std::int64_t S = T * k, cap = aligned_capacity(T, k, s.experts, block);
+  return std::min({S, cap / block, S / block + std::min<std::int64_t>(s.experts, S)});
+}
 WsLayout ws_layout(const MoeSpec& s, std::int64_t T, int k, int block) {
   const std::size_t S = static_cast<std::size_t>(T * k);
   const std::size_t cap = block > 1 ? static_cast<std::size_t>(aligned_capacity(T, k, s.experts, block)) : 0;
@@ -101,6 +108,13 @@ WsLayout ws_layout(const MoeSpec& s, std::int64_t T, int k, int block) {
   off += up256(2 * S * static_cast<std::size_t>(s.intermediate));
   l.y = off;
   off += up256(4 * S * static_cast<std::size_t>(s.hidden));
+  if (block >= 64) {  // the grouped wgmma path: x rows and silu(gate) * up in sorted order, max_blocks * block rows
+    const std::size_t rows = static_cast<std::size_t>(max_blocks(s, T, k, block) * block);
+    l.xg = off;
+    off += up256(2 * rows * static_cast<std::size_t>(s.hidden));
+    l.hg = off;
+    off += up256(2 * rows * static_cast<std::size_t>(s.intermediate));
+  }
   l.bytes = off + 256;  // + 256: room to align the caller's base
   return l;
 }
@@ -108,7 +122,7 @@ WsLayout ws_layout(const MoeSpec& s, std::int64_t T, int k, int block) {
 
 std::size_t CudaMoe::workspace_bytes(std::int64_t max_tokens, int top_k) const {
   std::size_t m = 0;
-  for (int b : {1, 8, 32, 64}) m = std::max(m, ws_layout(spec_, max_tokens, top_k, b).bytes);
+  for (int b : {1, 8, 32, 64, 128}) m = std::max(m, ws_layout(spec_, max_tokens, top_k, b).bytes);
   return m;
 }
 
@@ -135,7 +149,9 @@ void CudaMoe::run(const MoeArgs& a, void* workspace, std::size_t workspace_bytes
     check_contiguous(*t, name);
   }
   if (block == 0) block = choose_block(T, k, s.experts);
-  if (!kc::is_supported_block(block)) fail(ErrorCode::invalid_argument, "block", "0 (choose), 1, 8, 32 or 64", std::to_string(block));
+  if (!kc::is_supported_block(block))
+    fail(ErrorCode::invalid_argument, "block", "0 (choose), 1, 8, 32, 64 or 128", std::to_string(block));
+  if (block == 128 && T > 0 && !kc::grouped_supported()) block = 64;  // no wgmma here: the mma.sync kernel's largest block
   const WsLayout l = ws_layout(s, T, k, block);
   if (workspace == nullptr || workspace_bytes < l.bytes)
     fail(ErrorCode::invalid_argument, "workspace", ">= " + std::to_string(l.bytes) + " bytes (workspace_bytes)",
@@ -171,11 +187,9 @@ void CudaMoe::run(const MoeArgs& a, void* workspace, std::size_t workspace_bytes
     r.sorted_ids = sorted;
     r.block_expert = bexp;
     r.total = total;
-    const std::int64_t cap = aligned_capacity(T, k, s.experts, block);
-    // Used blocks: sum_e ceil(c_e / block) <= S / block + (experts with a slot) <= S / block + min(E, S),
-    // and each holds a real slot (<= S); blocks past the total exit at once, so keep the grid tight.
-    const std::int64_t S = T * k;
-    r.max_blocks = static_cast<int>(std::min({S, cap / block, S / block + std::min<std::int64_t>(s.experts, S)}));
+    r.max_blocks = static_cast<int>(max_blocks(s, T, k, block));
+    r.xg = ws + l.xg;
+    r.hg = ws + l.hg;
   }
   kc::launch_fused_moe(r, as_stream(stream));
 }

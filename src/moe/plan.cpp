@@ -12,7 +12,8 @@ int CudaMoe::choose_block(std::int64_t tokens, int top_k, int experts) {
   const double per_expert = static_cast<double>(slots) / experts;
   if (per_expert <= 8) return 8;    // blocks of 8 = one mma n-group: least padding
   if (per_expert <= 32) return 32;
-  return 64;                        // many slots per expert: 8 n-groups reuse each weight fragment
+  if (per_expert < 128) return 64;  // many slots per expert (sm_90a: the grouped wgmma path, bm64 tile)
+  return 128;                       // the grouped wgmma path's bm128 tiles (as 64 without sm_90a)
 }
 
 std::string CudaMoe::explain_block(std::int64_t tokens, int top_k, int experts) {

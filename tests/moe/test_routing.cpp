@@ -157,14 +157,15 @@ TEST(MoeRouting, Rejections) {
 }
 
 // The CUDA path choice is a pure host function: direct for <= 32 slots, then the smallest
-// block that holds the average slots per expert (8, 32, 64), monotone in T.
+// block that holds the average slots per expert (8, 32, 64; 128 from 128 per expert), monotone in T.
 TEST(MoePlan, BlockChoice) {
   EXPECT_EQ(CudaMoe::choose_block(1, 8, 128), 1);
   EXPECT_EQ(CudaMoe::choose_block(4, 8, 128), 1);
   EXPECT_EQ(CudaMoe::choose_block(16, 8, 128), 8);
   EXPECT_EQ(CudaMoe::choose_block(64, 8, 128), 8);
   EXPECT_EQ(CudaMoe::choose_block(256, 8, 128), 32);
-  EXPECT_EQ(CudaMoe::choose_block(4096, 8, 128), 64);
+  EXPECT_EQ(CudaMoe::choose_block(1024, 8, 128), 64);
+  EXPECT_EQ(CudaMoe::choose_block(4096, 8, 128), 128);
   int last = 0;
   for (std::int64_t T = 1; T <= 8192; T *= 2) {
     const int b = CudaMoe::choose_block(T, 8, 128);

@@ -1,6 +1,7 @@
 // The CUDA MoE against the CPU: routing (ids bit for bit, weights to 1e-6) and alignment
 // (FORMATS.md example verbatim, random cases equal to align_cpu), and the fused layer on every
-// path (direct, blocks 8 / 32 / 64, chosen) against an f64 oracle built here from the canonical
+// path (direct, blocks 8 / 32 / 64 / 128, chosen; 64 both as the grouped wgmma path and the mma.sync
+// kernel) against an f64 oracle built here from the canonical
 // bits; Qwen3-30B-A3B shapes against moe_reference; CUDA-graph replay; determinism; rejections.
 #include <gtest/gtest.h>
 
@@ -30,6 +31,13 @@ bool have_gpu() {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device: the CUDA MoE kernels cannot run here"
 
 #define CU(x) ASSERT_EQ((x), cudaSuccess) << #x
+
+// Sets an environment knob for its scope (the launchers read theirs per call), unset after.
+struct ScopedEnv {
+  const char* name;
+  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~ScopedEnv() { unsetenv(name); }
+};
 
 template <class T>
 struct Dev {
@@ -229,10 +237,40 @@ TEST_P(MoeGpu, EveryPathMatchesTheReference) {
   const Problem& p = r.p;
   const std::vector<double>& want = r.want;
   const CudaMoe& m = r.m;
-  for (int block : {0, 1, 8, 32, 64}) {
+  for (int block : {0, 1, 8, 32, 64, 128}) {
     auto out = run_gpu(m, p, block);
     const double err = test::rel_error(test::to_f64(out.data(), c.act, c.T, c.H, c.H), want);
     EXPECT_LT(err, test::tolerance(c.act)) << "block " << block << " (0 = " << CudaMoe::explain_block(c.T, c.k, c.E) << ")";
+  }
+  {  // block 64 on the mma.sync kernel (the grouped wgmma path's A/B knob; the same kernel as without sm_90a)
+    ScopedEnv knob("W4A16_MOE_WGMMA", "0");
+    auto out = run_gpu(m, p, 64);
+    EXPECT_LT(test::rel_error(test::to_f64(out.data(), c.act, c.T, c.H, c.H), want), test::tolerance(c.act)) << "block 64, mma.sync";
+  }
+}
+
+// The grouped wgmma path with each GEMM on every tile it may take (W4A16_MOE_GROUPED_CONFIGS): bm64 2-CTA
+// (23) at block 64; bm128_bn256 (22, where I % 128 == 0) and the 2-CTA bm128_bn128 (32) at block 128.
+TEST(MoeGpuGrouped, EveryTileMatchesTheReference) {
+  REQUIRE_GPU();
+  for (const MoeCase& c : {MoeCase{300, 8, 16, 256, 128, 128, ScalarType::uint4, DType::f16},
+                           MoeCase{513, 2, 8, 192, 256, 32, ScalarType::uint4b8, DType::bf16},
+                           MoeCase{200, 8, 32, 256, 384, kChannelwise, ScalarType::uint4b8, DType::f16}}) {
+    SCOPED_TRACE(moe_case_name(::testing::TestParamInfo<MoeCase>(c, 0)));
+    const CaseRun r(c);
+    struct Tiles {
+      const char* configs;
+      int block;
+      bool gemm1_bn256;  // GEMM 1 on bm128_bn256: its 128 gate rows need I % 128 == 0
+    };
+    for (const Tiles t : {Tiles{"23,23", 64, false}, Tiles{"32,32", 128, false}, Tiles{"22,32", 128, true}, Tiles{"22,22", 128, true},
+                          Tiles{"32,22", 128, false}}) {
+      if (t.gemm1_bn256 && c.I % 128 != 0) continue;
+      ScopedEnv knob("W4A16_MOE_GROUPED_CONFIGS", t.configs);
+      auto out = run_gpu(r.m, r.p, t.block);
+      EXPECT_LT(test::rel_error(test::to_f64(out.data(), c.act, c.T, c.H, c.H), r.want), test::tolerance(c.act))
+          << "configs " << t.configs << " block " << t.block;
+    }
   }
 }
 
@@ -263,7 +301,7 @@ TEST(MoeGpuEdge, Qwen3Shapes) {
     Problem p = make_problem(s, act, 3, 8);
     const std::vector<double> want = reference(p);
     CudaMoe m = CudaMoe::create(p.w, act);
-    for (int block : {1, 8, 64}) {
+    for (int block : {1, 8, 64, 128}) {
       auto out = run_gpu(m, p, block);
       EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, 3, 2048, 2048), want), test::tolerance(act)) << block;
     }
@@ -279,7 +317,7 @@ TEST(MoeGpuEdge, AllTokensOnOneExpertAndEmptyExperts) {
     CudaMoe m = CudaMoe::create(p.w, act);
     for (const char* ring : {"1", "0"}) {  // the ring kernel (default) and moe_decode_kernel on the decode paths
       setenv("W4A16_MOE_RING", ring, 1);
-      for (int block : {0, 1, 8, 32, 64}) {
+      for (int block : {0, 1, 8, 32, 64, 128}) {
         auto out = run_gpu(m, p, block);
         EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, p.T, 128, 128), want), test::tolerance(act))
             << "block " << block << " W4A16_MOE_RING=" << ring;
@@ -295,7 +333,7 @@ TEST(MoeGpuEdge, ActivationsAlignedToFourBytesOnly) {
   Problem p = make_problem(s, DType::f16, 70, 8);
   const std::vector<double> want = reference(p);
   CudaMoe m = CudaMoe::create(p.w, DType::f16);
-  for (int block : {1, 8, 32, 64}) {
+  for (int block : {1, 8, 32, 64, 128}) {
     auto out = run_gpu(m, p, block, false, /*x_offset=*/2);
     EXPECT_LT(test::rel_error(test::to_f64(out.data(), DType::f16, p.T, 256, 256), want), test::tolerance(DType::f16))
         << block;
@@ -307,7 +345,7 @@ TEST(MoeGpuEdge, GraphReplayAndDeterminism) {
   MoeSpec s{256, 128, 16, 128, ScalarType::uint4b8};
   Problem p = make_problem(s, DType::bf16, 300, 8);
   CudaMoe m = CudaMoe::create(p.w, DType::bf16);
-  for (int block : {1, 8, 64}) {
+  for (int block : {1, 8, 64, 128}) {
     auto a = run_gpu(m, p, block), b = run_gpu(m, p, block), c = run_gpu(m, p, block, /*graph=*/true);
     EXPECT_EQ(a, b) << "block " << block << ": two runs differ";
     EXPECT_EQ(a, c) << "block " << block << ": graph replay differs";

@@ -1,16 +1,56 @@
 // Dispatch of the fused MoE launcher on (activation dtype, zero points); kernels in fused_moe.cuh.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "common.cuh"
 #include "moe/fused_moe.cuh"
+#include "prefill/prefill.hpp"
 #include "w4a16/core/error.hpp"
 
 namespace w4a16::kernels::cuda::moe {
 
-bool is_supported_block(int block) { return block == 1 || block == 8 || block == 32 || block == 64; }
+bool is_supported_block(int block) { return block == 1 || block == 8 || block == 32 || block == 64 || block == 128; }
+
+bool grouped_supported() {
+  static const bool ok = prefill_grouped_supported(device_capability());
+  return ok;
+}
+
+bool grouped_path(int block) {
+  if (block == 128) return true;
+  if (block != 64 || !grouped_supported()) return false;
+  const char* env = std::getenv("W4A16_MOE_WGMMA");
+  if (!env || !*env) return true;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_MOE_WGMMA", "0 or 1", env);
+  return *env == '1';
+}
+
+void grouped_configs(int block, int inter, int* config1, int* config2) {
+  // Early-issue TMA configs (prefill_launch.cuh): the 2-CTA bm64 and bm128_bn128 tiles. Measured on the H200
+  // (docs/benchmarks/moe.md, stop 28), Qwen3-30B-A3B at T = 4096, block 128: both GEMMs on bm128_bn128 1116 us,
+  // GEMM 1 on bm128_bn256 1198 (both on it 1271, GEMM 2 alone on it 1188).
+  constexpr int kBm64Occ2 = 23, kBm128Occ2 = 32;
+  *config1 = *config2 = block == 64 ? kBm64Occ2 : kBm128Occ2;
+  const char* env = std::getenv("W4A16_MOE_GROUPED_CONFIGS");
+  if (env && *env) {
+    int a = -1, b = -1;
+    char tail = 0;
+    const int n = prefill_config_count();
+    if (std::sscanf(env, "%d,%d%c", &a, &b, &tail) != 2 || a < 0 || b < 0 || a >= n || b >= n || prefill_config(a).bm != block ||
+        prefill_config(b).bm != block)
+      fail(ErrorCode::invalid_argument, "W4A16_MOE_GROUPED_CONFIGS", "two prefill configs \"c1,c2\" whose tile is " + std::to_string(block) + " tokens", env);
+    *config1 = a;
+    *config2 = b;
+  }
+}
 
 void launch_fused_moe(const MoeRunDev& r, cudaStream_t stream) {
-  if (!is_supported_block(r.block)) fail(ErrorCode::unsupported, "block", "1, 8, 32 or 64", std::to_string(r.block));
+  if (!is_supported_block(r.block)) fail(ErrorCode::unsupported, "block", "1, 8, 32, 64 or 128", std::to_string(r.block));
+  if (r.block == 128 && !grouped_supported())
+    fail(ErrorCode::unsupported, "block", "128 only on capability 90 with the sm_90a build (the grouped wgmma path)",
+         std::to_string(device_capability()));
   if (r.hidden % 64 != 0 || r.inter % 64 != 0)
     fail(ErrorCode::unsupported, "moe shape", "H % 64 == 0 and I % 64 == 0",
          "H=" + std::to_string(r.hidden) + " I=" + std::to_string(r.inter));

@@ -18,7 +18,9 @@
 //                       adjacent tiles for GEMM 2); all loads of a 4-tile batch in flight at once.
 //   moe_prefill_kernel  32 or 64 slots of one expert per CTA, 4 warps x one tile pair each, no
 //                       split-K; B (the gathered x / h block), weights, scales, zeros through a
-//                       4-stage cp.async ring in shared memory, B read with ldmatrix.
+//                       4-stage cp.async ring in shared memory, B read with ldmatrix. On sm_90a blocks 64
+//                       and 128 take the grouped wgmma path instead (fused_moe_launch.cuh launch_grouped:
+//                       the linear prefill kernel in grouped mode, prefill.hpp PrefillGrouped).
 //   moe_ring_kernel     (moe_ring.cuh; the default of the decode paths, W4A16_MOE_RING=0 takes
 //                       moe_decode_kernel) the decode paths (direct, aligned 8) as a persistent grid
 //                       with a per-warp cp.async weight ring.
@@ -585,6 +587,27 @@ __global__ void moe_reduce_kernel(const float* __restrict__ y, const float* __re
   for (int j = 0; j < k; ++j) acc += tw[t * k + j] * y[(t * k + j) * H + n];
   if constexpr (Act<T>::kMagic == 0x64006400u) out[i] = __float2half_rn(acc);
   else out[i] = __float2bfloat16_rn(acc);
+}
+
+// The grouped wgmma path (blocks 64 / 128 on sm_90a): x rows gathered in the alignment's order, row s
+// of xg = x[sorted[s] / k] for s < total (zeros for a sentinel), so that the prefill kernel's TMA reads
+// each m block's rows as one box. Rows at or past total are left alone (their blocks exit unread).
+// V: 16-byte copies where x and its rows are 16-byte aligned, else 4-byte ones.
+template <class V>
+__global__ void moe_gather_rows_kernel(const V* __restrict__ x, int row_vecs, int top_k, const std::int32_t* __restrict__ sorted,
+                                       const std::int32_t* __restrict__ total, int slots, V* __restrict__ xg, int rows) {
+  pdl_wait();  // sorted / total: the alignment's output; x: the caller's
+  pdl_launch_dependents();
+  const int used = min(*total, rows);
+  const std::int64_t n = static_cast<std::int64_t>(used) * row_vecs;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t s = i / row_vecs, c = i % row_vecs;
+    const int pair = sorted[s];
+    V v{};
+    if (pair < slots) v = x[static_cast<std::int64_t>(pair / top_k) * row_vecs + c];
+    xg[i] = v;
+  }
 }
 
 template <class T, bool kZeros>

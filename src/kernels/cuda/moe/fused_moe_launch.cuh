@@ -12,6 +12,7 @@
 #include "moe/fused_moe.cuh"
 #include "moe/moe_ring.cuh"
 #include "moe/ring_align.hpp"
+#include "prefill/prefill.hpp"
 #include "w4a16/core/error.hpp"
 
 namespace w4a16::kernels::cuda::moe {
@@ -174,6 +175,64 @@ void launch_prefill(const MoeRunDev& r, const GemmParams& g1, const GemmParams& 
   launch_pdl(k2, dim3(nblocks, (pairs2 + L::kWarps - 1) / L::kWarps), dim3(L::kThreads), L::kBytes, stream, g2);
 }
 
+// The grouped wgmma path (blocks 64 / 128 on sm_90a): the alignment (launched by the caller) -> x rows
+// gathered in sorted order -> GEMM 1 over the experts with silu(gate) * up in its epilogue -> GEMM 2, fp32
+// rows by slot into r.y -> the weighted reduction (the caller). Each GEMM is the linear prefill kernel's
+// early-issue TMA tile in grouped mode (prefill.hpp, prefill_run_grouped): m block b uses expert
+// block_expert[b]; blocks past the total exit.
+template <class T>
+void launch_grouped(const MoeRunDev& r, cudaStream_t stream) {
+  const int slots = static_cast<int>(r.tokens * r.top_k);
+  const std::int64_t rows = static_cast<std::int64_t>(r.max_blocks) * r.block;
+  int c1 = -1, c2 = -1;
+  grouped_configs(r.block, r.inter, &c1, &c2);
+  // Gather: 16-byte vectors where x allows (H % 64 == 0 makes every row a multiple of 128 bytes).
+  const bool vec16 = reinterpret_cast<std::uintptr_t>(r.x) % 16 == 0;
+  const int row_bytes = r.hidden * static_cast<int>(sizeof(T));
+  const std::int64_t vecs = rows * (vec16 ? row_bytes / 16 : row_bytes / 4);
+  const dim3 gg(static_cast<unsigned>(std::clamp<std::int64_t>((vecs + 255) / 256, 1, 132 * 8))), gb(256);
+  if (vec16)
+    launch_pdl(moe_gather_rows_kernel<uint4>, gg, gb, 0, stream, static_cast<const uint4*>(r.x), row_bytes / 16, r.top_k,
+               static_cast<const std::int32_t*>(r.sorted_ids), static_cast<const std::int32_t*>(r.total), slots,
+               static_cast<uint4*>(r.xg), static_cast<int>(rows));
+  else
+    launch_pdl(moe_gather_rows_kernel<std::uint32_t>, gg, gb, 0, stream, static_cast<const std::uint32_t*>(r.x), row_bytes / 4,
+               r.top_k, static_cast<const std::int32_t*>(r.sorted_ids), static_cast<const std::int32_t*>(r.total), slots,
+               static_cast<std::uint32_t*>(r.xg), static_cast<int>(rows));
+  W4A16_CUDA_TRY(cudaGetLastError());
+  auto layer = [&](const MoeLayerDev& w, int config) {
+    PrefillGrouped g;
+    const std::size_t n = static_cast<std::size_t>(w.n), k = static_cast<std::size_t>(w.k), groups = static_cast<std::size_t>(w.groups);
+    g.qweight = w.qweight;
+    g.scales = w.scales;
+    g.zeros = w.zeros;
+    g.expert_qweight_bytes = n * k / 2;  // cuda.tc16x64.v1 of an unpadded layer (H, I multiples of 64)
+    g.expert_scales_bytes = groups * n * 2;
+    g.expert_zeros_bytes = r.zeros ? groups * n / 2 : 0;
+    g.n = w.n;
+    g.k = w.k;
+    g.group_size = w.groups == 1 ? kChannelwise : w.group_len;
+    g.act_dtype = r.bf16 ? DType::bf16 : DType::f16;
+    g.zeros_present = r.zeros;
+    g.rows = rows;
+    g.block_expert = r.block_expert;
+    g.config = config;
+    g.pdl = stream != nullptr;
+    return g;
+  };
+  PrefillGrouped g1 = layer(r.w13, c1);
+  g1.x = r.xg;
+  g1.silu_inter = r.inter;
+  g1.y = r.hg;
+  prefill_run_grouped(g1, stream);
+  PrefillGrouped g2 = layer(r.w2, c2);
+  g2.x = r.hg;
+  g2.row_map = r.sorted_ids;
+  g2.rows_out = r.y;
+  g2.row_map_limit = slots;
+  prefill_run_grouped(g2, stream);
+}
+
 inline int log2_if_pow2(int v) {
   if (v <= 0 || (v & (v - 1)) != 0) return -1;
   int s = 0;
@@ -240,8 +299,13 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
       break;
     }
     case 32: align(); launch_prefill<T, kZeros, 32>(r, g1, g2, r.max_blocks, stream); break;
-    case 64: align(); launch_prefill<T, kZeros, 64>(r, g1, g2, r.max_blocks, stream); break;
-    default: fail(ErrorCode::unsupported, "block", "1, 8, 32 or 64", std::to_string(r.block));
+    case 64:
+      align();
+      if (grouped_path(64)) launch_grouped<T>(r, stream);
+      else launch_prefill<T, kZeros, 64>(r, g1, g2, r.max_blocks, stream);
+      break;
+    case 128: align(); launch_grouped<T>(r, stream); break;
+    default: fail(ErrorCode::unsupported, "block", "1, 8, 32, 64 or 128", std::to_string(r.block));
   }
   const std::int64_t n = r.tokens * r.hidden;
   launch_pdl(moe_reduce_kernel<T>, dim3(static_cast<unsigned>((n + 255) / 256)), dim3(256), 0, stream,

@@ -52,10 +52,24 @@ struct MoeRunDev {
   int max_blocks = 0;
   void* h = nullptr;  // workspace [T*k, I] act: silu(gate) * up per slot
   float* y = nullptr; // workspace [T*k, H] fp32: expert output per slot, before the routing weight
+  // The grouped wgmma path (grouped_path(block)): x rows gathered in sorted order [max_blocks * block, H]
+  // act, then GEMM 1's silu(gate) * up in the same order [max_blocks * block, I] act.
+  void* xg = nullptr;
+  void* hg = nullptr;
 };
 
-// Block sizes (slots per CTA) instantiated: 1 (direct decode), 8, 32, 64.
+// Block sizes (slots per CTA): 1 (direct decode), 8 (decode), 32, 64 (mma.sync prefill kernel; 64 runs the
+// grouped wgmma path where grouped_path says so), 128 (the grouped wgmma path only).
 bool is_supported_block(int block);
+// Whether blocks of `block` slots run the grouped wgmma path (the linear prefill kernel over the experts,
+// prefill_run_grouped) on the current device: 128 always (needs capability 90 and the sm_90a build:
+// grouped_supported), 64 there unless W4A16_MOE_WGMMA=0 (the mma.sync kernel: the A/B knob; read per call).
+bool grouped_supported();
+bool grouped_path(int block);
+// The prefill configs of the grouped path's two GEMMs for a block size: W4A16_MOE_GROUPED_CONFIGS="c1,c2"
+// (a device tune; GEMM 1 takes a tile of BN rows only where I % (BN / 2) == 0), else the 2-CTA tile of the
+// block's tokens for both: bm64 (config 23) at 64, bm128_bn128 (config 32) at 128.
+void grouped_configs(int block, int inter, int* config1, int* config2);
 void launch_fused_moe(const MoeRunDev& r, cudaStream_t stream);
 
 }  // namespace w4a16::kernels::cuda::moe

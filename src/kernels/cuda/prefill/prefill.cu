@@ -329,13 +329,15 @@ bool resolve_one_group(int one_group) { return resolve_switch(one_group, "plan.o
 
 // The kernels of w's dtype and scalar type, per config: the per-half ones, or the ONE_GROUP ones
 // ({nullptr, 0} outside OneGroupConfigs).
-const KernelEntry* kernel_table(const TcWeights& w, bool one_group) {
-  const bool zeros = w.scalar == ScalarType::uint4;
-  if (w.act_dtype == DType::bf16)
+const KernelEntry* kernel_table(DType act_dtype, bool zeros, bool one_group) {
+  if (act_dtype == DType::bf16)
     return one_group ? (zeros ? prefill_detail::kernels_bf16_zeros_one_group() : prefill_detail::kernels_bf16_sym_one_group())
                      : (zeros ? prefill_detail::kernels_bf16_zeros() : prefill_detail::kernels_bf16_sym());
   return one_group ? (zeros ? prefill_detail::kernels_f16_zeros_one_group() : prefill_detail::kernels_f16_sym_one_group())
                    : (zeros ? prefill_detail::kernels_f16_zeros() : prefill_detail::kernels_f16_sym());
+}
+const KernelEntry* kernel_table(const TcWeights& w, bool one_group) {
+  return kernel_table(w.act_dtype, w.scalar == ScalarType::uint4, one_group);
 }
 // The kernel of plan.config for w: its ONE_GROUP variant (one scale pair and zero word per k tile
 // and 64-row block, converted once for both k32 halves) where one group spans every 64-wide k tile
@@ -1103,6 +1105,103 @@ void prefill_run_token_split(const TcWeights& w, const PrefillTokenSplit& s, con
   prefill_run_plan(w, s.head_plan, x, s.head, x_stride, y, y_stride, workspace, workspace_bytes, stream);
   prefill_run_plan(w, s.tail_plan, static_cast<const unsigned char*>(x) + s.head * x_stride * es, m - s.head, x_stride,
                    static_cast<unsigned char*>(y) + s.head * y_stride * es, y_stride, workspace, workspace_bytes, stream);
+}
+
+std::string prefill_grouped_refusal(int config, std::int64_t n, std::int64_t silu_inter) {
+  if (config < 0 || config >= prefill_config_count()) return "config " + std::to_string(config) + " does not exist";
+  const PrefillConfig& c = prefill_config(config);
+  if (c.path != PrefillPath::wgmma || !is_tma_config(c) || c.sched == 0)
+    return c.name() + " is not an early-issue TMA config (the grouped mode offsets the W bases those make once)";
+  if (c.bn() % 128 != 0) return c.name() + ": an odd number of 64-row blocks (gate / up halves)";
+  if (n % 64 != 0) return "N = " + std::to_string(n) + " is not a multiple of 64";
+  if (silu_inter > 0) {
+    if (n != 2 * silu_inter) return "N = " + std::to_string(n) + " is not 2 x silu_inter = " + std::to_string(2 * silu_inter);
+    if (silu_inter % (c.bn() / 2) != 0)
+      return "I = " + std::to_string(silu_inter) + " is not a multiple of " + std::to_string(c.bn() / 2) + " (half of " + c.name() + "'s rows)";
+  }
+  return "";
+}
+
+bool prefill_grouped_supported(int capability) { return capability == 90 && has_sm90a(); }
+
+void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream) {
+  if (const std::string why = prefill_grouped_refusal(g.config, g.n, g.silu_inter); !why.empty())
+    fail(ErrorCode::unsupported, "grouped prefill config", "an early-issue TMA config whose tile fits the layer", why);
+  const PrefillConfig& cfg = prefill_config(g.config);
+  const int cap = device_capability();
+  if (!prefill_grouped_supported(cap) || !config_runs_on(cfg, cap))
+    fail(ErrorCode::unsupported, "grouped prefill", "capability 90 with the sm_90a build", std::to_string(cap));
+  if (g.k % 64 != 0) fail(ErrorCode::unsupported, "k", "a multiple of 64", std::to_string(g.k));
+  if (g.rows <= 0 || g.rows % cfg.bm != 0)
+    fail(ErrorCode::invalid_argument, "rows", "a positive multiple of the tile's " + std::to_string(cfg.bm) + " tokens", std::to_string(g.rows));
+  if (g.rows / cfg.bm > 65535) fail(ErrorCode::unsupported, "rows", "<= " + std::to_string(65535LL * cfg.bm), std::to_string(g.rows));
+  if (g.block_expert == nullptr) fail(ErrorCode::invalid_argument, "block_expert", "a device array of rows / BM experts", "null");
+  if (g.zeros_present != (g.zeros != nullptr))
+    fail(ErrorCode::invalid_argument, "zeros", g.zeros_present ? "zero points (uint4)" : "null (uint4b8)", g.zeros ? "a pointer" : "null");
+  const bool silu = g.silu_inter > 0;
+  if (silu ? g.y == nullptr : (g.row_map == nullptr || g.rows_out == nullptr))
+    fail(ErrorCode::invalid_argument, silu ? "y" : "row_map / rows_out", "device pointers", "null");
+  if (silu && reinterpret_cast<std::uintptr_t>(g.y) % 8 != 0)
+    fail(ErrorCode::alignment, "y", "8-byte aligned", "address % 8 = " + std::to_string(reinterpret_cast<std::uintptr_t>(g.y) % 8));
+  if (!silu && reinterpret_cast<std::uintptr_t>(g.rows_out) % 16 != 0)
+    fail(ErrorCode::alignment, "rows_out", "16-byte aligned", "address % 16 = " + std::to_string(reinterpret_cast<std::uintptr_t>(g.rows_out) % 16));
+  for (const std::size_t b : {g.expert_qweight_bytes, g.expert_scales_bytes, g.expert_zeros_bytes})
+    if (b % 16 != 0) fail(ErrorCode::alignment, "expert stride", "a multiple of 16 bytes", std::to_string(b));
+
+  const std::int64_t groups = g.group_size == kChannelwise ? 1 : ceil_div(g.k, g.group_size);
+  const std::int64_t group_len = g.group_size == kChannelwise ? g.k : g.group_size;
+  PrefillPlan plan;
+  plan.config = g.config;
+  const bool one_group = (groups <= 1 || group_len >= 64) && resolve_one_group(plan.one_group);
+  const KernelEntry* table = kernel_table(g.act_dtype, g.zeros_present, one_group);
+  const KernelEntry& e = table[g.config].fn != nullptr ? table[g.config] : kernel_table(g.act_dtype, g.zeros_present, false)[g.config];
+
+  KernelParams p{};
+  p.qweight = static_cast<const uint4*>(g.qweight);
+  p.scales = static_cast<const std::uint32_t*>(g.scales);
+  p.zeros = g.zeros;
+  p.x = g.x;
+  p.y = g.y;
+  p.m = g.rows;
+  p.n = g.n;
+  p.k = g.k;
+  p.n_pad = g.n;
+  p.k_tiles = g.k / 64;
+  p.x_stride = g.k;
+  p.y_stride = g.silu_inter;
+  p.group_len = group_len;
+  p.groups = groups;
+  p.k_tiles_per_split = p.k_tiles;
+  p.split = 1;
+  p.group_shift = 0;
+  while (groups > 1 && (std::int64_t{1} << p.group_shift) < group_len) ++p.group_shift;
+  if (groups > 1 && (std::int64_t{1} << p.group_shift) != group_len)
+    fail(ErrorCode::invalid_argument, "group_size", "a power of two (32..256) or channelwise", std::to_string(g.group_size));
+  p.tail_box_rows = cfg.bm;
+  p.block_expert = g.block_expert;
+  p.expert_qw = static_cast<std::int64_t>(g.expert_qweight_bytes / 16);
+  p.expert_sc = static_cast<std::int64_t>(g.expert_scales_bytes / 4);
+  p.expert_z = static_cast<std::int64_t>(g.expert_zeros_bytes);
+  p.silu_inter = g.silu_inter;
+  p.row_map = g.row_map;
+  p.rows_out = g.rows_out;
+  p.row_map_limit = g.row_map_limit;
+
+  ensure_smem_attr(e);
+  const std::int64_t n_tiles = silu ? g.silu_inter / (cfg.bn() / 2) : ceil_div(g.n, cfg.bn());
+  const CUtensorMap tmap = make_x_tensor_map(g.x, g.act_dtype, g.rows, g.k, g.k, cfg.bm);
+  cudaLaunchConfig_t lc{};
+  lc.gridDim = dim3(static_cast<unsigned>(n_tiles), static_cast<unsigned>(g.rows / cfg.bm), 1);
+  lc.blockDim = dim3(static_cast<unsigned>(cfg.threads()));
+  lc.dynamicSmemBytes = static_cast<std::size_t>(e.smem_bytes);
+  lc.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  lc.attrs = attr;
+  lc.numAttrs = g.pdl && stream != nullptr && cap >= 90 ? 1 : 0;
+  W4A16_CUDA_TRY(cudaLaunchKernelEx(&lc, e.fn, p, tmap, tmap));
+  W4A16_CUDA_TRY(cudaGetLastError());
 }
 
 }  // namespace w4a16::kernels::cuda

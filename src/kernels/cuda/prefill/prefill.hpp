@@ -204,6 +204,42 @@ bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan, std:
 // twins of the planned tiles), plan.one_group resolved. Host only (no device needed).
 bool prefill_plan_uses_one_group(const TcWeights& w, const PrefillPlan& plan);
 
+// ---- Grouped mode: one GEMM over a stack of equal layers (the MoE experts), m block b of BM token rows
+// multiplied by layer block_expert[b] (the MoE alignment's output, block size = the config's BM) ----
+//   x         (rows, K) act dtype, contiguous, 16-byte aligned: the token rows in expert-sorted order, rows a
+//             multiple of BM (the alignment's capacity in blocks); rows of a block with block_expert -1 are not read
+//   silu_inter > 0 (GEMM 1 of the MoE: N = 2 I, gate rows then up rows): y (rows, I) act dtype gets
+//             silu(gate) * up, rounded once; else (GEMM 2) token row i goes as fp32 to
+//             rows_out[row_map[i] * N ...], skipped where row_map[i] >= row_map_limit.
+// The kernel reads block_expert after griddepcontrol.wait (PDL: the previous kernel may write it), so no
+// weight is requested before the wait. One launch, split 1, no workspace, no bias, no act-order;
+// capture-safe. Configs: the early-issue TMA tiles with an even number of 64-row blocks (prefill_grouped_config_ok).
+struct PrefillGrouped {
+  const void* qweight = nullptr;          // expert 0's [N_pad/16][K_pad/64][32][4] int32
+  const void* scales = nullptr;           // expert 0's [G][N_pad] act dtype
+  const std::uint8_t* zeros = nullptr;    // expert 0's [G][N_pad/16][8] (uint4 only)
+  std::size_t expert_qweight_bytes = 0, expert_scales_bytes = 0, expert_zeros_bytes = 0;  // strides between experts
+  std::int64_t n = 0, k = 0;              // one expert's layer: multiples of 64 (no padding)
+  int group_size = 128;                   // 32..256 or kChannelwise
+  DType act_dtype = DType::f16;
+  bool zeros_present = false;             // uint4 (zero points) or uint4b8
+  const void* x = nullptr;
+  std::int64_t rows = 0;                  // rows of x: blocks * BM
+  const std::int32_t* block_expert = nullptr;  // [rows / BM]
+  std::int64_t silu_inter = 0;
+  void* y = nullptr;                      // silu_inter > 0: (rows, silu_inter) act dtype
+  const std::int32_t* row_map = nullptr;  // silu_inter == 0: [rows]
+  float* rows_out = nullptr;              // silu_inter == 0: (row_map_limit, N) fp32
+  int row_map_limit = 0;
+  int config = -1;                        // a prefill config (prefill_grouped_config_ok)
+  bool pdl = true;                        // programmatic dependent launch on a non-default stream
+};
+// "" where config can run the grouped mode for a layer with these N (rows per expert) and silu_inter, else why not.
+std::string prefill_grouped_refusal(int config, std::int64_t n, std::int64_t silu_inter);
+// Whether the grouped mode runs on a device of this capability in this build (90 with the sm_90a cubin).
+bool prefill_grouped_supported(int capability);
+void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream);
+
 // ---- cuBLAS for the dense paths below: one handle per prepared layer, made where weights are prepared
 // (cublasCreate allocates: not in run); every GEMM on it binds stream and workspace under `mu`.
 struct CublasHandle {

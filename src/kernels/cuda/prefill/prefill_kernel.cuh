@@ -89,6 +89,23 @@ struct KernelParams {
   int cluster_reduce;            // 1: split > 1 reduced in the cluster (TMA configs only), 0: partials
   int group_shift;               // log2(group_len) when groups > 1 (g = 32..256 are powers of two)
   int tail_box_rows;             // TMA, M % BM != 0: the rows of tmap_tail's box (M % BM, or BM: zero-filled past M)
+  // Grouped mode (the MoE experts, prefill_run_grouped): block_expert != null. qweight / scales / zeros
+  // are expert 0's of a stack of equal layers; m block b (blockIdx.y) multiplies its BM token rows by
+  // expert block_expert[b] (its words at e * expert_qw / expert_sc / expert_z further), read after
+  // griddepcontrol.wait (the alignment kernel writes it); -1 = no block there: the CTA exits. Early-issue
+  // TMA configs, split 1, no bias. Output (instead of y / partial):
+  //   silu_inter > 0  the CTA's rows are gate rows n_block * kBN/2 + [0, kBN/2) (its first half of 64-row
+  //                   blocks) and the up rows silu_inter further (second half); y (row stride y_stride)
+  //                   gets silu(gate) * up at column n_block * kBN/2 + r, rounded once (as the mma.sync
+  //                   MoE kernels). silu_inter % (kBN/2) == 0.
+  //   row_map         else: token row m0 + t goes as fp32 to rows_out[row_map[m0 + t]] (N floats a row),
+  //                   skipped where row_map[m0 + t] >= row_map_limit (the alignment's sentinel).
+  const std::int32_t* block_expert;
+  std::int64_t expert_qw, expert_sc, expert_z;  // per-expert strides: uint4 words, 32-bit scale words, zero bytes
+  std::int64_t silu_inter;
+  const std::int32_t* row_map;
+  float* rows_out;
+  int row_map_limit;
 };
 
 // Per activation dtype: the magic number (dequant_consts.hpp) and zhi_of, the zero constant of the
@@ -405,11 +422,29 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 
   // This warp's 16-row tiles (one per 64-row block): row-16 tile index in the layout.
   // The grid rounds N_pad up to BN: a 64-row block past N_pad loads nothing (zero A) and stores nothing.
+  // Grouped mode: this m block's expert (the alignment's output: after the wait), or exit.
+  std::int64_t expert = 0;
+  if (p.block_expert != nullptr) {
+    pdl_wait();
+    const int e = p.block_expert[blockIdx.y];
+    if (e < 0) {  // past the alignment's total: no token rows here
+      pdl_launch_dependents();
+      return;
+    }
+    if constexpr (!kEarly) __trap();  // prefill_run_grouped launches the early-issue TMA configs only (their W bases take the expert)
+    expert = e;
+  }
   std::int64_t nt[MB];
   bool live[MB];
 #pragma unroll
   for (int mb = 0; mb < MB; ++mb) {
-    nt[mb] = (n_block * kBN + ((warp >> 2) * MB + mb) * 64 + (warp & 3) * 16) / 16;
+    const int blk = (warp >> 2) * MB + mb;  // 64-row block of the CTA
+    std::int64_t row = n_block * kBN + blk * 64;
+    if (p.silu_inter > 0) {  // grouped GEMM 1: gate rows in the first half of the blocks, their up rows in the second
+      constexpr int kHalf = kBN >= 128 ? kBN / 128 : 1;  // (the launcher refuses tiles of one 64-row block)
+      row = n_block * (kBN / 2) + (blk % kHalf) * 64 + (blk >= kHalf ? p.silu_inter : 0);
+    }
+    nt[mb] = (row + (warp & 3) * 16) / 16;
     live[mb] = nt[mb] * 16 < p.n_pad;
   }
 
@@ -485,9 +520,10 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   if constexpr (kEarly) {
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
-      wq_base[mb] = live[mb] ? p.qweight + (nt[mb] * p.k_tiles + kt_begin) * 32 + lane : p.qweight;
-      sc_base[mb] = live[mb] ? p.scales + 8 * nt[mb] + gid : p.scales;
-      z_base[mb] = ZEROS && live[mb] ? p.zeros + nt[mb] * 8 + (gid & ~3) : p.zeros;
+      // (grouped mode: expert `expert`'s layer, expert_* further per expert; 0 otherwise)
+      wq_base[mb] = live[mb] ? p.qweight + expert * p.expert_qw + (nt[mb] * p.k_tiles + kt_begin) * 32 + lane : p.qweight;
+      sc_base[mb] = live[mb] ? p.scales + expert * p.expert_sc + 8 * nt[mb] + gid : p.scales;
+      z_base[mb] = ZEROS && live[mb] ? p.zeros + expert * p.expert_z + nt[mb] * 8 + (gid & ~3) : p.zeros;
     }
   }
   const int k0_begin = static_cast<int>(kt_begin * 64), g_last = static_cast<int>(p.groups - 1), g_stride = static_cast<int>(p.n_pad / 2);
@@ -905,6 +941,37 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       return;
     }
     __syncthreads();  // the whole tile is in shared memory
+    if (p.block_expert != nullptr) {  // grouped mode (split 1, no bias; contract above): every token row is real or a sentinel
+      if (p.silu_inter > 0) {
+        // silu(gate) * up: local rows r (gate) and r + kBN/2 (up) of each token, 4 outputs per step.
+        constexpr int kQ = kBN / 8;  // float4 groups of the gate half per token
+        T* ytile = y + m0 * p.y_stride + n_block * (kBN / 2);
+#pragma unroll 4
+        for (int v = tid; v < BM * kQ; v += kThreads) {
+          const int tok_l = v / kQ, r = (v % kQ) * 4;
+          const float4 g = *reinterpret_cast<const float4*>(red + tok_l * kRedStride + r);
+          const float4 u = *reinterpret_cast<const float4*>(red + tok_l * kRedStride + kBN / 2 + r);
+          const float gs[4] = {g.x, g.y, g.z, g.w}, us[4] = {u.x, u.y, u.z, u.w};
+          alignas(8) T o[4];
+#pragma unroll
+          for (int j = 0; j < 4; ++j) o[j] = Num<T>::from_float(gs[j] / (1.f + __expf(-gs[j])) * us[j]);
+          *reinterpret_cast<uint2*>(ytile + tok_l * p.y_stride + r) = *reinterpret_cast<const uint2*>(o);
+        }
+      } else {
+        // fp32 rows by the row map (the alignment's sorted ids), sentinels skipped.
+        constexpr int kQ = kBN / 4;
+        const std::int64_t n_valid = min(static_cast<std::int64_t>(kBN), p.n - row0);  // a multiple of 4 (N % 64 == 0)
+#pragma unroll 4
+        for (int v = tid; v < BM * kQ; v += kThreads) {
+          const int tok_l = v / kQ, r = (v % kQ) * 4;
+          const int dst = __ldg(p.row_map + m0 + tok_l);
+          if (dst >= p.row_map_limit || r >= n_valid) continue;
+          *reinterpret_cast<float4*>(p.rows_out + static_cast<std::int64_t>(dst) * p.n + row0 + r) =
+              *reinterpret_cast<const float4*>(red + tok_l * kRedStride + r);
+        }
+      }
+      return;
+    }
     // Partials (split > 1, summed by reduce_kernel) as float4 where N % 4 == 0 (the workspace is
     // 256-byte aligned, so every row start is 16-byte aligned), else per element.
     const bool p_vec = (p.n & 3) == 0;
