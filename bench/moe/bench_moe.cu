@@ -10,7 +10,7 @@
 // and 8 with W4A16_MOE_RING=0), "ring_rr", "ring_deep", "align_launch" (block 8 with
 // W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels), "mma64" (block 64 on the mma.sync
 // kernel, W4A16_MOE_WGMMA=0), "tiles_c1_c2" (block 128 on other tiles, W4A16_MOE_GROUPED_CONFIGS): the A/B
-// rows (see the runs list).
+// rows (see the runs list); "align_only": the alignment launch alone at the chosen block (fused_us = its time).
 // Column same_as_block8: the row's output bit-equal to the default block-8 row's (1 / 0; "-" for
 // rows of other blocks or before that row).
 #include <cublas_v2.h>
@@ -325,6 +325,23 @@ int main(int argc, char** argv) {
       std::printf("%s", line);
       if (csv) std::fprintf(csv, "%s", line), std::fflush(csv);  // rows so far survive a timeout
       std::fflush(stdout);
+    }
+    if (chosen > 1) {  // the alignment launch alone, at the chosen block: its share of the aligned paths' time
+      const std::int64_t cap = aligned_capacity(T, K8, E, chosen);
+      std::int32_t *sorted = nullptr, *bexp = nullptr, *tot = nullptr;
+      CK(cudaMalloc(&sorted, 4 * cap));
+      CK(cudaMalloc(&bexp, 4 * (cap / chosen + 1)));
+      CK(cudaMalloc(&tot, 4));
+      auto align_only = [&](int i, cudaStream_t s) { align_cuda(sv[i % sets].ids, T, K8, E, chosen, sorted, bexp, tot, s); };
+      const bench::Timing ta = bench::time_graph(align_only, opt, st);
+      char line[512];
+      std::snprintf(line, sizeof line, "%d,%d,align_only,%.1f,%.2f,%.2f,-,-,%.2f,-,-,-\n", T, chosen, avg_distinct, avg_touched / 1e6,
+                    ta.median_us, tc.median_us);
+      std::printf("%s", line);
+      if (csv) std::fprintf(csv, "%s", line), std::fflush(csv);
+      cudaFree(sorted);
+      cudaFree(bexp);
+      cudaFree(tot);
     }
     for (auto& s : sv) {
       cudaFree(s.ids);

@@ -11,7 +11,10 @@ int CudaMoe::choose_block(std::int64_t tokens, int top_k, int experts) {
   if (slots <= 32) return 1;  // a few slots: skip the alignment launch, one slot per CTA
   const double per_expert = static_cast<double>(slots) / experts;
   if (per_expert <= 8) return 8;    // blocks of 8 = one mma n-group: least padding
-  if (per_expert <= 32) return 32;
+  // Measured on the H200 (Qwen3-30B-A3B, docs/benchmarks/moe.md, stop 28): T = 256 (16 per expert) block 32
+  // 194 us against 226 at 64; T = 512 (32) 64 254 against 291; T = 1024 (64) 64 388 against 128 402; T = 2048 (128)
+  // 128 632 against 661.
+  if (per_expert < 32) return 32;
   if (per_expert < 128) return 64;  // many slots per expert (sm_90a: the grouped wgmma path, bm64 tile)
   return 128;                       // the grouped wgmma path's bm128 tiles (as 64 without sm_90a)
 }

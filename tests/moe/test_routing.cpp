@@ -157,13 +157,14 @@ TEST(MoeRouting, Rejections) {
 }
 
 // The CUDA path choice is a pure host function: direct for <= 32 slots, then the smallest
-// block that holds the average slots per expert (8, 32, 64; 128 from 128 per expert), monotone in T.
+// block for the average slots per expert (8 up to 8, 32 below 32, 64 below 128, then 128), monotone in T.
 TEST(MoePlan, BlockChoice) {
   EXPECT_EQ(CudaMoe::choose_block(1, 8, 128), 1);
   EXPECT_EQ(CudaMoe::choose_block(4, 8, 128), 1);
   EXPECT_EQ(CudaMoe::choose_block(16, 8, 128), 8);
   EXPECT_EQ(CudaMoe::choose_block(64, 8, 128), 8);
   EXPECT_EQ(CudaMoe::choose_block(256, 8, 128), 32);
+  EXPECT_EQ(CudaMoe::choose_block(512, 8, 128), 64);
   EXPECT_EQ(CudaMoe::choose_block(1024, 8, 128), 64);
   EXPECT_EQ(CudaMoe::choose_block(4096, 8, 128), 128);
   int last = 0;

@@ -113,11 +113,12 @@ TEST(MoeGpuAlign, FormatsWorkedExampleVerbatim) {
 TEST(MoeGpuAlign, RandomMatchesAlignCpu) {
   REQUIRE_GPU();
   auto& g = test::rng();
-  for (int trial = 0; trial < 24; ++trial) {
-    const int E = std::vector<int>{4, 16, 128, 300}[trial % 4];
+  // E up to 4096 (the kernel's slot ranges: min(32, 16384 / E), so 4 at E = 4096) and up to 160k slots.
+  for (int trial = 0; trial < 42; ++trial) {
+    const int E = std::vector<int>{4, 16, 128, 300, 1024, 4096}[trial % 6];
     const int k = std::min(E, std::vector<int>{1, 2, 8}[trial % 3]);
-    const std::int64_t T = std::vector<int>{1, 7, 64, 1000, 4096, 3}[trial % 6];
-    const int block = std::vector<int>{8, 32, 64, 16}[trial % 4];
+    const std::int64_t T = std::vector<int>{1, 7, 64, 1000, 4096, 3, 20000}[trial % 7];
+    const int block = std::vector<int>{8, 32, 64, 16, 128}[trial % 5];
     std::vector<std::int32_t> ids(static_cast<std::size_t>(T * k));
     for (auto& v : ids) {
       const double u = std::uniform_real_distribution<double>(0, 1)(g);

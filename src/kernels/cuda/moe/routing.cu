@@ -2,7 +2,8 @@
 //   route: logits fp32 [T, E] (E <= 1024) -> topk_ids int32 [T, k], topk_weights fp32 [T, k]
 //          one warp per token; softmax with expf; k rounds of (value, lower id) warp argmax
 //   align: topk_ids int32 [T, k] -> sorted_ids [cap], block_expert [cap / block], total [1]
-//          one CTA of 1024 threads; slots of an expert in ascending slot order (FORMATS.md)
+//          one CTA of 1024 threads, each warp placing a contiguous range of slots; slots of an expert in
+//          ascending slot order (FORMATS.md)
 // No host synchronisation: both are capturable in a CUDA graph.
 // Checked by tests/gpu/moe/test_moe_gpu.cpp (against route_cpu / align_cpu, bit for bit for ids).
 #include <cfloat>
@@ -65,32 +66,51 @@ __global__ void __launch_bounds__(kRouteWarps * 32)
 constexpr int kAlignThreads = 1024;
 constexpr int kAlignMaxExperts = 4096;
 constexpr int kScanItems = kAlignMaxExperts / kAlignThreads;  // experts per thread in the offset scan
+// Per-range histograms, ranges x E ints: E = 128 gets 32 ranges (one per warp), E = 4096 four.
+constexpr int kAlignHistInts = 16384;
+constexpr int kAlignSmemBytes = (kAlignHistInts + kAlignMaxExperts + 1) * 4;  // + offsets (dynamic: > 48 KB)
 using AlignScan = cub::BlockScan<int, kAlignThreads>;
 
+// Slots are cut into `ranges` contiguous ranges in slot order (one per warp, ranges = min(32, 16384 / E)). Each range
+// counts its slots per expert (hist[r][e]); per expert those counts become exclusive prefixes over the ranges (where the
+// range's slots start within the expert's run) and the padded runs' offsets come from one block scan; then every warp
+// places its range's slots, 32 at a time in slot order, lanes of one expert ranked by __match_any_sync, with no barrier
+// between warps. Slots of an expert therefore land in ascending slot order (align_cpu's order). The earlier placement
+// (chunks of 1024 slots, the warps of a chunk one after another, a CTA barrier per warp) took 307 us at T = 4096, k = 8
+// on the H200 (docs/benchmarks/moe.md, stop 28): a quarter of the layer's time.
 __global__ void __launch_bounds__(kAlignThreads)
     align_kernel(const std::int32_t* __restrict__ ids, int slots, int E, int block, int cap, std::int32_t* __restrict__ sorted,
                  std::int32_t* __restrict__ block_expert, std::int32_t* __restrict__ total) {
-  __shared__ int count[kAlignMaxExperts];   // slots per expert, then the cursor within its run
-  __shared__ int offset[kAlignMaxExperts + 1];  // padded start of each expert's run
+  extern __shared__ int align_smem[];
+  int* hist = align_smem;                     // [ranges][E]: slots of expert e in range r, then where they start in e's run
+  int* offset = align_smem + kAlignHistInts;  // [E + 1]: padded start of each expert's run, then the total
   __shared__ typename AlignScan::TempStorage scan_tmp;
-  const int tid = threadIdx.x;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int ranges = min(32, kAlignHistInts / E);
+  const int per_range = max(1, (slots + ranges - 1) / ranges);
   // PDL (pdl.cuh): ids may come from the kernel before; GEMM 1 reads nothing before its wait.
   pdl_wait();
   pdl_launch_dependents();
-  for (int e = tid; e < E; e += kAlignThreads) count[e] = 0;
+  for (int i = tid; i < ranges * E; i += kAlignThreads) hist[i] = 0;
   for (int i = tid; i < cap; i += kAlignThreads) sorted[i] = slots;  // sentinel everywhere first
   __syncthreads();
-  for (int s = tid; s < slots; s += kAlignThreads) atomicAdd(&count[ids[s]], 1);  // integer: order-free
+  for (int s = tid; s < slots; s += kAlignThreads) atomicAdd(&hist[(s / per_range) * E + ids[s]], 1);  // integer: order-free
   __syncthreads();
-  // Padded run lengths -> exclusive offsets, block-wide (each thread scans kScanItems experts
-  // of its own, CUB combines the threads): a few hundred ns where the serial loop of thread 0
-  // took ~11 us for E = 128 (128 dependent shared-memory round trips).
+  // Per expert: the ranges' counts -> their exclusive prefixes, the padded run length; the runs' exclusive offsets
+  // block-wide (each thread scans kScanItems experts of its own, CUB combines the threads).
   {
     int run[kScanItems], off[kScanItems];
 #pragma unroll
     for (int i = 0; i < kScanItems; ++i) {
       const int e = tid * kScanItems + i;
-      run[i] = e < E ? (count[e] + block - 1) / block * block : 0;
+      int c = 0;
+      if (e < E)
+        for (int r = 0; r < ranges; ++r) {
+          const int h = hist[r * E + e];
+          hist[r * E + e] = c;
+          c += h;
+        }
+      run[i] = (c + block - 1) / block * block;
     }
     int acc = 0;
     AlignScan(scan_tmp).ExclusiveSum(run, off, acc);
@@ -99,14 +119,12 @@ __global__ void __launch_bounds__(kAlignThreads)
       const int e = tid * kScanItems + i;
       if (e < E) offset[e] = off[i];
     }
-    __syncthreads();  // every thread has read count[] (run[]) before it is reset to the cursor
-    for (int e = tid; e < E; e += kAlignThreads) count[e] = 0;
     if (tid == 0) {
       offset[E] = acc;
       *total = acc;
     }
   }
-  __syncthreads();  // offsets and the zeroed cursors before the block map and the placement
+  __syncthreads();  // offsets and the ranges' starts before the block map and the placement
   const int nblocks = cap / block, used = offset[E] / block;
   for (int b = tid; b < nblocks; b += kAlignThreads) {
     int e = -1;
@@ -120,28 +138,23 @@ __global__ void __launch_bounds__(kAlignThreads)
     }
     block_expert[b] = e;
   }
-  // Placement in ascending slot order: chunks of 1024 slots, warps of a chunk one after another,
-  // lanes of one warp with the same expert ranked by __match_any_sync.
-  const int warp = tid / 32, lane = tid % 32;
-  for (int base = 0; base < slots; base += kAlignThreads) {
-    const int s = base + tid;
-    const int e = s < slots ? ids[s] : -1;
-    const int warps_here = min(kAlignThreads, slots - base + 31) / 32;
-    for (int w = 0; w < warps_here; ++w) {
-      if (warp == w && e >= 0) {
-        const unsigned active = __activemask();
-        const unsigned peers = __match_any_sync(active, e);
-        const int leader = __ffs(peers) - 1;
-        const int rank = __popc(peers & ((1u << lane) - 1u));
-        int start = 0;
-        if (lane == leader) {
-          start = count[e];
-          count[e] = start + __popc(peers);
-        }
-        start = __shfl_sync(active, start, leader);
-        sorted[offset[e] + start + rank] = s;
+  if (warp < ranges) {
+    int* cursor = hist + warp * E;  // this range's next position within each expert's run
+    const int s0 = warp * per_range, s1 = min(slots, s0 + per_range);
+    int e_next = s0 + lane < s1 ? ids[s0 + lane] : -1;
+    for (int base = s0; base < s1; base += 32) {
+      const int s = base + lane;
+      const int e = e_next;
+      e_next = s + 32 < s1 ? ids[s + 32] : -1;  // the next step's expert in flight
+      const unsigned peers = __match_any_sync(0xffffffffu, e);
+      const int leader = __ffs(peers) - 1;
+      int start = 0;
+      if (lane == leader && e >= 0) {
+        start = cursor[e];
+        cursor[e] = start + __popc(peers);
       }
-      __syncthreads();
+      start = __shfl_sync(0xffffffffu, start, leader);
+      if (e >= 0) sorted[offset[e] + start + __popc(peers & ((1u << lane) - 1u))] = s;
     }
   }
 }
@@ -170,6 +183,12 @@ void launch_align(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, 
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = stream != nullptr ? 1 : 0;  // the legacy default stream keeps plain serialization
+  static const bool smem_set = [] {  // once: more than 48 KB of dynamic shared memory
+    W4A16_CUDA_TRY(cudaFuncSetAttribute(align_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kAlignSmemBytes));
+    return true;
+  }();
+  (void)smem_set;
+  cfg.dynamicSmemBytes = kAlignSmemBytes;
   W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, align_kernel, topk_ids, slots, experts, block, cap, sorted_ids, block_expert, total));
 }
 
