@@ -9,7 +9,7 @@
 //            expert block_expert[b] (launch_align with block == BM). Direct mode (BM_ALIGN = 1):
 //            block b is slot b alone (CTA column 0), expert topk_ids[b]; no alignment launch.
 //   GEMM 1   h[s, i] = silu(x_t . w1_e[i]) * (x_t . w3_e[i])  -> workspace act [T*k, I]
-//   GEMM 2   y[s, n] = h_s . w2_e[n]                           -> workspace fp32 [T*k, H]
+//   GEMM 2   y[s, n] = h_s . w2_e[n]                           -> workspace fp32 [T*k, H] (grouped path: act)
 //   reduce   out[t, n] = sum_j topk_weights[t, j] * y[t*k + j, n], j ascending (deterministic)
 // Two kernels (every launch PDL-chained, see pdl_wait):
 //   moe_decode_kernel   8 slots per CTA (direct mode or aligned blocks of 8), up to 8 warps split
@@ -575,8 +575,13 @@ __global__ void __launch_bounds__(128, 3) moe_prefill_kernel(GemmParams p) {
     }
 }
 
-template <class T>
-__global__ void moe_reduce_kernel(const float* __restrict__ y, const float* __restrict__ tw, int tokens, int k, int H,
+__device__ __forceinline__ float to_f32(float v) { return v; }
+__device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+// Y: float (the mma.sync paths' fp32 rows) or T (the grouped path's rows, rounded once to the act dtype).
+template <class T, class Y>
+__global__ void moe_reduce_kernel(const Y* __restrict__ y, const float* __restrict__ tw, int tokens, int k, int H,
                                   T* __restrict__ out) {
   pdl_wait();  // y is GEMM 2's output
   pdl_launch_dependents();
@@ -584,7 +589,7 @@ __global__ void moe_reduce_kernel(const float* __restrict__ y, const float* __re
   if (i >= static_cast<std::int64_t>(tokens) * H) return;
   const std::int64_t t = i / H, n = i % H;
   float acc = 0.f;
-  for (int j = 0; j < k; ++j) acc += tw[t * k + j] * y[(t * k + j) * H + n];
+  for (int j = 0; j < k; ++j) acc += tw[t * k + j] * to_f32(y[(t * k + j) * H + n]);
   if constexpr (Act<T>::kMagic == 0x64006400u) out[i] = __float2half_rn(acc);
   else out[i] = __float2bfloat16_rn(acc);
 }

@@ -176,8 +176,9 @@ void launch_prefill(const MoeRunDev& r, const GemmParams& g1, const GemmParams& 
 }
 
 // The grouped wgmma path (blocks 64 / 128 on sm_90a): the alignment (launched by the caller) -> x rows
-// gathered in sorted order -> GEMM 1 over the experts with silu(gate) * up in its epilogue -> GEMM 2, fp32
-// rows by slot into r.y -> the weighted reduction (the caller). Each GEMM is the linear prefill kernel's
+// gathered in sorted order -> GEMM 1 over the experts with silu(gate) * up in its epilogue -> GEMM 2, rows by
+// slot into r.y in the act dtype (rounded once, as h is; vLLM's fused MoE keeps them so too) -> the weighted
+// reduction (the caller). Each GEMM is the linear prefill kernel's
 // early-issue TMA tile in grouped mode (prefill.hpp, prefill_run_grouped): m block b uses expert
 // block_expert[b]; blocks past the total exit.
 template <class T>
@@ -278,6 +279,7 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   g2.y_out = r.y;
   g1.experts = g2.experts = r.experts;
   g1.ring_align = g2.ring_align = false;
+  const bool grouped = grouped_path(r.block);  // blocks 64 / 128 on the grouped wgmma path (read once per call)
   auto align = [&] {  // the alignment launch (block > 1, unless fused into the ring kernels)
     launch_align(r.topk_ids, r.tokens, r.top_k, r.experts, r.block, r.sorted_ids, r.block_expert, r.total, stream);
   };
@@ -301,16 +303,20 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
     case 32: align(); launch_prefill<T, kZeros, 32>(r, g1, g2, r.max_blocks, stream); break;
     case 64:
       align();
-      if (grouped_path(64)) launch_grouped<T>(r, stream);
+      if (grouped) launch_grouped<T>(r, stream);
       else launch_prefill<T, kZeros, 64>(r, g1, g2, r.max_blocks, stream);
       break;
     case 128: align(); launch_grouped<T>(r, stream); break;
     default: fail(ErrorCode::unsupported, "block", "1, 8, 32, 64 or 128", std::to_string(r.block));
   }
   const std::int64_t n = r.tokens * r.hidden;
-  launch_pdl(moe_reduce_kernel<T>, dim3(static_cast<unsigned>((n + 255) / 256)), dim3(256), 0, stream,
-             static_cast<const float*>(r.y), r.topk_weights, static_cast<int>(r.tokens), r.top_k, r.hidden,
-             static_cast<T*>(r.out));
+  const dim3 rg(static_cast<unsigned>((n + 255) / 256)), rb(256);
+  if (grouped)  // the grouped path's rows are act dtype (half the bytes of fp32)
+    launch_pdl(moe_reduce_kernel<T, T>, rg, rb, 0, stream, static_cast<const T*>(static_cast<const void*>(r.y)), r.topk_weights,
+               static_cast<int>(r.tokens), r.top_k, r.hidden, static_cast<T*>(r.out));
+  else
+    launch_pdl(moe_reduce_kernel<T, float>, rg, rb, 0, stream, static_cast<const float*>(r.y), r.topk_weights,
+               static_cast<int>(r.tokens), r.top_k, r.hidden, static_cast<T*>(r.out));
 }
 
 }  // namespace w4a16::kernels::cuda::moe

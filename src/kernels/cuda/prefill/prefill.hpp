@@ -209,7 +209,7 @@ bool prefill_plan_uses_one_group(const TcWeights& w, const PrefillPlan& plan);
 //   x         (rows, K) act dtype, contiguous, 16-byte aligned: the token rows in expert-sorted order, rows a
 //             multiple of BM (the alignment's capacity in blocks); rows of a block with block_expert -1 are not read
 //   silu_inter > 0 (GEMM 1 of the MoE: N = 2 I, gate rows then up rows): y (rows, I) act dtype gets
-//             silu(gate) * up, rounded once; else (GEMM 2) token row i goes as fp32 to
+//             silu(gate) * up, rounded once; else (GEMM 2) token row i goes (act dtype, rounded once) to
 //             rows_out[row_map[i] * N ...], skipped where row_map[i] >= row_map_limit.
 // The kernel reads block_expert after griddepcontrol.wait (PDL: the previous kernel may write it), so no
 // weight is requested before the wait. One launch, split 1, no workspace, no bias, no act-order;
@@ -229,7 +229,7 @@ struct PrefillGrouped {
   std::int64_t silu_inter = 0;
   void* y = nullptr;                      // silu_inter > 0: (rows, silu_inter) act dtype
   const std::int32_t* row_map = nullptr;  // silu_inter == 0: [rows]
-  float* rows_out = nullptr;              // silu_inter == 0: (row_map_limit, N) fp32
+  void* rows_out = nullptr;               // silu_inter == 0: (row_map_limit, N) act dtype
   int row_map_limit = 0;
   int config = -1;                        // a prefill config (prefill_grouped_config_ok)
   bool pdl = true;                        // programmatic dependent launch on a non-default stream

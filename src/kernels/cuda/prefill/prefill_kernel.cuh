@@ -98,13 +98,13 @@ struct KernelParams {
   //                   blocks) and the up rows silu_inter further (second half); y (row stride y_stride)
   //                   gets silu(gate) * up at column n_block * kBN/2 + r, rounded once (as the mma.sync
   //                   MoE kernels). silu_inter % (kBN/2) == 0.
-  //   row_map         else: token row m0 + t goes as fp32 to rows_out[row_map[m0 + t]] (N floats a row),
-  //                   skipped where row_map[m0 + t] >= row_map_limit (the alignment's sentinel).
+  //   row_map         else: token row m0 + t goes to rows_out[row_map[m0 + t]] (N act-dtype values a row, rounded
+  //                   once), skipped where row_map[m0 + t] >= row_map_limit (the alignment's sentinel).
   const std::int32_t* block_expert;
   std::int64_t expert_qw, expert_sc, expert_z;  // per-expert strides: uint4 words, 32-bit scale words, zero bytes
   std::int64_t silu_inter;
   const std::int32_t* row_map;
-  float* rows_out;
+  void* rows_out;
   int row_map_limit;
 };
 
@@ -958,16 +958,18 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
           *reinterpret_cast<uint2*>(ytile + tok_l * p.y_stride + r) = *reinterpret_cast<const uint2*>(o);
         }
       } else {
-        // fp32 rows by the row map (the alignment's sorted ids), sentinels skipped.
+        // Rows by the row map (the alignment's sorted ids), sentinels skipped, 4 outputs (8 bytes) per step.
         constexpr int kQ = kBN / 4;
         const std::int64_t n_valid = min(static_cast<std::int64_t>(kBN), p.n - row0);  // a multiple of 4 (N % 64 == 0)
+        T* rows = static_cast<T*>(p.rows_out);
 #pragma unroll 4
         for (int v = tid; v < BM * kQ; v += kThreads) {
           const int tok_l = v / kQ, r = (v % kQ) * 4;
           const int dst = __ldg(p.row_map + m0 + tok_l);
           if (dst >= p.row_map_limit || r >= n_valid) continue;
-          *reinterpret_cast<float4*>(p.rows_out + static_cast<std::int64_t>(dst) * p.n + row0 + r) =
-              *reinterpret_cast<const float4*>(red + tok_l * kRedStride + r);
+          const float4 q = *reinterpret_cast<const float4*>(red + tok_l * kRedStride + r);
+          alignas(8) T o[4] = {Num<T>::from_float(q.x), Num<T>::from_float(q.y), Num<T>::from_float(q.z), Num<T>::from_float(q.w)};
+          *reinterpret_cast<uint2*>(rows + static_cast<std::int64_t>(dst) * p.n + row0 + r) = *reinterpret_cast<const uint2*>(o);
         }
       }
       return;
