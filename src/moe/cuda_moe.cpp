@@ -30,13 +30,23 @@ void route_cuda(const float* logits, std::int64_t tokens, int experts, const Rou
   kc::launch_route(logits, tokens, experts, opt.top_k, opt.renormalize, topk_ids, topk_weights, as_stream(stream));
 }
 
+std::size_t align_scratch_bytes(std::int64_t tokens, int top_k, int experts) {
+  if (experts < 1 || experts > 4096) fail(ErrorCode::unsupported, "experts", "1..4096", std::to_string(experts));
+  return kc::align_scratch_bytes(tokens, top_k, experts);
+}
+
 void align_cuda(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, int experts, int block,
-                std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, void* stream) {
+                std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, void* scratch, void* stream) {
   if (experts < 1 || experts > 4096)
     fail(ErrorCode::unsupported, "experts", "1..4096 (one CTA holds the per-expert counts)", std::to_string(experts));
   if (block < 1) fail(ErrorCode::invalid_argument, "block", ">= 1", std::to_string(block));
   if (top_k < 1 || top_k > experts) fail(ErrorCode::invalid_argument, "top_k", "1..E", std::to_string(top_k));
-  kc::launch_align(topk_ids, tokens, top_k, experts, block, sorted_ids, block_expert, total, as_stream(stream));
+  if (scratch == nullptr || reinterpret_cast<std::uintptr_t>(scratch) % 4 != 0)
+    fail(ErrorCode::invalid_argument, "scratch", "4-byte aligned device memory of align_scratch_bytes",
+         scratch == nullptr ? "null" : "a misaligned pointer");
+  if (tokens == 0) return;
+  kc::launch_align(topk_ids, tokens, top_k, experts, block, sorted_ids, block_expert, total, static_cast<std::int32_t*>(scratch),
+                   as_stream(stream));
 }
 
 CudaMoe CudaMoe::create(const MoeWeights& w, DType act, void* stream) {
@@ -84,7 +94,7 @@ CudaMoe CudaMoe::create(const MoeWeights& w, DType act, void* stream) {
 
 namespace {
 struct WsLayout {
-  std::size_t sorted = 0, block_expert = 0, total = 0, h = 0, y = 0, xg = 0, hg = 0, bytes = 0;
+  std::size_t sorted = 0, block_expert = 0, total = 0, scratch = 0, h = 0, y = 0, xg = 0, hg = 0, bytes = 0;
 };
 // Slot blocks a launch may use (its grid): sum_e ceil(c_e / block) <= S / block + (experts with a slot)
 // <= S / block + min(E, S), each holding a real slot (<= S) and within the capacity; blocks past the
@@ -104,6 +114,8 @@ WsLayout ws_layout(const MoeSpec& s, std::int64_t T, int k, int block) {
   off += up256(4 * (block > 1 ? cap / block : 0));
   l.total = off;
   off += 256;
+  l.scratch = off;  // the alignment launch's (block > 1; block 8 may align inside the ring kernels instead)
+  off += up256(block > 1 ? kc::align_scratch_bytes(T, k, static_cast<int>(s.experts)) : 0);
   l.h = off;
   off += up256(2 * S * static_cast<std::size_t>(s.intermediate));
   l.y = off;
@@ -187,6 +199,7 @@ void CudaMoe::run(const MoeArgs& a, void* workspace, std::size_t workspace_bytes
     r.sorted_ids = sorted;
     r.block_expert = bexp;
     r.total = total;
+    r.align_scratch = reinterpret_cast<std::int32_t*>(ws + l.scratch);
     r.max_blocks = static_cast<int>(max_blocks(s, T, k, block));
     r.xg = ws + l.xg;
     r.hg = ws + l.hg;

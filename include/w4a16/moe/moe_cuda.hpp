@@ -21,9 +21,11 @@ namespace w4a16::moe {
 void route_cuda(const float* logits, std::int64_t tokens, int experts, const RoutingOptions& opt,
                 std::int32_t* topk_ids, float* topk_weights, void* stream);
 // Device alignment: sorted_ids [aligned_capacity], block_expert [aligned_capacity / block]
-// (-1 past the total), total [1]; same values as align_cpu (E <= 4096).
+// (-1 past the total), total [1]; same values as align_cpu (E <= 4096). scratch: device memory of
+// align_scratch_bytes(tokens, top_k, experts), 4-byte aligned (what the launches pass between them).
+std::size_t align_scratch_bytes(std::int64_t tokens, int top_k, int experts);
 void align_cuda(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, int experts, int block,
-                std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, void* stream);
+                std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, void* scratch, void* stream);
 
 class CudaMoe {
  public:

@@ -87,8 +87,11 @@ void check_align(const std::vector<std::int32_t>& ids, std::int64_t T, int k, in
   const Alignment want = align_cpu(ids.data(), T, k, E, block);
   const std::int64_t cap = aligned_capacity(T, k, E, block);
   Dev<std::int32_t> di(ids), ds(static_cast<std::size_t>(cap)), db(static_cast<std::size_t>(cap / block)), dt(1);
+  Dev<unsigned char> scratch(align_scratch_bytes(T, k, E));
   cudaMemset(ds.p, 0xff, ds.n * 4);  // poisoned
-  align_cuda(di.p, T, k, E, block, ds.p, db.p, dt.p, nullptr);
+  cudaMemset(db.p, 0x7f, db.n * 4);
+  cudaMemset(scratch.p, 0xff, scratch.n);
+  align_cuda(di.p, T, k, E, block, ds.p, db.p, dt.p, scratch.p, nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ASSERT_EQ(dt.get()[0], want.total);
   auto s = ds.get();
@@ -103,11 +106,21 @@ TEST(MoeGpuAlign, FormatsWorkedExampleVerbatim) {
   REQUIRE_GPU();
   const std::vector<std::int32_t> ids = {1, 2, 3, 0, 1, 3, 0, 2, 3, 0, 1, 2};
   Dev<std::int32_t> di(ids), ds(16), db(4), dt(1);
-  align_cuda(di.p, 4, 3, 4, 4, ds.p, db.p, dt.p, nullptr);
+  Dev<unsigned char> scratch(align_scratch_bytes(4, 3, 4));
+  align_cuda(di.p, 4, 3, 4, 4, ds.p, db.p, dt.p, scratch.p, nullptr);
   CU(cudaDeviceSynchronize());
   EXPECT_EQ(ds.get(), (std::vector<std::int32_t>{3, 6, 9, 12, 0, 4, 10, 12, 1, 7, 11, 12, 2, 5, 8, 12}));
   EXPECT_EQ(db.get(), (std::vector<std::int32_t>{0, 1, 2, 3}));
   EXPECT_EQ(dt.get()[0], 16);
+}
+
+// Host-side contract (no device needed): the scratch the launches pass between them is required.
+TEST(MoeGpuAlign, RefusesAMissingOrMisalignedScratch) {
+  std::int32_t* none = nullptr;
+  EXPECT_THROW(align_cuda(none, 4, 3, 4, 4, none, none, none, nullptr, nullptr), Error);
+  alignas(4) unsigned char buf[8];
+  EXPECT_THROW(align_cuda(none, 4, 3, 4, 4, none, none, none, buf + 1, nullptr), Error);
+  EXPECT_GE(align_scratch_bytes(4096, 8, 128), std::size_t{4} * (128 + 1));
 }
 
 TEST(MoeGpuAlign, RandomMatchesAlignCpu) {

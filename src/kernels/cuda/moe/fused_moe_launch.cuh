@@ -281,7 +281,7 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   g1.ring_align = g2.ring_align = false;
   const bool grouped = grouped_path(r.block);  // blocks 64 / 128 on the grouped wgmma path (read once per call)
   auto align = [&] {  // the alignment launch (block > 1, unless fused into the ring kernels)
-    launch_align(r.topk_ids, r.tokens, r.top_k, r.experts, r.block, r.sorted_ids, r.block_expert, r.total, stream);
+    launch_align(r.topk_ids, r.tokens, r.top_k, r.experts, r.block, r.sorted_ids, r.block_expert, r.total, r.align_scratch, stream);
   };
   switch (r.block) {
     case 1:

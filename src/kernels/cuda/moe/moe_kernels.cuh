@@ -15,10 +15,13 @@ constexpr int kMaxExperts = 1024;
 void launch_route(const float* logits, std::int64_t tokens, int experts, int top_k, bool renormalize,
                   std::int32_t* topk_ids, float* topk_weights, cudaStream_t stream);
 
-// ---- Alignment: one CTA. sorted_ids [capacity] (padding = T*k), block_expert [capacity/block]
-// (-1 past the total), total [1]. capacity = T*k + E*(block-1), the host-side upper bound.
+// ---- Alignment: three launches over slot ranges (routing.cu). sorted_ids [capacity] (padding = T*k), block_expert
+// [capacity/block] (-1 past the total), total [1]. capacity = T*k + E*(block-1), the host-side upper bound.
+// scratch: align_scratch_bytes (the ranges' per-expert counts and the offsets between the launches).
+std::size_t align_scratch_bytes(std::int64_t tokens, int top_k, int experts);
 void launch_align(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, int experts, int block,
-                  std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, cudaStream_t stream);
+                  std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, std::int32_t* scratch,
+                  cudaStream_t stream);
 
 // ---- Fused MoE expert GEMMs.
 struct MoeLayerDev {  // one layer of every expert, stacked
@@ -49,6 +52,7 @@ struct MoeRunDev {
   std::int32_t* sorted_ids = nullptr;
   std::int32_t* block_expert = nullptr;
   std::int32_t* total = nullptr;
+  std::int32_t* align_scratch = nullptr;  // align_scratch_bytes (the alignment launch's)
   int max_blocks = 0;
   void* h = nullptr;  // workspace [T*k, I] act: silu(gate) * up per slot
   float* y = nullptr; // workspace [T*k, H] fp32 (the grouped path: act dtype): expert output per slot, before the routing weight

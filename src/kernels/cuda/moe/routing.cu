@@ -2,10 +2,11 @@
 //   route: logits fp32 [T, E] (E <= 1024) -> topk_ids int32 [T, k], topk_weights fp32 [T, k]
 //          one warp per token; softmax with expf; k rounds of (value, lower id) warp argmax
 //   align: topk_ids int32 [T, k] -> sorted_ids [cap], block_expert [cap / block], total [1]
-//          one CTA of 1024 threads, each warp placing a contiguous range of slots; slots of an expert in
-//          ascending slot order (FORMATS.md)
+//          three launches over contiguous slot ranges (count, offsets, placement; see align_count_kernel);
+//          slots of an expert in ascending slot order (FORMATS.md)
 // No host synchronisation: both are capturable in a CUDA graph.
 // Checked by tests/gpu/moe/test_moe_gpu.cpp (against route_cpu / align_cpu, bit for bit for ids).
+#include <algorithm>
 #include <cfloat>
 
 #include <cub/block/block_scan.cuh>
@@ -66,52 +67,61 @@ __global__ void __launch_bounds__(kRouteWarps * 32)
 constexpr int kAlignThreads = 1024;
 constexpr int kAlignMaxExperts = 4096;
 constexpr int kScanItems = kAlignMaxExperts / kAlignThreads;  // experts per thread in the offset scan
-// Per-range histograms, ranges x E ints: E = 128 gets 32 ranges (one per warp), E = 4096 four.
-constexpr int kAlignHistInts = 16384;
-constexpr int kAlignSmemBytes = (kAlignHistInts + kAlignMaxExperts + 1) * 4;  // + offsets (dynamic: > 48 KB)
 using AlignScan = cub::BlockScan<int, kAlignThreads>;
 
-// Slots are cut into `ranges` contiguous ranges in slot order (one per warp, ranges = min(32, 16384 / E)). Each range
-// counts its slots per expert (hist[r][e]); per expert those counts become exclusive prefixes over the ranges (where the
-// range's slots start within the expert's run) and the padded runs' offsets come from one block scan; then every warp
-// places its range's slots, 32 at a time in slot order, lanes of one expert ranked by __match_any_sync, with no barrier
-// between warps. Slots of an expert therefore land in ascending slot order (align_cpu's order). The earlier placement
-// (chunks of 1024 slots, the warps of a chunk one after another, a CTA barrier per warp) took 307 us at T = 4096, k = 8
-// on the H200 (docs/benchmarks/moe.md, stop 28): a quarter of the layer's time.
-__global__ void __launch_bounds__(kAlignThreads)
-    align_kernel(const std::int32_t* __restrict__ ids, int slots, int E, int block, int cap, std::int32_t* __restrict__ sorted,
-                 std::int32_t* __restrict__ block_expert, std::int32_t* __restrict__ total) {
-  extern __shared__ int align_smem[];
-  int* hist = align_smem;                     // [ranges][E]: slots of expert e in range r, then where they start in e's run
-  int* offset = align_smem + kAlignHistInts;  // [E + 1]: padded start of each expert's run, then the total
-  __shared__ typename AlignScan::TempStorage scan_tmp;
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int ranges = min(32, kAlignHistInts / E);
-  const int per_range = max(1, (slots + ranges - 1) / ranges);
-  // PDL (pdl.cuh): ids may come from the kernel before; GEMM 1 reads nothing before its wait.
-  pdl_wait();
+// Three launches (PDL-chained), the slots cut into R contiguous ranges in slot order (alignment_ranges):
+//   align_count_kernel    one CTA per range: its slots per expert -> scratch[r][e]
+//   align_offsets_kernel  one CTA: per expert the ranges' counts -> exclusive prefixes (where range r's slots start
+//                         in the expert's run, back into scratch), the padded runs' offsets (one block scan) ->
+//                         scratch[R E ..], total, block_expert, the sentinel at every position
+//   align_place_kernel    one warp per range: cursors = offset + the range's start, the range's slots 32 at a time in
+//                         slot order, lanes of one expert ranked by __match_any_sync
+// so slots of an expert land in ascending slot order (align_cpu's order, bit for bit). The counting atomics and the
+// scattered stores are spread over R SMs: one CTA doing all of them (the single-kernel versions: 308.7 us at T = 4096,
+// k = 8 with a CTA barrier per warp, 46.8 us with per-warp ranges) spent ~2 cycles per slot (docs/benchmarks/moe.md).
+__global__ void align_count_kernel(const std::int32_t* __restrict__ ids, int slots, int E, int range_len, std::int32_t* __restrict__ scratch) {
+  extern __shared__ int align_hist[];  // [E]
+  pdl_wait();  // ids may come from the kernel before
   pdl_launch_dependents();
-  for (int i = tid; i < ranges * E; i += kAlignThreads) hist[i] = 0;
-  for (int i = tid; i < cap; i += kAlignThreads) sorted[i] = slots;  // sentinel everywhere first
+  for (int e = threadIdx.x; e < E; e += blockDim.x) align_hist[e] = 0;
   __syncthreads();
-  for (int s = tid; s < slots; s += kAlignThreads) atomicAdd(&hist[(s / per_range) * E + ids[s]], 1);  // integer: order-free
+  const int s0 = blockIdx.x * range_len, s1 = min(slots, s0 + range_len);
+  for (int s = s0 + threadIdx.x; s < s1; s += blockDim.x) atomicAdd(&align_hist[ids[s]], 1);  // integer: order-free
   __syncthreads();
-  // Per expert: the ranges' counts -> their exclusive prefixes, the padded run length; the runs' exclusive offsets
-  // block-wide (each thread scans kScanItems experts of its own, CUB combines the threads).
+  for (int e = threadIdx.x; e < E; e += blockDim.x) scratch[static_cast<std::int64_t>(blockIdx.x) * E + e] = align_hist[e];
+}
+
+__global__ void __launch_bounds__(kAlignThreads)
+    align_offsets_kernel(int slots, int E, int block, int cap, int ranges, std::int32_t* __restrict__ scratch,
+                         std::int32_t* __restrict__ sorted, std::int32_t* __restrict__ block_expert, std::int32_t* __restrict__ total) {
+  extern __shared__ int align_smem[];
+  int* hist = align_smem;                  // [ranges][E], then the ranges' starts
+  int* offset = align_smem + ranges * E;   // [E + 1]
+  __shared__ typename AlignScan::TempStorage scan_tmp;
+  const int tid = threadIdx.x;
+  pdl_wait();  // the counts
+  pdl_launch_dependents();
+  for (int i = tid; i < cap; i += kAlignThreads) sorted[i] = slots;  // sentinel everywhere; the placement comes after
+  for (int i = tid; i < ranges * E; i += kAlignThreads) hist[i] = scratch[i];
+  __syncthreads();
+  for (int e = tid; e < E; e += kAlignThreads) {  // one expert per thread: its ranges' starts, then its padded run
+    int c = 0;
+    for (int r = 0; r < ranges; ++r) {
+      const int h = hist[r * E + e];
+      hist[r * E + e] = c;
+      c += h;
+    }
+    offset[e] = (c + block - 1) / block * block;
+  }
+  __syncthreads();
   {
     int run[kScanItems], off[kScanItems];
 #pragma unroll
     for (int i = 0; i < kScanItems; ++i) {
       const int e = tid * kScanItems + i;
-      int c = 0;
-      if (e < E)
-        for (int r = 0; r < ranges; ++r) {
-          const int h = hist[r * E + e];
-          hist[r * E + e] = c;
-          c += h;
-        }
-      run[i] = (c + block - 1) / block * block;
+      run[i] = e < E ? offset[e] : 0;
     }
+    __syncthreads();  // every run read before offset[] is overwritten
     int acc = 0;
     AlignScan(scan_tmp).ExclusiveSum(run, off, acc);
 #pragma unroll
@@ -124,7 +134,9 @@ __global__ void __launch_bounds__(kAlignThreads)
       *total = acc;
     }
   }
-  __syncthreads();  // offsets and the ranges' starts before the block map and the placement
+  __syncthreads();
+  for (int i = tid; i < ranges * E; i += kAlignThreads) scratch[i] = hist[i];
+  for (int e = tid; e <= E; e += kAlignThreads) scratch[ranges * E + e] = offset[e];
   const int nblocks = cap / block, used = offset[E] / block;
   for (int b = tid; b < nblocks; b += kAlignThreads) {
     int e = -1;
@@ -138,25 +150,39 @@ __global__ void __launch_bounds__(kAlignThreads)
     }
     block_expert[b] = e;
   }
-  if (warp < ranges) {
-    int* cursor = hist + warp * E;  // this range's next position within each expert's run
-    const int s0 = warp * per_range, s1 = min(slots, s0 + per_range);
-    int e_next = s0 + lane < s1 ? ids[s0 + lane] : -1;
-    for (int base = s0; base < s1; base += 32) {
-      const int s = base + lane;
-      const int e = e_next;
-      e_next = s + 32 < s1 ? ids[s + 32] : -1;  // the next step's expert in flight
-      const unsigned peers = __match_any_sync(0xffffffffu, e);
-      const int leader = __ffs(peers) - 1;
-      int start = 0;
-      if (lane == leader && e >= 0) {
-        start = cursor[e];
-        cursor[e] = start + __popc(peers);
-      }
-      start = __shfl_sync(0xffffffffu, start, leader);
-      if (e >= 0) sorted[offset[e] + start + __popc(peers & ((1u << lane) - 1u))] = s;
+}
+
+__global__ void __launch_bounds__(32)
+    align_place_kernel(const std::int32_t* __restrict__ ids, int slots, int E, int range_len, int ranges,
+                       const std::int32_t* __restrict__ scratch, std::int32_t* __restrict__ sorted) {
+  extern __shared__ int align_cursor[];  // [E]: next position of this range's slots in each expert's run
+  const int lane = threadIdx.x, r = blockIdx.x;
+  pdl_wait();  // the offsets and the ranges' starts (and the sentinels, which this overwrites)
+  pdl_launch_dependents();
+  for (int e = lane; e < E; e += 32) align_cursor[e] = scratch[ranges * E + e] + scratch[static_cast<std::int64_t>(r) * E + e];
+  __syncwarp();
+  const int s0 = r * range_len, s1 = min(slots, s0 + range_len);
+  int e_next = s0 + lane < s1 ? ids[s0 + lane] : -1;
+  for (int base = s0; base < s1; base += 32) {
+    const int s = base + lane;
+    const int e = e_next;
+    e_next = s + 32 < s1 ? ids[s + 32] : -1;  // the next step's expert in flight
+    const unsigned peers = __match_any_sync(0xffffffffu, e);
+    const int leader = __ffs(peers) - 1;
+    int start = 0;
+    if (lane == leader && e >= 0) {
+      start = align_cursor[e];
+      align_cursor[e] = start + __popc(peers);
     }
+    start = __shfl_sync(0xffffffffu, start, leader);
+    if (e >= 0) sorted[start + __popc(peers & ((1u << lane) - 1u))] = s;
   }
+}
+
+// The ranges: at least 256 slots each, at most 64 of them, and ranges x E <= 16384 (the offsets kernel's shared copy).
+constexpr int kAlignMaxRanges = 64, kAlignMinRangeLen = 256, kAlignHistInts = 16384;
+int alignment_ranges(int slots, int E) {
+  return std::max(1, std::min({kAlignMaxRanges, kAlignHistInts / E, (slots + kAlignMinRangeLen - 1) / kAlignMinRangeLen}));
 }
 
 }  // namespace
@@ -170,26 +196,32 @@ void launch_route(const float* logits, std::int64_t tokens, int experts, int top
   W4A16_CUDA_TRY(cudaGetLastError());
 }
 
+std::size_t align_scratch_bytes(std::int64_t tokens, int top_k, int experts) {
+  const int slots = static_cast<int>(tokens * top_k);
+  return static_cast<std::size_t>(alignment_ranges(slots, experts) * experts + experts + 1) * 4;
+}
+
 void launch_align(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, int experts, int block,
-                  std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, cudaStream_t stream) {
+                  std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, std::int32_t* scratch,
+                  cudaStream_t stream) {
   const int slots = static_cast<int>(tokens * top_k);
   const int cap = slots + experts * (block - 1);
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(1);
-  cfg.blockDim = dim3(kAlignThreads);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;  // may start while the caller's last kernel drains
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = stream != nullptr ? 1 : 0;  // the legacy default stream keeps plain serialization
+  const int ranges = alignment_ranges(slots, experts);
+  const int range_len = std::max(1, (slots + ranges - 1) / ranges);
+  const int offsets_smem = (ranges * experts + experts + 1) * 4;  // <= (16384 + 4097) * 4
   static const bool smem_set = [] {  // once: more than 48 KB of dynamic shared memory
-    W4A16_CUDA_TRY(cudaFuncSetAttribute(align_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kAlignSmemBytes));
+    W4A16_CUDA_TRY(cudaFuncSetAttribute(align_offsets_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (kAlignHistInts + kAlignMaxExperts + 1) * 4));
     return true;
   }();
   (void)smem_set;
-  cfg.dynamicSmemBytes = kAlignSmemBytes;
-  W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, align_kernel, topk_ids, slots, experts, block, cap, sorted_ids, block_expert, total));
+  // Each launch may start while the one before drains (PDL; the legacy default stream keeps plain serialization).
+  launch_pdl(align_count_kernel, dim3(ranges), dim3(256), experts * 4, stream, stream != nullptr, topk_ids, slots, experts, range_len, scratch);
+  launch_pdl(align_offsets_kernel, dim3(1), dim3(kAlignThreads), offsets_smem, stream, stream != nullptr, slots, experts, block, cap, ranges,
+             scratch, sorted_ids, block_expert, total);
+  launch_pdl(align_place_kernel, dim3(ranges), dim3(32), experts * 4, stream, stream != nullptr, topk_ids, slots, experts, range_len, ranges,
+             static_cast<const std::int32_t*>(scratch), sorted_ids);
+  W4A16_CUDA_TRY(cudaGetLastError());
 }
 
 }  // namespace w4a16::kernels::cuda::moe
