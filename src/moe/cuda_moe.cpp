@@ -46,7 +46,7 @@ void align_cuda(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, in
          scratch == nullptr ? "null" : "a misaligned pointer");
   if (tokens == 0) return;
   kc::launch_align(topk_ids, tokens, top_k, experts, block, sorted_ids, block_expert, total, static_cast<std::int32_t*>(scratch),
-                   as_stream(stream));
+                   nullptr, as_stream(stream));
 }
 
 CudaMoe CudaMoe::create(const MoeWeights& w, DType act, void* stream) {
@@ -94,7 +94,9 @@ CudaMoe CudaMoe::create(const MoeWeights& w, DType act, void* stream) {
 
 namespace {
 struct WsLayout {
-  std::size_t sorted = 0, block_expert = 0, total = 0, scratch = 0, h = 0, y = 0, xg = 0, hg = 0, bytes = 0;
+  std::size_t sorted = 0, block_expert = 0, total = 0, scratch = 0, lists = 0, h = 0, y = 0, xg = 0, hg = 0, bytes = 0;
+  int align_block = 0;  // the alignment's block: `block`, but 64 for block 128 (its block lists: launch_grouped)
+  int cap128 = 0;       // block 128: entries of the 128-row block list
 };
 // Slot blocks a launch may use (its grid): sum_e ceil(c_e / block) <= S / block + (experts with a slot)
 // <= S / block + min(E, S), each holding a real slot (<= S) and within the capacity; blocks past the
@@ -105,23 +107,29 @@ std::int64_t max_blocks(const MoeSpec& s, std::int64_t T, int k, int block) {
 }
 WsLayout ws_layout(const MoeSpec& s, std::int64_t T, int k, int block) {
   const std::size_t S = static_cast<std::size_t>(T * k);
-  const std::size_t cap = block > 1 ? static_cast<std::size_t>(aligned_capacity(T, k, s.experts, block)) : 0;
   WsLayout l;
+  l.align_block = block == 128 ? 64 : block;
+  const std::size_t cap = block > 1 ? static_cast<std::size_t>(aligned_capacity(T, k, s.experts, l.align_block)) : 0;
   std::size_t off = 0;
   l.sorted = off;
   off += up256(4 * cap);
   l.block_expert = off;
-  off += up256(4 * (block > 1 ? cap / block : 0));
+  off += up256(4 * (block > 1 ? cap / static_cast<std::size_t>(l.align_block) : 0));
   l.total = off;
   off += 256;
   l.scratch = off;  // the alignment launch's (block > 1; block 8 may align inside the ring kernels instead)
   off += up256(block > 1 ? kc::align_scratch_bytes(T, k, static_cast<int>(s.experts)) : 0);
+  l.lists = off;  // block 128: row128 / expert128 [cap128], row64 / expert64 [E]
+  if (block == 128) {
+    l.cap128 = kc::list128_capacity(T, k, static_cast<int>(s.experts));
+    off += up256(4 * static_cast<std::size_t>(l.cap128)) * 2 + up256(4 * static_cast<std::size_t>(s.experts)) * 2;
+  }
   l.h = off;
   off += up256(2 * S * static_cast<std::size_t>(s.intermediate));
   l.y = off;
   off += up256(4 * S * static_cast<std::size_t>(s.hidden));
   if (block >= 64) {  // the grouped wgmma path: x rows and silu(gate) * up in sorted order, max_blocks * block rows
-    const std::size_t rows = static_cast<std::size_t>(max_blocks(s, T, k, block) * block);
+    const std::size_t rows = static_cast<std::size_t>(max_blocks(s, T, k, l.align_block) * l.align_block);
     l.xg = off;
     off += up256(2 * rows * static_cast<std::size_t>(s.hidden));
     l.hg = off;
@@ -200,9 +208,19 @@ void CudaMoe::run(const MoeArgs& a, void* workspace, std::size_t workspace_bytes
     r.block_expert = bexp;
     r.total = total;
     r.align_scratch = reinterpret_cast<std::int32_t*>(ws + l.scratch);
-    r.max_blocks = static_cast<int>(max_blocks(s, T, k, block));
+    r.max_blocks = static_cast<int>(max_blocks(s, T, k, l.align_block));
     r.xg = ws + l.xg;
     r.hg = ws + l.hg;
+    r.grouped_rows = static_cast<std::int64_t>(r.max_blocks) * l.align_block;
+    if (block == 128) {
+      auto* p = ws + l.lists;
+      const std::size_t a = up256(4 * static_cast<std::size_t>(l.cap128)), b = up256(4 * static_cast<std::size_t>(s.experts));
+      r.lists.row128 = reinterpret_cast<std::int32_t*>(p);
+      r.lists.expert128 = reinterpret_cast<std::int32_t*>(p + a);
+      r.lists.row64 = reinterpret_cast<std::int32_t*>(p + 2 * a);
+      r.lists.expert64 = reinterpret_cast<std::int32_t*>(p + 2 * a + b);
+      r.lists.cap128 = l.cap128;
+    }
   }
   kc::launch_fused_moe(r, as_stream(stream));
 }

@@ -11,12 +11,12 @@ int CudaMoe::choose_block(std::int64_t tokens, int top_k, int experts) {
   if (slots <= 32) return 1;  // a few slots: skip the alignment launch, one slot per CTA
   const double per_expert = static_cast<double>(slots) / experts;
   if (per_expert <= 8) return 8;    // blocks of 8 = one mma n-group: least padding
-  // Measured on the H200 (Qwen3-30B-A3B, docs/benchmarks/moe.md, stop 28): T = 256 (16 per expert) block 32
-  // 194 us against 226 at 64; T = 512 (32) 64 254 against 291; T = 1024 (64) 64 388 against 128 402; T = 2048 (128)
-  // 128 632 against 661.
+  // Measured on the H200 (Qwen3-30B-A3B, docs/benchmarks/moe.md, stop 28 call 7): T = 256 (16 per expert) block 32
+  // 178 us against 210 at 64 and 220 at 128; T = 512 (32) 64 215 against 128 224 and 32 257; T = 1024 (64) 128 293
+  // against 64 311; T = 2048 (128) 128 453 against 64 504.
   if (per_expert < 32) return 32;
-  if (per_expert < 128) return 64;  // many slots per expert (sm_90a: the grouped wgmma path, bm64 tile)
-  return 128;                       // the grouped wgmma path's bm128 tiles (as 64 without sm_90a)
+  if (per_expert < 64) return 64;  // sm_90a: the grouped wgmma path on the bm64 tile
+  return 128;                      // the grouped wgmma path's 128-row blocks + 64-row tails (as 64 without sm_90a)
 }
 
 std::string CudaMoe::explain_block(std::int64_t tokens, int top_k, int experts) {
@@ -24,8 +24,12 @@ std::string CudaMoe::explain_block(std::int64_t tokens, int top_k, int experts) 
   const std::int64_t slots = tokens * top_k;
   return "T=" + std::to_string(tokens) + " k=" + std::to_string(top_k) + " E=" + std::to_string(experts) + ": " +
          std::to_string(slots) + " slots, " + std::to_string(static_cast<double>(slots) / experts) +
-         " per expert -> " + (b == 1 ? std::string("direct (one slot per CTA, no alignment)")
-                                     : "aligned blocks of " + std::to_string(b) + " slots");
+         " per expert -> " +
+         (b == 1    ? std::string("direct (one slot per CTA, no alignment)")
+          : b == 128 ? std::string("aligned blocks of 128 slots (runs padded to 64: whole 128-slot blocks and a 64-slot tail; "
+                                   "the grouped wgmma path on sm_90a, blocks of 64 elsewhere)")
+          : b == 64  ? std::string("aligned blocks of 64 slots (the grouped wgmma path on sm_90a, the mma.sync kernel elsewhere)")
+                     : "aligned blocks of " + std::to_string(b) + " slots");
 }
 
 }  // namespace w4a16::moe

@@ -157,7 +157,7 @@ TEST(MoeRouting, Rejections) {
 }
 
 // The CUDA path choice is a pure host function: direct for <= 32 slots, then the smallest
-// block for the average slots per expert (8 up to 8, 32 below 32, 64 below 128, then 128), monotone in T.
+// block for the average slots per expert (8 up to 8, 32 below 32, 64 below 64, then 128), monotone in T.
 TEST(MoePlan, BlockChoice) {
   EXPECT_EQ(CudaMoe::choose_block(1, 8, 128), 1);
   EXPECT_EQ(CudaMoe::choose_block(4, 8, 128), 1);
@@ -165,7 +165,7 @@ TEST(MoePlan, BlockChoice) {
   EXPECT_EQ(CudaMoe::choose_block(64, 8, 128), 8);
   EXPECT_EQ(CudaMoe::choose_block(256, 8, 128), 32);
   EXPECT_EQ(CudaMoe::choose_block(512, 8, 128), 64);
-  EXPECT_EQ(CudaMoe::choose_block(1024, 8, 128), 64);
+  EXPECT_EQ(CudaMoe::choose_block(1024, 8, 128), 128);
   EXPECT_EQ(CudaMoe::choose_block(4096, 8, 128), 128);
   int last = 0;
   for (std::int64_t T = 1; T <= 8192; T *= 2) {
@@ -174,7 +174,8 @@ TEST(MoePlan, BlockChoice) {
     last = b;
   }
   EXPECT_NE(CudaMoe::explain_block(1, 8, 128).find("direct"), std::string::npos);
-  EXPECT_NE(CudaMoe::explain_block(1024, 8, 128).find("blocks of 64"), std::string::npos);
+  EXPECT_NE(CudaMoe::explain_block(512, 8, 128).find("blocks of 64"), std::string::npos);
+  EXPECT_NE(CudaMoe::explain_block(1024, 8, 128).find("blocks of 128"), std::string::npos);
 }
 
 }  // namespace

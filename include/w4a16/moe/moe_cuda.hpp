@@ -8,7 +8,8 @@
 // Paths (choose_block): "direct" (block 1: one slot per CTA, no alignment launch) for few
 // slots, aligned blocks of 8 / 32 / 64 / 128 slots per expert as tokens grow. Blocks 64 and 128 run the
 // grouped wgmma path on sm_90a (the linear prefill kernel over the experts: x rows gathered per expert,
-// silu(gate) * up in GEMM 1's epilogue); 32 and, elsewhere, 64 the mma.sync kernel (128 runs as 64 there).
+// silu(gate) * up in GEMM 1's epilogue; 128 = runs padded to 64, run as whole 128-row blocks and a 64-row
+// tail); 32 and, elsewhere, 64 the mma.sync kernel (128 runs as 64 there).
 #pragma once
 #include <memory>
 #include <string>

@@ -178,13 +178,15 @@ void launch_prefill(const MoeRunDev& r, const GemmParams& g1, const GemmParams& 
 // The grouped wgmma path (blocks 64 / 128 on sm_90a): the alignment (launched by the caller) -> x rows
 // gathered in sorted order -> GEMM 1 over the experts with silu(gate) * up in its epilogue -> GEMM 2, rows by
 // slot into r.y in the act dtype (rounded once, as h is; vLLM's fused MoE keeps them so too) -> the weighted
-// reduction (the caller). Each GEMM is the linear prefill kernel's
-// early-issue TMA tile in grouped mode (prefill.hpp, prefill_run_grouped): m block b uses expert
-// block_expert[b]; blocks past the total exit.
+// reduction (the caller). Each GEMM is the linear prefill kernel's early-issue TMA tile in grouped mode
+// (prefill.hpp, prefill_run_grouped): m block b uses expert block_expert[b]; blocks past the total exit.
+// Block 64: the alignment's 64-row blocks, one pass per GEMM. Block 128: the alignment at 64 with block lists
+// (AlignLists): each GEMM as a pass over the whole 128-row blocks (bm128 tile) and one over the 64-row tails (the
+// bm64 2-CTA tile), so a run pads to 64 rows, not 128.
 template <class T>
 void launch_grouped(const MoeRunDev& r, cudaStream_t stream) {
   const int slots = static_cast<int>(r.tokens * r.top_k);
-  const std::int64_t rows = static_cast<std::int64_t>(r.max_blocks) * r.block;
+  const std::int64_t rows = r.grouped_rows;
   int c1 = -1, c2 = -1;
   grouped_configs(r.block, r.inter, &c1, &c2);
   // Gather: 16-byte vectors where x allows (H % 64 == 0 makes every row a multiple of 128 bytes).
@@ -221,17 +223,36 @@ void launch_grouped(const MoeRunDev& r, cudaStream_t stream) {
     g.pdl = stream != nullptr;
     return g;
   };
+  constexpr int kTailConfig = 23;  // the bm64 2-CTA tile (grouped_configs' block 64)
+  // One GEMM: one pass (block 64), or the 128-row blocks' pass and the 64-row tails' (block 128).
+  auto gemm = [&](PrefillGrouped g) {
+    if (r.block != 128) {
+      prefill_run_grouped(g, stream);
+      return;
+    }
+    if (rows >= 128) {  // else no expert's run holds a whole 128-row block (the list is all -1)
+      g.block_row = r.lists.row128;
+      g.block_expert = r.lists.expert128;
+      g.blocks = r.lists.cap128;
+      prefill_run_grouped(g, stream);
+    }
+    g.config = kTailConfig;
+    g.block_row = r.lists.row64;
+    g.block_expert = r.lists.expert64;
+    g.blocks = r.experts;
+    prefill_run_grouped(g, stream);
+  };
   PrefillGrouped g1 = layer(r.w13, c1);
   g1.x = r.xg;
   g1.silu_inter = r.inter;
   g1.y = r.hg;
-  prefill_run_grouped(g1, stream);
+  gemm(g1);
   PrefillGrouped g2 = layer(r.w2, c2);
   g2.x = r.hg;
   g2.row_map = r.sorted_ids;
   g2.rows_out = r.y;
   g2.row_map_limit = slots;
-  prefill_run_grouped(g2, stream);
+  gemm(g2);
 }
 
 inline int log2_if_pow2(int v) {
@@ -281,7 +302,10 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   g1.ring_align = g2.ring_align = false;
   const bool grouped = grouped_path(r.block);  // blocks 64 / 128 on the grouped wgmma path (read once per call)
   auto align = [&] {  // the alignment launch (block > 1, unless fused into the ring kernels)
-    launch_align(r.topk_ids, r.tokens, r.top_k, r.experts, r.block, r.sorted_ids, r.block_expert, r.total, r.align_scratch, stream);
+    // Block 128 aligns at 64 and lists the whole 128-row blocks and the 64-row tails (launch_grouped).
+    const bool lists = r.block == 128;
+    launch_align(r.topk_ids, r.tokens, r.top_k, r.experts, lists ? 64 : r.block, r.sorted_ids, r.block_expert, r.total,
+                 r.align_scratch, lists ? &r.lists : nullptr, stream);
   };
   switch (r.block) {
     case 1:

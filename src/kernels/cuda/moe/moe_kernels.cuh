@@ -19,9 +19,23 @@ void launch_route(const float* logits, std::int64_t tokens, int experts, int top
 // [capacity/block] (-1 past the total), total [1]. capacity = T*k + E*(block-1), the host-side upper bound.
 // scratch: align_scratch_bytes (the ranges' per-expert counts and the offsets between the launches).
 std::size_t align_scratch_bytes(std::int64_t tokens, int top_k, int experts);
+// The block lists of the grouped path's block 128 (the alignment at 64, lists != null): each expert's run (padded
+// to 64) as whole 128-row blocks (row128 / expert128, cap128 = list128_capacity entries, expert -1 past the count)
+// and, where the run is an odd multiple of 64, one 64-row tail (row64 / expert64, E entries, -1 past the count).
+// Less padding than runs padded to 128 (a quarter of the rows at T = 4096, k = 8, E = 128).
+struct AlignLists {
+  std::int32_t* row128 = nullptr;
+  std::int32_t* expert128 = nullptr;
+  std::int32_t* row64 = nullptr;
+  std::int32_t* expert64 = nullptr;
+  int cap128 = 0;
+};
+inline int list128_capacity(std::int64_t tokens, int top_k, int experts) {  // sum_e floor(run_e / 128) <= S / 128 + E / 2
+  return static_cast<int>(tokens * top_k / 128 + experts / 2 + 1);
+}
 void launch_align(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, int experts, int block,
                   std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, std::int32_t* scratch,
-                  cudaStream_t stream);
+                  const AlignLists* lists, cudaStream_t stream);
 
 // ---- Fused MoE expert GEMMs.
 struct MoeLayerDev {  // one layer of every expert, stacked
@@ -53,6 +67,7 @@ struct MoeRunDev {
   std::int32_t* block_expert = nullptr;
   std::int32_t* total = nullptr;
   std::int32_t* align_scratch = nullptr;  // align_scratch_bytes (the alignment launch's)
+  AlignLists lists;                        // block 128 (the grouped path): the alignment at 64 and these lists
   int max_blocks = 0;
   void* h = nullptr;  // workspace [T*k, I] act: silu(gate) * up per slot
   float* y = nullptr; // workspace [T*k, H] fp32 (the grouped path: act dtype): expert output per slot, before the routing weight
@@ -60,6 +75,7 @@ struct MoeRunDev {
   // act, then GEMM 1's silu(gate) * up in the same order [max_blocks * block, I] act.
   void* xg = nullptr;
   void* hg = nullptr;
+  std::int64_t grouped_rows = 0;  // rows of xg / hg: the alignment's blocks x its block (64 for block 128)
 };
 
 // Block sizes (slots per CTA): 1 (direct decode), 8 (decode), 32, 64 (mma.sync prefill kernel; 64 runs the

@@ -14,6 +14,7 @@
 #include "common.cuh"
 #include "moe/moe_kernels.cuh"
 #include "pdl.cuh"
+#include "w4a16/core/error.hpp"
 
 namespace w4a16::kernels::cuda::moe {
 
@@ -93,7 +94,8 @@ __global__ void align_count_kernel(const std::int32_t* __restrict__ ids, int slo
 
 __global__ void __launch_bounds__(kAlignThreads)
     align_offsets_kernel(int slots, int E, int block, int cap, int ranges, std::int32_t* __restrict__ scratch,
-                         std::int32_t* __restrict__ sorted, std::int32_t* __restrict__ block_expert, std::int32_t* __restrict__ total) {
+                         std::int32_t* __restrict__ sorted, std::int32_t* __restrict__ block_expert, std::int32_t* __restrict__ total,
+                         AlignLists lists) {
   extern __shared__ int align_smem[];
   int* hist = align_smem;                  // [ranges][E], then the ranges' starts
   int* offset = align_smem + ranges * E;   // [E + 1]
@@ -135,6 +137,35 @@ __global__ void __launch_bounds__(kAlignThreads)
     }
   }
   __syncthreads();
+  if (lists.row128 != nullptr) {  // block 64: each run as whole 128-row blocks and an odd 64-row tail (AlignLists)
+    int n128[kScanItems], tail[kScanItems], p128[kScanItems], p64[kScanItems];
+#pragma unroll
+    for (int i = 0; i < kScanItems; ++i) {
+      const int e = tid * kScanItems + i;
+      const int run = e < E ? offset[e + 1] - offset[e] : 0;
+      n128[i] = run / 128;
+      tail[i] = run % 128 != 0 ? 1 : 0;
+    }
+    int c128 = 0, c64 = 0;
+    AlignScan(scan_tmp).ExclusiveSum(n128, p128, c128);
+    __syncthreads();  // the scan's temporary storage is reused
+    AlignScan(scan_tmp).ExclusiveSum(tail, p64, c64);
+#pragma unroll
+    for (int i = 0; i < kScanItems; ++i) {
+      const int e = tid * kScanItems + i;
+      if (e >= E) continue;
+      for (int j = 0; j < n128[i]; ++j) {
+        lists.row128[p128[i] + j] = offset[e] + 128 * j;
+        lists.expert128[p128[i] + j] = e;
+      }
+      if (tail[i]) {
+        lists.row64[p64[i]] = offset[e] + 128 * n128[i];
+        lists.expert64[p64[i]] = e;
+      }
+    }
+    for (int b = c128 + tid; b < lists.cap128; b += kAlignThreads) lists.expert128[b] = -1;
+    for (int b = c64 + tid; b < E; b += kAlignThreads) lists.expert64[b] = -1;
+  }
   for (int i = tid; i < ranges * E; i += kAlignThreads) scratch[i] = hist[i];
   for (int e = tid; e <= E; e += kAlignThreads) scratch[ranges * E + e] = offset[e];
   const int nblocks = cap / block, used = offset[E] / block;
@@ -203,7 +234,8 @@ std::size_t align_scratch_bytes(std::int64_t tokens, int top_k, int experts) {
 
 void launch_align(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, int experts, int block,
                   std::int32_t* sorted_ids, std::int32_t* block_expert, std::int32_t* total, std::int32_t* scratch,
-                  cudaStream_t stream) {
+                  const AlignLists* lists, cudaStream_t stream) {
+  if (lists != nullptr && block != 64) fail(ErrorCode::invalid_argument, "block", "64 with block lists", std::to_string(block));
   const int slots = static_cast<int>(tokens * top_k);
   const int cap = slots + experts * (block - 1);
   const int ranges = alignment_ranges(slots, experts);
@@ -218,7 +250,7 @@ void launch_align(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, 
   // Each launch may start while the one before drains (PDL; the legacy default stream keeps plain serialization).
   launch_pdl(align_count_kernel, dim3(ranges), dim3(256), experts * 4, stream, stream != nullptr, topk_ids, slots, experts, range_len, scratch);
   launch_pdl(align_offsets_kernel, dim3(1), dim3(kAlignThreads), offsets_smem, stream, stream != nullptr, slots, experts, block, cap, ranges,
-             scratch, sorted_ids, block_expert, total);
+             scratch, sorted_ids, block_expert, total, lists != nullptr ? *lists : AlignLists{});
   launch_pdl(align_place_kernel, dim3(ranges), dim3(32), experts * 4, stream, stream != nullptr, topk_ids, slots, experts, range_len, ranges,
              static_cast<const std::int32_t*>(scratch), sorted_ids);
   W4A16_CUDA_TRY(cudaGetLastError());

@@ -1132,9 +1132,14 @@ void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream) {
   if (!prefill_grouped_supported(cap) || !config_runs_on(cfg, cap))
     fail(ErrorCode::unsupported, "grouped prefill", "capability 90 with the sm_90a build", std::to_string(cap));
   if (g.k % 64 != 0) fail(ErrorCode::unsupported, "k", "a multiple of 64", std::to_string(g.k));
-  if (g.rows <= 0 || g.rows % cfg.bm != 0)
-    fail(ErrorCode::invalid_argument, "rows", "a positive multiple of the tile's " + std::to_string(cfg.bm) + " tokens", std::to_string(g.rows));
-  if (g.rows / cfg.bm > 65535) fail(ErrorCode::unsupported, "rows", "<= " + std::to_string(65535LL * cfg.bm), std::to_string(g.rows));
+  if (g.block_row == nullptr ? g.rows <= 0 || g.rows % cfg.bm != 0 : g.rows < cfg.bm || g.rows % 64 != 0)
+    fail(ErrorCode::invalid_argument, "rows",
+         g.block_row == nullptr ? "a positive multiple of the tile's " + std::to_string(cfg.bm) + " tokens"
+                                : ">= " + std::to_string(cfg.bm) + " and a multiple of 64 (a block list)",
+         std::to_string(g.rows));
+  const std::int64_t blocks = g.blocks > 0 ? g.blocks : g.rows / cfg.bm;
+  if (g.block_row != nullptr && g.blocks <= 0) fail(ErrorCode::invalid_argument, "blocks", "> 0 with a block list", std::to_string(g.blocks));
+  if (blocks > 65535) fail(ErrorCode::unsupported, "m blocks", "<= 65535", std::to_string(blocks));
   if (g.block_expert == nullptr) fail(ErrorCode::invalid_argument, "block_expert", "a device array of rows / BM experts", "null");
   if (g.zeros_present != (g.zeros != nullptr))
     fail(ErrorCode::invalid_argument, "zeros", g.zeros_present ? "zero points (uint4)" : "null (uint4b8)", g.zeros ? "a pointer" : "null");
@@ -1179,6 +1184,7 @@ void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream) {
     fail(ErrorCode::invalid_argument, "group_size", "a power of two (32..256) or channelwise", std::to_string(g.group_size));
   p.tail_box_rows = cfg.bm;
   p.block_expert = g.block_expert;
+  p.block_row = g.block_row;
   p.expert_qw = static_cast<std::int64_t>(g.expert_qweight_bytes / 16);
   p.expert_sc = static_cast<std::int64_t>(g.expert_scales_bytes / 4);
   p.expert_z = static_cast<std::int64_t>(g.expert_zeros_bytes);
@@ -1191,7 +1197,7 @@ void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream) {
   const std::int64_t n_tiles = silu ? g.silu_inter / (cfg.bn() / 2) : ceil_div(g.n, cfg.bn());
   const CUtensorMap tmap = make_x_tensor_map(g.x, g.act_dtype, g.rows, g.k, g.k, cfg.bm);
   cudaLaunchConfig_t lc{};
-  lc.gridDim = dim3(static_cast<unsigned>(n_tiles), static_cast<unsigned>(g.rows / cfg.bm), 1);
+  lc.gridDim = dim3(static_cast<unsigned>(n_tiles), static_cast<unsigned>(blocks), 1);
   lc.blockDim = dim3(static_cast<unsigned>(cfg.threads()));
   lc.dynamicSmemBytes = static_cast<std::size_t>(e.smem_bytes);
   lc.stream = stream;

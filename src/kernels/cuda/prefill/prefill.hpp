@@ -207,7 +207,8 @@ bool prefill_plan_uses_one_group(const TcWeights& w, const PrefillPlan& plan);
 // ---- Grouped mode: one GEMM over a stack of equal layers (the MoE experts), m block b of BM token rows
 // multiplied by layer block_expert[b] (the MoE alignment's output, block size = the config's BM) ----
 //   x         (rows, K) act dtype, contiguous, 16-byte aligned: the token rows in expert-sorted order, rows a
-//             multiple of BM (the alignment's capacity in blocks); rows of a block with block_expert -1 are not read
+//             multiple of 64 (the alignment's capacity in blocks); rows of a block with block_expert -1 are not read.
+//             The m blocks: b * BM (rows a multiple of BM), or a list (block_row: the MoE's 128-row blocks and 64-row tails)
 //   silu_inter > 0 (GEMM 1 of the MoE: N = 2 I, gate rows then up rows): y (rows, I) act dtype gets
 //             silu(gate) * up, rounded once; else (GEMM 2) token row i goes (act dtype, rounded once) to
 //             rows_out[row_map[i] * N ...], skipped where row_map[i] >= row_map_limit.
@@ -225,7 +226,10 @@ struct PrefillGrouped {
   bool zeros_present = false;             // uint4 (zero points) or uint4b8
   const void* x = nullptr;
   std::int64_t rows = 0;                  // rows of x: blocks * BM
-  const std::int32_t* block_expert = nullptr;  // [rows / BM]
+  const std::int32_t* block_expert = nullptr;  // [blocks]: expert of m block b, -1 = none
+  const std::int32_t* block_row = nullptr;     // [blocks]: first row of m block b (a multiple of 64, + BM <= rows), or null:
+                                               // b * BM
+  int blocks = 0;                              // m blocks (the grid's y); 0: rows / BM
   std::int64_t silu_inter = 0;
   void* y = nullptr;                      // silu_inter > 0: (rows, silu_inter) act dtype
   const std::int32_t* row_map = nullptr;  // silu_inter == 0: [rows]

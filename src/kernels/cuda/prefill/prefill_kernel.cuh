@@ -101,6 +101,7 @@ struct KernelParams {
   //   row_map         else: token row m0 + t goes to rows_out[row_map[m0 + t]] (N act-dtype values a row, rounded
   //                   once), skipped where row_map[m0 + t] >= row_map_limit (the alignment's sentinel).
   const std::int32_t* block_expert;
+  const std::int32_t* block_row;  // null: m block b starts at row b * BM; else at row block_row[b] (a list of blocks)
   std::int64_t expert_qw, expert_sc, expert_z;  // per-expert strides: uint4 words, 32-bit scale words, zero bytes
   std::int64_t silu_inter;
   const std::int32_t* row_map;
@@ -412,7 +413,25 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   const int lane = tid & 31;
   const int warp = tid >> 5;
   const int gid = lane >> 2, tq = lane & 3;
-  const std::int64_t n_block = blockIdx.x, m0 = static_cast<std::int64_t>(blockIdx.y) * BM;
+  const std::int64_t n_block = blockIdx.x;
+  // Grouped mode: this m block's expert and (block_row) first row (the alignment's output: after the wait), or exit.
+  // Only the early-issue TMA configs have the mode (prefill_run_grouped launches no other: their W bases take the
+  // expert); the others keep their code as it was.
+  std::int64_t expert = 0, m0 = static_cast<std::int64_t>(blockIdx.y) * BM;
+  if constexpr (kEarly) {
+    if (p.block_expert != nullptr) {
+      pdl_wait();
+      const int e = p.block_expert[blockIdx.y];
+      if (e < 0) {  // past the alignment's total: no token rows here
+        pdl_launch_dependents();
+        return;
+      }
+      expert = e;
+      if (p.block_row != nullptr) m0 = p.block_row[blockIdx.y];
+    }
+  } else {
+    if (p.block_expert != nullptr) __trap();
+  }
   // Token rows of this m block's x tiles (TMA: the last block's box, tmap_tail, holds M % BM).
   const int x_rows = static_cast<int>(min(static_cast<std::int64_t>(BM), p.m - m0));
   const int split_id = blockIdx.z;
@@ -422,25 +441,13 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 
   // This warp's 16-row tiles (one per 64-row block): row-16 tile index in the layout.
   // The grid rounds N_pad up to BN: a 64-row block past N_pad loads nothing (zero A) and stores nothing.
-  // Grouped mode: this m block's expert (the alignment's output: after the wait), or exit.
-  std::int64_t expert = 0;
-  if (p.block_expert != nullptr) {
-    pdl_wait();
-    const int e = p.block_expert[blockIdx.y];
-    if (e < 0) {  // past the alignment's total: no token rows here
-      pdl_launch_dependents();
-      return;
-    }
-    if constexpr (!kEarly) __trap();  // prefill_run_grouped launches the early-issue TMA configs only (their W bases take the expert)
-    expert = e;
-  }
   std::int64_t nt[MB];
   bool live[MB];
 #pragma unroll
   for (int mb = 0; mb < MB; ++mb) {
     const int blk = (warp >> 2) * MB + mb;  // 64-row block of the CTA
     std::int64_t row = n_block * kBN + blk * 64;
-    if (p.silu_inter > 0) {  // grouped GEMM 1: gate rows in the first half of the blocks, their up rows in the second
+    if (kEarly && p.silu_inter > 0) {  // grouped GEMM 1: gate rows in the first half of the blocks, their up rows in the second
       constexpr int kHalf = kBN >= 128 ? kBN / 128 : 1;  // (the launcher refuses tiles of one 64-row block)
       row = n_block * (kBN / 2) + (blk % kHalf) * 64 + (blk >= kHalf ? p.silu_inter : 0);
     }
@@ -941,7 +948,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       return;
     }
     __syncthreads();  // the whole tile is in shared memory
-    if (p.block_expert != nullptr) {  // grouped mode (split 1, no bias; contract above): every token row is real or a sentinel
+    if (kEarly && p.block_expert != nullptr) {  // grouped mode (split 1, no bias; contract above): every token row is real or a sentinel
       if (p.silu_inter > 0) {
         // silu(gate) * up: local rows r (gate) and r + kBN/2 (up) of each token, 4 outputs per step.
         constexpr int kQ = kBN / 8;  // float4 groups of the gate half per token
