@@ -10,7 +10,8 @@
 // and 8 with W4A16_MOE_RING=0), "ring_rr", "ring_deep", "align_launch" (block 8 with
 // W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels), "mma64" (block 64 on the mma.sync
 // kernel, W4A16_MOE_WGMMA=0), "tiles_c1_c2" (block 128 on other tiles, W4A16_MOE_GROUPED_CONFIGS): the A/B
-// rows (see the runs list); "align_only": the alignment launch alone at the chosen block (fused_us = its time).
+// rows (see the runs list); "align_only": the alignment launch alone at the chosen block (fused_us = its time);
+// "gather_only" / "reduce_only" (chosen block >= 64): the grouped path's x-row gather and its weighted reduce alone.
 // Column same_as_block8: the row's output bit-equal to the default block-8 row's (1 / 0; "-" for
 // rows of other blocks or before that row).
 #include <cublas_v2.h>
@@ -21,6 +22,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <set>
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "gpu_timer.hpp"
+#include "moe/fused_moe.cuh"  // the grouped path's gather and reduce kernels, timed alone (the *_only rows)
 #include "w4a16/core/half.hpp"
 #include "w4a16/moe/moe.hpp"
 #include "w4a16/moe/moe_cuda.hpp"
@@ -341,6 +344,29 @@ int main(int argc, char** argv) {
                     ta.median_us, tc.median_us);
       std::printf("%s", line);
       if (csv) std::fprintf(csv, "%s", line), std::fflush(csv);
+      if (chosen >= 64) {  // the grouped path's two memory-bound kernels alone (fused_moe.cuh): where its time goes
+        align_cuda(sv[0].ids, T, K8, E, chosen, sorted, bexp, tot, scratch, st);  // set 0's order, reused by every call
+        void* xg = nullptr;
+        CK(cudaMalloc(&xg, 2ull * cap * H));
+        namespace kc = w4a16::kernels::cuda::moe;
+        auto gather_only = [&](int i, cudaStream_t s) {
+          const dim3 g(static_cast<unsigned>(std::min<std::int64_t>((cap * H / 8 + 255) / 256, 132 * 8))), b(256);
+          kc::moe_gather_rows_kernel<uint4><<<g, b, 0, s>>>(static_cast<const uint4*>(static_cast<const void*>(sv[i % sets].x)), H / 8, K8,
+                                                           sorted, tot, S, static_cast<uint4*>(xg), static_cast<int>(cap));
+        };
+        auto reduce_only = [&](int i, cudaStream_t s) {  // act-dtype rows by slot (the cuBLAS loop's Y buffer) -> out
+          kc::moe_reduce_kernel<__half, __half><<<(T * H + 255) / 256, 256, 0, s>>>(Y, sv[i % sets].tw, T, K8, H, out);
+        };
+        for (auto [name, fn] : {std::pair<const char*, std::function<void(int, cudaStream_t)>>{"gather_only", gather_only},
+                                std::pair<const char*, std::function<void(int, cudaStream_t)>>{"reduce_only", reduce_only}}) {
+          const bench::Timing tp = bench::time_graph(fn, opt, st);
+          std::snprintf(line, sizeof line, "%d,%d,%s,%.1f,%.2f,%.2f,-,-,%.2f,-,-,-\n", T, chosen, name, avg_distinct, avg_touched / 1e6,
+                        tp.median_us, tc.median_us);
+          std::printf("%s", line);
+          if (csv) std::fprintf(csv, "%s", line), std::fflush(csv);
+        }
+        cudaFree(xg);
+      }
       cudaFree(sorted);
       cudaFree(scratch);
       cudaFree(bexp);
