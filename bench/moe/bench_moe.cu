@@ -350,12 +350,12 @@ int main(int argc, char** argv) {
         CK(cudaMalloc(&xg, 2ull * cap * H));
         namespace kc = w4a16::kernels::cuda::moe;
         auto gather_only = [&](int i, cudaStream_t s) {
-          const dim3 g(static_cast<unsigned>(std::min<std::int64_t>((cap * H / 8 + 255) / 256, 132 * 8))), b(256);
+          const dim3 g(static_cast<unsigned>(std::min<std::int64_t>((cap + 7) / 8, 132 * 16))), b(256);  // as launch_grouped
           kc::moe_gather_rows_kernel<uint4><<<g, b, 0, s>>>(static_cast<const uint4*>(static_cast<const void*>(sv[i % sets].x)), H / 8, K8,
                                                            sorted, tot, S, static_cast<uint4*>(xg), static_cast<int>(cap));
         };
         auto reduce_only = [&](int i, cudaStream_t s) {  // act-dtype rows by slot (the cuBLAS loop's Y buffer) -> out
-          kc::moe_reduce_kernel<__half, __half><<<(T * H + 255) / 256, 256, 0, s>>>(Y, sv[i % sets].tw, T, K8, H, out);
+          kc::moe_reduce8_kernel<__half, __half><<<(T * H / 8 + 255) / 256, 256, 0, s>>>(Y, sv[i % sets].tw, T, K8, H, out);
         };
         for (auto [name, fn] : {std::pair<const char*, std::function<void(int, cudaStream_t)>>{"gather_only", gather_only},
                                 std::pair<const char*, std::function<void(int, cudaStream_t)>>{"reduce_only", reduce_only}}) {

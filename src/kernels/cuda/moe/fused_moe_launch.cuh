@@ -192,8 +192,7 @@ void launch_grouped(const MoeRunDev& r, cudaStream_t stream) {
   // Gather: 16-byte vectors where x allows (H % 64 == 0 makes every row a multiple of 128 bytes).
   const bool vec16 = reinterpret_cast<std::uintptr_t>(r.x) % 16 == 0;
   const int row_bytes = r.hidden * static_cast<int>(sizeof(T));
-  const std::int64_t vecs = rows * (vec16 ? row_bytes / 16 : row_bytes / 4);
-  const dim3 gg(static_cast<unsigned>(std::clamp<std::int64_t>((vecs + 255) / 256, 1, 132 * 8))), gb(256);
+  const dim3 gg(static_cast<unsigned>(std::clamp<std::int64_t>((rows + 7) / 8, 1, 132 * 16))), gb(256);  // a warp per row
   if (vec16)
     launch_pdl(moe_gather_rows_kernel<uint4>, gg, gb, 0, stream, static_cast<const uint4*>(r.x), row_bytes / 16, r.top_k,
                static_cast<const std::int32_t*>(r.sorted_ids), static_cast<const std::int32_t*>(r.total), slots,
@@ -333,14 +332,21 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
     case 128: align(); launch_grouped<T>(r, stream); break;
     default: fail(ErrorCode::unsupported, "block", "1, 8, 32, 64 or 128", std::to_string(r.block));
   }
-  const std::int64_t n = r.tokens * r.hidden;
+  // The reduce: 8 columns per thread where out allows 16-byte stores (H % 64 == 0 here), else one per thread.
+  const bool vec8 = reinterpret_cast<std::uintptr_t>(r.out) % 16 == 0;
+  const std::int64_t n = r.tokens * r.hidden / (vec8 ? 8 : 1);
   const dim3 rg(static_cast<unsigned>((n + 255) / 256)), rb(256);
-  if (grouped)  // the grouped path's rows are act dtype (half the bytes of fp32)
-    launch_pdl(moe_reduce_kernel<T, T>, rg, rb, 0, stream, static_cast<const T*>(static_cast<const void*>(r.y)), r.topk_weights,
-               static_cast<int>(r.tokens), r.top_k, r.hidden, static_cast<T*>(r.out));
-  else
-    launch_pdl(moe_reduce_kernel<T, float>, rg, rb, 0, stream, static_cast<const float*>(r.y), r.topk_weights,
-               static_cast<int>(r.tokens), r.top_k, r.hidden, static_cast<T*>(r.out));
+  const int tokens = static_cast<int>(r.tokens);
+  T* out = static_cast<T*>(r.out);
+  if (grouped) {  // the grouped path's rows are act dtype (half the bytes of fp32)
+    const T* y = static_cast<const T*>(static_cast<const void*>(r.y));
+    if (vec8) launch_pdl(moe_reduce8_kernel<T, T>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
+    else launch_pdl(moe_reduce_kernel<T, T>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
+  } else {
+    const float* y = r.y;
+    if (vec8) launch_pdl(moe_reduce8_kernel<T, float>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
+    else launch_pdl(moe_reduce_kernel<T, float>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
+  }
 }
 
 }  // namespace w4a16::kernels::cuda::moe
