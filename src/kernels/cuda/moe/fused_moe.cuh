@@ -596,7 +596,7 @@ __global__ void moe_reduce_kernel(const Y* __restrict__ y, const float* __restri
 
 // The same sums, 8 columns per thread with 16-byte loads and stores (H % 8 == 0, out 16-byte aligned; y rows are
 // the workspace's): the same float operations in the same order per output, so the same bits. The scalar form read
-// the act-dtype rows at ~2.3 TB/s (T = 4096: 65.6 us).
+// the act-dtype rows at ~2.3 TB/s (T = 4096: 65.6 us); the grouped path launches this one (fused_moe_launch.cuh).
 template <class T, class Y>
 __global__ void moe_reduce8_kernel(const Y* __restrict__ y, const float* __restrict__ tw, int tokens, int k, int H,
                                    T* __restrict__ out) {

@@ -332,8 +332,11 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
     case 128: align(); launch_grouped<T>(r, stream); break;
     default: fail(ErrorCode::unsupported, "block", "1, 8, 32, 64 or 128", std::to_string(r.block));
   }
-  // The reduce: 8 columns per thread where out allows 16-byte stores (H % 64 == 0 here), else one per thread.
-  const bool vec8 = reinterpret_cast<std::uintptr_t>(r.out) % 16 == 0;
+  // The reduce: on the grouped path 8 columns per thread where out allows 16-byte stores (H % 64 == 0 here), else one
+  // per thread. Measured on the H200 (docs/benchmarks/moe.md, stop 28 calls 9 / 11): 8 columns took T = 4096's reduce
+  // from 66.7 to 37.9 us but cost the few-token paths 0.7-2.2 us (T = 1 12.8 -> 13.6, T = 64 95.8 -> 98.0: fewer loads
+  // in flight), so those keep one column per thread.
+  const bool vec8 = grouped && reinterpret_cast<std::uintptr_t>(r.out) % 16 == 0;
   const std::int64_t n = r.tokens * r.hidden / (vec8 ? 8 : 1);
   const dim3 rg(static_cast<unsigned>((n + 255) / 256)), rb(256);
   const int tokens = static_cast<int>(r.tokens);
