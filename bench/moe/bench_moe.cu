@@ -5,7 +5,8 @@
 // set i % sets, so a call's experts were last read many calls ago (the weights, 300 MB packed
 // and 1.2 GB fp16, are far larger than 3 x L2). TB/s counts the packed bytes of the experts a
 // call touches (distinct experts x expert bytes) + x + out.
-// Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16]. Paths "chosen" / "forced": the default
+// Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16] [f16|bf16: the fused layer's activations; the peer stays
+// the cuBLAS fp16 loop on the same values]. Paths "chosen" / "forced": the default
 // kernels of each block (blocks 1 and 8: the persistent ring kernel, moe_ring.cuh); "old" (blocks 1
 // and 8 with W4A16_MOE_RING=0), "ring_rr", "ring_deep", "align_launch" (block 8 with
 // W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels), "mma64" (block 64 on the mma.sync
@@ -90,6 +91,7 @@ struct Set {  // one rotating input set
   int32_t* ids;
   float* tw;
   __half* x;
+  std::uint16_t* xa;  // x in the fused layer's act dtype (x itself for fp16; the same values rounded to bf16)
   int* src_row;      // cuBLAS loop: token of each expert-sorted row
   int* pos_of_slot;  // cuBLAS loop: sorted row of each slot
   std::vector<std::pair<int, int>> runs;  // (expert, rows), in expert order
@@ -99,6 +101,14 @@ struct Set {  // one rotating input set
 
 int main(int argc, char** argv) {
   const char* csv_path = argc > 1 ? argv[1] : nullptr;
+  // Activation dtype of the fused layer (3rd argument, default f16). The peer stays the cuBLAS fp16 loop on the same
+  // values (x rounded to bf16 for the fused layer), so bf16 rows compare kernels of two dtypes: rel_err is against fp16.
+  const std::string act_arg = argc > 3 ? argv[3] : "f16";
+  if (act_arg != "f16" && act_arg != "bf16") {
+    std::fprintf(stderr, "usage: w4a16_bench_moe [csv] [T list] [f16|bf16]\n");
+    return 2;
+  }
+  const DType act = act_arg == "bf16" ? DType::bf16 : DType::f16;
   std::vector<int> Ts = {1, 4, 16, 64, 256, 1024, 4096};
   if (argc > 2) {
     Ts.clear();
@@ -124,7 +134,7 @@ int main(int argc, char** argv) {
 
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
-  CudaMoe moe = CudaMoe::create(w, DType::f16, st);
+  CudaMoe moe = CudaMoe::create(w, act, st);
   const std::size_t expert_bytes = w.expert_bytes();
 
   // Dequantized fp16 weights for the cuBLAS loop, from the same canonical bits.
@@ -183,6 +193,8 @@ int main(int argc, char** argv) {
       std::vector<std::uint16_t> x(static_cast<std::size_t>(T * H));
       std::normal_distribution<float> nd(0.f, 1.f);
       for (auto& v : x) v = float_to_half(nd(g));
+      std::vector<std::uint16_t> xa(x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) xa[i] = act == DType::bf16 ? float_to_bf16(half_to_float(x[i])) : x[i];
       Alignment al = align_cpu(ids.data(), T, K8, E, 1);  // block 1: the plain expert-sorted order
       std::vector<int> src(S), pos(S);
       for (int p = 0; p < S; ++p) src[p] = al.sorted_ids[p] / K8, pos[al.sorted_ids[p]] = p;
@@ -200,6 +212,8 @@ int main(int argc, char** argv) {
       CK(cudaMemcpy(s.ids, ids.data(), 4 * S, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(s.tw, tw.data(), 4 * S, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(s.x, x.data(), 2 * T * H, cudaMemcpyHostToDevice));
+      CK(cudaMalloc(&s.xa, 2 * T * H));
+      CK(cudaMemcpy(s.xa, xa.data(), 2 * T * H, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(s.src_row, src.data(), 4 * S, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(s.pos_of_slot, pos.data(), 4 * S, cudaMemcpyHostToDevice));
     }
@@ -217,8 +231,8 @@ int main(int argc, char** argv) {
     auto fused = [&](int block) {
       return [&, block](int i, cudaStream_t s) {
         const Set& z = sv[i % sets];
-        MoeArgs a{TensorView(z.x, DType::f16, {T, H}, Device::cuda), TensorView(z.ids, DType::i32, {T, K8}, Device::cuda),
-                  TensorView(z.tw, DType::f32, {T, K8}, Device::cuda), TensorView(out, DType::f16, {T, H}, Device::cuda)};
+        MoeArgs a{TensorView(z.xa, act, {T, H}, Device::cuda), TensorView(z.ids, DType::i32, {T, K8}, Device::cuda),
+                  TensorView(z.tw, DType::f32, {T, K8}, Device::cuda), TensorView(out, act, {T, H}, Device::cuda)};
         moe.run(a, ws, wsb, s, block);
       };
     };
@@ -306,7 +320,8 @@ int main(int argc, char** argv) {
       CK(cudaMemcpy(got.data(), out, 2 * T * H, cudaMemcpyDeviceToHost));
       double num = 0, den = 0;
       for (std::size_t i = 0; i < got.size(); ++i) {
-        const double d = half_to_float(got[i]) - half_to_float(ref[i]);
+        const float gv = act == DType::bf16 ? bf16_to_float(got[i]) : half_to_float(got[i]);
+        const double d = gv - half_to_float(ref[i]);
         num += d * d;
         den += double(half_to_float(ref[i])) * half_to_float(ref[i]);
       }
@@ -376,6 +391,7 @@ int main(int argc, char** argv) {
       cudaFree(s.ids);
       cudaFree(s.tw);
       cudaFree(s.x);
+      cudaFree(s.xa);
       cudaFree(s.src_row);
       cudaFree(s.pos_of_slot);
     }
