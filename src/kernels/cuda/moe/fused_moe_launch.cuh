@@ -345,10 +345,9 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
     const T* y = static_cast<const T*>(static_cast<const void*>(r.y));
     if (vec8) launch_pdl(moe_reduce8_kernel<T, T>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
     else launch_pdl(moe_reduce_kernel<T, T>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
-  } else {
-    const float* y = r.y;
-    if (vec8) launch_pdl(moe_reduce8_kernel<T, float>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
-    else launch_pdl(moe_reduce_kernel<T, float>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
+  } else {  // the mma.sync and ring paths' fp32 rows
+    launch_pdl(moe_reduce_kernel<T, float>, rg, rb, 0, stream, static_cast<const float*>(r.y), r.topk_weights, tokens, r.top_k,
+               r.hidden, out);
   }
 }
 
