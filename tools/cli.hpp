@@ -26,6 +26,7 @@ Command run_layer_command();
 Command bench_command();
 Command explain_command();
 Command demo_command();
+Command moe_command();
 
 // --dtype float16|bfloat16 (also accepts the library's aliases fp16, bf16, ...).
 DType parse_act_dtype(const std::string& text, const std::string& arg);

@@ -16,7 +16,7 @@ using namespace w4a16::cli;
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {inspect_command(), synth_command(),   quantize_command(), run_layer_command(),
-                                           bench_command(),   explain_command(), demo_command()};
+                                           bench_command(),   explain_command(), demo_command(),      moe_command()};
   return all;
 }
 

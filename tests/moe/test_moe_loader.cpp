@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "moe_checkpoint.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/formats/formats.hpp"
@@ -16,68 +17,14 @@ namespace w4a16::moe {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Expert {
-  QuantizedLinear gate, up, down;
-};
+using testckpt::Expert;
+using testckpt::write_checkpoint;
 
 fs::path fresh_dir(const std::string& tag) {
   fs::path d = fs::temp_directory_path() / ("w4a16_moe_" + tag + "_" + std::to_string(test::seed()) + "_" +
                                             std::to_string(test::rng()()));
   fs::create_directories(d);
   return d;
-}
-
-// Writes layer `layer` of a checkpoint with E experts; returns the originals.
-std::vector<Expert> write_checkpoint(const fs::path& dir, const std::string& method, ScalarType st, int E,
-                                     std::int64_t H, std::int64_t I, int g, int layer, HostTensor& router,
-                                     bool drop_one = false) {
-  std::vector<Expert> ex;
-  std::vector<std::pair<std::string, TensorView>> tensors;
-  std::vector<formats::AwqHost> awq;
-  std::vector<formats::GptqHost> gptq;
-  awq.reserve(3 * E);
-  gptq.reserve(3 * E);
-  formats::GptqVersion version = formats::GptqVersion::v1;
-  const std::string base = "model.layers." + std::to_string(layer) + ".mlp.";
-  for (int e = 0; e < E; ++e) {
-    Expert x{test::random_linear({I, H, g, st}, DType::f16, false, false),
-             test::random_linear({I, H, g, st}, DType::f16, false, false),
-             test::random_linear({H, I, g, st}, DType::f16, false, false)};
-    const QuantizedLinear* parts[3] = {&x.gate, &x.up, &x.down};
-    const char* names[3] = {"gate_proj", "up_proj", "down_proj"};
-    for (int i = 0; i < 3; ++i) {
-      const std::string p = base + "experts." + std::to_string(e) + "." + names[i];
-      if (drop_one && e == E - 1 && i == 2) continue;
-      if (method == "awq") {
-        awq.push_back(formats::canonical_to_awq(parts[i]->view()));
-        tensors.push_back({p + ".qweight", awq.back().qweight.view()});
-        tensors.push_back({p + ".qzeros", awq.back().qzeros.view()});
-        tensors.push_back({p + ".scales", awq.back().scales.view()});
-      } else {
-        gptq.push_back(formats::canonical_to_gptq(parts[i]->view()));
-        version = gptq.back().version;
-        tensors.push_back({p + ".qweight", gptq.back().qweight.view()});
-        tensors.push_back({p + ".qzeros", gptq.back().qzeros.view()});
-        tensors.push_back({p + ".scales", gptq.back().scales.view()});
-        if (!gptq.back().g_idx.empty()) tensors.push_back({p + ".g_idx", gptq.back().g_idx.view()});
-      }
-    }
-    ex.push_back(std::move(x));
-  }
-  router = HostTensor(DType::bf16, {E, H});
-  for (std::int64_t i = 0; i < router.numel(); ++i) router.ptr<std::uint16_t>()[i] = static_cast<std::uint16_t>(test::rng()());
-  tensors.push_back({base + "gate.weight", router.view()});
-  io::write_safetensors((dir / "model.safetensors").string(), tensors);
-  std::ofstream cfg(dir / "config.json");
-  if (method == "awq")
-    cfg << R"({"model_type": "qwen3_moe", "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": )" << g
-        << R"(, "zero_point": true, "version": "gemm"}})";
-  else
-    cfg << R"({"model_type": "qwen3_moe", "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": )" << g
-        << R"(, "sym": )" << (st == ScalarType::uint4b8 ? "true" : "false") << R"(, "desc_act": false, "checkpoint_format": ")"
-        << (version == formats::GptqVersion::v2 ? "gptq_v2" : "gptq") << R"("}})";
-  return ex;
 }
 
 void expect_same(const CanonicalView& got, std::int64_t row0, const CanonicalView& want, const std::string& what) {

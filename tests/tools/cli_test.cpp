@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../moe/moe_checkpoint.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/half.hpp"
 #include "w4a16/io/checkpoint.hpp"
@@ -385,6 +386,43 @@ TEST_F(Cli, RunLayerInputNameAndForcedBackend) {
     EXPECT_NE(r.out.find("with " + name + " on cpu"), std::string::npos) << r.out;
     auto y = io::SafetensorsFile::open(path("y.safetensors"));
     EXPECT_EQ(y->view("out").shape_vec(), (std::vector<std::int64_t>{3, 256}));
+  }
+}
+
+// ---- moe ---------------------------------------------------------------------------------
+
+// An AWQ and a GPTQ MoE layer (tests/moe/moe_checkpoint.hpp), routed by their routers and run on the CPU fast path:
+// the tool's own check against moe_reference passes, in both dtypes, with and without renormalized weights.
+TEST_F(Cli, MoeLayerOfACheckpointMatchesTheReference) {
+  struct Case {
+    const char* method;
+    ScalarType st;
+    int g;
+  };
+  for (const Case c : {Case{"awq", ScalarType::uint4, 64}, Case{"gptq", ScalarType::uint4b8, 32}}) {
+    SCOPED_TRACE(c.method);
+    const fs::path d = fs::path(path(std::string("moe_") + c.method));
+    fs::create_directories(d);
+    HostTensor router;
+    moe::testckpt::write_checkpoint(d, c.method, c.st, /*E=*/6, /*H=*/128, /*I=*/64, c.g, /*layer=*/1, router);
+    for (const std::string extra : {"--dtype float16", "--dtype bfloat16 --no-renormalize --repeat 2"}) {
+      Result r = cli("moe " + d.string() + " --layer 1 --tokens 9 --top-k 2 --check 9 " + extra);
+      ASSERT_EQ(r.rc, 0) << r.out << r.err;
+      if (extra.find("--repeat") != std::string::npos) {
+        EXPECT_NE(r.out.find("ms per call (median of 2)"), std::string::npos) << r.out;
+      }
+      EXPECT_NE(r.out.find("6 experts"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("ran on the CPU fast path"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("over 9 tokens"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find(": ok"), std::string::npos) << r.out;
+    }
+    // Bad requests name the option: more experts per token than the layer has, a missing layer.
+    Result k = cli("moe " + d.string() + " --layer 1 --top-k 7");
+    EXPECT_EQ(k.rc, 1) << k.out;
+    EXPECT_NE(k.err.find("top_k"), std::string::npos) << k.err;
+    Result l = cli("moe " + d.string() + " --layer 3");
+    EXPECT_EQ(l.rc, 1) << l.out;
+    EXPECT_NE(l.err.find("model.layers.3"), std::string::npos) << l.err;
   }
 }
 
