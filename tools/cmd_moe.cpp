@@ -100,6 +100,7 @@ int run_moe(const ParsedArgs& a) {
   const DType act = parse_act_dtype(a.get_or("dtype", "float16"), "--dtype");
   const Device device = parse_device(a.get_or("device", "cpu"), "--device");
   if (block != 0 && device != Device::cuda) usage_fail("--block", "0 on the CPU (the slot blocks are the CUDA layer's)", std::to_string(block));
+  if (device == Device::cuda && !cuda_device_present()) fail(ErrorCode::unsupported, "--device", "a CUDA device", "cuda, but no CUDA device is visible");
   const auto seed = static_cast<std::uint64_t>(a.get_int("seed", 1));
 
   moe::MoeLayer L;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../moe/moe_checkpoint.hpp"
+#include "cli_runner.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/half.hpp"
 #include "w4a16/io/checkpoint.hpp"
@@ -31,17 +32,8 @@ using namespace w4a16;
 
 namespace {
 
-struct Result {
-  int rc = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using Result = w4a16::test::CliResult;
+using w4a16::test::slurp;
 
 class Cli : public ::testing::Test {
  protected:
@@ -56,18 +48,8 @@ class Cli : public ::testing::Test {
   }
   std::string path(const std::string& rel) const { return (fs::path(dir_) / rel).string(); }
 
-  // Runs `w4a16 <args>` with stdout and stderr captured separately (stderr is then not a
-  // terminal, so progress comes as plain lines).
-  Result cli(const std::string& args) const {
-    const std::string out = path(".stdout"), err = path(".stderr");
-    const std::string cmd = std::string("'") + W4A16_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "' </dev/null";
-    int status = std::system(cmd.c_str());
-    Result r;
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
+  // Runs `w4a16 <args>` (cli_runner.hpp: stdout and stderr captured separately, W4A16_CLI overrides the binary).
+  Result cli(const std::string& args) const { return w4a16::test::run_cli(dir_, args); }
 
   // A fresh synthetic checkpoint and its quantized form in `q_dir`.
   void make_quantized(const std::string& fp_dir, const std::string& q_dir, const std::string& quant_args,
