@@ -1,12 +1,13 @@
 // Fused MoE W4A16 vs a per-expert loop of cuBLAS fp16 GEMMs on the dequantized weights (what a
 // user would write: gather, per expert GEMM 1, SiLU * up, per expert GEMM 2, weighted sum).
-// Qwen3-30B-A3B: H 2048, E 128, I 768, top 8, g 128, uint4b8, fp16 activations.
+// Qwen3-30B-A3B: H 2048, E 128, I 768, top 8, g 128, uint4b8 (or uint4), fp16 (or bf16) activations.
 // Cold L2: `sets` rotating routings (random top-8 per token) and activations; each call uses
 // set i % sets, so a call's experts were last read many calls ago (the weights, 300 MB packed
 // and 1.2 GB fp16, are far larger than 3 x L2). TB/s counts the packed bytes of the experts a
 // call touches (distinct experts x expert bytes) + x + out.
 // Usage: w4a16_bench_moe [csv path] [T list, e.g. 1,4,16] [f16|bf16: the fused layer's activations; the peer stays
-// the cuBLAS fp16 loop on the same values]. Paths "chosen" / "forced": the default
+// the cuBLAS fp16 loop on the same values] [uint4b8|uint4: the weights' scalar type, uint4 with random zero points].
+// Paths "chosen" / "forced": the default
 // kernels of each block (blocks 1 and 8: the persistent ring kernel, moe_ring.cuh); "old" (blocks 1
 // and 8 with W4A16_MOE_RING=0), "ring_rr", "ring_deep", "align_launch" (block 8 with
 // W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels), "mma64" (block 64 on the mma.sync
@@ -57,14 +58,17 @@ using namespace w4a16::moe;
     }                                                                          \
   } while (0)
 
-// Canonical uint4b8 [E, N, K/8] words + fp16 scales [E, N, G] -> fp16 W [E, N, K] = (q - 8) s.
-__global__ void dequant_kernel(const std::uint32_t* q, const __half* s, int N, int K, int gl, long long total, __half* w) {
+// Canonical [E, N, K/8] words + fp16 scales [E, N, G] (+ packed zeros [E, N/8, G] for uint4, else z = 8) -> fp16
+// W [E, N, K] = (q - z) s.
+__global__ void dequant_kernel(const std::uint32_t* q, const __half* s, const std::uint32_t* z, int N, int K, int gl, long long total,
+                               __half* w) {
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i >= total) return;
-  const long long row = i / K;  // e * N + n
+  const long long row = i / K;  // e * N + n (N % 8 == 0: row / 8 is the packed zeros' row)
   const int k = static_cast<int>(i % K), G = K / gl;
   const int qv = (q[row * (K / 8) + k / 8] >> (4 * (k % 8))) & 15;
-  w[i] = __float2half((qv - 8) * __half2float(s[row * G + k / gl]));
+  const int zv = z ? (z[(row / 8) * G + k / gl] >> (4 * (row % 8))) & 15 : 8;
+  w[i] = __float2half((qv - zv) * __half2float(s[row * G + k / gl]));
 }
 __global__ void gather_kernel(const __half* x, const int* src_row, int rows, int H, __half* xg) {
   long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -109,6 +113,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   const DType act = act_arg == "bf16" ? DType::bf16 : DType::f16;
+  // Scalar type of the weights (4th argument, default uint4b8; uint4 = AWQ-style zero points, random per group).
+  const std::string scalar_arg = argc > 4 ? argv[4] : "uint4b8";
+  if (scalar_arg != "uint4b8" && scalar_arg != "uint4") {
+    std::fprintf(stderr, "usage: w4a16_bench_moe [csv] [T list] [f16|bf16] [uint4b8|uint4]\n");
+    return 2;
+  }
+  const ScalarType scalar = scalar_arg == "uint4" ? ScalarType::uint4 : ScalarType::uint4b8;
   std::vector<int> Ts = {1, 4, 16, 64, 256, 1024, 4096};
   if (argc > 2) {
     Ts.clear();
@@ -121,7 +132,7 @@ int main(int argc, char** argv) {
   }
   const int E = 128, K8 = 8;
   const std::int64_t H = 2048, I = 768;
-  MoeSpec spec{H, I, E, 128, ScalarType::uint4b8};
+  MoeSpec spec{H, I, E, 128, scalar};
   MoeWeights w(spec, DType::f16);
   std::mt19937_64 g(12345);
   auto* q13 = w.w13_qweight.ptr<std::uint32_t>();
@@ -131,6 +142,9 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<float> su(0.5f, 1.5f);
   for (std::int64_t i = 0; i < w.w13_scales.numel(); ++i) w.w13_scales.ptr<std::uint16_t>()[i] = float_to_half(su(g) * 0.45f / 45.25f);
   for (std::int64_t i = 0; i < w.w2_scales.numel(); ++i) w.w2_scales.ptr<std::uint16_t>()[i] = float_to_half(su(g) * 0.45f / 27.7f);
+  if (scalar == ScalarType::uint4)
+    for (HostTensor* zt : {&w.w13_zeros, &w.w2_zeros})
+      for (std::int64_t i = 0; i < zt->numel(); ++i) zt->ptr<std::uint32_t>()[i] = static_cast<std::uint32_t>(g());
 
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
@@ -147,20 +161,33 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&ds, w.w13_scales.nbytes()));
     CK(cudaMemcpy(dq, w.w13_qweight.data(), w.w13_qweight.nbytes(), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(ds, w.w13_scales.data(), w.w13_scales.nbytes(), cudaMemcpyHostToDevice));
+    void* dz = nullptr;  // packed zeros (uint4) or null (z = 8)
+    if (scalar == ScalarType::uint4) {
+      CK(cudaMalloc(&dz, w.w13_zeros.nbytes()));
+      CK(cudaMemcpy(dz, w.w13_zeros.data(), w.w13_zeros.nbytes(), cudaMemcpyHostToDevice));
+    }
     long long tot = (long long)E * 2 * I * H;
-    dequant_kernel<<<(tot + 255) / 256, 256>>>((const std::uint32_t*)dq, (const __half*)ds, 2 * I, H, 128, tot, W13);
+    dequant_kernel<<<(tot + 255) / 256, 256>>>((const std::uint32_t*)dq, (const __half*)ds, (const std::uint32_t*)dz, 2 * I, H, 128, tot,
+                                               W13);
     CK(cudaDeviceSynchronize());
     CK(cudaFree(dq));
     CK(cudaFree(ds));
+    CK(cudaFree(dz));
     CK(cudaMalloc(&dq, w.w2_qweight.nbytes()));
     CK(cudaMalloc(&ds, w.w2_scales.nbytes()));
     CK(cudaMemcpy(dq, w.w2_qweight.data(), w.w2_qweight.nbytes(), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(ds, w.w2_scales.data(), w.w2_scales.nbytes(), cudaMemcpyHostToDevice));
+    dz = nullptr;
+    if (scalar == ScalarType::uint4) {
+      CK(cudaMalloc(&dz, w.w2_zeros.nbytes()));
+      CK(cudaMemcpy(dz, w.w2_zeros.data(), w.w2_zeros.nbytes(), cudaMemcpyHostToDevice));
+    }
     tot = (long long)E * H * I;
-    dequant_kernel<<<(tot + 255) / 256, 256>>>((const std::uint32_t*)dq, (const __half*)ds, H, I, 128, tot, W2);
+    dequant_kernel<<<(tot + 255) / 256, 256>>>((const std::uint32_t*)dq, (const __half*)ds, (const std::uint32_t*)dz, H, I, 128, tot, W2);
     CK(cudaDeviceSynchronize());
     CK(cudaFree(dq));
     CK(cudaFree(ds));
+    CK(cudaFree(dz));
   }
   cublasHandle_t cb;
   CB(cublasCreate(&cb));
