@@ -32,12 +32,7 @@ bool have_gpu() {
 
 #define CU(x) ASSERT_EQ((x), cudaSuccess) << #x
 
-// Sets an environment knob for its scope (the launchers read theirs per call), unset after.
-struct ScopedEnv {
-  const char* name;
-  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-  ~ScopedEnv() { unsetenv(name); }
-};
+using test::ScopedEnv;  // a knob for its scope (the launchers read theirs per call), restored after
 
 template <class T>
 struct Dev {
@@ -257,7 +252,7 @@ TEST_P(MoeGpu, EveryPathMatchesTheReference) {
     EXPECT_LT(err, test::tolerance(c.act)) << "block " << block << " (0 = " << CudaMoe::explain_block(c.T, c.k, c.E) << ")";
   }
   {  // block 64 on the mma.sync kernel (the grouped wgmma path's A/B knob; the same kernel as without sm_90a)
-    ScopedEnv knob("W4A16_MOE_WGMMA", "0");
+    ScopedEnv knob("W4A16_MOE_WGMMA", std::string("0"));
     auto out = run_gpu(m, p, 64);
     EXPECT_LT(test::rel_error(test::to_f64(out.data(), c.act, c.T, c.H, c.H), want), test::tolerance(c.act)) << "block 64, mma.sync";
   }
@@ -280,7 +275,7 @@ TEST(MoeGpuGrouped, EveryTileMatchesTheReference) {
     for (const Tiles t : {Tiles{"23,23", 64, false}, Tiles{"32,32", 128, false}, Tiles{"22,32", 128, true}, Tiles{"22,22", 128, true},
                           Tiles{"32,22", 128, false}}) {
       if (t.gemm1_bn256 && c.I % 128 != 0) continue;
-      ScopedEnv knob("W4A16_MOE_GROUPED_CONFIGS", t.configs);
+      ScopedEnv knob("W4A16_MOE_GROUPED_CONFIGS", std::string(t.configs));
       auto out = run_gpu(r.m, r.p, t.block);
       EXPECT_LT(test::rel_error(test::to_f64(out.data(), c.act, c.T, c.H, c.H), r.want), test::tolerance(c.act))
           << "configs " << t.configs << " block " << t.block;

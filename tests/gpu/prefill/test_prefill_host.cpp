@@ -132,6 +132,40 @@ TEST(PrefillHost, BadOneGroupSwitchIsRejected) {
   EXPECT_TRUE(prefill_plan_uses_one_group(w, p));  // unset: on
 }
 
+// The grouped mode (the MoE's GEMMs, prefill_run_grouped) says for which configs and layers it runs, and why not:
+// only the early-issue TMA configs with an even number of 64-row blocks; GEMM 1 (silu_inter > 0) needs N = 2 I and
+// I a multiple of half the tile's rows.
+TEST(PrefillHost, GroupedModeRefusalsNameTheReason) {
+  auto refusal = [](int config, std::int64_t n, std::int64_t inter) { return prefill_grouped_refusal(config, n, inter); };
+  auto has = [](const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; };
+  EXPECT_TRUE(has(refusal(-1, 2048, 0), "does not exist"));
+  EXPECT_TRUE(has(refusal(prefill_config_count(), 2048, 0), "does not exist"));
+  int accepted = 0;
+  for (int c = 0; c < prefill_config_count(); ++c) {
+    const PrefillConfig& cfg = prefill_config(c);
+    const std::string why = refusal(c, 2048, 0);
+    SCOPED_TRACE(cfg.name());
+    if (cfg.path != PrefillPath::wgmma || !is_tma(cfg) || cfg.sched == 0) {
+      EXPECT_TRUE(has(why, "not an early-issue TMA config")) << why;
+    } else if (cfg.bn() % 128 != 0) {
+      EXPECT_TRUE(has(why, "odd number of 64-row blocks")) << why;  // the 192-row tile
+    } else {
+      EXPECT_EQ(why, "");
+      ++accepted;
+      EXPECT_EQ(refusal(c, 2 * 768, 768), "") << "Qwen3-30B-A3B GEMM 1";
+      EXPECT_TRUE(has(refusal(c, 2000, 0), "not a multiple of 64"));
+      EXPECT_TRUE(has(refusal(c, 1536, 700), "not 2 x silu_inter"));
+      if (cfg.bn() / 2 > 64) {  // I = 832: a multiple of 64, not of 128
+        EXPECT_TRUE(has(refusal(c, 2 * 832, 832), "is not a multiple of " + std::to_string(cfg.bn() / 2)));
+      }
+    }
+  }
+  EXPECT_GE(accepted, 3);  // the MoE's tiles: bm64 2-CTA (23), bm128_bn256 (22), 2-CTA bm128_bn128 (32)
+  EXPECT_EQ(refusal(23, 1536, 768), "");
+  EXPECT_EQ(refusal(32, 1536, 768), "");
+  EXPECT_EQ(refusal(22, 1536, 768), "");
+}
+
 // The plans (pure functions, no GPU needed). TMA plan (default, wgmma): a TMA tile, the least
 // prefill_plan_estimate_us over every TMA tile and split allowed (split rows, K tiles, no empty
 // split), est_us that estimate. cp.async plan and the mma path: the rule of 2026-12-02 (tile by M,
