@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "w4a16/core/half.hpp"
 
@@ -45,6 +48,24 @@ double rel_error_16(const std::uint16_t* a, const std::uint16_t* b, std::int64_t
   }
   if (den == 0) return num == 0 ? 0.0 : INFINITY;
   return std::sqrt(num / den);
+}
+
+HostTensor poisoned_output(std::int64_t m, std::int64_t n, DType dtype) {
+  HostTensor y(dtype, {m, n});
+  std::fill_n(y.ptr<std::uint16_t>(), y.numel(), std::uint16_t{dtype == DType::bf16 ? std::uint16_t{0x7fc1} : std::uint16_t{0x7e01}});
+  return y;
+}
+
+double median_call_ms(int repeats, const std::function<void()>& fn) {
+  std::vector<double> times;
+  const int calls = repeats > 0 ? repeats + 1 : 1;  // the first of several is a warm-up
+  for (int i = 0; i < calls; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    if (calls == 1 || i > 0) times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
 
 Progress::Progress(std::string label, std::int64_t total, bool quiet)

@@ -10,6 +10,7 @@
 
 #include "args.hpp"
 #include "w4a16/core/dtype.hpp"
+#include "w4a16/core/tensor.hpp"
 #include "w4a16/core/error.hpp"
 
 namespace w4a16::cli {
@@ -45,6 +46,13 @@ inline double tolerance(DType t) { return t == DType::bf16 ? kTolBF16 : kTolF16;
 
 // ||a - b|| / ||b|| over two 16-bit float buffers of `count` values; NaN or inf anywhere -> inf.
 double rel_error_16(const std::uint16_t* a, const std::uint16_t* b, std::int64_t count, DType dtype);
+
+// A NaN-filled [m, n] output: a kernel that leaves elements unwritten fails the check (inf error).
+HostTensor poisoned_output(std::int64_t m, std::int64_t n, DType dtype);
+
+// Calls fn once (repeats = 0) or repeats + 1 times, the first a warm-up, and returns the median wall time in ms of
+// the timed calls; fn includes whatever synchronization the timing needs (cuda_synchronize on the CUDA paths).
+double median_call_ms(int repeats, const std::function<void()>& fn);
 
 // Progress of a long loop on stderr: a redrawn bar when stderr is a terminal, otherwise one
 // plain line per step (logs and CI stay readable).

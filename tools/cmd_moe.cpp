@@ -2,7 +2,6 @@
 // unquantized router) on seeded random tokens: routed by the layer's own router, run on the CPU fast
 // path or the CUDA layer, checked against the f64 reference, optionally timed.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -22,35 +21,24 @@ namespace {
 
 using moe::MoeArgs;
 
-// One layer call on the chosen device; returns the median ms of `repeats` timed calls (0: one call, untimed).
+// One layer call on the chosen device (into a NaN-poisoned output), timed as median_call_ms does.
 struct MoeRun {
   HostTensor out;
-  std::string path;  // what ran: "cpu fast path (N threads)" or the CUDA block choice
+  std::string path;  // what ran: "the CPU fast path (N threads)" or the CUDA block choice
   double median_ms = 0;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 MoeRun run_cpu(const moe::MoeWeights& w, const HostTensor& x, const std::vector<std::int32_t>& ids, const std::vector<float>& tw,
                int k, int repeats) {
   const std::int64_t T = x.shape()[0], H = x.shape()[1];
   MoeRun r;
-  r.out = HostTensor(x.dtype(), {T, H});
+  r.out = poisoned_output(T, H, x.dtype());
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<unsigned char> ws(moe::moe_cpu_workspace_bytes(w.spec(), T, k, threads));
   MoeArgs a{x.view(), TensorView(const_cast<std::int32_t*>(ids.data()), DType::i32, {T, k}),
             TensorView(const_cast<float*>(tw.data()), DType::f32, {T, k}), r.out.view()};
-  std::vector<double> ms;
-  for (int i = 0; i <= repeats; ++i) {  // call 0 is the warm-up (or the only call)
-    const auto t0 = std::chrono::steady_clock::now();
-    moe::moe_cpu(w, a, ws.data(), ws.size(), threads);
-    if (i > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
+  r.median_ms = median_call_ms(repeats, [&] { moe::moe_cpu(w, a, ws.data(), ws.size(), threads); });
   r.path = "the CPU fast path (" + std::to_string(threads) + " threads)";
-  r.median_ms = median(ms);
   return r;
 }
 
@@ -59,27 +47,24 @@ MoeRun run_cuda(const moe::MoeWeights& w, const HostTensor& x, const std::vector
                 int k, int repeats, int block) {
   const std::int64_t T = x.shape()[0], H = x.shape()[1];
   MoeRun r;
-  r.out = HostTensor(x.dtype(), {T, H});
+  r.out = poisoned_output(T, H, x.dtype());
   moe::CudaMoe m = moe::CudaMoe::create(w, x.dtype());
   DeviceBuffer dx(x.nbytes()), dids(ids.size() * 4), dtw(tw.size() * 4), dout(r.out.nbytes());
   dx.upload(x.data(), x.nbytes());
   dids.upload(ids.data(), ids.size() * 4);
   dtw.upload(tw.data(), tw.size() * 4);
+  dout.upload(r.out.data(), r.out.nbytes());
   const std::size_t wsb = m.workspace_bytes(T, k);
   DeviceBuffer ws(wsb);
   MoeArgs a{TensorView(dx.data(), x.dtype(), {T, H}, Device::cuda), TensorView(dids.data(), DType::i32, {T, k}, Device::cuda),
             TensorView(dtw.data(), DType::f32, {T, k}, Device::cuda), TensorView(dout.data(), x.dtype(), {T, H}, Device::cuda)};
-  std::vector<double> ms;
-  for (int i = 0; i <= repeats; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
+  r.median_ms = median_call_ms(repeats, [&] {
     m.run(a, ws.data(), wsb, nullptr, block);
     cuda_synchronize();
-    if (i > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
+  });
   dout.download(r.out.data(), r.out.nbytes());
   r.path = "CUDA, " + (block == 0 ? moe::CudaMoe::explain_block(T, k, static_cast<int>(w.spec().experts))
                                   : "block " + std::to_string(block) + " (forced)");
-  r.median_ms = median(ms);
   return r;
 }
 #endif

@@ -397,7 +397,7 @@ int main(int argc, char** argv) {
                                                            sorted, tot, S, static_cast<uint4*>(xg), static_cast<int>(cap));
         };
         auto reduce_only = [&](int i, cudaStream_t s) {  // act-dtype rows by slot (the cuBLAS loop's Y buffer) -> out
-          kc::moe_reduce8_kernel<__half, __half><<<(T * H / 8 + 255) / 256, 256, 0, s>>>(Y, sv[i % sets].tw, T, K8, H, out);
+          kc::moe_reduce8_kernel<__half><<<(T * H / 8 + 255) / 256, 256, 0, s>>>(Y, sv[i % sets].tw, T, K8, H, out);
         };
         for (auto [name, fn] : {std::pair<const char*, std::function<void(int, cudaStream_t)>>{"gather_only", gather_only},
                                 std::pair<const char*, std::function<void(int, cudaStream_t)>>{"reduce_only", reduce_only}}) {

@@ -14,23 +14,7 @@ using namespace w4a16;
 
 namespace {
 
-using Result = test::CliResult;
-
-class CliGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "w4a16-cli-gpu-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string path(const std::string& rel) const { return (fs::path(dir_) / rel).string(); }
-  Result cli(const std::string& args) const { return test::run_cli(dir_, args); }
-  std::string dir_;
-};
+class CliGpu : public test::CliTest {};
 
 // The same layer on the CUDA path, every block the layer's token counts reach (direct, 8, 32, 64 / 128: the grouped
 // wgmma path on sm_90a); skipped with the reason on a machine without a GPU or a build without CUDA.
@@ -39,14 +23,14 @@ TEST_F(CliGpu, MoeLayerOnCudaMatchesTheReference) {
   fs::create_directories(d);
   HostTensor router;
   moe::testckpt::write_checkpoint(d, "awq", ScalarType::uint4, /*E=*/8, /*H=*/256, /*I=*/128, 128, /*layer=*/0, router);
-  Result probe = cli("moe " + d.string() + " --tokens 1 --top-k 2 --device cuda");
+  test::CliResult probe = cli("moe " + d.string() + " --tokens 1 --top-k 2 --device cuda");
   if (probe.rc != 0 && probe.err.find("no CUDA") != std::string::npos) GTEST_SKIP() << "no CUDA device or build: " << probe.err;
   ASSERT_EQ(probe.rc, 0) << probe.out << probe.err;
   for (const std::string run : {"--tokens 3 --top-k 2", "--tokens 40 --top-k 8 --block 8", "--tokens 300 --top-k 8 --block 32",
                                 "--tokens 300 --top-k 8 --block 64", "--tokens 300 --top-k 8 --block 128 --dtype bfloat16",
                                 "--tokens 1000 --top-k 8"}) {
     SCOPED_TRACE(run);
-    Result r = cli("moe " + d.string() + " --device cuda --check 1000 " + run);
+    test::CliResult r = cli("moe " + d.string() + " --device cuda --check 1000 " + run);
     ASSERT_EQ(r.rc, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("ran on CUDA"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(": ok"), std::string::npos) << r.out;

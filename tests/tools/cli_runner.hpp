@@ -1,7 +1,9 @@
 // Runs the built `w4a16` binary as a user runs it (tests/tools): stdout and stderr captured separately
 // into files of the test's folder (stderr is then not a terminal, so progress comes as plain lines).
-// W4A16_CLI overrides the compiled-in W4A16_CLI_PATH (the binaries carried to another machine).
+// W4A16_CLI overrides the compiled-in W4A16_CLI_PATH (the binaries carried to another machine). CliTest: the
+// fixture of both CLI suites (a fresh folder per test).
 #pragma once
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -35,5 +37,23 @@ inline CliResult run_cli(const std::string& dir, const std::string& args) {
   r.err = slurp(err);
   return r;
 }
+
+// A test with a fresh temporary folder (removed after) in which it runs the binary.
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "w4a16-cli-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& rel) const { return (std::filesystem::path(dir_) / rel).string(); }
+  // Runs `w4a16 <args>` (stdout and stderr captured separately, W4A16_CLI overrides the binary).
+  CliResult cli(const std::string& args) const { return run_cli(dir_, args); }
+  std::string dir_;
+};
 
 }  // namespace w4a16::test

@@ -35,22 +35,8 @@ namespace {
 using Result = w4a16::test::CliResult;
 using w4a16::test::slurp;
 
-class Cli : public ::testing::Test {
+class Cli : public w4a16::test::CliTest {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "w4a16-cli-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string path(const std::string& rel) const { return (fs::path(dir_) / rel).string(); }
-
-  // Runs `w4a16 <args>` (cli_runner.hpp: stdout and stderr captured separately, W4A16_CLI overrides the binary).
-  Result cli(const std::string& args) const { return w4a16::test::run_cli(dir_, args); }
-
   // A fresh synthetic checkpoint and its quantized form in `q_dir`.
   void make_quantized(const std::string& fp_dir, const std::string& q_dir, const std::string& quant_args,
                       const std::string& synth_args = "--layers 1 --hidden 256 --intermediate 384") {
@@ -67,8 +53,6 @@ class Cli : public ::testing::Test {
     io::write_safetensors(path(rel), {{name, TensorView(x.data(), dt, {m, k})}});
     return x;
   }
-
-  std::string dir_;
 };
 
 // Exactly one line on stderr, "w4a16 <sub>: ...", holding every fragment.

@@ -27,7 +27,7 @@ bool grouped_path(int block) {
   return *env == '1';
 }
 
-void grouped_configs(int block, int inter, int* config1, int* config2) {
+void grouped_configs(int block, int* config1, int* config2) {
   // Early-issue TMA configs (prefill_launch.cuh): the 2-CTA bm64 and bm128_bn128 tiles. Measured on the H200
   // (docs/benchmarks/moe.md, stop 28), Qwen3-30B-A3B at T = 4096, block 128: both GEMMs on bm128_bn128 1116 us,
   // GEMM 1 on bm128_bn256 1198 (both on it 1271, GEMM 2 alone on it 1188).

@@ -594,11 +594,11 @@ __global__ void moe_reduce_kernel(const Y* __restrict__ y, const float* __restri
   else out[i] = __float2bfloat16_rn(acc);
 }
 
-// The same sums, 8 columns per thread with 16-byte loads and stores (H % 8 == 0, out 16-byte aligned; y rows are
-// the workspace's): the same float operations in the same order per output, so the same bits. The scalar form read
-// the act-dtype rows at ~2.3 TB/s (T = 4096: 65.6 us); the grouped path launches this one (fused_moe_launch.cuh).
-template <class T, class Y>
-__global__ void moe_reduce8_kernel(const Y* __restrict__ y, const float* __restrict__ tw, int tokens, int k, int H,
+// The same sums over act-dtype rows, 8 columns per thread with 16-byte loads and stores (H % 8 == 0, out 16-byte
+// aligned; y rows are the workspace's): the same float operations in the same order per output, so the same bits.
+// The scalar form read them at ~2.3 TB/s (T = 4096: 65.6 us); the grouped path launches this one (fused_moe_launch.cuh).
+template <class T>
+__global__ void moe_reduce8_kernel(const T* __restrict__ y, const float* __restrict__ tw, int tokens, int k, int H,
                                    T* __restrict__ out) {
   pdl_wait();  // y is GEMM 2's output
   pdl_launch_dependents();
@@ -610,14 +610,8 @@ __global__ void moe_reduce8_kernel(const Y* __restrict__ y, const float* __restr
   float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
   for (int j = 0; j < k; ++j) {
     const float w = tw[t * k + j];
-    const Y* row = y + (t * k + j) * H + c;
-    Y v[8];
-    if constexpr (sizeof(Y) == 4) {
-      *reinterpret_cast<float4*>(v) = *reinterpret_cast<const float4*>(row);
-      *reinterpret_cast<float4*>(v + 4) = *reinterpret_cast<const float4*>(row + 4);
-    } else {
-      *reinterpret_cast<uint4*>(v) = *reinterpret_cast<const uint4*>(row);
-    }
+    alignas(16) T v[8];
+    *reinterpret_cast<uint4*>(v) = *reinterpret_cast<const uint4*>(y + (t * k + j) * H + c);
 #pragma unroll
     for (int e = 0; e < 8; ++e) acc[e] += w * to_f32(v[e]);
   }

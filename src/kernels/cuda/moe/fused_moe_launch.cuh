@@ -188,7 +188,7 @@ void launch_grouped(const MoeRunDev& r, cudaStream_t stream) {
   const int slots = static_cast<int>(r.tokens * r.top_k);
   const std::int64_t rows = r.grouped_rows;
   int c1 = -1, c2 = -1;
-  grouped_configs(r.block, r.inter, &c1, &c2);
+  grouped_configs(r.block, &c1, &c2);
   // Gather: 16-byte vectors where x allows (H % 64 == 0 makes every row a multiple of 128 bytes).
   const bool vec16 = reinterpret_cast<std::uintptr_t>(r.x) % 16 == 0;
   const int row_bytes = r.hidden * static_cast<int>(sizeof(T));
@@ -343,7 +343,7 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   T* out = static_cast<T*>(r.out);
   if (grouped) {  // the grouped path's rows are act dtype (half the bytes of fp32)
     const T* y = static_cast<const T*>(static_cast<const void*>(r.y));
-    if (vec8) launch_pdl(moe_reduce8_kernel<T, T>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
+    if (vec8) launch_pdl(moe_reduce8_kernel<T>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
     else launch_pdl(moe_reduce_kernel<T, T>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
   } else {  // the mma.sync and ring paths' fp32 rows
     launch_pdl(moe_reduce_kernel<T, float>, rg, rb, 0, stream, static_cast<const float*>(r.y), r.topk_weights, tokens, r.top_k,

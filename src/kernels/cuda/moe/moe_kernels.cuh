@@ -89,7 +89,7 @@ bool grouped_path(int block);
 // The prefill configs of the grouped path's two GEMMs for a block size: W4A16_MOE_GROUPED_CONFIGS="c1,c2"
 // (a device tune; GEMM 1 takes a tile of BN rows only where I % (BN / 2) == 0), else the 2-CTA tile of the
 // block's tokens for both: bm64 (config 23) at 64, bm128_bn128 (config 32) at 128.
-void grouped_configs(int block, int inter, int* config1, int* config2);
+void grouped_configs(int block, int* config1, int* config2);
 void launch_fused_moe(const MoeRunDev& r, cudaStream_t stream);
 
 }  // namespace w4a16::kernels::cuda::moe

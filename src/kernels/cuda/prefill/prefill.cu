@@ -344,12 +344,25 @@ const KernelEntry* kernel_table(const TcWeights& w, bool one_group) {
 // (g >= 64: k tiles start at multiples of 64 and groups are powers of two; or a single group:
 // channelwise, K <= g) and the config has one (OneGroupConfigs); else the per-half kernel (g = 32).
 // Both variants of a config have the same shared memory and block size.
-const KernelEntry& entry(const TcWeights& w, const PrefillPlan& plan) {
-  if ((w.groups <= 1 || w.group_len() >= 64) && resolve_one_group(plan.one_group)) {
-    const KernelEntry& e = kernel_table(w, true)[plan.config];
+const KernelEntry& entry(DType act_dtype, bool zeros, std::int64_t groups, std::int64_t group_len, const PrefillPlan& plan) {
+  if ((groups <= 1 || group_len >= 64) && resolve_one_group(plan.one_group)) {
+    const KernelEntry& e = kernel_table(act_dtype, zeros, true)[plan.config];
     if (e.fn != nullptr) return e;
   }
-  return kernel_table(w, false)[plan.config];
+  return kernel_table(act_dtype, zeros, false)[plan.config];
+}
+const KernelEntry& entry(const TcWeights& w, const PrefillPlan& plan) {
+  return entry(w.act_dtype, w.scalar == ScalarType::uint4, w.groups, w.group_len(), plan);
+}
+
+// log2 of the group length where K holds several groups (the kernel's shift), 0 for one group; g = 32..256 are
+// powers of two, anything else is refused.
+int group_shift_of(std::int64_t groups, std::int64_t group_len, int group_size, const char* arg) {
+  int shift = 0;
+  while (groups > 1 && (std::int64_t{1} << shift) < group_len) ++shift;
+  if (groups > 1 && (std::int64_t{1} << shift) != group_len)
+    fail(ErrorCode::invalid_argument, arg, "a power of two (32..256) or channelwise", std::to_string(group_size));
+  return shift;
 }
 
 // Raise the dynamic shared-memory limit once per kernel (not a stream operation: capture-safe).
@@ -1025,10 +1038,7 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   p.groups = w.groups;
   p.k_tiles_per_split = kts;
   p.split = static_cast<int>(split);
-  p.group_shift = 0;
-  while (w.groups > 1 && (std::int64_t{1} << p.group_shift) < w.group_len()) ++p.group_shift;
-  if (w.groups > 1 && (std::int64_t{1} << p.group_shift) != w.group_len())
-    fail(ErrorCode::invalid_argument, "w.group_size", "a power of two (32..256) or channelwise", std::to_string(w.group_size));
+  p.group_shift = group_shift_of(w.groups, w.group_len(), w.group_size, "w.group_size");
 
   ensure_smem_attr(e);
   const dim3 grid(static_cast<unsigned>(ceil_div(w.n_pad, cfg.bn())), static_cast<unsigned>(ceil_div(m, cfg.bm)), static_cast<unsigned>(split));
@@ -1157,9 +1167,7 @@ void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream) {
   const std::int64_t group_len = g.group_size == kChannelwise ? g.k : g.group_size;
   PrefillPlan plan;
   plan.config = g.config;
-  const bool one_group = (groups <= 1 || group_len >= 64) && resolve_one_group(plan.one_group);
-  const KernelEntry* table = kernel_table(g.act_dtype, g.zeros_present, one_group);
-  const KernelEntry& e = table[g.config].fn != nullptr ? table[g.config] : kernel_table(g.act_dtype, g.zeros_present, false)[g.config];
+  const KernelEntry& e = entry(g.act_dtype, g.zeros_present, groups, group_len, plan);
 
   KernelParams p{};
   p.qweight = static_cast<const uint4*>(g.qweight);
@@ -1178,10 +1186,7 @@ void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream) {
   p.groups = groups;
   p.k_tiles_per_split = p.k_tiles;
   p.split = 1;
-  p.group_shift = 0;
-  while (groups > 1 && (std::int64_t{1} << p.group_shift) < group_len) ++p.group_shift;
-  if (groups > 1 && (std::int64_t{1} << p.group_shift) != group_len)
-    fail(ErrorCode::invalid_argument, "group_size", "a power of two (32..256) or channelwise", std::to_string(g.group_size));
+  p.group_shift = group_shift_of(groups, group_len, g.group_size, "group_size");
   p.tail_box_rows = cfg.bm;
   p.block_expert = g.block_expert;
   p.block_row = g.block_row;
