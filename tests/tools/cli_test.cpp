@@ -389,6 +389,12 @@ TEST_F(Cli, MoeLayerOfACheckpointMatchesTheReference) {
     Result l = cli("moe " + d.string() + " --layer 3");
     EXPECT_EQ(l.rc, 1) << l.out;
     EXPECT_NE(l.err.find("model.layers.3"), std::string::npos) << l.err;
+    // Usage errors (exit 2) name their option.
+    for (const std::string bad : {"--tokens 0", "--layer -1", "--top-k 0", "--check -1", "--repeat -2", "--block 8", "--dtype int8"}) {
+      Result u = cli("moe " + d.string() + " --layer 1 " + bad);
+      EXPECT_EQ(u.rc, 2) << bad << ": " << u.out << u.err;
+      EXPECT_NE(u.err.find(bad.substr(0, bad.find(' '))), std::string::npos) << bad << ": " << u.err;
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "moe/moe_kernels.cuh"
 #include "prefill/prefill.hpp"
 #include "tc/tc_weights.hpp"
 #include "testutil.hpp"
@@ -164,6 +165,98 @@ TEST(PrefillHost, GroupedModeRefusalsNameTheReason) {
   EXPECT_EQ(refusal(23, 1536, 768), "");
   EXPECT_EQ(refusal(32, 1536, 768), "");
   EXPECT_EQ(refusal(22, 1536, 768), "");
+}
+
+// prefill_run_grouped checks its arguments before it touches a device (so this runs without one): each bad
+// argument is refused with an error naming it. Pointers are never dereferenced on these paths.
+TEST(PrefillHost, GroupedRunRejectsBadArgumentsNamingThem) {
+  alignas(16) static unsigned char buf[256];
+  auto valid = [] {
+    PrefillGrouped g;
+    g.qweight = buf;
+    g.scales = buf;
+    g.n = 1536;
+    g.k = 2048;
+    g.group_size = 128;
+    g.x = buf;
+    g.rows = 256;
+    g.block_expert = reinterpret_cast<const std::int32_t*>(buf);
+    g.silu_inter = 768;
+    g.y = buf;
+    g.config = 32;
+    g.expert_qweight_bytes = 1536 * 2048 / 2;
+    g.expert_scales_bytes = 16 * 1536 * 2;
+    return g;
+  };
+  auto expect_refused = [](const PrefillGrouped& g, const std::string& name) {
+    try {
+      prefill_run_grouped(g, nullptr);
+      ADD_FAILURE() << name << ": accepted";
+    } catch (const w4a16::Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(name + ": ", 0), 0u) << e.what();  // the message starts with the argument
+    }
+  };
+  PrefillGrouped g = valid();
+  g.config = 12;  // not an early-issue config
+  expect_refused(g, "grouped prefill config");
+  g = valid();
+  g.k = 2000;
+  expect_refused(g, "k");
+  g = valid();
+  g.rows = 200;  // not a multiple of the tile's 128 tokens
+  expect_refused(g, "rows");
+  g = valid();
+  g.block_row = reinterpret_cast<const std::int32_t*>(buf);  // a block list without its length
+  expect_refused(g, "blocks");
+  g = valid();
+  g.block_expert = nullptr;
+  expect_refused(g, "block_expert");
+  g = valid();
+  g.zeros_present = true;  // uint4 without zero points
+  expect_refused(g, "zeros");
+  g = valid();
+  g.y = nullptr;
+  expect_refused(g, "y");
+  g = valid();
+  g.y = buf + 2;
+  expect_refused(g, "y");
+  g = valid();
+  g.silu_inter = 0;  // GEMM 2 without its row map
+  expect_refused(g, "row_map / rows_out");
+  g = valid();
+  g.expert_scales_bytes = 8;
+  expect_refused(g, "expert stride");
+  g = valid();
+  g.group_size = 96;
+  expect_refused(g, "group_size");
+}
+
+// The MoE's grouped tiles (moe::grouped_configs): 23 / 23 at block 64, 32 / 32 at 128; W4A16_MOE_GROUPED_CONFIGS picks
+// others whose tile has the block's tokens and refuses anything else, naming the knob.
+TEST(PrefillHost, MoeGroupedTilesAndTheirKnob) {
+  namespace mk = w4a16::kernels::cuda::moe;
+  int c1 = -1, c2 = -1;
+  mk::grouped_configs(64, &c1, &c2);
+  EXPECT_EQ(c1, 23);
+  EXPECT_EQ(c2, 23);
+  mk::grouped_configs(128, &c1, &c2);
+  EXPECT_EQ(c1, 32);
+  EXPECT_EQ(c2, 32);
+  {
+    w4a16::test::ScopedEnv knob("W4A16_MOE_GROUPED_CONFIGS", std::string("22,32"));
+    mk::grouped_configs(128, &c1, &c2);
+    EXPECT_EQ(c1, 22);
+    EXPECT_EQ(c2, 32);
+  }
+  for (const char* bad : {"22", "22,32,5", "x,y", "-1,32", "99,32", "23,23"}) {  // "23,23": a 64-token tile at block 128
+    w4a16::test::ScopedEnv knob("W4A16_MOE_GROUPED_CONFIGS", std::string(bad));
+    try {
+      mk::grouped_configs(128, &c1, &c2);
+      ADD_FAILURE() << bad << ": accepted";
+    } catch (const w4a16::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("W4A16_MOE_GROUPED_CONFIGS"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // The plans (pure functions, no GPU needed). TMA plan (default, wgmma): a TMA tile, the least

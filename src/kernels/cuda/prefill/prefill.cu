@@ -1138,9 +1138,7 @@ void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream) {
   if (const std::string why = prefill_grouped_refusal(g.config, g.n, g.silu_inter); !why.empty())
     fail(ErrorCode::unsupported, "grouped prefill config", "an early-issue TMA config whose tile fits the layer", why);
   const PrefillConfig& cfg = prefill_config(g.config);
-  const int cap = device_capability();
-  if (!prefill_grouped_supported(cap) || !config_runs_on(cfg, cap))
-    fail(ErrorCode::unsupported, "grouped prefill", "capability 90 with the sm_90a build", std::to_string(cap));
+  // The arguments first (host checks, no device needed), then the device.
   if (g.k % 64 != 0) fail(ErrorCode::unsupported, "k", "a multiple of 64", std::to_string(g.k));
   if (g.block_row == nullptr ? g.rows <= 0 || g.rows % cfg.bm != 0 : g.rows < cfg.bm || g.rows % 64 != 0)
     fail(ErrorCode::invalid_argument, "rows",
@@ -1162,9 +1160,15 @@ void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream) {
     fail(ErrorCode::alignment, "rows_out", "8-byte aligned", "address % 8 = " + std::to_string(reinterpret_cast<std::uintptr_t>(g.rows_out) % 8));
   for (const std::size_t b : {g.expert_qweight_bytes, g.expert_scales_bytes, g.expert_zeros_bytes})
     if (b % 16 != 0) fail(ErrorCode::alignment, "expert stride", "a multiple of 16 bytes", std::to_string(b));
-
+  if (g.group_size != kChannelwise && g.group_size <= 0)
+    fail(ErrorCode::invalid_argument, "group_size", "32..256 or channelwise", std::to_string(g.group_size));
   const std::int64_t groups = g.group_size == kChannelwise ? 1 : ceil_div(g.k, g.group_size);
   const std::int64_t group_len = g.group_size == kChannelwise ? g.k : g.group_size;
+  const int group_shift = group_shift_of(groups, group_len, g.group_size, "group_size");
+  const int cap = device_capability();
+  if (!prefill_grouped_supported(cap) || !config_runs_on(cfg, cap))
+    fail(ErrorCode::unsupported, "grouped prefill", "capability 90 with the sm_90a build", std::to_string(cap));
+
   PrefillPlan plan;
   plan.config = g.config;
   const KernelEntry& e = entry(g.act_dtype, g.zeros_present, groups, group_len, plan);
@@ -1186,7 +1190,7 @@ void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream) {
   p.groups = groups;
   p.k_tiles_per_split = p.k_tiles;
   p.split = 1;
-  p.group_shift = group_shift_of(groups, group_len, g.group_size, "group_size");
+  p.group_shift = group_shift;
   p.tail_box_rows = cfg.bm;
   p.block_expert = g.block_expert;
   p.block_row = g.block_row;
