@@ -13,6 +13,7 @@
 #include <random>
 
 #include "../../moe/moe_case.hpp"
+#include "moe/moe_kernels.cuh"
 #include "moe/ring_align.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
@@ -450,7 +451,7 @@ TEST(MoeGpuRingEdge, Qwen3Shapes) {
 }
 
 // A bad value of a per-call knob is refused by run() (w4a16::Error naming it), nothing launched.
-void expect_knob_rejected(const char* var, const char* value) {
+void expect_knob_rejected(const char* var, const char* value, int block = 8) {
   MoeSpec s{128, 64, 8, 64, ScalarType::uint4b8};
   Problem p = make_problem(s, DType::f16, 4, 2);
   CudaMoe m = CudaMoe::create(p.w, DType::f16);
@@ -463,7 +464,7 @@ void expect_knob_rejected(const char* var, const char* value) {
   MoeArgs a{TensorView(dx.p, DType::f16, {p.T, 128}, Device::cuda), TensorView(di.p, DType::i32, {p.T, p.k}, Device::cuda),
             TensorView(dw.p, DType::f32, {p.T, p.k}, Device::cuda), TensorView(dout.p, DType::f16, {p.T, 128}, Device::cuda)};
   try {
-    m.run(a, ws.p, wsb, nullptr, 8);
+    m.run(a, ws.p, wsb, nullptr, block);
     ADD_FAILURE() << var << "=" << value << " accepted";
   } catch (const Error& err) {
     EXPECT_NE(std::string(err.what()).find(var), std::string::npos) << err.what();
@@ -475,6 +476,14 @@ void expect_knob_rejected(const char* var, const char* value) {
 TEST(MoeGpuRingEdge, BadKnobIsRejected) {
   REQUIRE_GPU();
   expect_knob_rejected("W4A16_MOE_RING", "yes");
+}
+
+// The grouped path's knobs (block 64 / 128, sm_90a), read before anything is launched.
+TEST(MoeGpuGrouped, BadKnobIsRejected) {
+  REQUIRE_GPU();
+  if (!w4a16::kernels::cuda::moe::grouped_supported()) GTEST_SKIP() << "no grouped wgmma path here (capability 90 + sm_90a build)";
+  expect_knob_rejected("W4A16_MOE_WGMMA", "yes", 64);
+  expect_knob_rejected("W4A16_MOE_GROUPED_CONFIGS", "12,12", 128);
 }
 
 // ---- Fused alignment (W4A16_MOE_FUSED_ALIGN=1 or unset: the ring kernels align in shared memory; =0 the launch) ----

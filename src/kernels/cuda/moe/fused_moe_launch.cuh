@@ -183,12 +183,11 @@ void launch_prefill(const MoeRunDev& r, const GemmParams& g1, const GemmParams& 
 // Block 64: the alignment's 64-row blocks, one pass per GEMM. Block 128: the alignment at 64 with block lists
 // (AlignLists): each GEMM as a pass over the whole 128-row blocks (bm128 tile) and one over the 64-row tails (the
 // bm64 2-CTA tile), so a run pads to 64 rows, not 128.
+// c1 / c2: the two GEMMs' configs (grouped_configs, resolved by the caller before anything is launched).
 template <class T>
-void launch_grouped(const MoeRunDev& r, cudaStream_t stream) {
+void launch_grouped(const MoeRunDev& r, int c1, int c2, cudaStream_t stream) {
   const int slots = static_cast<int>(r.tokens * r.top_k);
   const std::int64_t rows = r.grouped_rows;
-  int c1 = -1, c2 = -1;
-  grouped_configs(r.block, &c1, &c2);
   // Gather: 16-byte vectors where x allows (H % 64 == 0 makes every row a multiple of 128 bytes).
   const bool vec16 = reinterpret_cast<std::uintptr_t>(r.x) % 16 == 0;
   const int row_bytes = r.hidden * static_cast<int>(sizeof(T));
@@ -300,6 +299,8 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   g1.experts = g2.experts = r.experts;
   g1.ring_align = g2.ring_align = false;
   const bool grouped = grouped_path(r.block);  // blocks 64 / 128 on the grouped wgmma path (read once per call)
+  int c1 = -1, c2 = -1;  // its tiles: the knob is read (and refused) before any launch
+  if (grouped) grouped_configs(r.block, &c1, &c2);
   auto align = [&] {  // the alignment launch (block > 1, unless fused into the ring kernels)
     // Block 128 aligns at 64 and lists the whole 128-row blocks and the 64-row tails (launch_grouped).
     const bool lists = r.block == 128;
@@ -326,10 +327,10 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
     case 32: align(); launch_prefill<T, kZeros, 32>(r, g1, g2, r.max_blocks, stream); break;
     case 64:
       align();
-      if (grouped) launch_grouped<T>(r, stream);
+      if (grouped) launch_grouped<T>(r, c1, c2, stream);
       else launch_prefill<T, kZeros, 64>(r, g1, g2, r.max_blocks, stream);
       break;
-    case 128: align(); launch_grouped<T>(r, stream); break;
+    case 128: align(); launch_grouped<T>(r, c1, c2, stream); break;
     default: fail(ErrorCode::unsupported, "block", "1, 8, 32, 64 or 128", std::to_string(r.block));
   }
   // The reduce: on the grouped path 8 columns per thread where out allows 16-byte stores (H % 64 == 0 here), else one
