@@ -478,6 +478,116 @@ TEST(Decode, Rejections) {
 }
 
 
+// ---- The bulk kernel (decode_bulk.cu), forced on with W4A16_DECODE_BULK=1 ----
+
+bool takes_bulk(const QuantSpec& spec, std::int64_t m, bool act_order) {
+  return decode_plan(spec.n, spec.k, static_cast<int>(std::min<std::int64_t>(m, 16)), spec.scalar == ScalarType::uint4, spec.group_size,
+                     !act_order)
+             .bulk_stages > 0;
+}
+
+// Every configuration at M = 1..16 on the odd shape of EveryConfigurationM1To16 (N = 200: the
+// last item has 13 of 16 rows of its last stripe; K = 768 = 12 tiles: the last stage of every
+// plan is partial), act-order (x gathered through registers) and strided rows included.
+TEST(Decode, BulkEveryConfigurationM1To16) {
+  REQUIRE_GPU();
+  ScopedEnv bulk("W4A16_DECODE_BULK", "1");
+  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");
+  for (DType act : {DType::f16, DType::bf16})
+    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
+      for (int g : {32, 64, 128, 256, kChannelwise})
+        for (bool bias : {false, true})
+          for (bool ao : {false, true}) {
+            Cfg c{act, st, g, bias, ao};
+            QuantSpec spec{200, 768, g, st};
+            Layer L = make_layer(spec, act, bias, ao, act);
+            for (std::int64_t m = 1; m <= 16; ++m) {
+              ASSERT_TRUE(takes_bulk(spec, m, ao)) << name(spec, c) << " M=" << m;
+              check_run(L, act, m, (m % 2) ? 0 : 8, (m % 3) ? 0 : 5, name(spec, c) + " bulk");
+            }
+          }
+}
+
+// Every forced plan shape (warps along N 1..8 x one or two blocks per SM) on a layer of more items
+// than blocks (N = 4792: 300 stripes, 299.5 of them real; each block loops over items and the
+// ring wraps across them), K = 2368 = 37 tiles (partial last stages, warps with no tile in them),
+// odd and unaligned x rows (scalar staging).
+TEST(Decode, BulkForcedPlansPersistentItems) {
+  REQUIRE_GPU();
+  ScopedEnv bulk("W4A16_DECODE_BULK", "1");
+  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");
+  struct C { DType act; ScalarType st; int g; bool ao; };
+  for (C c : {C{DType::f16, ScalarType::uint4b8, 64, false}, C{DType::bf16, ScalarType::uint4, 32, true},
+              C{DType::f16, ScalarType::uint4, kChannelwise, false}}) {
+    QuantSpec spec{4792, 2368, c.g, c.st};
+    Layer L = make_layer(spec, c.act, true, c.ao, c.act);
+    for (const char* plan : {"1,1", "2,1", "4,1", "8,1", "1,2", "2,2", "4,2", "8,2"}) {
+      ScopedEnv forced("W4A16_DECODE_BULK_PLAN", plan);
+      const std::string what = spec.describe() + " bulk plan " + plan + (c.ao ? " act_order" : "");
+      const DecodePlan p = decode_plan(spec.n, spec.k, 1, c.st == ScalarType::uint4, c.g, !c.ao);
+      ASSERT_GT(p.bulk_stages, 0) << what;
+      for (std::int64_t m : {1, 5, 8}) check_run(L, c.act, m, 0, 0, what);
+      check_run(L, c.act, 3, 3, 1, what + " unaligned x rows");
+      if (plan[2] == '1')  // one block per SM: the 9..16-token variant too
+        for (std::int64_t m : {9, 16}) check_run(L, c.act, m, 0, 0, what);
+    }
+  }
+}
+
+// Real model layer shapes at the sizes the kernel is for (8192 x 8192, Llama-3-8B), g = 128; where
+// x of all of K does not fit (16 tokens of K = 14336) the streaming kernel takes the chunk.
+TEST(Decode, BulkModelShapes) {
+  REQUIRE_GPU();
+  ScopedEnv bulk("W4A16_DECODE_BULK", "1");
+  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");
+  struct S { std::int64_t n, k; };
+  int i = 0;
+  for (S s : {S{8192, 8192}, S{28672, 4096}, S{4096, 14336}, S{6144, 4096}}) {
+    const DType act = (i % 2) ? DType::bf16 : DType::f16;
+    const ScalarType st = (i / 2 % 2) ? ScalarType::uint4 : ScalarType::uint4b8;
+    ++i;
+    QuantSpec spec{s.n, s.k, 128, st};
+    Layer L = make_layer(spec, act, i % 3 == 0, false, act);
+    EXPECT_TRUE(takes_bulk(spec, 1, false)) << spec.describe();
+    for (std::int64_t m : {1, 2, 4, 8, 16}) check_run(L, act, m, 0, 0, spec.describe());
+  }
+}
+
+// The producer warp fetches weights before griddepcontrol.wait; x is read only after it (chained
+// layers on one stream and in a graph); same bits on every run.
+TEST(Decode, BulkChainedLayersAndDeterminism) {
+  REQUIRE_GPU();
+  ScopedEnv bulk("W4A16_DECODE_BULK", "1");
+  check_chain(4096, 11008);
+  QuantSpec spec{8192, 8192, 128, ScalarType::uint4};
+  Layer L = make_layer(spec, DType::bf16, false, false, DType::bf16);
+  for (std::int64_t m : {1, 8}) {
+    std::vector<std::uint16_t> xh = test::random_act(m, spec.k, DType::bf16);
+    const std::vector<std::uint16_t> first = check_run(L, DType::bf16, m, 0, 0, "bulk determinism", &xh);
+    for (int r = 0; r < 2; ++r)
+      EXPECT_EQ(first, check_run(L, DType::bf16, m, 0, 0, "bulk determinism", &xh)) << "run " << r + 1 << " differs, M=" << m;
+  }
+}
+
+TEST(Decode, BulkRejectsBadKnobs) {
+  REQUIRE_GPU();
+  QuantSpec spec{64, 128, 64, ScalarType::uint4b8};
+  Layer L = make_layer(spec, DType::f16, false, false, DType::f16);
+  DevBuf<std::uint16_t> xd(16 * 128), yd(16 * 64);
+  {
+    ScopedEnv bad("W4A16_DECODE_BULK", "yes");
+    expect_error([&] { decode_run(*L.w, xd.p, 1, 128, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "W4A16_DECODE_BULK");
+  }
+  ScopedEnv bulk("W4A16_DECODE_BULK", "1");
+  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");
+  for (const char* plan : {"3,1", "8,3", "8", "x"}) {
+    ScopedEnv forced("W4A16_DECODE_BULK_PLAN", plan);
+    expect_error([&] { decode_run(*L.w, xd.p, 1, 128, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "W4A16_DECODE_BULK_PLAN");
+  }
+  ScopedEnv two_blocks("W4A16_DECODE_BULK_PLAN", "8,2");  // two blocks per SM: 1..8 tokens only
+  expect_error([&] { decode_run(*L.w, xd.p, 9, 128, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "W4A16_DECODE_BULK_PLAN");
+}
+
 // ---- The small-layer kernel (decode_small.cu), forced on with W4A16_DECODE_SMALL=1 ----
 
 TEST(Decode, SmallEveryConfigurationM1To16) {

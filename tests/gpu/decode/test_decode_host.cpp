@@ -245,3 +245,64 @@ TEST(DecodeHost, RefusesQweightOf64GiB) {
   w.qweight = nullptr;  // not ours to free
   w.scales = nullptr;
 }
+
+// The bulk kernel's plans (decode_bulk_plan_for_sms, H200: 132 SMs) on every PERF.md shape at
+// 1..16 tokens: where one is returned it fits the shared memory of its blocks per SM with at
+// least two stages, the grid is what is resident (never more blocks than items), 9..16 tokens
+// take one block per SM (the register cap of that variant); x of all of K that cannot fit beside
+// two stages gives no plan (the streaming kernel's fallback).
+TEST(DecodeHost, BulkPlansFitTheirBlocksPerSm) {
+  struct S { std::int64_t n, k; };
+  for (S s : {S{1152, 896}, S{896, 896}, S{9728, 896}, S{896, 4864}, S{6144, 4096}, S{4096, 4096}, S{28672, 4096}, S{4096, 14336},
+              S{8192, 8192}, S{57344, 8192}, S{8192, 28672}})
+    for (int m = 1; m <= 16; ++m)
+      for (bool zeros : {false, true})
+        for (int g : {32, 128}) {
+          const DecodePlan p = decode_bulk_plan_for_sms(s.n, s.k, m, zeros, g, 132);
+          const std::string what = std::to_string(s.n) + "x" + std::to_string(s.k) + " m=" + std::to_string(m) + " " + p.describe();
+          const std::int64_t x_row = (s.k + 63) / 64 * 128 + 16;
+          if (p.bulk_stages == 0) {  // only where x of all of K leaves no room for two stages in 227 KB
+            EXPECT_GT(m * x_row, 227 * 1024 - 2 * 18944 - 2 * 8 * 2 * 512) << what;
+            continue;
+          }
+          EXPECT_GE(p.bulk_stages, 2) << what;
+          EXPECT_LE(p.bulk_stages, 16) << what;
+          EXPECT_EQ(p.warps_n * p.warps_k, 8) << what;
+          EXPECT_LE(p.smem_bytes, p.bulk_blocks_per_sm == 2 ? 113u * 1024 : 227u * 1024) << what;
+          if (m > 8) EXPECT_EQ(p.bulk_blocks_per_sm, 1) << what;
+          EXPECT_LE(p.grid_rows, 132 * p.bulk_blocks_per_sm) << what;
+          EXPECT_LE(p.grid_rows, p.row_blocks) << what;
+          EXPECT_EQ(p.row_blocks, ((s.n + 63) / 64 * 4 + p.warps_n - 1) / p.warps_n) << what;
+        }
+  // 1 token of 8192 x 8192 fits two blocks per SM with room for a deep ring.
+  const DecodePlan p = decode_bulk_plan_for_sms(8192, 8192, 1, false, 128, 132);
+  EXPECT_EQ(p.bulk_blocks_per_sm, 2) << p.describe();
+  EXPECT_GE(p.bulk_stages, 5) << p.describe();
+}
+
+TEST(DecodeHost, BulkKnobs) {
+  setenv("W4A16_DECODE_SMALL", "0", 1);
+  setenv("W4A16_DECODE_BULK", "1", 1);
+  EXPECT_GT(decode_plan_for_sms(8192, 8192, 1, false, 128, true, 132).bulk_stages, 0);
+  setenv("W4A16_DECODE_BULK_PLAN", "1,1", 1);
+  const DecodePlan forced = decode_plan_for_sms(8192, 8192, 4, true, 32, false, 132);
+  EXPECT_EQ(forced.warps_n, 1);
+  EXPECT_EQ(forced.bulk_blocks_per_sm, 1);
+  setenv("W4A16_DECODE_PLAN", "8,2", 1);  // a forced streaming plan wins over the bulk kernel
+  EXPECT_EQ(decode_plan_for_sms(8192, 8192, 1, false, 128, true, 132).bulk_stages, 0);
+  unsetenv("W4A16_DECODE_PLAN");
+  setenv("W4A16_DECODE_BULK", "0", 1);
+  EXPECT_EQ(decode_plan_for_sms(8192, 8192, 1, false, 128, true, 132).bulk_stages, 0);
+  setenv("W4A16_DECODE_BULK", "on", 1);
+  EXPECT_THROW(decode_plan_for_sms(8192, 8192, 1, false, 128, true, 132), w4a16::Error);
+  setenv("W4A16_DECODE_BULK", "1", 1);
+  for (const char* bad : {"3,1", "8,0", "8", "2,2,2", "2,2x"}) {
+    setenv("W4A16_DECODE_BULK_PLAN", bad, 1);
+    EXPECT_THROW(decode_bulk_plan_for_sms(8192, 8192, 1, false, 128, 132), w4a16::Error) << bad;
+  }
+  setenv("W4A16_DECODE_BULK_PLAN", "8,2", 1);  // two blocks per SM: not at 9..16 tokens
+  EXPECT_THROW(decode_bulk_plan_for_sms(8192, 8192, 9, false, 128, 132), w4a16::Error);
+  unsetenv("W4A16_DECODE_BULK_PLAN");
+  unsetenv("W4A16_DECODE_BULK");
+  unsetenv("W4A16_DECODE_SMALL");
+}

@@ -669,9 +669,91 @@ const MeasuredPlan* measured_plan(std::int64_t n, std::int64_t k, int m_chunk, b
   return nullptr;
 }
 
+// W4A16_DECODE_BULK: "0" never takes the bulk kernel, "1" wherever its plan fits (after the
+// small-layer kernel's rule); unset: kBulkDefault.
+constexpr bool kBulkDefault = false;
+bool bulk_enabled() {
+  const char* env = std::getenv("W4A16_DECODE_BULK");
+  if (!env || !*env) return kBulkDefault;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK", "0 or 1", env);
+  return *env == '1';
+}
+
+// Shared memory one bulk block may take at b blocks per SM: 228 KB per SM less 1 KB reserved per
+// block, at most the 227 KB opt-in limit.
+std::size_t bulk_budget(int blocks_per_sm) {
+  return std::min<std::size_t>(kBulkMaxSmem, (228 * 1024) / static_cast<std::size_t>(blocks_per_sm) - 1024);
+}
+
+// The bulk plan of warps_n stripes per item at b blocks per SM, or bulk_stages = 0 where two stages
+// do not fit beside the staged x.
+DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, bool g32, int wn, int b, int sms) {
+  DecodePlan p;
+  p.depth = 0;
+  if (b > (m <= 8 ? kBulkMinBlocks<1> : kBulkMinBlocks<2>)) return p;  // the register cap allows fewer
+  const std::size_t fixed = bulk_smem(m, static_cast<int>(kt), zeros, g32, 0);
+  const std::size_t budget = bulk_budget(b);
+  if (fixed + 2 * bulk_stage_bytes(zeros, g32) > budget) return p;
+  p.bulk_stages = static_cast<int>(std::min<std::size_t>(kBulkMaxStages, (budget - fixed) / bulk_stage_bytes(zeros, g32)));
+  p.bulk_blocks_per_sm = b;
+  p.warps_n = wn;
+  p.warps_k = kWarps / wn;
+  p.splits = 1;
+  p.tiles_per_warp = static_cast<int>((kt + p.warps_k - 1) / p.warps_k);
+  p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
+  p.grid_rows = static_cast<int>(std::min<std::int64_t>(p.row_blocks, static_cast<std::int64_t>(sms) * b));
+  p.smem_bytes = bulk_smem(m, static_cast<int>(kt), zeros, g32, p.bulk_stages);
+  return p;
+}
+
+// Cost of a bulk plan in tiles: those the busiest SM streams (its blocks x rounds of items x the
+// item's tiles, padded to whole stages) plus kItemTiles per round of items (the reduction and the
+// store), scaled by 96 KB / the bytes the ring keeps in flight per SM where that is below 96 KB.
+double bulk_cost(const DecodePlan& p, std::int64_t kt, int sms) {
+  constexpr double kItemTiles = 8, kInflight = 96 * 1024;
+  const std::int64_t span = static_cast<std::int64_t>(p.warps_k) * kBulkTiles;
+  const std::int64_t item_tiles = (kt + span - 1) / span * span * p.warps_n;
+  const std::int64_t rounds = (p.row_blocks + p.grid_rows - 1) / p.grid_rows;
+  const std::int64_t per_sm = std::min<std::int64_t>(p.bulk_blocks_per_sm, (p.grid_rows + sms - 1) / sms);
+  const double inflight = static_cast<double>(per_sm * (p.bulk_stages - 1)) * kBulkTiles * kWarps * 512;
+  const double tiles = static_cast<double>(per_sm * rounds * item_tiles) + kItemTiles * static_cast<double>(rounds);
+  return inflight < kInflight ? tiles * kInflight / inflight : tiles;
+}
+
 }  // namespace
 
+DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms) {
+  if (sms < 1) fail(ErrorCode::invalid_argument, "sms", ">= 1", std::to_string(sms));
+  if (m_chunk < 1 || m_chunk > 16) fail(ErrorCode::invalid_argument, "m_chunk", "1..16", std::to_string(m_chunk));
+  const bool g32 = group_size == 32;
+  const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
+  const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
+  if (const char* env = std::getenv("W4A16_DECODE_BULK_PLAN"); env && *env) {
+    int wn = 0, b = 0, used = 0;
+    if (std::sscanf(env, "%d,%d%n", &wn, &b, &used) != 2 || env[used] != '\0' || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || (b != 1 && b != 2))
+      fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK_PLAN", "\"warps_n,blocks_per_sm\" with warps_n in {1,2,4,8}, blocks_per_sm 1 or 2", env);
+    const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms);
+    if (p.bulk_stages == 0)
+      fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK_PLAN", "a plan that fits: two blocks per SM at 1..8 tokens only, staged x (all of K) and two stages within shared memory", env);
+    return p;
+  }
+  DecodePlan best;
+  double best_cost = 1e30;
+  for (int b : {2, 1})
+    for (int wn : {8, 4, 2, 1}) {
+      const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms);
+      if (p.bulk_stages == 0) continue;
+      const double cost = bulk_cost(p, kt, sms);
+      if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
+    }
+  return best;
+}
+
 std::string DecodePlan::describe() const {
+  if (bulk_stages > 0)
+    return "bulk warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) + " row_blocks=" + std::to_string(row_blocks) +
+           " grid=" + std::to_string(grid_rows) + " blocks_per_sm=" + std::to_string(bulk_blocks_per_sm) + " stages=" +
+           std::to_string(bulk_stages) + " smem=" + std::to_string(smem_bytes);
   if (small_tiles > 0)
     return "small T=" + std::to_string(small_tiles) + " warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) +
            " tiles_per_warp=" + std::to_string(tiles_per_warp) + " row_blocks=" + std::to_string(row_blocks) +
@@ -744,6 +826,11 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
     const DecodePlan sp = decode_small_plan_for_sms(n, k, m_chunk, sms, small_min_tiles());
     const std::int64_t x_bytes = static_cast<std::int64_t>(sp.row_blocks) * m_chunk * k * 2;  // x rows the blocks copy
     if (sp.row_blocks > 0 && (so == 1 || x_bytes <= kDecodeSmallMaxXBytes)) return sp;
+  }
+  // The bulk kernel where it is enabled and its plan fits (decode_bulk.cu).
+  if (bulk_enabled()) {
+    const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms);
+    if (bp.bulk_stages > 0) return bp;
   }
   // A plan measured faster than the model's on this layer (kMeasuredPlans), built like a forced one.
   // (Not while W4A16_DECODE_XSTREAM=1 forces streaming for exploration.)
@@ -880,6 +967,12 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
     a.splits = p.splits;
     a.row_blocks = p.row_blocks;
     a.xstream = p.xstream ? 1 : 0;
+    if (p.bulk_stages > 0) {  // persistent blocks with a bulk-copy ring (decode_bulk.cu)
+      a.stages = p.bulk_stages;
+      a.block_tiles = a.kt_count;
+      launch_decode_bulk(a, p.grid_rows, p.smem_bytes, bf16, zeros, g32, pdl, stream);
+      continue;
+    }
     if (p.small_tiles > 0) {  // one wave, all of K per block (decode_small.cu)
       launch_decode_small(a, p.small_tiles, p.smem_bytes, bf16, zeros, g32, pdl, stream);
       continue;

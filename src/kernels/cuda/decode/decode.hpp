@@ -34,6 +34,10 @@ struct DecodePlan {
   // per warp), one wave of row_blocks blocks covering all of K (splits 1, depth unused: 0); 0: the
   // streaming kernel above.
   int small_tiles = 0;
+  // > 0: the bulk kernel (decode_bulk.cu) with a ring of this many stages; grid_rows blocks (one or
+  // two per SM, bulk_blocks_per_sm) loop over row_blocks items of warps_n stripes x all of K.
+  int bulk_stages = 0;
+  int bulk_blocks_per_sm = 0;
   std::string describe() const;
 };
 
@@ -71,6 +75,14 @@ constexpr std::int64_t kDecodeSmallMaxXBytes = std::int64_t{2} << 20;
 // (small_min_blocks(T) by registers, fewer where the staged x needs more shared memory). The smallest
 // T that fits gives the most warps and blocks (latency-bound layers want more loads in flight).
 DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, int sms, int min_tiles = 2);
+// The bulk kernel's plan (decode_bulk.cu) for a device of `sms` multiprocessors, or a plan with
+// bulk_stages = 0 where it does not fit (x of all of K staged per block plus two ring stages must fit
+// the shared memory of one or two blocks per SM). Pure host arithmetic. Over warps_n in 1, 2, 4, 8 and
+// 1 or 2 blocks per SM: the grid is min(row_blocks, sms x blocks per SM), each block loops over
+// items; the pick minimises the tiles streamed by the busiest SM plus a per-item cost, scaled up
+// where the ring holds fewer than 96 KB in flight per SM. W4A16_DECODE_BULK_PLAN="warps_n,blocks_per_sm"
+// forces one (invalid or not fitting: invalid_argument).
+DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms);
 // Whether some plan stages an m_chunk-token x chunk of this K in shared memory (what decode_plan
 // needs not to throw unsupported). Pure host arithmetic: no device is queried.
 bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size);

@@ -1,0 +1,285 @@
+// ---- Contract ------------------------------------------------------------------------------
+// Decode kernel with a block-level bulk-copy ring (the "bulk" kernel). Same inputs, layout
+// (cuda.tc16x64.v1), Args and math as the streaming kernel of decode.cu (see its contract block):
+// swap-AB mma.sync m16n8k16, Dt's magic-number dequantization, fp32 accumulation per group scaled
+// per (row, group), bias in fp32, y rounded once; fp16/bf16 x uint4b8/uint4 x every group size x
+// bias x act-order, M <= 16 per launch (MB = 1: <= 8 tokens, 2: <= 16).
+// Why: the streaming kernel keeps about 8 tiles per warp in flight (a per-warp cp.async ring of
+// 2 x 8 tiles, refilled by the same warps that compute), ~64 KB per SM: Nsight Compute put it at
+// 45% of DRAM bandwidth on 8192x8192 M = 1, latency-bound (docs/benchmarks/decode.md, version 9).
+// Here one producer warp per block keeps a ring of `stages` stages of up to ~17 KB in flight
+// (cp.async.bulk of whole contiguous runs of tiles into shared memory, completion on mbarriers),
+// so the bytes in flight are set by shared memory, not by the consumers' registers or progress.
+// Shape of the work: 8 consumer warps + 1 producer warp. An item is warps_n stripes (16 rows
+// each) x all of K; the warps_k = 8 / warps_n warps of a stripe take its k tiles interleaved in
+// runs of 4 (stage s: warp wk computes tiles s * 4 warps_k + 4 wk .. + 3), so one stage of one
+// stripe is ONE contiguous run of 4 warps_k tiles in the layout: warps_n bulk copies per stage.
+// Scale (and zero) rows of each (tile, group) come by 16-byte (8-byte) cp.async of the producer's
+// lanes, completed on the same mbarrier (cp.async.mbarrier.arrive.noinc). The grid is persistent
+// (one or two blocks per SM, each looping over items blockIdx.x, + gridDim.x, ...); the producer
+// runs ahead across items while the consumers reduce and store.
+// Order of a call:
+//   1. barriers initialised; the producer starts filling the ring at once (weights, scales and
+//      zeros are constant: read before griddepcontrol.wait, overlapping the previous kernel);
+//   2. consumers: griddepcontrol.wait, x (the m real tokens, all of K) staged once in shared memory
+//      (cp.async, or through registers for act-order / unaligned rows), one named barrier;
+//   3. per stage: wait full, dequantize + mma + scale 4 tiles (4 independent chains), release the
+//      stage (one arrival per warp on its empty barrier);
+//   4. per item: the warps along K summed in shared memory in warp order (deterministic; partials
+//      double-buffered, one named barrier per item), bias, store.
+// No cluster, no workspace, no atomics, no allocation: CUDA-graph safe, bitwise reproducible.
+// Bounds: x of the whole K staged per block: m x (K_pad/64 x 128 + 16) bytes plus at least two
+// stages must fit shared memory (decode_bulk_plan_for_sms decides; otherwise decode_plan falls
+// back to the streaming kernel).
+// Instantiated: {fp16, bf16} x {MB 1, 2} x {uint4b8, uint4} x {g == 32, g >= 64 or channelwise}.
+// Checked by: build/tests/gpu/decode/w4a16_test_gpu_decode (tests Bulk*), timed by w4a16_bench_gpu
+// (W4A16_DECODE_BULK=0 / 1 for the A/B).
+// ---------------------------------------------------------------------------------------------
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "common.cuh"
+#include "decode/decode_device.cuh"
+#include "pdl.cuh"
+#include "sm90_async.cuh"
+
+namespace w4a16::kernels::cuda::decode_detail {
+namespace {
+
+__device__ __forceinline__ void bulk_copy_g2s(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst), "l"(src),
+               "r"(bytes), "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async16_ca(unsigned smem, const void* gmem) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(smem), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async8_ca(unsigned smem, const void* gmem) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(smem), "l"(gmem) : "memory");
+}
+// One arrival on `bar` once every cp.async this thread issued before has landed; the barrier's
+// expected count includes it (.noinc).
+__device__ __forceinline__ void cp_async_arrive_noinc(unsigned bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+}
+// The 8 consumer warps only (the producer warp never joins): barrier 1 of the block.
+__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
+__device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
+  std::uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(smem) : "memory");
+  return v;
+}
+
+template <bool kBf16, int MB, bool kZeros, bool kG32>
+__global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_kernel(const Args a) {
+  using D = Dt<kBf16>;
+  using St = BulkStage<kZeros, kG32>;
+  constexpr int kGs = St::kGs, kP = kBulkTiles;
+  extern __shared__ uint4 smem_v4[];
+  unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
+  const int xrow = x_row_bytes(a.kt_count);
+  const unsigned x_bytes = bulk_x_bytes(a.m, a.kt_count);
+  const unsigned ring = smem_addr(xs + x_bytes);
+  float* red = reinterpret_cast<float*>(xs + x_bytes + static_cast<unsigned>(a.stages) * St::kBytes);  // 2 x (8 warps, MB, 32, 4)
+  const unsigned full0 = smem_addr(red + 2 * kWarps * MB * 128);  // full[s] at full0 + 8 s, empty[s] at + 8 kBulkMaxStages
+  const unsigned empty0 = full0 + 8 * kBulkMaxStages;
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < a.stages; ++s) {
+      mbar_init(full0 + 8 * s, 1 + 32);  // the producer's expect-tx arrival + its 32 lanes' cp.async arrivals
+      mbar_init(empty0 + 8 * s, kWarps);
+    }
+    mbar_fence_init();
+  }
+  __syncthreads();
+
+  const int span = a.warps_k * kP;                       // tiles of one stripe per stage
+  const int nsteps = (a.kt_count + span - 1) / span;     // stages per item
+  const int items = (a.row_blocks - static_cast<int>(blockIdx.x) + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
+
+  if (warp == kWarps) {
+    // ---- Producer ----
+    const char* const qbase = reinterpret_cast<const char*>(a.qweight);
+    const char* const sbase = reinterpret_cast<const char*>(a.scales);
+    const char* const zbase = reinterpret_cast<const char*>(a.zeros);
+    const unsigned s_gbytes = static_cast<unsigned>(a.nt_count) * 32, z_gbytes = static_cast<unsigned>(a.nt_count) * 8;
+    const int gsh = a.gshift - 6;  // g >= 64: tile kt lies in group kt >> gsh (channelwise: 24, always group 0)
+    int slot = 0;
+    unsigned phase = 0;
+    for (int it = 0; it < items; ++it) {
+      const int rb = static_cast<int>(blockIdx.x) + it * static_cast<int>(gridDim.x);
+      const int stripes = min(a.warps_n, a.nt_count - rb * a.warps_n);
+      for (int step = 0; step < nsteps; ++step) {
+        const unsigned full = full0 + 8 * slot, stage = ring + static_cast<unsigned>(slot) * St::kBytes;
+        mbar_wait(empty0 + 8 * slot, phase ^ 1u);  // the consumers released this slot's previous use
+        const int kt0 = step * span;
+        const int tiles = min(span, a.kt_count - kt0);
+        if (lane == 0) mbar_arrive_expect_tx(full, static_cast<unsigned>(stripes * tiles * 512));
+        __syncwarp();
+        if (lane < stripes) {
+          const long long tile = static_cast<long long>(rb * a.warps_n + lane) * a.kt_count + kt0;
+          bulk_copy_g2s(stage + static_cast<unsigned>(lane * span * 512), qbase + tile * 512, static_cast<unsigned>(tiles * 512), full);
+        }
+        // Entry row e = ((ws * span) + r) * kGs + h: stripe ws of the item, tile kt0 + r, group h of it.
+#pragma unroll
+        for (int c = 0; c < kGs; ++c) {
+          const int e = lane + 32 * c;
+          const int ws = e / (span * kGs), r = (e / kGs) % span, h = e % kGs;
+          const int kt = kt0 + r;
+          if (ws < stripes && kt < a.kt_count) {
+            const unsigned stripe = static_cast<unsigned>(rb * a.warps_n + ws);
+            const unsigned g = static_cast<unsigned>(kG32 ? min(2 * kt + h, a.groups - 1) : kt >> gsh);
+            const char* s = sbase + (g * s_gbytes + stripe * 32u);
+            cp_async16_ca(stage + St::kScaleOffset + e * 32, s);
+            cp_async16_ca(stage + St::kScaleOffset + e * 32 + 16, s + 16);
+            if constexpr (kZeros) cp_async8_ca(stage + St::kZeroOffset + e * 8, zbase + (g * z_gbytes + stripe * 8u));
+          }
+        }
+        cp_async_arrive_noinc(full);
+        if (++slot == a.stages) { slot = 0; phase ^= 1u; }
+      }
+    }
+    cp_async_wait<0>();
+    return;
+  }
+
+  // ---- Consumers ----
+  pdl_wait();
+  pdl_launch_dependents();
+  const unsigned xs_sh = smem_addr(xs);
+  if (a.xvec && !a.perm) {
+    copy_x_rows(a, xs_sh, xrow, 0, a.kt_count);
+    cp_async_commit();
+    cp_async_wait<0>();
+  } else {
+    stage_x_rows(a, xs, xrow, 0, a.kt_count);  // gathered (act-order) or 2-byte loads
+  }
+  consumers_sync();
+
+  const int ws = warp % a.warps_n, wk = warp / a.warps_n, gid = lane / 4;
+  // This lane's ldmatrix row: token mb * 8 + lane % 8 (clamped to the last real token: absent tokens
+  // compute on real data into output columns never stored), k 8 (lane / 8) of tile 0.
+  unsigned xl[MB];
+#pragma unroll
+  for (int mb = 0; mb < MB; ++mb) {
+    const int tok = min(mb * 8 + lane % 8, a.m - 1);
+    xl[mb] = pin(xs_sh + static_cast<unsigned>(tok * xrow + (lane / 8) * 16));
+  }
+  const unsigned zshift = 8 * (gid % 4);
+  const int r0 = ws * span + wk * kP;                                  // this warp's first tile row in a stage
+  const unsigned w_read = pin(ring + static_cast<unsigned>(r0 * 512 + lane * 16));
+  const unsigned s_read = pin(ring + St::kScaleOffset + static_cast<unsigned>(r0 * kGs * 32 + gid * 4));
+  const unsigned z_read = ring + St::kZeroOffset + static_cast<unsigned>(r0 * kGs * 8 + (gid / 4) * 4);
+
+  // kP tiles from stage byte offset `sb`, tile kt of x; the partials of the first `valid` scaled into acc.
+  auto compute = [&](unsigned sb, int kt, int valid, float (&acc)[MB][4]) {
+    uint4 wv[kP];
+    float2 sc[kP][kGs];
+    std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
+#pragma unroll
+    for (int p = 0; p < kP; ++p) {
+      wv[p] = lds128(w_read + sb + p * 512);
+#pragma unroll
+      for (int h = 0; h < kGs; ++h) {
+        sc[p][h] = D::to_float2(lds32(s_read + sb + (p * kGs + h) * 32));  // (row gid, row gid + 8)
+        if constexpr (kZeros) {
+          const std::uint32_t z = lds32(z_read + sb + (p * kGs + h) * 8) >> zshift;
+          zlo[p][h] = D::zlo_of(z & 15u);
+          zhi[p][h] = D::zhi_of((z >> 4) & 15u);
+        } else {
+          zlo[p][h] = D::zlo_of(8u);
+          zhi[p][h] = D::zhi_of(8u);
+        }
+      }
+    }
+    float tmp[kP][MB][4];
+#pragma unroll
+    for (int p = 0; p < kP; ++p)
+#pragma unroll
+      for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
+    const unsigned xoff = static_cast<unsigned>(kt) * 128;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // sub-tile pair (2h, 2h + 1)
+      // Past `valid` (the last stage of an item only) the reads land on stale stage words and x past
+      // the rows: those tiles' partials are dropped, never scaled into acc.
+      uint4 b[kP][MB];
+#pragma unroll
+      for (int p = 0; p < kP; ++p)
+#pragma unroll
+        for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(xl[mb] + xoff + p * 128 + h * 64);
+      mma_pair<D, kG32>(h, wv, zlo, zhi, b, tmp);
+      if (kG32 || h == 1) scale_group<kG32>(h, valid, sc, tmp, acc);
+    }
+  };
+
+  const int vals4 = a.warps_n * MB * 32;  // float4 partials of one K slice (warps_n stripes)
+  int slot = 0;
+  unsigned phase = 0;
+  for (int it = 0; it < items; ++it) {
+    const int rb = static_cast<int>(blockIdx.x) + it * static_cast<int>(gridDim.x);
+    float acc[MB][4];
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[mb][c] = 0.f;
+    for (int step = 0; step < nsteps; ++step) {
+      const int kt = step * span + wk * kP;
+      const int valid = min(kP, a.kt_count - kt);
+      mbar_wait(full0 + 8 * slot, phase);
+      if (valid > 0) compute(static_cast<unsigned>(slot) * St::kBytes, kt, valid, acc);
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty0 + 8 * slot);
+      if (++slot == a.stages) { slot = 0; phase ^= 1u; }
+    }
+    // The warps along K summed in warp order (warp = wk * warps_n + ws); partials double-buffered by
+    // item parity, so the one barrier per item also orders the previous item's reads before these writes.
+    float* const rbuf = red + (it & 1) * kWarps * MB * 128;
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb)
+      *reinterpret_cast<float4*>(rbuf + ((warp * MB + mb) * 32 + lane) * 4) = make_float4(acc[mb][0], acc[mb][1], acc[mb][2], acc[mb][3]);
+    consumers_sync();
+    const float4* red4 = reinterpret_cast<const float4*>(rbuf);
+    for (int i4 = threadIdx.x; i4 < vals4; i4 += kThreads) {
+      float4 s = red4[i4];
+      for (int q = 1; q < a.warps_k; ++q) {
+        const float4 v = red4[q * vals4 + i4];
+        s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
+      }
+      store_outputs<D, MB>(a, s, i4, rb);
+    }
+  }
+}
+
+using KernelFn = void (*)(const Args);
+
+template <bool kBf16, int MB, bool kZeros, bool kG32>
+KernelFn bulk_ptr() {
+  KernelFn f = decode_bulk_kernel<kBf16, MB, kZeros, kG32>;
+  static const bool attr = [f] {  // once per instantiation: allow up to kBulkMaxSmem of dynamic shared memory
+    W4A16_CUDA_TRY(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kBulkMaxSmem)));
+    return true;
+  }();
+  (void)attr;
+  return f;
+}
+
+template <bool kBf16, int MB>
+KernelFn pick_bulk3(bool zeros, bool g32) {
+  if (zeros) return g32 ? bulk_ptr<kBf16, MB, true, true>() : bulk_ptr<kBf16, MB, true, false>();
+  return g32 ? bulk_ptr<kBf16, MB, false, true>() : bulk_ptr<kBf16, MB, false, false>();
+}
+
+}  // namespace
+
+void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl, cudaStream_t stream) {
+  const int mb = a.m <= 8 ? 1 : 2;
+  KernelFn f = bf16 ? (mb == 1 ? pick_bulk3<true, 1>(zeros, g32) : pick_bulk3<true, 2>(zeros, g32))
+                    : (mb == 1 ? pick_bulk3<false, 1>(zeros, g32) : pick_bulk3<false, 2>(zeros, g32));
+  launch_pdl(f, dim3(static_cast<unsigned>(grid)), dim3(kBulkThreads), smem, stream, pdl, a);
+  W4A16_CUDA_TRY(cudaGetLastError());
+}
+
+}  // namespace w4a16::kernels::cuda::decode_detail
