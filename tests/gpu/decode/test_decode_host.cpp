@@ -300,8 +300,13 @@ TEST(DecodeHost, BulkKnobs) {
     setenv("W4A16_DECODE_BULK_PLAN", bad, 1);
     EXPECT_THROW(decode_bulk_plan_for_sms(8192, 8192, 1, false, 128, 132), w4a16::Error) << bad;
   }
-  setenv("W4A16_DECODE_BULK_PLAN", "8,2", 1);  // two blocks per SM: not at 9..16 tokens
-  EXPECT_THROW(decode_bulk_plan_for_sms(8192, 8192, 9, false, 128, 132), w4a16::Error);
+  setenv("W4A16_DECODE_BULK_PLAN", "8,2", 1);  // two blocks per SM do not fit 9..16 tokens: the automatic plan
+  EXPECT_EQ(decode_bulk_plan_for_sms(8192, 8192, 9, false, 128, 132).bulk_blocks_per_sm, 1);
+  EXPECT_EQ(decode_bulk_plan_for_sms(8192, 8192, 1, false, 128, 132).warps_n, 8);
+  EXPECT_EQ(decode_bulk_plan_for_sms(8192, 8192, 1, false, 128, 132).bulk_blocks_per_sm, 2);
+  setenv("W4A16_DECODE_SMALL", "1", 1);  // a forced bulk plan goes before the small-layer kernel
+  EXPECT_GT(decode_plan_for_sms(896, 896, 1, false, 128, true, 132).bulk_stages, 0);
+  setenv("W4A16_DECODE_SMALL", "0", 1);
   unsetenv("W4A16_DECODE_BULK_PLAN");
   unsetenv("W4A16_DECODE_BULK");
   unsetenv("W4A16_DECODE_SMALL");

@@ -732,10 +732,10 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
     int wn = 0, b = 0, used = 0;
     if (std::sscanf(env, "%d,%d%n", &wn, &b, &used) != 2 || env[used] != '\0' || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || (b != 1 && b != 2))
       fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK_PLAN", "\"warps_n,blocks_per_sm\" with warps_n in {1,2,4,8}, blocks_per_sm 1 or 2", env);
+    // Where the forced plan does not fit (two blocks per SM at 9..16 tokens, x too large), the
+    // automatic choice below (sweeps force one plan over many shapes; describe() tells what ran).
     const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms);
-    if (p.bulk_stages == 0)
-      fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK_PLAN", "a plan that fits: two blocks per SM at 1..8 tokens only, staged x (all of K) and two stages within shared memory", env);
-    return p;
+    if (p.bulk_stages > 0) return p;
   }
   DecodePlan best;
   double best_cost = 1e30;
@@ -804,6 +804,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   const int xo = xstream_override();
+  const bool bulk = bulk_enabled();  // parsed first: an invalid value throws whatever the plan
   const bool rows16 = xstream_ok;  // before W4A16_DECODE_XSTREAM: the small kernel copies such rows whole
   if (xo == 0) xstream_ok = false;
   const bool persist = persist_enabled();
@@ -821,6 +822,12 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
     if (persist) make_persistent(p, sms, m_chunk);
     return p;
   }
+  // A forced bulk plan (W4A16_DECODE_BULK_PLAN, with the kernel enabled) before the small-layer rule.
+  const char* bulk_forced = std::getenv("W4A16_DECODE_BULK_PLAN");
+  if (bulk && bulk_forced && *bulk_forced) {
+    const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms);
+    if (bp.bulk_stages > 0) return bp;
+  }
   // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).
   if (const int so = small_override(); so != 0 && rows16) {
     const DecodePlan sp = decode_small_plan_for_sms(n, k, m_chunk, sms, small_min_tiles());
@@ -828,7 +835,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
     if (sp.row_blocks > 0 && (so == 1 || x_bytes <= kDecodeSmallMaxXBytes)) return sp;
   }
   // The bulk kernel where it is enabled and its plan fits (decode_bulk.cu).
-  if (bulk_enabled()) {
+  if (bulk) {
     const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms);
     if (bp.bulk_stages > 0) return bp;
   }

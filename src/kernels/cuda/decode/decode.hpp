@@ -81,7 +81,8 @@ DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk
 // 1 or 2 blocks per SM: the grid is min(row_blocks, sms x blocks per SM), each block loops over
 // items; the pick minimises the tiles streamed by the busiest SM plus a per-item cost, scaled up
 // where the ring holds fewer than 96 KB in flight per SM. W4A16_DECODE_BULK_PLAN="warps_n,blocks_per_sm"
-// forces one (invalid or not fitting: invalid_argument).
+// forces one where it fits (malformed: invalid_argument; not fitting: the automatic choice), and with
+// the kernel enabled decode_plan then takes it before the small-layer kernel's rule.
 DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms);
 // Whether some plan stages an m_chunk-token x chunk of this K in shared memory (what decode_plan
 // needs not to throw unsupported). Pure host arithmetic: no device is queried.
