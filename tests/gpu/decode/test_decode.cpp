@@ -135,6 +135,7 @@ bool takes_small(const QuantSpec& spec, std::int64_t m) {
 // correct with the knob on.
 void every_configuration(const char* knob) {
   ScopedEnv env("W4A16_DECODE_SMALL", knob);
+  ScopedEnv no_bulk("W4A16_DECODE_BULK", "0");  // the bulk kernel: BulkEveryConfigurationM1To16
   const bool small = std::string(knob) == "1";
   for (DType act : {DType::f16, DType::bf16})
     for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
@@ -188,9 +189,12 @@ TEST(Decode, StreamedX) {
 }
 
 // Odd extents: K not a multiple of 64 (padding tiles), N not a multiple of 16, unaligned x rows.
+// Both the streaming kernel and the bulk kernel (W4A16_DECODE_BULK 0 / 1; K = 8: one tile).
 TEST(Decode, OddShapesAndScalarStaging) {
   REQUIRE_GPU();
-  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");  // the streaming kernel (SmallOddShapes: the small one)
+  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");  // (SmallOddShapes: the small kernel)
+  for (const char* bulk : {"0", "1"}) {
+  ScopedEnv bulk_knob("W4A16_DECODE_BULK", bulk);
   struct S { std::int64_t n, k; int g; ScalarType st; };
   for (S s : {S{100, 328, kChannelwise, ScalarType::uint4b8}, S{200, 328, kChannelwise, ScalarType::uint4},
               S{24, 96, 32, ScalarType::uint4}, S{8, 8, kChannelwise, ScalarType::uint4}, S{1000, 1000 - 40 + 64 * 3, 32, ScalarType::uint4b8},
@@ -203,6 +207,7 @@ TEST(Decode, OddShapesAndScalarStaging) {
         check_run(L, act, m, 3, 1, spec.describe() + " unaligned x rows");  // odd stride: scalar staging path
       }
     }
+  }
 }
 
 // M beyond one chunk of 16 tokens.

@@ -10,6 +10,15 @@
 
 using namespace w4a16::kernels::cuda;
 
+namespace {
+// Sets an environment knob for one scope (decode_plan reads them on every call).
+struct ScopedEnv {
+  const char* name;
+  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
+  ~ScopedEnv() { unsetenv(name); }
+};
+}  // namespace
+
 // decode.hpp documents the shared-memory bounds on K per token chunk; decode_fits is what the
 // launcher and the registry consult.
 TEST(DecodeHost, FitsTheDocumentedBoundsAndShrinksWithTokens) {
@@ -36,6 +45,7 @@ TEST(DecodeHost, FitsTheDocumentedBoundsAndShrinksWithTokens) {
 // its ring has the variant's fixed depth (2 slots of 8 tiles at 1..8 tokens, 3 of 4 at 9..16), and only plans of more than one wave of blocks at
 // 1..8 tokens get a persistent grid (fewer rows of blocks than row blocks), sized to what is resident.
 TEST(DecodeHost, PlansFitAndPersistOnlyBeyondOneWave) {
+  ScopedEnv no_bulk("W4A16_DECODE_BULK", "0");  // the streaming and small kernels' rules (the bulk kernel's: below)
   setenv("W4A16_DECODE_SMALL", "0", 1);  // the streaming kernel's plans (the small kernel's: below)
   struct S { std::int64_t n, k; };
   const S shapes[] = {{1152, 896}, {896, 896}, {9728, 896}, {896, 4864}, {6144, 4096}, {4096, 4096},
@@ -112,6 +122,7 @@ void expect_small_geometry(const DecodePlan& p, std::int64_t n, std::int64_t k) 
 // On the PERF.md shapes that means what the A/B measured as wins: qwen0.5b.qkv / o at every M,
 // gate_up at M = 1, down at M = 1..3, llama8b.o at M = 1, nothing larger.
 TEST(DecodeHost, SmallKernelByDefaultWhereItsXCopiesAreSmall) {
+  ScopedEnv no_bulk("W4A16_DECODE_BULK", "0");  // the streaming and small kernels' rules (the bulk kernel's: below)
   unsetenv("W4A16_DECODE_SMALL_T");
   auto small_at = [](const Shape& s, int m, bool zeros, int g) {
     unsetenv("W4A16_DECODE_SMALL");
@@ -152,6 +163,7 @@ TEST(DecodeHost, SmallKernelByDefaultWhereItsXCopiesAreSmall) {
 // never beyond (llama70b.gate_up: 3584 blocks; llama8b.down: K of 224 tiles > 8 x 16); =0 never;
 // other values and bad buckets throw naming the knob.
 TEST(DecodeHost, SmallKernelKnobs) {
+  ScopedEnv no_bulk("W4A16_DECODE_BULK", "0");  // the streaming and small kernels' rules (the bulk kernel's: below)
   setenv("W4A16_DECODE_SMALL", "1", 1);
   const DecodePlan o = decode_plan_for_sms(4096, 4096, 1, false, 128, true, 132);
   EXPECT_EQ(o.small_tiles, 8) << o.describe();
@@ -191,6 +203,7 @@ std::string model_plan(std::int64_t n, std::int64_t k, int m, bool zeros, int gr
 // counts, only for uint4b8 g = 128 on 132 SMs, only with streamable x where they stream, and not
 // under W4A16_DECODE_TABLE=0 (which gives back the model's plan).
 TEST(DecodeHost, MeasuredPlansOnlyWhereMeasured) {
+  ScopedEnv no_bulk("W4A16_DECODE_BULK", "0");  // the streaming and small kernels' rules (the bulk kernel's: below)
   struct Want {
     std::int64_t n, k;
     int m, warps_n, splits;
@@ -267,6 +280,8 @@ TEST(DecodeHost, BulkPlansFitTheirBlocksPerSm) {
           }
           EXPECT_GE(p.bulk_stages, 2) << what;
           EXPECT_LE(p.bulk_stages, 16) << what;
+          const std::int64_t span = p.warps_k * 4, share = (p.row_blocks + p.grid_rows - 1) / p.grid_rows * (((s.k + 63) / 64 + span - 1) / span);
+          EXPECT_LE(p.bulk_stages, std::max<std::int64_t>(2, share)) << what;  // never more stages than the block streams
           EXPECT_EQ(p.warps_n * p.warps_k, 8) << what;
           EXPECT_LE(p.smem_bytes, p.bulk_blocks_per_sm == 2 ? 113u * 1024 : 227u * 1024) << what;
           if (m > 8) EXPECT_EQ(p.bulk_blocks_per_sm, 1) << what;
@@ -274,10 +289,16 @@ TEST(DecodeHost, BulkPlansFitTheirBlocksPerSm) {
           EXPECT_LE(p.grid_rows, p.row_blocks) << what;
           EXPECT_EQ(p.row_blocks, ((s.n + 63) / 64 * 4 + p.warps_n - 1) / p.warps_n) << what;
         }
-  // 1 token of 8192 x 8192 fits two blocks per SM with room for a deep ring.
+  // 1 token of 8192 x 8192: one block of 4 stripes per SM streaming 16 stages, a ring as deep as fits
+  // (the measured best, 2026-12-04 call 3); llama8b.o streams 4 stages per block: a ring of 4 leaves
+  // room for the next call's block beside it.
   const DecodePlan p = decode_bulk_plan_for_sms(8192, 8192, 1, false, 128, 132);
-  EXPECT_EQ(p.bulk_blocks_per_sm, 2) << p.describe();
-  EXPECT_GE(p.bulk_stages, 5) << p.describe();
+  EXPECT_EQ(p.bulk_blocks_per_sm, 1) << p.describe();
+  EXPECT_EQ(p.warps_n, 4) << p.describe();
+  EXPECT_GE(p.bulk_stages, 10) << p.describe();
+  const DecodePlan o = decode_bulk_plan_for_sms(4096, 4096, 1, false, 128, 132);
+  EXPECT_EQ(o.bulk_stages, 4) << o.describe();
+  EXPECT_LE(o.smem_bytes, 113u * 1024) << o.describe();
 }
 
 TEST(DecodeHost, BulkKnobs) {
@@ -310,4 +331,24 @@ TEST(DecodeHost, BulkKnobs) {
   unsetenv("W4A16_DECODE_BULK_PLAN");
   unsetenv("W4A16_DECODE_BULK");
   unsetenv("W4A16_DECODE_SMALL");
+}
+
+// The default (W4A16_DECODE_BULK unset): the bulk kernel at 1..2 tokens wherever its plan fits,
+// before the small-layer kernel's rule (the sweep of 2026-12-04 measured it faster there on every
+// PERF.md shape), never at 3..16 tokens; W4A16_DECODE_SMALL=1 still forces the small kernel, and
+// act-order layers (x gathered) take it too.
+TEST(DecodeHost, BulkByDefaultAtOneAndTwoTokens) {
+  for (const Shape* set : {kQwen, kLarge})
+    for (std::size_t i = 0; i < (set == kQwen ? std::size(kQwen) : std::size(kLarge)); ++i)
+      for (int m = 1; m <= 16; ++m)
+        for (bool zeros : {false, true})
+          for (bool rows16 : {false, true}) {
+            const Shape& s = set[i];
+            const DecodePlan p = decode_plan_for_sms(s.n, s.k, m, zeros, 128, rows16, 132);
+            const bool fits = decode_bulk_plan_for_sms(s.n, s.k, m, zeros, 128, 132).bulk_stages > 0;
+            EXPECT_EQ(p.bulk_stages > 0, m <= 2 && fits) << s.name << " m=" << m << " " << p.describe();
+            if (m <= 2) EXPECT_TRUE(fits) << s.name;  // x of one or two tokens always fits
+          }
+  ScopedEnv small("W4A16_DECODE_SMALL", "1");
+  EXPECT_GT(decode_plan_for_sms(1152, 896, 1, false, 128, true, 132).small_tiles, 0);
 }

@@ -669,14 +669,19 @@ const MeasuredPlan* measured_plan(std::int64_t n, std::int64_t k, int m_chunk, b
   return nullptr;
 }
 
-// W4A16_DECODE_BULK: "0" never takes the bulk kernel, "1" wherever its plan fits (after the
-// small-layer kernel's rule); unset: kBulkDefault.
-constexpr bool kBulkDefault = false;
-bool bulk_enabled() {
+// W4A16_DECODE_BULK: "0" never takes the bulk kernel, "1" wherever its plan fits (first of all
+// kernels: before the small-layer rule), unset: at 1..kBulkAutoMaxM tokens where it fits (after a
+// forced W4A16_DECODE_SMALL=1). Returns -1 (unset), 0 or 1.
+// kBulkAutoMaxM from the forced-plan sweep of 2026-12-04 (docs/benchmarks/decode.md, version 12: 8 PERF.md
+// shapes, fp16 uint4b8 g128, the model's plan against the streaming / small kernels' default): 1.05-1.27x the
+// speed at 1 token on all 8, 1.03-1.19x at 2 tokens but one (llama8b.down 0.997x); at 4 tokens
+// 0.92-1.11x, at 8 0.84-1.11x, at 16 slower everywhere.
+constexpr int kBulkAutoMaxM = 2;
+int bulk_override() {
   const char* env = std::getenv("W4A16_DECODE_BULK");
-  if (!env || !*env) return kBulkDefault;
+  if (!env || !*env) return -1;
   if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK", "0 or 1", env);
-  return *env == '1';
+  return *env - '0';
 }
 
 // Shared memory one bulk block may take at b blocks per SM: 228 KB per SM less 1 KB reserved per
@@ -686,7 +691,11 @@ std::size_t bulk_budget(int blocks_per_sm) {
 }
 
 // The bulk plan of warps_n stripes per item at b blocks per SM, or bulk_stages = 0 where two stages
-// do not fit beside the staged x.
+// do not fit beside the staged x. Stages: as many as the busiest block streams in all (its rounds of
+// items), at least 2, at most what fits: a ring larger than the block's whole share only keeps the
+// next call's blocks (programmatic dependent launch) from becoming resident beside it. Measured
+// (2026-12-04, call 3): llama8b.o M = 1 on 128 blocks of one per SM, 5 stages 4.27 us against 12
+// stages 4.85; 8192x8192, whose share is 16 stages, 12 stages 10.68 against 5 stages 12.65.
 DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, bool g32, int wn, int b, int sms) {
   DecodePlan p;
   p.depth = 0;
@@ -694,7 +703,6 @@ DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, b
   const std::size_t fixed = bulk_smem(m, static_cast<int>(kt), zeros, g32, 0);
   const std::size_t budget = bulk_budget(b);
   if (fixed + 2 * bulk_stage_bytes(zeros, g32) > budget) return p;
-  p.bulk_stages = static_cast<int>(std::min<std::size_t>(kBulkMaxStages, (budget - fixed) / bulk_stage_bytes(zeros, g32)));
   p.bulk_blocks_per_sm = b;
   p.warps_n = wn;
   p.warps_k = kWarps / wn;
@@ -702,22 +710,32 @@ DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, b
   p.tiles_per_warp = static_cast<int>((kt + p.warps_k - 1) / p.warps_k);
   p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
   p.grid_rows = static_cast<int>(std::min<std::int64_t>(p.row_blocks, static_cast<std::int64_t>(sms) * b));
+  const std::int64_t span = static_cast<std::int64_t>(p.warps_k) * kBulkTiles;
+  const std::int64_t rounds = (p.row_blocks + p.grid_rows - 1) / p.grid_rows;
+  const std::int64_t share = rounds * ((kt + span - 1) / span);  // stages the busiest block streams
+  const std::int64_t fit = std::min<std::int64_t>(kBulkMaxStages, static_cast<std::int64_t>((budget - fixed) / bulk_stage_bytes(zeros, g32)));
+  p.bulk_stages = static_cast<int>(std::min(fit, std::max<std::int64_t>(2, share)));
   p.smem_bytes = bulk_smem(m, static_cast<int>(kt), zeros, g32, p.bulk_stages);
   return p;
 }
 
 // Cost of a bulk plan in tiles: those the busiest SM streams (its blocks x rounds of items x the
-// item's tiles, padded to whole stages) plus kItemTiles per round of items (the reduction and the
-// store), scaled by 96 KB / the bytes the ring keeps in flight per SM where that is below 96 KB.
+// item's tiles, padded to whole stages) plus kItemTiles per round of items (the reduction, the store,
+// the barrier of a stripe's warps), scaled by 64 KB / the bytes the ring keeps in flight per SM where
+// the ring is shorter than the block's share and holds less than 64 KB. The constants: a grid search
+// over the forced-plan sweeps of 2026-12-04 (every plan on 8 PERF.md shapes x 1..16 tokens; calls 2
+// and 3, docs/benchmarks/decode.md version 12). Ties go to one block per SM (decode_bulk_plan_for_sms
+// tries it first).
 double bulk_cost(const DecodePlan& p, std::int64_t kt, int sms) {
-  constexpr double kItemTiles = 8, kInflight = 96 * 1024;
+  constexpr double kItemTiles = 48, kInflight = 64 * 1024;
   const std::int64_t span = static_cast<std::int64_t>(p.warps_k) * kBulkTiles;
   const std::int64_t item_tiles = (kt + span - 1) / span * span * p.warps_n;
   const std::int64_t rounds = (p.row_blocks + p.grid_rows - 1) / p.grid_rows;
   const std::int64_t per_sm = std::min<std::int64_t>(p.bulk_blocks_per_sm, (p.grid_rows + sms - 1) / sms);
   const double inflight = static_cast<double>(per_sm * (p.bulk_stages - 1)) * kBulkTiles * kWarps * 512;
   const double tiles = static_cast<double>(per_sm * rounds * item_tiles) + kItemTiles * static_cast<double>(rounds);
-  return inflight < kInflight ? tiles * kInflight / inflight : tiles;
+  const bool short_ring = p.bulk_stages < rounds * ((kt + span - 1) / span);
+  return short_ring && inflight < kInflight ? tiles * kInflight / inflight : tiles;
 }
 
 }  // namespace
@@ -739,7 +757,7 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
   }
   DecodePlan best;
   double best_cost = 1e30;
-  for (int b : {2, 1})
+  for (int b : {1, 2})
     for (int wn : {8, 4, 2, 1}) {
       const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms);
       if (p.bulk_stages == 0) continue;
@@ -804,7 +822,10 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   const int xo = xstream_override();
-  const bool bulk = bulk_enabled();  // parsed first: an invalid value throws whatever the plan
+  // Parsed first: an invalid value throws whatever the plan. A forced bulk plan turns the kernel on.
+  const char* bulk_forced = std::getenv("W4A16_DECODE_BULK_PLAN");
+  int bo = bulk_override();
+  if (bo == -1 && bulk_forced && *bulk_forced) bo = 1;
   const bool rows16 = xstream_ok;  // before W4A16_DECODE_XSTREAM: the small kernel copies such rows whole
   if (xo == 0) xstream_ok = false;
   const bool persist = persist_enabled();
@@ -822,22 +843,19 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
     if (persist) make_persistent(p, sms, m_chunk);
     return p;
   }
-  // A forced bulk plan (W4A16_DECODE_BULK_PLAN, with the kernel enabled) before the small-layer rule.
-  const char* bulk_forced = std::getenv("W4A16_DECODE_BULK_PLAN");
-  if (bulk && bulk_forced && *bulk_forced) {
-    const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms);
+  // The bulk kernel (decode_bulk.cu) where its plan fits: first when forced on; by default at
+  // 1..kBulkAutoMaxM tokens, unless the small-layer kernel is forced on.
+  const int so = small_override();
+  auto bulk_plan = [&] { return decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms); };
+  if (bo == 1 || (bo == -1 && so != 1 && m_chunk <= kBulkAutoMaxM)) {
+    const DecodePlan bp = bulk_plan();
     if (bp.bulk_stages > 0) return bp;
   }
   // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).
-  if (const int so = small_override(); so != 0 && rows16) {
+  if (so != 0 && rows16) {
     const DecodePlan sp = decode_small_plan_for_sms(n, k, m_chunk, sms, small_min_tiles());
     const std::int64_t x_bytes = static_cast<std::int64_t>(sp.row_blocks) * m_chunk * k * 2;  // x rows the blocks copy
     if (sp.row_blocks > 0 && (so == 1 || x_bytes <= kDecodeSmallMaxXBytes)) return sp;
-  }
-  // The bulk kernel where it is enabled and its plan fits (decode_bulk.cu).
-  if (bulk) {
-    const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms);
-    if (bp.bulk_stages > 0) return bp;
   }
   // A plan measured faster than the model's on this layer (kMeasuredPlans), built like a forced one.
   // (Not while W4A16_DECODE_XSTREAM=1 forces streaming for exploration.)

@@ -23,10 +23,11 @@
 //      zeros are constant: read before griddepcontrol.wait, overlapping the previous kernel);
 //   2. consumers: griddepcontrol.wait, x (the m real tokens, all of K) staged once in shared memory
 //      (cp.async, or through registers for act-order / unaligned rows), one named barrier;
-//   3. per stage: wait full, dequantize + mma + scale 4 tiles (4 independent chains), release the
-//      stage (one arrival per warp on its empty barrier);
-//   4. per item: the warps along K summed in shared memory in warp order (deterministic; partials
-//      double-buffered, one named barrier per item), bias, store.
+//   3. per stage: wait full, read the warp's 4 tiles' words and constants into registers, release the
+//      stage (one arrival per warp on its empty barrier), dequantize + mma + scale (4 independent chains);
+//   4. per item: warps_k = 1, each warp stores its stripe from registers; otherwise the warps of a
+//      stripe meet at their own named barrier and the first sums their partials in warp order
+//      (deterministic; shared memory double-buffered by item), bias, store.
 // No cluster, no workspace, no atomics, no allocation: CUDA-graph safe, bitwise reproducible.
 // Bounds: x of the whole K staged per block: m x (K_pad/64 x 128 + 16) bytes plus at least two
 // stages must fit shared memory (decode_bulk_plan_for_sms decides; otherwise decode_plan falls
@@ -64,6 +65,8 @@ __device__ __forceinline__ void cp_async_arrive_noinc(unsigned bar) {
 }
 // The 8 consumer warps only (the producer warp never joins): barrier 1 of the block.
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
+// The warps of one stripe (`threads` = warps_k x 32): barrier `id` (2 + the stripe's index in the item).
+__device__ __forceinline__ void stripe_sync(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
 __device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
   std::uint32_t v;
   asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(smem) : "memory");
@@ -172,27 +175,33 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   const unsigned s_read = pin(ring + St::kScaleOffset + static_cast<unsigned>(r0 * kGs * 32 + gid * 4));
   const unsigned z_read = ring + St::kZeroOffset + static_cast<unsigned>(r0 * kGs * 8 + (gid / 4) * 4);
 
-  // kP tiles from stage byte offset `sb`, tile kt of x; the partials of the first `valid` scaled into acc.
-  auto compute = [&](unsigned sb, int kt, int valid, float (&acc)[MB][4]) {
+  // One stage of this warp: the kP tiles' weight words and their scale / zero constants, read from
+  // the stage into registers (load), so the stage can be released before the math (dequantize + mma +
+  // scale into acc, x tile kt; the partials of the first `valid` tiles kept).
+  struct Frag {
     uint4 wv[kP];
     float2 sc[kP][kGs];
     std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
+  };
+  auto load = [&](unsigned sb, Frag& f) {
 #pragma unroll
     for (int p = 0; p < kP; ++p) {
-      wv[p] = lds128(w_read + sb + p * 512);
+      f.wv[p] = lds128(w_read + sb + p * 512);
 #pragma unroll
       for (int h = 0; h < kGs; ++h) {
-        sc[p][h] = D::to_float2(lds32(s_read + sb + (p * kGs + h) * 32));  // (row gid, row gid + 8)
+        f.sc[p][h] = D::to_float2(lds32(s_read + sb + (p * kGs + h) * 32));  // (row gid, row gid + 8)
         if constexpr (kZeros) {
           const std::uint32_t z = lds32(z_read + sb + (p * kGs + h) * 8) >> zshift;
-          zlo[p][h] = D::zlo_of(z & 15u);
-          zhi[p][h] = D::zhi_of((z >> 4) & 15u);
+          f.zlo[p][h] = D::zlo_of(z & 15u);
+          f.zhi[p][h] = D::zhi_of((z >> 4) & 15u);
         } else {
-          zlo[p][h] = D::zlo_of(8u);
-          zhi[p][h] = D::zhi_of(8u);
+          f.zlo[p][h] = D::zlo_of(8u);
+          f.zhi[p][h] = D::zhi_of(8u);
         }
       }
     }
+  };
+  auto math = [&](const Frag& f, int kt, int valid, float (&acc)[MB][4]) {
     float tmp[kP][MB][4];
 #pragma unroll
     for (int p = 0; p < kP; ++p)
@@ -210,8 +219,8 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       for (int p = 0; p < kP; ++p)
 #pragma unroll
         for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(xl[mb] + xoff + p * 128 + h * 64);
-      mma_pair<D, kG32>(h, wv, zlo, zhi, b, tmp);
-      if (kG32 || h == 1) scale_group<kG32>(h, valid, sc, tmp, acc);
+      mma_pair<D, kG32>(h, f.wv, f.zlo, f.zhi, b, tmp);
+      if (kG32 || h == 1) scale_group<kG32>(h, valid, f.sc, tmp, acc);
     }
   };
 
@@ -229,26 +238,40 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       const int kt = step * span + wk * kP;
       const int valid = min(kP, a.kt_count - kt);
       mbar_wait(full0 + 8 * slot, phase);
-      if (valid > 0) compute(static_cast<unsigned>(slot) * St::kBytes, kt, valid, acc);
+      Frag f;
+      if (valid > 0) load(static_cast<unsigned>(slot) * St::kBytes, f);
+      // Released once the warp's reads of it are issued (the arrive orders them before the producer's
+      // refill), so the refill overlaps this stage's math.
+      if (valid > 0) math(f, kt, valid, acc);
       __syncwarp();
       if (lane == 0) mbar_arrive(empty0 + 8 * slot);
       if (++slot == a.stages) { slot = 0; phase ^= 1u; }
     }
-    // The warps along K summed in warp order (warp = wk * warps_n + ws); partials double-buffered by
-    // item parity, so the one barrier per item also orders the previous item's reads before these writes.
+    if (a.warps_k == 1) {  // the warp holds its stripe's sums: store them, no barrier
+#pragma unroll
+      for (int mb = 0; mb < MB; ++mb)
+        store_outputs<D, MB>(a, make_float4(acc[mb][0], acc[mb][1], acc[mb][2], acc[mb][3]), (ws * MB + mb) * 32 + lane, rb);
+      continue;
+    }
+    // The warps_k warps of a stripe meet at their own barrier (2 + ws) and the first sums them in warp
+    // order (warp = wk * warps_n + ws); partials double-buffered by item parity, so that barrier also
+    // orders the previous item's reads before these writes.
     float* const rbuf = red + (it & 1) * kWarps * MB * 128;
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb)
       *reinterpret_cast<float4*>(rbuf + ((warp * MB + mb) * 32 + lane) * 4) = make_float4(acc[mb][0], acc[mb][1], acc[mb][2], acc[mb][3]);
-    consumers_sync();
+    stripe_sync(2 + ws, a.warps_k * 32);
+    if (wk != 0) continue;
     const float4* red4 = reinterpret_cast<const float4*>(rbuf);
-    for (int i4 = threadIdx.x; i4 < vals4; i4 += kThreads) {
-      float4 s = red4[i4];
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb) {
+      const int i4 = (ws * MB + mb) * 32 + lane;
+      float4 sum = red4[i4];
       for (int q = 1; q < a.warps_k; ++q) {
         const float4 v = red4[q * vals4 + i4];
-        s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
+        sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
       }
-      store_outputs<D, MB>(a, s, i4, rb);
+      store_outputs<D, MB>(a, sum, i4, rb);
     }
   }
 }
