@@ -670,13 +670,17 @@ const MeasuredPlan* measured_plan(std::int64_t n, std::int64_t k, int m_chunk, b
 }
 
 // W4A16_DECODE_BULK: "0" never takes the bulk kernel, "1" wherever its plan fits (first of all
-// kernels: before the small-layer rule), unset: at 1..kBulkAutoMaxM tokens where it fits (after a
-// forced W4A16_DECODE_SMALL=1). Returns -1 (unset), 0 or 1.
-// kBulkAutoMaxM from the forced-plan sweep of 2026-12-04 (docs/benchmarks/decode.md, version 12: 8 PERF.md
-// shapes, fp16 uint4b8 g128, the model's plan against the streaming / small kernels' default): 1.05-1.27x the
-// speed at 1 token on all 8, 1.03-1.19x at 2 tokens but one (llama8b.down 0.997x); at 4 tokens
-// 0.92-1.11x, at 8 0.84-1.11x, at 16 slower everywhere.
-constexpr int kBulkAutoMaxM = 2;
+// kernels: before the small-layer rule), unset: where bulk_by_default says (after a forced
+// W4A16_DECODE_SMALL=1). Returns -1 (unset), 0 or 1.
+// The default from two A/Bs on the H200 (2026-12-04, docs/benchmarks/decode.md version 12; every row
+// against f64): the forced-plan sweep (8 PERF.md shapes x 1..16 tokens, fp16 uint4b8) put the bulk
+// kernel ahead at 1 token everywhere, mostly at 2, mixed at 4 and 8 (0.84-1.16x), behind at 16; the
+// default against W4A16_DECODE_BULK=0 on all 10 PERF.md shapes x fp16 / bf16 x uint4b8 / uint4 (call 4):
+// 1 token 1.02-1.29x on all 40 rows, 2 tokens 1.00-1.28x except where x of 2 tokens is 32 KB or more
+// (8192x8192, llama8b.down in bf16 or uint4: 0.95-0.98x). So: 1 token, or 2 tokens whose x rows
+// take at most kBulkAutoXBytes.
+constexpr std::int64_t kBulkAutoXBytes = 20 * 1024;
+bool bulk_by_default(int m_chunk, std::int64_t k) { return m_chunk == 1 || (m_chunk == 2 && 2 * k * 2 <= kBulkAutoXBytes); }
 int bulk_override() {
   const char* env = std::getenv("W4A16_DECODE_BULK");
   if (!env || !*env) return -1;
@@ -843,12 +847,11 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
     if (persist) make_persistent(p, sms, m_chunk);
     return p;
   }
-  // The bulk kernel (decode_bulk.cu) where its plan fits: first when forced on; by default at
-  // 1..kBulkAutoMaxM tokens, unless the small-layer kernel is forced on.
+  // The bulk kernel (decode_bulk.cu) where its plan fits: first when forced on; by default where
+  // bulk_by_default says, unless the small-layer kernel is forced on.
   const int so = small_override();
-  auto bulk_plan = [&] { return decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms); };
-  if (bo == 1 || (bo == -1 && so != 1 && m_chunk <= kBulkAutoMaxM)) {
-    const DecodePlan bp = bulk_plan();
+  if (bo == 1 || (bo == -1 && so != 1 && bulk_by_default(m_chunk, k))) {
+    const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms);
     if (bp.bulk_stages > 0) return bp;
   }
   // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).
