@@ -6,7 +6,9 @@
 // distributed shared memory of a thread-block cluster in a fixed order: deterministic, and no
 // workspace is needed (decode_workspace_bytes returns 0; a null workspace is accepted).
 // Small layers (the Qwen2.5-0.5B class) may take a second, lean kernel (decode_small.cu): one wave,
-// weights in registers before the PDL wait, no ring, no cluster; decode_plan chooses (below).
+// weights in registers before the PDL wait, no ring, no cluster; decode_plan chooses (below). At 1
+// token (2 where x is small) a third, the bulk kernel (decode_bulk.cu: a producer warp per block
+// fills a deep shared-memory ring by cp.async.bulk, persistent grid, no cluster) goes first.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -52,6 +54,11 @@ struct DecodePlan {
 // returns it instead of the cost model's plan. W4A16_DECODE_SMALL=0 never takes it, =1 takes it
 // wherever it fits one wave (the A/B knob); W4A16_DECODE_SMALL_T=2/4/8/16 is the smallest tile bucket
 // it may use (exploration). W4A16_DECODE_PLAN (a forced streaming plan) wins.
+// The bulk kernel: decode_plan returns decode_bulk_plan_for_sms's plan first where it fits and the
+// token count is 1, or 2 with x of at most 20 KB (W4A16_DECODE_BULK unset; measured faster there on
+// every PERF.md shape, docs/benchmarks/decode.md version 12), unless W4A16_DECODE_SMALL=1 forces the
+// small kernel; W4A16_DECODE_BULK=1 takes it wherever it fits, =0 never; a forced streaming plan
+// (W4A16_DECODE_PLAN) wins over it.
 // Measured plans: on a few Llama-3-8B / 8192x8192 / Llama-70B layers at 1..16 tokens (uint4b8,
 // g = 128, 132 SMs) a plan measured faster than the cost model's on the H200 replaces it (decode.cu
 // kMeasuredPlans, after the small-layer kernel's rule); W4A16_DECODE_TABLE=0 turns that off.
