@@ -127,16 +127,24 @@ bool takes_small(const QuantSpec& spec, std::int64_t m) {
              .small_tiles > 0;
 }
 
-// Every configuration the kernel accepts, M = 1..16, on an odd shape (N = 200 = 8 * 25,
+bool takes_bulk(const QuantSpec& spec, std::int64_t m, bool act_order) {
+  return decode_plan(spec.n, spec.k, static_cast<int>(std::min<std::int64_t>(m, 16)), spec.scalar == ScalarType::uint4, spec.group_size,
+                     !act_order)
+             .bulk_stages > 0;
+}
+
+enum class Kernel { streaming, small, bulk };
+
+// Every configuration the kernels accept, M = 1..16, on an odd shape (N = 200 = 8 * 25,
 // K = 768 = 256 * 3 so every group size divides), strided rows on every other M (x strides stay
-// multiples of 8: 16-byte rows). knob: W4A16_DECODE_SMALL, "0" the streaming kernel (the default
-// would take the small-layer kernel here), "1" the small-layer kernel (asserted from the plan), but
-// for act-order layers, which fall back to the streaming kernel (x is gathered) and must stay
-// correct with the knob on.
-void every_configuration(const char* knob) {
-  ScopedEnv env("W4A16_DECODE_SMALL", knob);
-  ScopedEnv no_bulk("W4A16_DECODE_BULK", "0");  // the bulk kernel: BulkEveryConfigurationM1To16
-  const bool small = std::string(knob) == "1";
+// multiples of 8: 16-byte rows), on the kernel forced by the knobs and asserted from the plan:
+// streaming (W4A16_DECODE_SMALL=0, W4A16_DECODE_BULK=0; the default would take another kernel here),
+// small (W4A16_DECODE_SMALL=1; act-order layers fall back to the streaming kernel, x being gathered,
+// and must stay correct with the knob on) or bulk (W4A16_DECODE_BULK=1, act-order included).
+void every_configuration(Kernel kernel) {
+  ScopedEnv small_knob("W4A16_DECODE_SMALL", kernel == Kernel::small ? "1" : "0");
+  ScopedEnv bulk_knob("W4A16_DECODE_BULK", kernel == Kernel::bulk ? "1" : "0");
+  const char* tag = kernel == Kernel::small ? " small" : kernel == Kernel::bulk ? " bulk" : "";
   for (DType act : {DType::f16, DType::bf16})
     for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
       for (int g : {32, 64, 128, 256, kChannelwise})
@@ -146,17 +154,18 @@ void every_configuration(const char* knob) {
             QuantSpec spec{200, 768, g, st};
             Layer L = make_layer(spec, act, bias, ao, act);
             for (std::int64_t m = 1; m <= 16; ++m) {
+              ASSERT_EQ(takes_bulk(spec, m, ao), kernel == Kernel::bulk) << name(spec, c) << " M=" << m;
               if (!ao) {  // act-order: never small (decode_run)
-                ASSERT_EQ(takes_small(spec, m), small) << name(spec, c) << " M=" << m;
+                ASSERT_EQ(takes_small(spec, m), kernel == Kernel::small) << name(spec, c) << " M=" << m;
               }
-              check_run(L, act, m, (m % 2) ? 0 : 8, (m % 3) ? 0 : 5, name(spec, c) + (small ? " small" : ""));
+              check_run(L, act, m, (m % 2) ? 0 : 8, (m % 3) ? 0 : 5, name(spec, c) + tag);
             }
           }
 }
 
 TEST(Decode, EveryConfigurationM1To16) {
   REQUIRE_GPU();
-  every_configuration("0");
+  every_configuration(Kernel::streaming);
 }
 
 // x streamed per step through the block ring (W4A16_DECODE_XSTREAM=1: every plan with 8 warps along N
@@ -485,32 +494,12 @@ TEST(Decode, Rejections) {
 
 // ---- The bulk kernel (decode_bulk.cu), forced on with W4A16_DECODE_BULK=1 ----
 
-bool takes_bulk(const QuantSpec& spec, std::int64_t m, bool act_order) {
-  return decode_plan(spec.n, spec.k, static_cast<int>(std::min<std::int64_t>(m, 16)), spec.scalar == ScalarType::uint4, spec.group_size,
-                     !act_order)
-             .bulk_stages > 0;
-}
-
-// Every configuration at M = 1..16 on the odd shape of EveryConfigurationM1To16 (N = 200: the
-// last item has 13 of 16 rows of its last stripe; K = 768 = 12 tiles: the last stage of every
-// plan is partial), act-order (x gathered through registers) and strided rows included.
+// Every configuration at M = 1..16 on the odd shape above (N = 200: the last item has 13 of 16 rows of
+// its last stripe; K = 768 = 12 tiles: the last stage of every plan is partial), act-order (x gathered
+// through registers) and strided rows included.
 TEST(Decode, BulkEveryConfigurationM1To16) {
   REQUIRE_GPU();
-  ScopedEnv bulk("W4A16_DECODE_BULK", "1");
-  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");
-  for (DType act : {DType::f16, DType::bf16})
-    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
-      for (int g : {32, 64, 128, 256, kChannelwise})
-        for (bool bias : {false, true})
-          for (bool ao : {false, true}) {
-            Cfg c{act, st, g, bias, ao};
-            QuantSpec spec{200, 768, g, st};
-            Layer L = make_layer(spec, act, bias, ao, act);
-            for (std::int64_t m = 1; m <= 16; ++m) {
-              ASSERT_TRUE(takes_bulk(spec, m, ao)) << name(spec, c) << " M=" << m;
-              check_run(L, act, m, (m % 2) ? 0 : 8, (m % 3) ? 0 : 5, name(spec, c) + " bulk");
-            }
-          }
+  every_configuration(Kernel::bulk);
 }
 
 // Every forced plan shape (warps along N 1..8 x one or two blocks per SM) on a layer of more items
@@ -595,7 +584,7 @@ TEST(Decode, BulkRejectsBadKnobs) {
 
 TEST(Decode, SmallEveryConfigurationM1To16) {
   REQUIRE_GPU();
-  every_configuration("1");
+  every_configuration(Kernel::small);
 }
 
 // Odd N and K (multiples of 8 with odd factors), N below one stripe, K of one group; rows whose

@@ -284,7 +284,9 @@ TEST(DecodeHost, BulkPlansFitTheirBlocksPerSm) {
           EXPECT_LE(p.bulk_stages, std::max<std::int64_t>(2, share)) << what;  // never more stages than the block streams
           EXPECT_EQ(p.warps_n * p.warps_k, 8) << what;
           EXPECT_LE(p.smem_bytes, p.bulk_blocks_per_sm == 2 ? 113u * 1024 : 227u * 1024) << what;
-          if (m > 8) EXPECT_EQ(p.bulk_blocks_per_sm, 1) << what;
+          if (m > 8) {
+            EXPECT_EQ(p.bulk_blocks_per_sm, 1) << what;
+          }
           EXPECT_LE(p.grid_rows, 132 * p.bulk_blocks_per_sm) << what;
           EXPECT_LE(p.grid_rows, p.row_blocks) << what;
           EXPECT_EQ(p.row_blocks, ((s.n + 63) / 64 * 4 + p.warps_n - 1) / p.warps_n) << what;
@@ -348,7 +350,9 @@ TEST(DecodeHost, BulkByDefaultAtOneAndTwoTokens) {
             const bool fits = decode_bulk_plan_for_sms(s.n, s.k, m, zeros, 128, 132).bulk_stages > 0;
             const bool by_default = m == 1 || (m == 2 && s.k <= 5120);
             EXPECT_EQ(p.bulk_stages > 0, by_default && fits) << s.name << " m=" << m << " " << p.describe();
-            if (m <= 2) EXPECT_TRUE(fits) << s.name;  // x of one or two tokens always fits
+            if (m <= 2) {
+              EXPECT_TRUE(fits) << s.name;  // x of one or two tokens always fits
+            }
           }
   ScopedEnv small("W4A16_DECODE_SMALL", "1");
   EXPECT_GT(decode_plan_for_sms(1152, 896, 1, false, 128, true, 132).small_tiles, 0);

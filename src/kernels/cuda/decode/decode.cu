@@ -451,29 +451,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
 
 int ilog2(int v) { int r = 0; while ((1 << (r + 1)) <= v) ++r; return r; }
 
-using KernelFn = void (*)(const Args);
-
+// The streaming kernel's instantiations (pick_variant, decode_device.cuh), up to kMaxSmem of shared memory.
 template <bool kBf16, int MB, bool kZeros, bool kG32>
-KernelFn kernel_ptr() {
-  KernelFn f = decode_kernel<kBf16, MB, kZeros, kG32>;
-  static const bool attr = [f] {  // once per instantiation: allow up to kMaxSmem of dynamic shared memory
-    W4A16_CUDA_TRY(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMaxSmem)));
-    return true;
-  }();
-  (void)attr;
-  return f;
-}
-
-template <bool kBf16, int MB>
-KernelFn pick3(bool zeros, bool g32) {
-  if (zeros) return g32 ? kernel_ptr<kBf16, MB, true, true>() : kernel_ptr<kBf16, MB, true, false>();
-  return g32 ? kernel_ptr<kBf16, MB, false, true>() : kernel_ptr<kBf16, MB, false, false>();
-}
-
-KernelFn pick(bool bf16, int mb, bool zeros, bool g32) {
-  if (bf16) return mb == 1 ? pick3<true, 1>(zeros, g32) : pick3<true, 2>(zeros, g32);
-  return mb == 1 ? pick3<false, 1>(zeros, g32) : pick3<false, 2>(zeros, g32);
-}
+struct StreamingKernel {
+  static KernelFn fn() {
+    static const KernelFn f = smem_opt_in(decode_kernel<kBf16, MB, kZeros, kG32>, kMaxSmem);
+    return f;
+  }
+};
 
 template <int MB>
 std::size_t ring_bytes_of(bool zeros, bool g32) {
@@ -1027,7 +1012,7 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
     }
     cfg.attrs = attr;
     cfg.numAttrs = nattr;
-    W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, pick(bf16, mb, zeros, g32), a));
+    W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, pick_variant<StreamingKernel>(bf16, mb, zeros, g32), a));
     W4A16_CUDA_TRY(cudaGetLastError());
   }
 }

@@ -276,31 +276,19 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   }
 }
 
-using KernelFn = void (*)(const Args);
-
+// The bulk kernel's instantiations (pick_variant), up to kBulkMaxSmem of shared memory.
 template <bool kBf16, int MB, bool kZeros, bool kG32>
-KernelFn bulk_ptr() {
-  KernelFn f = decode_bulk_kernel<kBf16, MB, kZeros, kG32>;
-  static const bool attr = [f] {  // once per instantiation: allow up to kBulkMaxSmem of dynamic shared memory
-    W4A16_CUDA_TRY(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kBulkMaxSmem)));
-    return true;
-  }();
-  (void)attr;
-  return f;
-}
-
-template <bool kBf16, int MB>
-KernelFn pick_bulk3(bool zeros, bool g32) {
-  if (zeros) return g32 ? bulk_ptr<kBf16, MB, true, true>() : bulk_ptr<kBf16, MB, true, false>();
-  return g32 ? bulk_ptr<kBf16, MB, false, true>() : bulk_ptr<kBf16, MB, false, false>();
-}
+struct BulkKernel {
+  static KernelFn fn() {
+    static const KernelFn f = smem_opt_in(decode_bulk_kernel<kBf16, MB, kZeros, kG32>, kBulkMaxSmem);
+    return f;
+  }
+};
 
 }  // namespace
 
 void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl, cudaStream_t stream) {
-  const int mb = a.m <= 8 ? 1 : 2;
-  KernelFn f = bf16 ? (mb == 1 ? pick_bulk3<true, 1>(zeros, g32) : pick_bulk3<true, 2>(zeros, g32))
-                    : (mb == 1 ? pick_bulk3<false, 1>(zeros, g32) : pick_bulk3<false, 2>(zeros, g32));
+  KernelFn f = pick_variant<BulkKernel>(bf16, a.m <= 8 ? 1 : 2, zeros, g32);
   launch_pdl(f, dim3(static_cast<unsigned>(grid)), dim3(kBulkThreads), smem, stream, pdl, a);
   W4A16_CUDA_TRY(cudaGetLastError());
 }

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common.cuh"  // W4A16_CUDA_TRY
+
 namespace w4a16::kernels::cuda::decode_detail {
 
 constexpr int kWarps = 8;               // warps per block (256 threads)
@@ -258,6 +260,27 @@ __device__ __forceinline__ void store_outputs(const Args& a, float4 s, int i4, i
       a.y[token * a.y_stride + row] = D::from_float(o);
     }
   }
+}
+
+// ---- Host: picking an instantiation ----
+using KernelFn = void (*)(const Args);
+// f with its dynamic shared memory limit raised to `limit` bytes; each kernel's K<...>::fn() calls it
+// once per instantiation (a function-local static).
+inline KernelFn smem_opt_in(KernelFn f, std::size_t limit) {
+  W4A16_CUDA_TRY(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
+  return f;
+}
+// The instantiation K<bf16, MB, zeros, g32>::fn() of a kernel family by the runtime flags
+// (MB = 1 for <= 8 tokens, 2 for 9..16): the 16 variants every decode kernel is built in.
+template <template <bool, int, bool, bool> class K, bool kBf16, int MB>
+KernelFn pick_zeros_g32(bool zeros, bool g32) {
+  if (zeros) return g32 ? K<kBf16, MB, true, true>::fn() : K<kBf16, MB, true, false>::fn();
+  return g32 ? K<kBf16, MB, false, true>::fn() : K<kBf16, MB, false, false>::fn();
+}
+template <template <bool, int, bool, bool> class K>
+KernelFn pick_variant(bool bf16, int mb, bool zeros, bool g32) {
+  if (bf16) return mb == 1 ? pick_zeros_g32<K, true, 1>(zeros, g32) : pick_zeros_g32<K, true, 2>(zeros, g32);
+  return mb == 1 ? pick_zeros_g32<K, false, 1>(zeros, g32) : pick_zeros_g32<K, false, 2>(zeros, g32);
 }
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }

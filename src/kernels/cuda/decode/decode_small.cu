@@ -181,41 +181,26 @@ __global__ void __launch_bounds__(kThreads, small_min_blocks(T)) decode_small_ke
   }
 }
 
-using KernelFn = void (*)(const Args);
-
-template <bool kBf16, int MB, bool kZeros, bool kG32, int T>
-KernelFn small_ptr() {
-  KernelFn f = decode_small_kernel<kBf16, MB, kZeros, kG32, T>;
-  static const bool attr = [f] {  // once per instantiation: allow up to kMaxSmem of dynamic shared memory
-    W4A16_CUDA_TRY(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMaxSmem)));
-    return true;
-  }();
-  (void)attr;
-  return f;
-}
-
-template <bool kBf16, int MB, bool kZeros, bool kG32>
-KernelFn pick_tiles(int tiles) {
-  switch (tiles) {
-    case 2: return small_ptr<kBf16, MB, kZeros, kG32, 2>();
-    case 4: return small_ptr<kBf16, MB, kZeros, kG32, 4>();
-    case 8: return small_ptr<kBf16, MB, kZeros, kG32, 8>();
-    default: return small_ptr<kBf16, MB, kZeros, kG32, 16>();
-  }
-}
-
-template <bool kBf16, int MB>
-KernelFn pick_small3(bool zeros, bool g32, int tiles) {
-  if (zeros) return g32 ? pick_tiles<kBf16, MB, true, true>(tiles) : pick_tiles<kBf16, MB, true, false>(tiles);
-  return g32 ? pick_tiles<kBf16, MB, false, true>(tiles) : pick_tiles<kBf16, MB, false, false>(tiles);
-}
+// The small kernel's instantiations of tile bucket T (pick_variant), up to kMaxSmem of shared memory.
+template <int T>
+struct SmallKernel {
+  template <bool kBf16, int MB, bool kZeros, bool kG32>
+  struct K {
+    static KernelFn fn() {
+      static const KernelFn f = smem_opt_in(decode_small_kernel<kBf16, MB, kZeros, kG32, T>, kMaxSmem);
+      return f;
+    }
+  };
+};
 
 }  // namespace
 
 void launch_decode_small(const Args& a, int tiles, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl, cudaStream_t stream) {
   const int mb = a.m <= 8 ? 1 : 2;
-  KernelFn f = bf16 ? (mb == 1 ? pick_small3<true, 1>(zeros, g32, tiles) : pick_small3<true, 2>(zeros, g32, tiles))
-                    : (mb == 1 ? pick_small3<false, 1>(zeros, g32, tiles) : pick_small3<false, 2>(zeros, g32, tiles));
+  KernelFn f = tiles == 2   ? pick_variant<SmallKernel<2>::K>(bf16, mb, zeros, g32)
+               : tiles == 4 ? pick_variant<SmallKernel<4>::K>(bf16, mb, zeros, g32)
+               : tiles == 8 ? pick_variant<SmallKernel<8>::K>(bf16, mb, zeros, g32)
+                            : pick_variant<SmallKernel<16>::K>(bf16, mb, zeros, g32);
   launch_pdl(f, dim3(static_cast<unsigned>(a.row_blocks)), dim3(kThreads), smem, stream, pdl, a);
   W4A16_CUDA_TRY(cudaGetLastError());
 }
