@@ -681,35 +681,22 @@ std::size_t bulk_budget(int blocks_per_sm) {
   return std::min<std::size_t>(kBulkMaxSmem, (228 * 1024) / static_cast<std::size_t>(blocks_per_sm) - 1024);
 }
 
-// W4A16_DECODE_BULK_WARPS: the bulk plans' consumer warps per block, 8 (unset) or 16 (one block per
-// SM at 1..8 tokens; elsewhere the 8-warp plans); A/B measurement.
-int bulk_consumer_warps() {
-  const char* env = std::getenv("W4A16_DECODE_BULK_WARPS");
-  if (!env || !*env) return 8;
-  if (std::strcmp(env, "8") != 0 && std::strcmp(env, "16") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK_WARPS", "8 or 16", env);
-  return std::atoi(env);
-}
-
 // The bulk plan of warps_n stripes per item at b blocks per SM, or bulk_stages = 0 where two stages
 // do not fit beside the staged x. Stages: as many as the busiest block streams in all (its rounds of
 // items), at least 2, at most what fits: a ring larger than the block's whole share only keeps the
 // next call's blocks (programmatic dependent launch) from becoming resident beside it. Measured
 // (2026-12-04, call 3): llama8b.o M = 1 on 128 blocks of one per SM, 5 stages 4.27 us against 12
 // stages 4.85; 8192x8192, whose share is 16 stages, 12 stages 10.68 against 5 stages 12.65.
-DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, bool g32, int wn, int b, int cw, int sms) {
+DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, bool g32, int wn, int b, int sms) {
   DecodePlan p;
   p.depth = 0;
-  // The register cap allows fewer blocks per SM; 16 consumer warps only at 1..8 tokens.
-  const int max_b = m <= 8 ? (cw == 8 ? kBulkMinBlocks<1, 8> : kBulkMinBlocks<1, 16>) : kBulkMinBlocks<2, 8>;
-  if (b > max_b || (cw == 16 && m > 8)) return p;  // (warps_n <= 8 always: one named barrier per stripe, ids 2..9)
-  const std::size_t fixed = bulk_smem(m, static_cast<int>(kt), zeros, g32, 0, cw);
+  if (b > (m <= 8 ? kBulkMinBlocks<1> : kBulkMinBlocks<2>)) return p;  // the register cap allows fewer
+  const std::size_t fixed = bulk_smem(m, static_cast<int>(kt), zeros, g32, 0);
   const std::size_t budget = bulk_budget(b);
-  const std::size_t stage_bytes = bulk_stage_bytes(zeros, g32, cw);
-  if (fixed + 2 * stage_bytes > budget) return p;
+  if (fixed + 2 * bulk_stage_bytes(zeros, g32) > budget) return p;
   p.bulk_blocks_per_sm = b;
-  p.bulk_warps = cw;
   p.warps_n = wn;
-  p.warps_k = cw / wn;
+  p.warps_k = kWarps / wn;
   p.splits = 1;
   p.tiles_per_warp = static_cast<int>((kt + p.warps_k - 1) / p.warps_k);
   p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
@@ -717,9 +704,9 @@ DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, b
   const std::int64_t span = static_cast<std::int64_t>(p.warps_k) * kBulkTiles;
   const std::int64_t rounds = (p.row_blocks + p.grid_rows - 1) / p.grid_rows;
   const std::int64_t share = rounds * ((kt + span - 1) / span);  // stages the busiest block streams
-  const std::int64_t fit = std::min<std::int64_t>(kBulkMaxStages, static_cast<std::int64_t>((budget - fixed) / stage_bytes));
+  const std::int64_t fit = std::min<std::int64_t>(kBulkMaxStages, static_cast<std::int64_t>((budget - fixed) / bulk_stage_bytes(zeros, g32)));
   p.bulk_stages = static_cast<int>(std::min(fit, std::max<std::int64_t>(2, share)));
-  p.smem_bytes = bulk_smem(m, static_cast<int>(kt), zeros, g32, p.bulk_stages, cw);
+  p.smem_bytes = bulk_smem(m, static_cast<int>(kt), zeros, g32, p.bulk_stages);
   return p;
 }
 
@@ -736,7 +723,7 @@ double bulk_cost(const DecodePlan& p, std::int64_t kt, int sms) {
   const std::int64_t item_tiles = (kt + span - 1) / span * span * p.warps_n;
   const std::int64_t rounds = (p.row_blocks + p.grid_rows - 1) / p.grid_rows;
   const std::int64_t per_sm = std::min<std::int64_t>(p.bulk_blocks_per_sm, (p.grid_rows + sms - 1) / sms);
-  const double inflight = static_cast<double>(per_sm * (p.bulk_stages - 1)) * kBulkTiles * p.bulk_warps * 512;
+  const double inflight = static_cast<double>(per_sm * (p.bulk_stages - 1)) * kBulkTiles * kWarps * 512;
   const double tiles = static_cast<double>(per_sm * rounds * item_tiles) + kItemTiles * static_cast<double>(rounds);
   const bool short_ring = p.bulk_stages < rounds * ((kt + span - 1) / span);
   return short_ring && inflight < kInflight ? tiles * kInflight / inflight : tiles;
@@ -751,22 +738,19 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
   const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   if (const char* env = std::getenv("W4A16_DECODE_BULK_PLAN"); env && *env) {
-    int wn = 0, b = 0, cw = 8, used = 0;
-    const int got = std::sscanf(env, "%d,%d%n,%d%n", &wn, &b, &used, &cw, &used);
-    if (got < 2 || env[used] != '\0' || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || (b != 1 && b != 2) || (cw != 8 && cw != 16))
-      fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK_PLAN",
-           "\"warps_n,blocks_per_sm[,consumer_warps]\" with warps_n in {1,2,4,8}, blocks_per_sm 1 or 2, consumer_warps 8 or 16", env);
-    // Where the forced plan does not fit (two blocks per SM or 16 consumer warps at 9..16 tokens, x too
-    // large), the automatic choice below (sweeps force one plan over many shapes; describe() tells what ran).
-    const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, cw, sms);
+    int wn = 0, b = 0, used = 0;
+    if (std::sscanf(env, "%d,%d%n", &wn, &b, &used) != 2 || env[used] != '\0' || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || (b != 1 && b != 2))
+      fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK_PLAN", "\"warps_n,blocks_per_sm\" with warps_n in {1,2,4,8}, blocks_per_sm 1 or 2", env);
+    // Where the forced plan does not fit (two blocks per SM at 9..16 tokens, x too large), the
+    // automatic choice below (sweeps force one plan over many shapes; describe() tells what ran).
+    const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms);
     if (p.bulk_stages > 0) return p;
   }
-  const int cw = bulk_consumer_warps();
   DecodePlan best;
   double best_cost = 1e30;
   for (int b : {1, 2})
     for (int wn : {8, 4, 2, 1}) {
-      const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, cw, sms);
+      const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms);
       if (p.bulk_stages == 0) continue;
       const double cost = bulk_cost(p, kt, sms);
       if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
@@ -777,8 +761,7 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
 std::string DecodePlan::describe() const {
   if (bulk_stages > 0)
     return "bulk warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) + " row_blocks=" + std::to_string(row_blocks) +
-           " grid=" + std::to_string(grid_rows) + " blocks_per_sm=" + std::to_string(bulk_blocks_per_sm) +
-           (bulk_warps != 8 ? " consumer_warps=" + std::to_string(bulk_warps) : std::string()) + " stages=" +
+           " grid=" + std::to_string(grid_rows) + " blocks_per_sm=" + std::to_string(bulk_blocks_per_sm) + " stages=" +
            std::to_string(bulk_stages) + " smem=" + std::to_string(smem_bytes);
   if (small_tiles > 0)
     return "small T=" + std::to_string(small_tiles) + " warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) +
@@ -1002,7 +985,7 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
     if (p.bulk_stages > 0) {  // persistent blocks with a bulk-copy ring (decode_bulk.cu)
       a.stages = p.bulk_stages;
       a.block_tiles = a.kt_count;
-      launch_decode_bulk(a, p.bulk_warps, p.grid_rows, p.smem_bytes, bf16, zeros, g32, pdl, stream);
+      launch_decode_bulk(a, p.grid_rows, p.smem_bytes, bf16, zeros, g32, pdl, stream);
       continue;
     }
     if (p.small_tiles > 0) {  // one wave, all of K per block (decode_small.cu)

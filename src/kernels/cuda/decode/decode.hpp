@@ -37,11 +37,9 @@ struct DecodePlan {
   // streaming kernel above.
   int small_tiles = 0;
   // > 0: the bulk kernel (decode_bulk.cu) with a ring of this many stages; grid_rows blocks (one or
-  // two per SM, bulk_blocks_per_sm) loop over row_blocks items of warps_n stripes x all of K;
-  // warps_n x warps_k = bulk_warps there.
+  // two per SM, bulk_blocks_per_sm) loop over row_blocks items of warps_n stripes x all of K.
   int bulk_stages = 0;
   int bulk_blocks_per_sm = 0;
-  int bulk_warps = 8;  // the bulk kernel's consumer warps per block: 8, or 16 (1..8 tokens, one block per SM)
   std::string describe() const;
 };
 

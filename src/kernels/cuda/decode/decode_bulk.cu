@@ -43,7 +43,6 @@
 #include "decode/decode_device.cuh"
 #include "pdl.cuh"
 #include "sm90_async.cuh"
-#include "w4a16/core/error.hpp"
 
 namespace w4a16::kernels::cuda::decode_detail {
 namespace {
@@ -64,9 +63,8 @@ __device__ __forceinline__ void cp_async8_ca(unsigned smem, const void* gmem) {
 __device__ __forceinline__ void cp_async_arrive_noinc(unsigned bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
 }
-// The kCW consumer warps only (the producer warp never joins): barrier 1 of the block.
-template <int kCW>
-__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kCW * 32) : "memory"); }
+// The 8 consumer warps only (the producer warp never joins): barrier 1 of the block.
+__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
 // The warps of one stripe (`threads` = warps_k x 32): barrier `id` (2 + the stripe's index in the item).
 __device__ __forceinline__ void stripe_sync(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
 __device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
@@ -75,25 +73,25 @@ __device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
   return v;
 }
 
-template <bool kBf16, int MB, bool kZeros, bool kG32, int kCW>
-__global__ void __launch_bounds__(bulk_threads(kCW), kBulkMinBlocks<MB, kCW>) decode_bulk_kernel(const Args a) {
+template <bool kBf16, int MB, bool kZeros, bool kG32>
+__global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_kernel(const Args a) {
   using D = Dt<kBf16>;
-  using St = BulkStage<kZeros, kG32, kCW>;
+  using St = BulkStage<kZeros, kG32>;
   constexpr int kGs = St::kGs, kP = kBulkTiles;
   extern __shared__ uint4 smem_v4[];
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
   const int xrow = x_row_bytes(a.kt_count);
   const unsigned x_bytes = bulk_x_bytes(a.m, a.kt_count);
   const unsigned ring = smem_addr(xs + x_bytes);
-  float* red = reinterpret_cast<float*>(xs + x_bytes + static_cast<unsigned>(a.stages) * St::kBytes);  // 2 x (kCW warps, MB, 32, 4)
-  const unsigned full0 = smem_addr(red + 2 * kCW * MB * 128);  // full[s] at full0 + 8 s, empty[s] at + 8 kBulkMaxStages
+  float* red = reinterpret_cast<float*>(xs + x_bytes + static_cast<unsigned>(a.stages) * St::kBytes);  // 2 x (8 warps, MB, 32, 4)
+  const unsigned full0 = smem_addr(red + 2 * kWarps * MB * 128);  // full[s] at full0 + 8 s, empty[s] at + 8 kBulkMaxStages
   const unsigned empty0 = full0 + 8 * kBulkMaxStages;
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x == 0) {
     for (int s = 0; s < a.stages; ++s) {
       mbar_init(full0 + 8 * s, 1 + 32);  // the producer's expect-tx arrival + its 32 lanes' cp.async arrivals
-      mbar_init(empty0 + 8 * s, kCW);
+      mbar_init(empty0 + 8 * s, kWarps);
     }
     mbar_fence_init();
   }
@@ -103,7 +101,7 @@ __global__ void __launch_bounds__(bulk_threads(kCW), kBulkMinBlocks<MB, kCW>) de
   const int nsteps = (a.kt_count + span - 1) / span;     // stages per item
   const int items = (a.row_blocks - static_cast<int>(blockIdx.x) + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
 
-  if (warp == kCW) {
+  if (warp == kWarps) {
     // ---- Producer ----
     const char* const qbase = reinterpret_cast<const char*>(a.qweight);
     const char* const sbase = reinterpret_cast<const char*>(a.scales);
@@ -128,7 +126,7 @@ __global__ void __launch_bounds__(bulk_threads(kCW), kBulkMinBlocks<MB, kCW>) de
         }
         // Entry row e = ((ws * span) + r) * kGs + h: stripe ws of the item, tile kt0 + r, group h of it.
 #pragma unroll
-        for (int c = 0; c < St::kRows / 32; ++c) {
+        for (int c = 0; c < kGs; ++c) {
           const int e = lane + 32 * c;
           const int ws = e / (span * kGs), r = (e / kGs) % span, h = e % kGs;
           const int kt = kt0 + r;
@@ -153,16 +151,14 @@ __global__ void __launch_bounds__(bulk_threads(kCW), kBulkMinBlocks<MB, kCW>) de
   pdl_wait();
   pdl_launch_dependents();
   const unsigned xs_sh = smem_addr(xs);
-  if (threadIdx.x < kThreads) {  // the staging loops stride by 256 threads
-    if (a.xvec && !a.perm) {
-      copy_x_rows(a, xs_sh, xrow, 0, a.kt_count);
-      cp_async_commit();
-      cp_async_wait<0>();
-    } else {
-      stage_x_rows(a, xs, xrow, 0, a.kt_count);  // gathered (act-order) or 2-byte loads
-    }
+  if (a.xvec && !a.perm) {
+    copy_x_rows(a, xs_sh, xrow, 0, a.kt_count);
+    cp_async_commit();
+    cp_async_wait<0>();
+  } else {
+    stage_x_rows(a, xs, xrow, 0, a.kt_count);  // gathered (act-order) or 2-byte loads
   }
-  consumers_sync<kCW>();
+  consumers_sync();
 
   const int ws = warp % a.warps_n, wk = warp / a.warps_n, gid = lane / 4;
   // This lane's ldmatrix row: token mb * 8 + lane % 8 (clamped to the last real token: absent tokens
@@ -260,7 +256,7 @@ __global__ void __launch_bounds__(bulk_threads(kCW), kBulkMinBlocks<MB, kCW>) de
     // The warps_k warps of a stripe meet at their own barrier (2 + ws) and the first sums them in warp
     // order (warp = wk * warps_n + ws); partials double-buffered by item parity, so that barrier also
     // orders the previous item's reads before these writes.
-    float* const rbuf = red + (it & 1) * kCW * MB * 128;
+    float* const rbuf = red + (it & 1) * kWarps * MB * 128;
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb)
       *reinterpret_cast<float4*>(rbuf + ((warp * MB + mb) * 32 + lane) * 4) = make_float4(acc[mb][0], acc[mb][1], acc[mb][2], acc[mb][3]);
@@ -280,30 +276,20 @@ __global__ void __launch_bounds__(bulk_threads(kCW), kBulkMinBlocks<MB, kCW>) de
   }
 }
 
-// The bulk kernel's instantiations of kCW consumer warps (pick_variant), up to kBulkMaxSmem of shared memory.
-template <int kCW>
+// The bulk kernel's instantiations (pick_variant), up to kBulkMaxSmem of shared memory.
+template <bool kBf16, int MB, bool kZeros, bool kG32>
 struct BulkKernel {
-  template <bool kBf16, int MB, bool kZeros, bool kG32>
-  struct K {
-    static KernelFn fn() {
-      if constexpr (kCW == 16 && MB == 2) {
-        return nullptr;  // 16 consumer warps at 9..16 tokens would spill (the plans never ask)
-      } else {
-        static const KernelFn f = smem_opt_in(decode_bulk_kernel<kBf16, MB, kZeros, kG32, kCW>, kBulkMaxSmem);
-        return f;
-      }
-    }
-  };
+  static KernelFn fn() {
+    static const KernelFn f = smem_opt_in(decode_bulk_kernel<kBf16, MB, kZeros, kG32>, kBulkMaxSmem);
+    return f;
+  }
 };
 
 }  // namespace
 
-void launch_decode_bulk(const Args& a, int consumer_warps, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl,
-                        cudaStream_t stream) {
-  const int mb = a.m <= 8 ? 1 : 2;
-  KernelFn f = consumer_warps == 16 ? pick_variant<BulkKernel<16>::K>(bf16, mb, zeros, g32) : pick_variant<BulkKernel<8>::K>(bf16, mb, zeros, g32);
-  if (!f) fail(ErrorCode::internal, "bulk plan", "8 consumer warps at 9..16 tokens", "16");
-  launch_pdl(f, dim3(static_cast<unsigned>(grid)), dim3(bulk_threads(consumer_warps)), smem, stream, pdl, a);
+void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl, cudaStream_t stream) {
+  KernelFn f = pick_variant<BulkKernel>(bf16, a.m <= 8 ? 1 : 2, zeros, g32);
+  launch_pdl(f, dim3(static_cast<unsigned>(grid)), dim3(kBulkThreads), smem, stream, pdl, a);
   W4A16_CUDA_TRY(cudaGetLastError());
 }
 

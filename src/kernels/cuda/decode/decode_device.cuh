@@ -302,49 +302,41 @@ constexpr int small_min_blocks(int tiles) { return tiles <= 2 ? 5 : tiles <= 4 ?
 void launch_decode_small(const Args& a, int tiles, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl, cudaStream_t stream);
 
 // ---- The bulk kernel (decode_bulk.cu) ----
-// Consumer warps per block: 8, or 16 at 1..8 tokens (one block per SM: 17 warps leave <= 96 registers a
-// thread, which the 1..8-token variants fit without spills); plus 1 producer warp.
-constexpr int bulk_threads(int consumer_warps) { return consumer_warps * 32 + 32; }
+constexpr int kBulkThreads = kThreads + 32;  // 8 consumer warps + 1 producer warp
 constexpr int kBulkTiles = 4;                // tiles per consumer warp per stage (one group of 4 mma chains)
 constexpr int kBulkMaxStages = 16;           // mbarrier pairs reserved in shared memory
 constexpr std::size_t kBulkMaxSmem = 227 * 1024;  // the sm_90 opt-in limit per block
-// Blocks per SM the register cap is sized for: 8 consumer warps at 1..8 tokens 2 (<= 96 registers, no
-// spills); 9..16 tokens, whose second token half spills under that cap, and 16 consumer warps: 1.
-template <int MB, int kCW>
-constexpr int kBulkMinBlocks = MB == 1 && kCW == 8 ? 2 : 1;
-// One ring stage: the weights of kCW warps x kBulkTiles tiles (stripe-major: stripe ws's run of
+// Blocks per SM the register cap is sized for: 2 at 1..8 tokens (<= 112 registers, no spills);
+// 1 at 9..16, whose second token half spills 4-56 bytes under that cap.
+template <int MB>
+constexpr int kBulkMinBlocks = MB == 1 ? 2 : 1;
+// One ring stage: the weights of 8 warps x kBulkTiles tiles (stripe-major: stripe ws's run of
 // 4 warps_k tiles is contiguous, as in the layout), then per (tile, group) row the 8 scale words of
 // the stripe (32 bytes), then per row its 8 zero bytes (uint4).
-template <bool kZeros, bool kG32, int kCW>
+template <bool kZeros, bool kG32>
 struct BulkStage {
   static constexpr int kGs = kG32 ? 2 : 1;
-  static constexpr int kRows = kCW * kBulkTiles * kGs;
-  static constexpr int kScaleOffset = kCW * kBulkTiles * 512;
+  static constexpr int kRows = kWarps * kBulkTiles * kGs;
+  static constexpr int kScaleOffset = kWarps * kBulkTiles * 512;
   static constexpr int kZeroOffset = kScaleOffset + kRows * 32;
   static constexpr int kBytes = kZeroOffset + (kZeros ? kRows * 8 : 0);
   static_assert(kBytes % 128 == 0, "stages stay 128-byte aligned");
 };
 // Staged x of the bulk kernel (m tokens x all K_pad/64 tiles), rounded to 128 bytes; then the ring,
-// the double-buffered partials (2 x consumer warps x MB x 512 bytes) and 2 x kBulkMaxStages mbarriers.
+// the double-buffered partials (2 x 8 warps x MB x 512 bytes) and 2 x kBulkMaxStages mbarriers.
 __host__ __device__ constexpr unsigned bulk_x_bytes(int m, int kt) {
   return (static_cast<unsigned>(m) * static_cast<unsigned>(x_row_bytes(kt)) + 127u) / 128u * 128u;
 }
-template <int kCW>
-std::size_t bulk_stage_bytes_of(bool zeros, bool g32) {
-  return zeros ? (g32 ? BulkStage<true, true, kCW>::kBytes : BulkStage<true, false, kCW>::kBytes)
-               : (g32 ? BulkStage<false, true, kCW>::kBytes : BulkStage<false, false, kCW>::kBytes);
+inline std::size_t bulk_stage_bytes(bool zeros, bool g32) {
+  return zeros ? (g32 ? BulkStage<true, true>::kBytes : BulkStage<true, false>::kBytes)
+               : (g32 ? BulkStage<false, true>::kBytes : BulkStage<false, false>::kBytes);
 }
-inline std::size_t bulk_stage_bytes(bool zeros, bool g32, int consumer_warps) {
-  return consumer_warps == 16 ? bulk_stage_bytes_of<16>(zeros, g32) : bulk_stage_bytes_of<8>(zeros, g32);
-}
-inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages, int consumer_warps) {
+inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages) {
   const int mb = m <= 8 ? 1 : 2;
-  return bulk_x_bytes(m, kt) + static_cast<std::size_t>(stages) * bulk_stage_bytes(zeros, g32, consumer_warps) +
-         static_cast<std::size_t>(2 * consumer_warps * mb * 512) + 16 * kBulkMaxStages;
+  return bulk_x_bytes(m, kt) + static_cast<std::size_t>(stages) * bulk_stage_bytes(zeros, g32) +
+         static_cast<std::size_t>(2 * kWarps * mb * 512) + 16 * kBulkMaxStages;
 }
-// Launches the bulk kernel of `consumer_warps` (8, or 16 at <= 8 tokens) on `grid` blocks
-// (persistent over a.row_blocks items) with `smem` bytes.
-void launch_decode_bulk(const Args& a, int consumer_warps, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl,
-                        cudaStream_t stream);
+// Launches the bulk kernel on `grid` blocks (persistent over a.row_blocks items) with `smem` bytes.
+void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl, cudaStream_t stream);
 
 }  // namespace w4a16::kernels::cuda::decode_detail
