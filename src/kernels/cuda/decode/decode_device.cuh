@@ -306,8 +306,8 @@ constexpr int kBulkThreads = kThreads + 32;  // 8 consumer warps + 1 producer wa
 constexpr int kBulkTiles = 4;                // tiles per consumer warp per stage (one group of 4 mma chains)
 constexpr int kBulkMaxStages = 16;           // mbarrier pairs reserved in shared memory
 constexpr std::size_t kBulkMaxSmem = 227 * 1024;  // the sm_90 opt-in limit per block
-// Blocks per SM the register cap is sized for: 2 at 1..8 tokens (<= 112 registers, no spills);
-// 1 at 9..16, whose second token half spills 4-56 bytes under that cap.
+// Blocks per SM the register cap is sized for: 2 at 1..8 tokens (9 warps twice leave <= 96 registers;
+// ptxas: 80-91, no spills); 1 at 9..16 (130-163 registers; the uint4 g = 32 variants spill 24-32 bytes).
 template <int MB>
 constexpr int kBulkMinBlocks = MB == 1 ? 2 : 1;
 // One ring stage: the weights of 8 warps x kBulkTiles tiles (stripe-major: stripe ws's run of
