@@ -86,6 +86,10 @@ struct CudaPrepared {
 #endif
 
 struct PyMoe {
+  PyMoe() = default;
+  PyMoe(const PyMoe&) = delete;  // owns device memory (CUDA); nanobind must not copy it
+  PyMoe& operator=(const PyMoe&) = delete;
+
   moe::MoeLayer layer;
 #ifdef W4A16_PY_HAVE_CUDA
   std::vector<std::unique_ptr<CudaPrepared>> cuda;  // few entries (dtype x device): a linear search
@@ -220,8 +224,10 @@ void run_cuda(PyMoe& self, const TensorView& x, const TensorView& out, const std
              "x: copy to the host for the router");
     cuda_try(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "x: copy to the host for the router");
     HostRouting r = route_host(self, xh.view(), top_k, renormalize);
+    // ids, then weights 256 bytes on; room for a power of two of tokens, as the workspace
     const std::size_t ids_bytes = r.ids.nbytes(), ids_room = (ids_bytes + 255) / 256 * 256;
-    auto* d = static_cast<unsigned char*>(p.routing.reserve(ids_room + r.weights.nbytes(), "topk_ids: device buffer"));
+    const std::size_t room = (4 * round_tokens(T) * static_cast<std::size_t>(top_k) + 255) / 256 * 256 * 2;
+    auto* d = static_cast<unsigned char*>(p.routing.reserve(room, "topk_ids: device buffer"));
     // From pageable host memory the copy is staged before cudaMemcpyAsync returns: r may go.
     cuda_try(cudaMemcpyAsync(d, r.ids.data(), ids_bytes, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)),
              "topk_ids: upload");
