@@ -217,7 +217,7 @@ void run_cuda(PyMoe& self, const TensorView& x, const TensorView& out, const std
   nb::gil_scoped_release release;
   DeviceScope scope(x.device_index);
   if (!ids_arr) {
-    // The router runs on the host: x comes back first (the only synchronisation of a call).
+    // The router runs on the host: x comes back first, and the host waits for the stream.
     check_contiguous(x, "x");
     HostTensor xh(x.dtype, {T, self.spec().hidden});
     cuda_try(cudaMemcpyAsync(xh.data(), x.data, xh.nbytes(), cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream)),
