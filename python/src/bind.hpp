@@ -5,6 +5,7 @@
 
 #include "arrays.hpp"
 #include "w4a16/core/canonical.hpp"
+#include "w4a16/core/error.hpp"
 
 namespace w4a16::py {
 
@@ -14,10 +15,24 @@ struct Layer {
   std::shared_ptr<const QuantizedLinear> q;
 };
 
+// CUDA arrays reach the kernels only in a CUDA build of the module; refused by name otherwise.
+inline void check_cuda_built(Device d, std::string_view arg) {
+#ifndef W4A16_PY_HAVE_CUDA
+  if (d == Device::cuda)
+    fail(ErrorCode::unsupported, arg,
+         "a CPU array (this build of w4a16 has no CUDA kernels: rebuild with W4A16_ENABLE_CUDA=ON, see docs/PYTHON.md)",
+         "a CUDA array");
+#else
+  (void)d;
+  (void)arg;
+#endif
+}
+
 inline Layer make_layer(QuantizedLinear&& q) { return Layer{std::make_shared<const QuantizedLinear>(std::move(q))}; }
 
 void bind_layer(nb::module_& m);    // layer.cpp: Layer, converters, quantize, pack/unpack
 void bind_linear(nb::module_& m);   // linear.cpp: Linear (run), kernels, explain
 void bind_io(nb::module_& m);       // io.cpp: checkpoints, safetensors
+void bind_moe(nb::module_& m);      // moe.cpp: Moe (load, route, run, reference)
 
 }  // namespace w4a16::py

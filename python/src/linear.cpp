@@ -36,18 +36,6 @@ DType parse_act(std::string_view s, std::string_view arg) {
   return *d;
 }
 
-void check_cuda_built(Device d, std::string_view arg) {
-#ifndef W4A16_PY_HAVE_CUDA
-  if (d == Device::cuda)
-    fail(ErrorCode::unsupported, arg,
-         "a CPU array (this build of w4a16 has no CUDA kernels: rebuild with W4A16_ENABLE_CUDA=ON, see docs/PYTHON.md)",
-         "a CUDA array");
-#else
-  (void)d;
-  (void)arg;
-#endif
-}
-
 LinearOptions make_options(std::string_view act_dtype, std::string_view device, int device_index,
                            std::string_view backend, std::int64_t max_m, std::uintptr_t stream) {
   LinearOptions o;

@@ -54,4 +54,5 @@ NB_MODULE(_core, m) {
   w4a16::py::bind_layer(m);
   w4a16::py::bind_linear(m);
   w4a16::py::bind_io(m);
+  w4a16::py::bind_moe(m);
 }

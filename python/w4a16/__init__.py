@@ -1,10 +1,12 @@
-"""w4a16: W4A16 linear layers (4-bit weights, 16-bit activations) over the hybrid-w4a16
-C++/CUDA library. See docs/PYTHON.md.
+"""w4a16: W4A16 linear and mixture-of-experts layers (4-bit weights, 16-bit activations) over
+the hybrid-w4a16 C++/CUDA library. See docs/PYTHON.md.
 
     import w4a16
     layer = w4a16.load_linear("ckpt/", "model.layers.0.mlp.up_proj")
     y = layer(x)                 # numpy float16 [M, K] -> numpy [M, N]; torch -> torch
     print(layer.explain())       # which kernel, and why the ones above it refused
+    moe = w4a16.load_moe("ckpt/", 0)
+    y = moe(x_hidden, top_k=8)   # routed by the layer's router, the experts' outputs summed
 
 ``w4a16.torch`` (custom ops w4a16::prepare / w4a16::gemm and W4A16Linear) is imported on
 first use and needs PyTorch.
@@ -46,6 +48,7 @@ from .linear import (
     save_safetensors,
     unpack,
 )
+from .moe import MoE, load_moe
 
 _core._register_errors(dict(_BY_CODE))
 
@@ -54,10 +57,10 @@ has_cuda: bool = bool(_core.has_cuda)  # built with the CUDA kernels (W4A16_ENAB
 
 __all__ = [
     "AlignmentError", "ArgumentError", "Checkpoint", "CudaError", "DTypeError", "Error", "FileError",
-    "FormatError", "InternalError", "LayoutError", "NotFoundError", "QuantizedLinear", "ShapeError",
+    "FormatError", "InternalError", "LayoutError", "MoE", "NotFoundError", "QuantizedLinear", "ShapeError",
     "UnsupportedError", "bfloat16_bits_to_float32", "choose", "dequantize", "explain",
     "float32_to_bfloat16_bits", "from_awq", "from_canonical", "from_gptq", "has_cuda", "kernels",
-    "load_linear", "load_safetensors", "open_checkpoint", "pack", "quantize", "save_checkpoint", "save_safetensors",
+    "load_linear", "load_moe", "load_safetensors", "open_checkpoint", "pack", "quantize", "save_checkpoint", "save_safetensors",
     "unpack",
 ]
 

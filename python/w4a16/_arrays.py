@@ -13,8 +13,9 @@ import numpy as np
 from .errors import DTypeError, fail
 
 
-def kind_of(x) -> str:
-    """"numpy", "torch", "cupy" or "dlpack" (any other DLPack producer)."""
+def kind_of(x, arg: str = "x") -> str:
+    """"numpy", "torch", "cupy" or "dlpack" (any other DLPack producer); anything else is refused
+    naming `arg`."""
     if isinstance(x, np.ndarray):
         return "numpy"
     mod = type(x).__module__ or ""
@@ -24,7 +25,7 @@ def kind_of(x) -> str:
         return "cupy"
     if hasattr(x, "__dlpack__"):
         return "dlpack"
-    raise fail(DTypeError, "x", "a numpy array or a DLPack tensor (torch, cupy, ...)", type(x).__name__)
+    raise fail(DTypeError, arg, "a numpy array or a DLPack tensor (torch, cupy, ...)", type(x).__name__)
 
 
 def is_cuda(x, kind: str) -> bool:

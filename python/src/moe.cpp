@@ -1,0 +1,348 @@
+// w4a16._core.Moe: one mixture-of-experts layer of a Hugging Face checkpoint (moe::load_moe_layer),
+// driven as tools/cmd_moe.cpp drives it: router logits on the host (router_logits_cpu) and
+// route_cpu, or topk_ids / topk_weights given by the caller; then moe_cpu on CPU arrays or
+// moe::CudaMoe on CUDA arrays (CUDA builds only), and moe_reference as the oracle.
+//   x act [T, H], topk_ids int32 [T, k], topk_weights fp32 [T, k], out act [T, H]
+// Bindings only: argument checks and error text here; shapes, ids in range, devices and
+// contiguity are checked again by the library in its own terms.
+//
+// CUDA: CudaMoe is prepared once per (activation dtype, device) and kept by the object with a
+// device workspace that the binding grows (cudaMalloc, outside CudaMoe::run, which never
+// allocates). Routing by the router copies x to the host and waits for it (a stream sync);
+// caller-given device ids / weights avoid that copy.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/tuple.h>
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#ifdef W4A16_PY_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "w4a16/moe/moe_cuda.hpp"
+#endif
+
+#include "bind.hpp"
+#include "w4a16/core/error.hpp"
+#include "w4a16/moe/moe.hpp"
+
+namespace w4a16::py {
+namespace {
+
+#ifdef W4A16_PY_HAVE_CUDA
+void cuda_try(cudaError_t e, std::string_view what) {
+  if (e != cudaSuccess) fail(ErrorCode::cuda_error, what, "cudaSuccess", cudaGetErrorString(e));
+}
+
+// Makes `device` current for the scope (x's GPU), restores the caller's.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    cuda_try(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (device != previous_) cuda_try(cudaSetDevice(device), "cudaSetDevice");
+  }
+  ~DeviceScope() {
+    int now = previous_;
+    if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+// Device memory that only grows. Growing waits for the device first: a launch of an earlier call,
+// on any stream, may still read the old buffer (so warm up with the largest T before graph capture).
+struct DeviceMemory {
+  std::shared_ptr<void> ptr;
+  std::size_t bytes = 0;
+
+  void* reserve(std::size_t need, std::string_view what) {
+    if (need <= bytes) return ptr.get();
+    if (ptr) cuda_try(cudaDeviceSynchronize(), what);
+    ptr.reset();
+    bytes = 0;
+    void* p = nullptr;
+    cuda_try(cudaMalloc(&p, need), what);
+    ptr = std::shared_ptr<void>(p, [](void* q) { cudaFree(q); });
+    bytes = need;
+    return p;
+  }
+};
+
+// CudaMoe of one (activation dtype, device) with its workspace and, for routing by the router,
+// the uploaded topk_ids / topk_weights.
+struct CudaPrepared {
+  DType act = DType::f16;
+  int device = 0;
+  moe::CudaMoe m;
+  DeviceMemory workspace, routing;
+};
+#endif
+
+struct PyMoe {
+  PyMoe() = default;
+  PyMoe(const PyMoe&) = delete;  // owns device memory (CUDA); nanobind must not copy it
+  PyMoe& operator=(const PyMoe&) = delete;
+
+  moe::MoeLayer layer;
+#ifdef W4A16_PY_HAVE_CUDA
+  std::vector<std::unique_ptr<CudaPrepared>> cuda;  // few entries (dtype x device): a linear search
+#endif
+  const moe::MoeSpec& spec() const { return layer.weights.spec(); }
+};
+
+// x [T, H] of an activation dtype, named as the Python caller passed it.
+TensorView x_view(const PyMoe& self, const InArray& x_arr, std::string_view bits16) {
+  TensorView x = to_view(x_arr, "x", bits16);
+  const std::string want = "float16 or bfloat16 [T, H] (or [H]) with H = " + std::to_string(self.spec().hidden);
+  if (!is_activation_dtype(x.dtype)) fail(ErrorCode::dtype_mismatch, "x", want, describe(x));
+  if (x.rank != 2 || x.size(1) != self.spec().hidden) fail(ErrorCode::shape_mismatch, "x", want, describe(x));
+  check_cuda_built(x.device, "x");
+  return x;
+}
+
+void check_top_k(const PyMoe& self, int top_k) {
+  if (top_k < 1 || top_k > self.spec().experts)  // route_cpu's own check, made before any copy
+    fail(ErrorCode::invalid_argument, "top_k", "1 <= top_k <= experts = " + std::to_string(self.spec().experts),
+         std::to_string(top_k));
+}
+
+// ids and weights come together or not at all.
+void check_pair(const std::optional<InArray>& ids, const std::optional<InArray>& weights) {
+  if (ids.has_value() == weights.has_value()) return;
+  const char* missing = ids ? "topk_weights" : "topk_ids";
+  const char* given = ids ? "topk_ids" : "topk_weights";
+  fail(ErrorCode::invalid_argument, missing,
+       std::string("an array, since ") + given + " was given (pass both topk_ids and topk_weights, or neither)", "None");
+}
+
+struct HostRouting {
+  HostTensor ids, weights;  // int32 [T, k], fp32 [T, k]
+};
+
+// Routing by the layer's router: fp32 logits (f64 accumulation), softmax top-k. x: host [T, H].
+HostRouting route_host(const PyMoe& self, const TensorView& x, int top_k, bool renormalize) {
+  check_top_k(self, top_k);
+  const std::int64_t T = x.size(0);
+  const int E = self.spec().experts;
+  std::vector<float> logits(static_cast<std::size_t>(T * E));
+  moe::router_logits_cpu(x, self.layer.router.view(), logits.data());
+  HostRouting r{HostTensor(DType::i32, {T, top_k}), HostTensor(DType::f32, {T, top_k})};
+  moe::route_cpu(logits.data(), T, E, {top_k, renormalize}, r.ids.ptr<std::int32_t>(), r.weights.ptr<float>());
+  return r;
+}
+
+nb::tuple route(const PyMoe& self, const InArray& x_arr, int top_k, bool renormalize, std::string_view bits16) {
+  TensorView x = x_view(self, x_arr, bits16);
+  require_host(x, "x");
+  HostRouting r;
+  {
+    nb::gil_scoped_release release;
+    r = route_host(self, x, top_k, renormalize);
+  }
+  return nb::make_tuple(to_numpy(std::move(r.ids)), to_numpy(std::move(r.weights)));
+}
+
+void run_cpu(const PyMoe& self, const TensorView& x, const TensorView& out, const std::optional<InArray>& ids_arr,
+             const std::optional<InArray>& weights_arr, int top_k, bool renormalize, int threads, int block) {
+  if (block != 0)
+    fail(ErrorCode::invalid_argument, "block", "0 for CPU arrays (slots per block are the CUDA layer's)",
+         std::to_string(block));
+  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  moe::MoeArgs a{x, {}, {}, out};
+  HostRouting r;
+  if (ids_arr) {
+    a.topk_ids = to_view(*ids_arr, "topk_ids");
+    a.topk_weights = to_view(*weights_arr, "topk_weights");
+  }
+  nb::gil_scoped_release release;  // routing and the layer never touch Python
+  if (!ids_arr) {
+    r = route_host(self, x, top_k, renormalize);
+    a.topk_ids = r.ids.view();
+    a.topk_weights = r.weights.view();
+  }
+  // k for the workspace size only; a k that moe_cpu refuses fails its checks before the workspace's.
+  const int k = a.topk_ids.rank == 2 ? static_cast<int>(std::clamp<std::int64_t>(a.topk_ids.size(1), 1, self.spec().experts)) : 1;
+  std::vector<unsigned char> ws(moe::moe_cpu_workspace_bytes(self.spec(), x.size(0), k, threads));
+  moe::moe_cpu(self.layer.weights, a, ws.data(), ws.size(), threads);
+}
+
+#ifdef W4A16_PY_HAVE_CUDA
+std::string where(const TensorView& t) {
+  return t.device == Device::cuda ? "cuda:" + std::to_string(t.device_index) : "cpu";
+}
+
+CudaPrepared& prepared(PyMoe& self, DType act, int device, void* stream) {
+  for (auto& p : self.cuda)
+    if (p->act == act && p->device == device) return *p;
+  auto p = std::make_unique<CudaPrepared>();
+  p->act = act;
+  p->device = device;
+  {
+    nb::gil_scoped_release release;  // packs every expert on the host, uploads and waits
+    DeviceScope scope(device);
+    p->m = moe::CudaMoe::create(self.layer.weights, act, stream);
+  }
+  self.cuda.push_back(std::move(p));
+  return *self.cuda.back();
+}
+
+std::size_t round_tokens(std::int64_t t) {  // workspace for a power of two of tokens: few regrowths
+  std::int64_t r = 16;
+  while (r < t) r *= 2;
+  return static_cast<std::size_t>(r);
+}
+
+void run_cuda(PyMoe& self, const TensorView& x, const TensorView& out, const std::optional<InArray>& ids_arr,
+              const std::optional<InArray>& weights_arr, int top_k, bool renormalize, std::uintptr_t stream_int, int block) {
+  void* stream = reinterpret_cast<void*>(stream_int);
+  moe::MoeArgs a{x, {}, {}, out};
+  if (ids_arr) {
+    a.topk_ids = to_view(*ids_arr, "topk_ids");
+    a.topk_weights = to_view(*weights_arr, "topk_weights");
+  } else {
+    check_top_k(self, top_k);
+  }
+  for (const auto& [t, arg] : {std::pair{&a.out, "out"}, std::pair{&a.topk_ids, "topk_ids"}, std::pair{&a.topk_weights, "topk_weights"}})
+    if (t->defined() && t->device == Device::cuda && t->device_index != x.device_index)
+      fail(ErrorCode::invalid_argument, arg, "an array on x's device " + where(x), where(*t) + " " + describe(*t));
+  CudaPrepared& p = prepared(self, x.dtype, x.device_index, stream);
+  const std::int64_t T = x.size(0);
+  nb::gil_scoped_release release;
+  DeviceScope scope(x.device_index);
+  if (!ids_arr) {
+    // The router runs on the host: x comes back first, and the host waits for the stream.
+    check_contiguous(x, "x");
+    HostTensor xh(x.dtype, {T, self.spec().hidden});
+    cuda_try(cudaMemcpyAsync(xh.data(), x.data, xh.nbytes(), cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream)),
+             "x: copy to the host for the router");
+    cuda_try(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "x: copy to the host for the router");
+    HostRouting r = route_host(self, xh.view(), top_k, renormalize);
+    // ids, then weights 256 bytes on; room for a power of two of tokens, as the workspace
+    const std::size_t ids_bytes = r.ids.nbytes(), ids_room = (ids_bytes + 255) / 256 * 256;
+    const std::size_t room = (4 * round_tokens(T) * static_cast<std::size_t>(top_k) + 255) / 256 * 256 * 2;
+    auto* d = static_cast<unsigned char*>(p.routing.reserve(room, "topk_ids: device buffer"));
+    // From pageable host memory the copy is staged before cudaMemcpyAsync returns: r may go.
+    cuda_try(cudaMemcpyAsync(d, r.ids.data(), ids_bytes, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)),
+             "topk_ids: upload");
+    cuda_try(cudaMemcpyAsync(d + ids_room, r.weights.data(), r.weights.nbytes(), cudaMemcpyHostToDevice,
+                             static_cast<cudaStream_t>(stream)),
+             "topk_weights: upload");
+    a.topk_ids = TensorView(d, DType::i32, {T, top_k}, Device::cuda, x.device_index);
+    a.topk_weights = TensorView(d + ids_room, DType::f32, {T, top_k}, Device::cuda, x.device_index);
+  }
+  // As on the CPU: k sizes the workspace only; CudaMoe::run checks every argument before it.
+  const int k = a.topk_ids.rank == 2 ? static_cast<int>(std::clamp<std::int64_t>(a.topk_ids.size(1), 1, self.spec().experts)) : 1;
+  if (p.workspace.bytes < p.m.workspace_bytes(T, k))
+    p.workspace.reserve(p.m.workspace_bytes(static_cast<std::int64_t>(round_tokens(T)), k), "workspace: cudaMalloc");
+  p.m.run(a, p.workspace.ptr.get(), p.workspace.bytes, stream, block);
+}
+#endif
+
+void run(PyMoe& self, const InArray& x_arr, const OutArray& out_arr, const std::optional<InArray>& ids,
+         const std::optional<InArray>& weights, int top_k, bool renormalize, int threads, int block,
+         std::uintptr_t stream, std::string_view bits16) {
+  TensorView x = x_view(self, x_arr, bits16);
+  TensorView out = to_view(out_arr, "out", bits16);
+  check_pair(ids, weights);
+  if (threads < 0) fail(ErrorCode::invalid_argument, "threads", ">= 0 (0: every hardware thread)", std::to_string(threads));
+  if (x.device == Device::cpu) return run_cpu(self, x, out, ids, weights, top_k, renormalize, threads, block);
+#ifdef W4A16_PY_HAVE_CUDA
+  run_cuda(self, x, out, ids, weights, top_k, renormalize, stream, block);
+#else
+  (void)stream;
+#endif
+}
+
+void reference(const PyMoe& self, const InArray& x_arr, const InArray& ids_arr, const InArray& weights_arr,
+               const OutArray& out_arr, std::string_view bits16) {
+  moe::MoeArgs a{x_view(self, x_arr, bits16), to_view(ids_arr, "topk_ids"), to_view(weights_arr, "topk_weights"),
+                 to_view(out_arr, "out", bits16)};
+  require_host(a.x, "x");
+  nb::gil_scoped_release release;
+  moe::moe_reference(self.layer.weights, a);
+}
+
+nb::list prepared_list(const PyMoe& self) {
+  nb::list l;
+#ifdef W4A16_PY_HAVE_CUDA
+  for (const auto& p : self.cuda) {
+    nb::dict d;
+    d["dtype"] = std::string(dtype_name(p->act));
+    d["device_index"] = p->device;
+    d["layout"] = std::string(moe::CudaMoe::kLayout);
+    d["weight_bytes"] = p->m.device_bytes();
+    d["workspace_bytes"] = p->workspace.bytes;
+    l.append(d);
+  }
+#else
+  (void)self;
+#endif
+  return l;
+}
+
+std::string explain_block(std::int64_t tokens, int top_k, int experts) {
+  if (tokens < 1) fail(ErrorCode::invalid_argument, "tokens", ">= 1", std::to_string(tokens));
+  if (top_k < 1 || top_k > experts)
+    fail(ErrorCode::invalid_argument, "top_k", "1 <= top_k <= experts = " + std::to_string(experts), std::to_string(top_k));
+#ifdef W4A16_PY_HAVE_CUDA
+  return moe::CudaMoe::explain_block(tokens, top_k, experts);
+#else
+  fail(ErrorCode::unsupported, "explain", "a CUDA build of w4a16 (the slot blocks are the CUDA layer's)",
+       "a CPU-only build");
+#endif
+}
+
+}  // namespace
+
+void bind_moe(nb::module_& m) {
+  nb::class_<PyMoe>(m, "Moe", "One MoE layer (stacked canonical experts + router), host memory.")
+      .def_prop_ro("hidden", [](const PyMoe& s) { return s.spec().hidden; })
+      .def_prop_ro("intermediate", [](const PyMoe& s) { return s.spec().intermediate; })
+      .def_prop_ro("experts", [](const PyMoe& s) { return s.spec().experts; })
+      .def_prop_ro("group_size", [](const PyMoe& s) { return s.spec().group_size; })
+      .def_prop_ro("scalar_type", [](const PyMoe& s) { return std::string(scalar_type_name(s.spec().scalar)); })
+      .def_prop_ro("scale_dtype", [](const PyMoe& s) { return std::string(dtype_name(s.layer.weights.scale_dtype())); })
+      .def_prop_ro("router_dtype", [](const PyMoe& s) { return std::string(dtype_name(s.layer.router.dtype())); })
+      .def_prop_ro("nbytes", [](const PyMoe& s) { return s.layer.weights.nbytes(); })
+      .def("describe", [](const PyMoe& s) { return s.spec().describe(); })
+      .def("check_x",
+           [](const PyMoe& s, const InArray& x, std::string_view bits16) {
+             TensorView v = x_view(s, x, bits16);
+             return nb::make_tuple(std::string(dtype_name(v.dtype)), std::string(device_name(v.device)), v.device_index,
+                                   v.size(0));
+           },
+           nb::arg("x"), nb::arg("dtype") = "", "Validates x [T, H] and returns (dtype, device, device_index, T).")
+      .def("route", &route, nb::arg("x"), nb::arg("top_k"), nb::arg("renormalize"), nb::arg("dtype") = "",
+           "(topk_ids int32 [T, k], topk_weights float32 [T, k]) from the router, on the host.")
+      .def("run", &run, nb::arg("x"), nb::arg("out"), nb::arg("topk_ids").none(), nb::arg("topk_weights").none(),
+           nb::arg("top_k"), nb::arg("renormalize"), nb::arg("threads"), nb::arg("block"), nb::arg("stream"),
+           nb::arg("dtype") = "", "out [T, H] = the MoE layer of x [T, H] on x's device; stream is a cudaStream_t as int.")
+      .def("reference", &reference, nb::arg("x"), nb::arg("topk_ids"), nb::arg("topk_weights"), nb::arg("out"),
+           nb::arg("dtype") = "", "The f64 oracle (moe_reference), host arrays.")
+      .def("prepared", &prepared_list, "The CUDA layers prepared so far (dtype, device, bytes).");
+
+  m.def(
+      "load_moe",
+      [](const std::string& dir, int layer) {
+        if (layer < 0) fail(ErrorCode::invalid_argument, "layer", "a decoder layer index >= 0", std::to_string(layer));
+        auto p = std::make_unique<PyMoe>();
+        {
+          nb::gil_scoped_release release;  // reads and converts every expert
+          p->layer = moe::load_moe_layer(dir, layer);
+        }
+        return p.release();
+      },
+      nb::arg("dir"), nb::arg("layer"), nb::rv_policy::take_ownership);
+
+  m.def("moe_explain_block", &explain_block, nb::arg("tokens"), nb::arg("top_k"), nb::arg("experts"),
+        "CudaMoe::explain_block: the slots per block chosen for T tokens, and why (CUDA builds).");
+}
+
+}  // namespace w4a16::py

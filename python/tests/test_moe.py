@@ -1,0 +1,354 @@
+"""w4a16.load_moe / MoE on small checkpoints written by the library's own writer
+(w4a16.save_checkpoint), checked against an independent numpy f64 MoE: softmax top-k routing
+(renormalized or not), silu(gate) * up, down, the weighted sum over the k experts, with the
+experts' weights from QuantizedLinear.dequantize() of the layers the checkpoint was written from.
+CPU and numpy only; the CUDA case runs only with a CUDA build, a GPU and torch with CUDA."""
+
+import numpy as np
+import pytest
+
+import w4a16
+from conftest import TOL, rel_err
+
+H, I, E, G = 128, 64, 8, 64  # hidden, intermediate per expert, experts, group size
+FORMATS = [("awq", "uint4"), ("gptq", "uint4b8"), ("gptq", "uint4")]
+
+
+def write_moe_checkpoint(d, rng, fmt, scalar, scale_dtype, layer=0, experts=E):
+    """Layer `layer` of a Qwen3-MoE-like folder; returns ([(gate, up, down)] float64 weights, router)."""
+    base = f"model.layers.{layer}.mlp."
+    layers, dense = {}, []
+    for e in range(experts):
+        shapes = {"gate_proj": (I, H), "up_proj": (I, H), "down_proj": (H, I)}
+        ws = []
+        for name, shape in shapes.items():
+            w = w4a16.quantize(0.1 * rng.standard_normal(shape).astype(np.float32), G, scalar, scale_dtype=scale_dtype)
+            layers[f"{base}experts.{e}.{name}"] = w
+            ws.append(w.dequantize().astype(np.float64))
+        dense.append(tuple(ws))
+    router = (0.1 * rng.standard_normal((experts, H))).astype(np.float16)
+    w4a16.save_checkpoint(d, layers, format=fmt, dense={f"{base}gate.weight": router},
+                          config={"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"],
+                                  "hidden_size": H, "moe_intermediate_size": I, "num_experts": experts,
+                                  "num_experts_per_tok": 2, "norm_topk_prob": True})
+    return dense, router.astype(np.float64)
+
+
+@pytest.fixture(scope="module", params=FORMATS, ids=lambda p: f"{p[0]}-{p[1]}")
+def ckpt(request, tmp_path_factory):
+    fmt, scalar = request.param
+    seed = np.random.SeedSequence().entropy
+    print(f"checkpoint seed {seed}")
+    rng = np.random.default_rng(seed)
+    d = tmp_path_factory.mktemp(f"moe-{fmt}-{scalar}")
+    experts, router = write_moe_checkpoint(d, rng, fmt, scalar, "float16")
+    return dict(dir=d, fmt=fmt, scalar=scalar, experts=experts, router=router, moe=w4a16.load_moe(d, 0))
+
+
+# ---- the numpy oracle ------------------------------------------------------------------------
+
+
+def np_route(x64, router64, k, renormalize=True):
+    logits = x64 @ router64.T
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    ids = np.argsort(-p, axis=1, kind="stable")[:, :k]
+    w = np.take_along_axis(p, ids, axis=1)
+    if renormalize:
+        w = w / w.sum(axis=1, keepdims=True)
+    return ids.astype(np.int32), w
+
+
+def np_moe(x64, experts, ids, weights):
+    y = np.zeros((x64.shape[0], H))
+    for t in range(x64.shape[0]):
+        for e, w in zip(ids[t], weights[t]):
+            gate, up, down = experts[e]
+            g, u = gate @ x64[t], up @ x64[t]
+            y[t] += w * (down @ (g / (1 + np.exp(-g)) * u))
+    return y
+
+
+def make_x(rng, t, dtype, shape=None):
+    """x as passed (float16, or bfloat16 bits in uint16) and its exact values in float64."""
+    x32 = rng.standard_normal(shape or (t, H)).astype(np.float32)
+    if dtype == "float16":
+        x = x32.astype(np.float16)
+        return x, x.astype(np.float64)
+    bits = w4a16.float32_to_bfloat16_bits(x32)
+    return bits, w4a16.bfloat16_bits_to_float32(bits).astype(np.float64)
+
+
+def values(y, dtype):
+    return (y if dtype == "float16" else w4a16.bfloat16_bits_to_float32(y)).astype(np.float64)
+
+
+def kw(dtype):
+    return {"dtype": "bfloat16"} if dtype == "bfloat16" else {}
+
+
+# ---- loading ---------------------------------------------------------------------------------
+
+
+def test_load_properties_and_repr(ckpt):
+    moe = ckpt["moe"]
+    assert isinstance(moe, w4a16.MoE)
+    assert (moe.hidden, moe.intermediate, moe.experts, moe.group_size) == (H, I, E, G)
+    assert (moe.scalar_type, moe.scale_dtype, moe.router_dtype) == (ckpt["scalar"], "float16", "float16")
+    # packed 4-bit weights + scales (+ packed zeros for uint4) of w13 [E, 2I, H] and w2 [E, H, I]
+    q = E * 3 * I * H // 2
+    s = E * (2 * I * (H // G) + H * (I // G)) * 2
+    z = E * (2 * I * (H // G) + H * (I // G)) // 2 if ckpt["scalar"] == "uint4" else 0
+    assert moe.bytes == q + s + z
+    assert repr(moe) == (f"MoE(E={E} H={H} I={I} g={G} {ckpt['scalar']}, scales float16, router float16, "
+                         f"{moe.bytes} bytes)")
+    assert moe.prepared == []
+
+
+def test_load_errors(ckpt, tmp_path):
+    with pytest.raises(w4a16.NotFoundError) as e:
+        w4a16.load_moe(ckpt["dir"], 3)
+    assert "model.layers.3.mlp.gate.weight" in str(e.value)
+    with pytest.raises(w4a16.ArgumentError) as e:
+        w4a16.load_moe(ckpt["dir"], -1)
+    assert str(e.value).startswith("layer:")
+    with pytest.raises(w4a16.Error):
+        w4a16.load_moe(tmp_path / "no-such-folder", 0)
+
+
+# ---- routing ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("t", [1, 3, 7])
+@pytest.mark.parametrize("renormalize", [True, False])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_route_matches_numpy(ckpt, rng, t, renormalize, dtype):
+    x, x64 = make_x(rng, t, dtype)
+    ids, w = ckpt["moe"].route(x, top_k=2, renormalize=renormalize, **kw(dtype))
+    assert ids.dtype == np.int32 and w.dtype == np.float32 and ids.shape == w.shape == (t, 2)
+    ref_ids, ref_w = np_route(x64, ckpt["router"], 2, renormalize)
+    np.testing.assert_array_equal(ids, ref_ids)
+    np.testing.assert_allclose(w, ref_w, rtol=1e-5, atol=1e-6)
+    if renormalize:
+        np.testing.assert_allclose(w.sum(axis=1), 1, rtol=1e-6)
+    else:
+        assert np.all(w.sum(axis=1) < 1)
+
+
+def test_route_top_k_bounds(ckpt, rng):
+    x, _ = make_x(rng, 2, "float16")
+    ids, _ = ckpt["moe"].route(x, top_k=E)
+    np.testing.assert_array_equal(np.sort(ids, axis=1), np.tile(np.arange(E, dtype=np.int32), (2, 1)))
+    for k in (0, E + 1):
+        with pytest.raises(w4a16.ArgumentError) as e:
+            ckpt["moe"].route(x, top_k=k)
+        assert str(e.value).startswith("top_k:") and f"experts = {E}" in str(e.value)
+
+
+# ---- the layer -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("t", [1, 2, 7])
+@pytest.mark.parametrize("renormalize", [True, False])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_call_matches_numpy(ckpt, rng, t, renormalize, dtype):
+    moe = ckpt["moe"]
+    x, x64 = make_x(rng, t, dtype)
+    y = moe(x, top_k=2, renormalize=renormalize, **kw(dtype))
+    assert y.shape == (t, H) and y.dtype == x.dtype
+    ids, w = np_route(x64, ckpt["router"], 2, renormalize)
+    ref = np_moe(x64, ckpt["experts"], ids, w)
+    assert rel_err(values(y, dtype), ref) <= TOL[dtype]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_one_token_as_a_vector(ckpt, rng, dtype):
+    x, x64 = make_x(rng, 1, dtype, shape=(H,))
+    y = ckpt["moe"](x, top_k=2, **kw(dtype))
+    assert y.shape == (H,)
+    ids, w = np_route(x64[None], ckpt["router"], 2)
+    assert rel_err(values(y, dtype), np_moe(x64[None], ckpt["experts"], ids, w)[0]) <= TOL[dtype]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_reference_agrees(ckpt, rng, dtype):
+    moe = ckpt["moe"]
+    x, x64 = make_x(rng, 5, dtype)
+    ids, w = moe.route(x, top_k=2, **kw(dtype))
+    ref = moe.reference(x, ids, w, **kw(dtype))
+    assert ref.shape == (5, H) and ref.dtype == x.dtype
+    oracle = np_moe(x64, ckpt["experts"], ids, w.astype(np.float64))
+    # the library's oracle rounds once to the activation dtype: half an ulp of it
+    assert rel_err(values(ref, dtype), oracle) <= (1e-3 if dtype == "float16" else 8e-3)
+    y = moe(x, topk_ids=ids, topk_weights=w, **kw(dtype))
+    assert rel_err(values(y, dtype), values(ref, dtype)) <= TOL[dtype]
+    np.testing.assert_array_equal(moe(x, top_k=2, **kw(dtype)), y)  # the router's routing is route()'s
+
+
+def test_given_routing_and_experts_without_tokens(ckpt, rng):
+    # Only experts 1 and 5 get tokens; weights that do not sum to 1 are used as given.
+    moe = ckpt["moe"]
+    x, x64 = make_x(rng, 4, "float16")
+    ids = np.array([[1, 5], [5, 1], [1, 1], [5, 5]], np.int32)
+    w = np.array([[0.7, 0.1], [2.0, -0.5], [0.25, 0.25], [1.0, 0.0]], np.float32)
+    y = moe(x, topk_ids=ids, topk_weights=w)
+    assert rel_err(y, np_moe(x64, ckpt["experts"], ids, w.astype(np.float64))) <= TOL["float16"]
+    # one expert per token (k = 1), given; and a single token routed to one expert of E
+    y1 = moe(x, topk_ids=ids[:, :1].copy(), topk_weights=np.ones((4, 1), np.float32))
+    assert rel_err(y1, np_moe(x64, ckpt["experts"], ids[:, :1], np.ones((4, 1)))) <= TOL["float16"]
+
+
+def test_out_threads_and_empty(ckpt, rng):
+    moe = ckpt["moe"]
+    x, _ = make_x(rng, 7, "float16")
+    out = np.full((7, H), np.nan, np.float16)
+    assert moe(x, top_k=2, out=out) is out
+    # per-slot outputs are reduced in slot order: the same bits for any thread count
+    np.testing.assert_array_equal(moe(x, top_k=2, threads=1), out)
+    np.testing.assert_array_equal(moe(x, top_k=2, threads=3), out)
+    # a non-contiguous x is copied once; the result is the same
+    wide = np.zeros((7, 2 * H), np.float16)
+    wide[:, ::2] = x
+    np.testing.assert_array_equal(moe(wide[:, ::2], top_k=2), out)
+    empty = moe(np.zeros((0, H), np.float16), top_k=2)
+    assert empty.shape == (0, H)
+
+
+# ---- rejections: class, argument named, what was expected --------------------------------------
+
+
+def check(exc_info, cls, arg, fragments=()):
+    e = exc_info.value
+    assert type(e) is cls, f"{type(e).__name__}: {e}"
+    msg = str(e)
+    assert msg.startswith(f"{arg}:") or msg.startswith(f"{arg}["), msg
+    for f in fragments:
+        assert f in msg, msg
+
+
+def test_rejections(ckpt, rng):
+    moe = ckpt["moe"]
+    x, _ = make_x(rng, 3, "float16")
+    ids, w = moe.route(x, top_k=2)
+    cases = [
+        (dict(x=x.astype(np.float32)), w4a16.DTypeError, "x", ["float16 or bfloat16", "float32 [3, 128]"]),
+        (dict(x=x.view(np.uint16)), w4a16.DTypeError, "x", ["uint16"]),
+        (dict(x=np.zeros((3, H + 8), np.float16)), w4a16.ShapeError, "x", ["H = 128", "[3, 136]"]),
+        (dict(x=np.zeros((2, 3, H), np.float16)), w4a16.ShapeError, "x", ["[T, H]", "[2, 3, 128]"]),
+        (dict(topk_ids=ids.astype(np.int64), topk_weights=w), w4a16.DTypeError, "topk_ids", ["int32", "int64"]),
+        (dict(topk_ids=ids, topk_weights=w.astype(np.float64)), w4a16.DTypeError, "topk_weights", ["float32"]),
+        (dict(topk_ids=np.zeros((4, 2), np.int32), topk_weights=w), w4a16.ShapeError, "topk_ids", ["T = 3"]),
+        (dict(topk_ids=ids[:, 0].copy(), topk_weights=w), w4a16.ShapeError, "topk_ids", ["[T, k]"]),
+        (dict(topk_ids=ids, topk_weights=np.ones((3, 3), np.float32)), w4a16.ShapeError, "topk_weights", ["[3, 2]"]),
+        (dict(topk_ids=np.zeros((3, E + 1), np.int32), topk_weights=np.ones((3, E + 1), np.float32)),
+         w4a16.ShapeError, "topk_ids", [f"E = {E}"]),
+        (dict(topk_ids=np.where(ids == ids[1, 1], E, ids).astype(np.int32), topk_weights=w), w4a16.ArgumentError,
+         "topk_ids", [f"[0, {E})", f"got {E}"]),
+        (dict(topk_ids=np.full((3, 2), -1, np.int32), topk_weights=w), w4a16.ArgumentError, "topk_ids", ["got -1"]),
+        (dict(topk_ids=ids), w4a16.ArgumentError, "topk_weights", ["both", "None"]),
+        (dict(topk_weights=w), w4a16.ArgumentError, "topk_ids", ["both", "None"]),
+        (dict(top_k=0), w4a16.ArgumentError, "top_k", [f"experts = {E}", "got 0"]),
+        (dict(top_k=E + 1), w4a16.ArgumentError, "top_k", [f"got {E + 1}"]),
+        (dict(out=np.zeros((3, H), np.float32)), w4a16.DTypeError, "out", ["float16"]),
+        (dict(out=np.zeros((3, H - 8), np.float16)), w4a16.ShapeError, "out", ["[3, 128]"]),
+        (dict(out=np.zeros((3, 2 * H), np.float16)[:, ::2]), w4a16.LayoutError, "out", []),
+        (dict(block=8), w4a16.ArgumentError, "block", ["CPU", "got 8"]),
+        (dict(threads=-1), w4a16.ArgumentError, "threads", ["got -1"]),
+        (dict(x=[[0.0] * H]), w4a16.DTypeError, "x", ["numpy array or a DLPack tensor", "list"]),
+        (dict(topk_ids=ids.tolist(), topk_weights=w), w4a16.DTypeError, "topk_ids", ["list"]),
+    ]
+    for args, cls, arg, fragments in cases:
+        call = dict(x=x, top_k=2)
+        call.update(args)
+        with pytest.raises(w4a16.Error) as e:
+            moe(call.pop("x"), **call)
+        check(e, cls, arg, fragments)
+
+
+def test_reference_and_route_rejections(ckpt, rng):
+    moe = ckpt["moe"]
+    x, _ = make_x(rng, 2, "float16")
+    ids, w = moe.route(x, top_k=2)
+    with pytest.raises(w4a16.Error) as e:
+        moe.reference(x, ids, None)
+    check(e, w4a16.ArgumentError, "topk_weights", ["None"])
+    with pytest.raises(w4a16.Error) as e:
+        moe.reference(x, np.full((2, 2), E, np.int32), w)
+    check(e, w4a16.ArgumentError, "topk_ids", [f"got {E}"])
+    with pytest.raises(w4a16.Error) as e:
+        moe.reference(x.astype(np.float32), ids, w)
+    check(e, w4a16.DTypeError, "x", ["float32"])
+    with pytest.raises(w4a16.Error) as e:
+        moe.route(np.zeros((2, 64), np.float16), top_k=2)
+    check(e, w4a16.ShapeError, "x", ["H = 128"])
+    with pytest.raises(w4a16.Error) as e:
+        moe.route(x.view(np.uint16), top_k=2, dtype="float32")
+    check(e, w4a16.ArgumentError, "dtype", ["bfloat16"])
+
+
+def test_explain_needs_a_cuda_build(ckpt):
+    if w4a16.has_cuda:
+        assert "block" in ckpt["moe"].explain(64, top_k=2)
+    else:
+        with pytest.raises(w4a16.UnsupportedError) as e:
+            ckpt["moe"].explain(64, top_k=2)
+        assert "CUDA build" in str(e.value)
+
+
+# ---- bfloat16 scales -------------------------------------------------------------------------
+
+
+def test_bfloat16_scales_checkpoint(tmp_path, rng):
+    experts, router = write_moe_checkpoint(tmp_path, rng, "gptq", "uint4b8", "bfloat16", layer=2, experts=4)
+    moe = w4a16.load_moe(tmp_path, 2)
+    assert (moe.experts, moe.scale_dtype) == (4, "bfloat16")
+    x, x64 = make_x(rng, 6, "bfloat16")
+    ids, w = np_route(x64, router, 2)
+    y = moe(x, top_k=2, dtype="bfloat16")
+    assert rel_err(values(y, "bfloat16"), np_moe(x64, experts, ids, w)) <= TOL["bfloat16"]
+
+
+# ---- CUDA (a CUDA build, a GPU and torch with CUDA) -------------------------------------------
+
+
+def cuda_torch():
+    """torch when this build and machine can run the CUDA MoE; else the reason it cannot."""
+    if not w4a16.has_cuda:
+        return None, "this w4a16 build has no CUDA kernels (W4A16_ENABLE_CUDA=OFF)"
+    try:
+        import torch
+    except ImportError:
+        return None, "PyTorch is not installed"
+    if not torch.cuda.is_available():
+        return None, "no CUDA device visible to torch"
+    return torch, ""
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_cuda_matches_cpu(ckpt, rng, dtype):
+    torch, why = cuda_torch()
+    if torch is None:
+        print(f"skipped: {why}")
+        pytest.skip(why)
+    moe = w4a16.load_moe(ckpt["dir"], 0)  # a fresh object: prepared starts empty
+    tdt = torch.float16 if dtype == "float16" else torch.bfloat16
+    for t in (1, 7, 64):
+        x32 = torch.from_numpy(rng.standard_normal((t, H)).astype(np.float32))
+        x = x32.to(tdt)
+        x64 = x.double().numpy()
+        ids, w = np_route(x64, ckpt["router"], 2)
+        ref = np_moe(x64, ckpt["experts"], ids, w)
+        xd = x.cuda()
+        y = moe(xd, top_k=2)  # routed on the host (a sync), run on the GPU
+        assert y.is_cuda and y.dtype == tdt and y.shape == (t, H)
+        assert rel_err(y.double().cpu().numpy(), ref) <= TOL[dtype]
+        ids_d, w_d = (torch.from_numpy(a).cuda() for a in moe.route(x, top_k=2))
+        for block in (0, 1, 8, 32, 64, 128):  # every path, routing given on the device (no sync)
+            y = moe(xd, topk_ids=ids_d, topk_weights=w_d, block=block)
+            torch.cuda.synchronize()
+            assert rel_err(y.double().cpu().numpy(), ref) <= TOL[dtype], f"T={t} block={block}"
+    prepared = moe.prepared
+    assert len(prepared) == 1 and prepared[0]["dtype"] == dtype and prepared[0]["workspace_bytes"] > 0
+    with pytest.raises(w4a16.Error) as e:  # host ids with device x
+        moe(xd, topk_ids=ids_d.cpu(), topk_weights=w_d.cpu())
+    assert "topk_ids" in str(e.value)

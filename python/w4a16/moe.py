@@ -1,0 +1,158 @@
+"""MoE: one mixture-of-experts layer (Qwen3-MoE / Mixtral style) of a Hugging Face checkpoint.
+
+    moe = w4a16.load_moe("ckpt/", layer=0)       # AWQ or GPTQ experts + the unquantized router
+    y = moe(x)                                   # x [T, H] -> y [T, H]: routed by the router, top 8
+    ids, weights = moe.route(x, top_k=8)         # the routing alone (host, numpy)
+
+out[t] = sum over the k experts e of token t of weight[t, e] * down_e(silu(gate_e(x[t])) * up_e(x[t])).
+CPU arrays run moe_cpu; CUDA arrays (a CUDA build) run CudaMoe, prepared once per activation dtype
+and device and kept by the object. Everything is computed by the library (include/w4a16/moe);
+this file picks the framework's arrays and stream, as linear.py does.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from . import _arrays, _core
+from .errors import ArgumentError, UnsupportedError, fail
+
+
+def _bits16(dtype: Optional[str]) -> str:
+    return "" if dtype is None else str(dtype)
+
+
+def _rows(x, kind: str):
+    """x [H] -> [1, H] (a view), and a C-contiguous [T, H] (the MoE layer reads x as one block):
+    a copy only where x is not already contiguous. Returns (x2, x was 1-D)."""
+    if kind == "dlpack":
+        return x, False  # unknown framework: passed through; the extension checks it
+    one = len(x.shape) == 1
+    if one:
+        x = x.reshape(1, x.shape[0])
+    if kind == "torch":
+        return x.detach().contiguous(), one
+    if kind == "cupy":
+        import cupy
+
+        return cupy.ascontiguousarray(x), one
+    import numpy as np
+
+    return np.ascontiguousarray(x), one
+
+
+def _export(a, arg: str):
+    return None if a is None else _arrays.export(a, _arrays.kind_of(a, arg))
+
+
+class MoE:
+    """A mixture-of-experts layer: H hidden, I intermediate per expert, E experts.
+
+    Make one with :func:`load_moe`, then call it on x [T, H] (or [H]) float16 or bfloat16
+    (numpy, torch, cupy, any DLPack producer)."""
+
+    def __init__(self, moe: "_core.Moe"):
+        if not isinstance(moe, _core.Moe):
+            raise TypeError("MoE(moe): use w4a16.load_moe(dir, layer)")
+        self._moe = moe
+
+    @classmethod
+    def load(cls, dir: str, layer: int) -> "MoE":
+        """Layer `layer` of a checkpoint folder: model.layers.L.mlp.experts.E.{gate,up,down}_proj
+        (AWQ or GPTQ, as config.json says) and model.layers.L.mlp.gate.weight (the router)."""
+        return cls(_core.load_moe(str(dir), int(layer)))
+
+    # ---- properties ------------------------------------------------------------------------
+
+    hidden = property(lambda self: self._moe.hidden, doc="H")
+    intermediate = property(lambda self: self._moe.intermediate, doc="I, per expert (moe_intermediate_size)")
+    experts = property(lambda self: self._moe.experts, doc="E")
+    group_size = property(lambda self: self._moe.group_size, doc="-1 = channelwise")
+    scalar_type = property(lambda self: self._moe.scalar_type, doc='"uint4" (zero points) or "uint4b8"')
+    scale_dtype = property(lambda self: self._moe.scale_dtype, doc='"float16" or "bfloat16"')
+    router_dtype = property(lambda self: self._moe.router_dtype, doc="the router [E, H] as stored")
+    bytes = property(lambda self: self._moe.nbytes, doc="bytes of the packed experts (w13 + w2, all E)")
+
+    @property
+    def prepared(self) -> list:
+        """The CUDA layers prepared so far: dtype, device_index, layout, weight_bytes, workspace_bytes."""
+        return self._moe.prepared()
+
+    def __repr__(self) -> str:
+        return (f"MoE({self._moe.describe()}, scales {self.scale_dtype}, router {self.router_dtype}, "
+                f"{self.bytes} bytes)")
+
+    # ---- running ---------------------------------------------------------------------------
+
+    def route(self, x, top_k: int = 8, renormalize: bool = True, *, dtype: Optional[str] = None):
+        """(topk_ids int32 [T, k], topk_weights float32 [T, k]) as numpy arrays: softmax over the
+        router's fp32 logits, the top k (descending, ties to the lower id), renormalized over
+        those k unless renormalize=False. Runs on the host: CUDA x is copied there first."""
+        x = _arrays.host(x)
+        kind = _arrays.kind_of(x)
+        x2, _ = _rows(x, kind)
+        return self._moe.route(_arrays.export(x2, kind), int(top_k), bool(renormalize), _bits16(dtype))
+
+    def __call__(self, x, *, top_k: int = 8, renormalize: bool = True, topk_ids=None, topk_weights=None,
+                 out=None, dtype: Optional[str] = None, threads: int = 0, block: int = 0,
+                 stream: Optional[int] = None):
+        """y [T, H] (or [H]) in x's framework, dtype and device.
+
+        Routing: by the layer's router (top_k, renormalize) unless topk_ids int32 [T, k] and
+        topk_weights float32 [T, k] are given (both, on x's device). On CUDA, routing by the
+        router copies x to the host and waits for it; given device ids do not.
+        dtype: "bfloat16" when x is a numpy uint16 array of bfloat16 bits (y is then bits too).
+        out: an optional [T, H] array to write into. threads: CPU threads (0: all).
+        block: CUDA slots per block, 0 = chosen (1, 8, 32, 64, 128 force a path).
+        stream: a cudaStream_t as int; default the framework's current stream (torch, cupy).
+        """
+        kind = _arrays.kind_of(x)
+        x2, one = _rows(x, kind)
+        b16 = _bits16(dtype)
+        act, device, index, t = self._moe.check_x(_arrays.export(x2, kind), b16)
+        if out is None and kind == "dlpack" and device == "cuda":
+            raise fail(UnsupportedError, "x", "a numpy, torch or cupy array, or out= (this DLPack producer's CUDA "
+                       "arrays cannot be allocated here)", f"{type(x).__name__} on cuda:{index}")
+        if out is None:
+            y = _arrays.empty_out(x2, kind, t, self.hidden, act)
+            y2 = y
+        else:
+            y = out
+            y2 = out.reshape(1, out.shape[0]) if one and len(out.shape) == 1 else out
+        if t > 0:  # nothing to compute otherwise; the layer need not accept empty views
+            if stream is None:
+                stream = _arrays.current_stream(x2, kind)
+            self._moe.run(_arrays.export(x2, kind), _arrays.export(y2, _arrays.kind_of(y2, "out")),
+                          _export(topk_ids, "topk_ids"), _export(topk_weights, "topk_weights"), int(top_k),
+                          bool(renormalize), int(threads), int(block), int(stream), b16)
+        if out is None and one:
+            return y.reshape(self.hidden)
+        return y
+
+    def reference(self, x, topk_ids, topk_weights, *, dtype: Optional[str] = None):
+        """The f64 oracle (moe_reference) for given routing: y [T, H] (or [H]) in x's dtype, on the
+        host (CUDA inputs are copied there; torch in -> torch CPU out, else numpy)."""
+        for a, arg in ((topk_ids, "topk_ids"), (topk_weights, "topk_weights")):
+            if a is None:
+                raise fail(ArgumentError, arg, "an array (the reference runs the routing it is given)", "None")
+        h = _arrays.host
+        x = h(x)
+        kind = _arrays.kind_of(x)
+        x2, one = _rows(x, kind)
+        b16 = _bits16(dtype)
+        act, _, _, t = self._moe.check_x(_arrays.export(x2, kind), b16)
+        y = _arrays.empty_out(x2, kind, t, self.hidden, act)
+        if t > 0:
+            ids, weights = h(topk_ids), h(topk_weights)
+            self._moe.reference(_arrays.export(x2, kind), _export(ids, "topk_ids"), _export(weights, "topk_weights"),
+                                _arrays.export(y, kind), b16)
+        return y.reshape(self.hidden) if one else y
+
+    def explain(self, tokens: int, top_k: int = 8) -> str:
+        """How the CUDA layer runs T tokens: the slots per block it chooses, and why (CUDA builds)."""
+        return _core.moe_explain_block(int(tokens), int(top_k), self.experts)
+
+
+def load_moe(dir: str, layer: int) -> MoE:
+    """One MoE layer of an AWQ/GPTQ checkpoint folder: ``load_moe("ckpt/", 0)``."""
+    return MoE.load(dir, layer)
