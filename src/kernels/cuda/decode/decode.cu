@@ -331,25 +331,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
         }
       }
     }
-    float tmp[kP][MB][4];
-#pragma unroll
-    for (int p = 0; p < kP; ++p)
-#pragma unroll
-      for (int mb = 0; mb < MB; ++mb)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {  // sub-tile pair (2h, 2h + 1)
-      // Past `valid` (last step only) the reads land on other tokens' x or the rings: finite or not,
-      // those tiles' partials are dropped below, never scaled into acc.
-      uint4 b[kP][MB];
-#pragma unroll
-      for (int p = 0; p < kP; ++p)
-#pragma unroll
-        for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(xl[mb] + xoff + p * 128 + h * 64);
-      mma_pair<D, kG32>(h, wv, zlo, zhi, b, tmp);
-      if (kG32 || h == 1) scale_group<kG32>(h, valid, sc, tmp, acc);  // end of a group; tiles past `valid`: last step only
-    }
+    // Past `valid` (last step only) the reads land on other tokens' x or the rings: finite or not,
+    // those tiles' partials are dropped, never scaled into acc.
+    tiles_math<D, kG32>(wv, zlo, zhi, sc, xl, xoff, valid, acc);
   };
 
   const bool cluster = a.splits > 1;

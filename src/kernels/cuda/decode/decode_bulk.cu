@@ -176,8 +176,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   const unsigned z_read = ring + St::kZeroOffset + static_cast<unsigned>(r0 * kGs * 8 + (gid / 4) * 4);
 
   // One stage of this warp: the kP tiles' weight words and their scale / zero constants, read from
-  // the stage into registers (load), so the stage can be released before the math (dequantize + mma +
-  // scale into acc, x tile kt; the partials of the first `valid` tiles kept).
+  // the stage into registers (load); then tiles_math (decode_device.cuh) on x tile kt.
   struct Frag {
     uint4 wv[kP];
     float2 sc[kP][kGs];
@@ -201,28 +200,6 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       }
     }
   };
-  auto math = [&](const Frag& f, int kt, int valid, float (&acc)[MB][4]) {
-    float tmp[kP][MB][4];
-#pragma unroll
-    for (int p = 0; p < kP; ++p)
-#pragma unroll
-      for (int mb = 0; mb < MB; ++mb)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
-    const unsigned xoff = static_cast<unsigned>(kt) * 128;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {  // sub-tile pair (2h, 2h + 1)
-      // Past `valid` (the last stage of an item only) the reads land on stale stage words and x past
-      // the rows: those tiles' partials are dropped, never scaled into acc.
-      uint4 b[kP][MB];
-#pragma unroll
-      for (int p = 0; p < kP; ++p)
-#pragma unroll
-        for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(xl[mb] + xoff + p * 128 + h * 64);
-      mma_pair<D, kG32>(h, f.wv, f.zlo, f.zhi, b, tmp);
-      if (kG32 || h == 1) scale_group<kG32>(h, valid, f.sc, tmp, acc);
-    }
-  };
 
   const int vals4 = a.warps_n * MB * 32;  // float4 partials of one K slice (warps_n stripes)
   int slot = 0;
@@ -242,7 +219,9 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       if (valid > 0) load(static_cast<unsigned>(slot) * St::kBytes, f);
       // Released once the warp's reads of it are issued (the arrive orders them before the producer's
       // refill), so the refill overlaps this stage's math.
-      if (valid > 0) math(f, kt, valid, acc);
+      // Past `valid` (the last stage of an item only) the reads land on stale stage words and x past
+      // the rows: those tiles' partials are dropped, never scaled into acc.
+      if (valid > 0) tiles_math<D, kG32>(f.wv, f.zlo, f.zhi, f.sc, xl, static_cast<unsigned>(kt) * 128, valid, acc);
       __syncwarp();
       if (lane == 0) mbar_arrive(empty0 + 8 * slot);
       if (++slot == a.stages) { slot = 0; phase ^= 1u; }

@@ -239,6 +239,34 @@ __device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)
   }
 }
 
+// The math of kP tiles whose weight words wv and group constants (zlo / zhi, sc) are in registers:
+// per sub-tile pair h the tokens' B fragments by ldmatrix (lane row xl[mb] + xoff, tile p at
+// + p * 128, pair h at + h * 64), dequantize + mma into per-tile fp32 partials (independent chains),
+// scaled into acc at each group's end; tiles past `valid` are computed on whatever the reads find
+// and dropped, never scaled into acc. Both streaming kernels (decode.cu, decode_bulk.cu) run it.
+template <class D, bool kG32, int kP, int MB>
+__device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kP][kG32 ? 2 : 1],
+                                           const std::uint32_t (&zhi)[kP][kG32 ? 2 : 1], const float2 (&sc)[kP][kG32 ? 2 : 1],
+                                           const unsigned (&xl)[MB], unsigned xoff, int valid, float (&acc)[MB][4]) {
+  float tmp[kP][MB][4];
+#pragma unroll
+  for (int p = 0; p < kP; ++p)
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) tmp[p][mb][c] = 0.f;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {  // sub-tile pair (2h, 2h + 1)
+    uint4 b[kP][MB];
+#pragma unroll
+    for (int p = 0; p < kP; ++p)
+#pragma unroll
+      for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(xl[mb] + xoff + p * 128 + h * 64);
+    mma_pair<D, kG32>(h, wv, zlo, zhi, b, tmp);
+    if (kG32 || h == 1) scale_group<kG32>(h, valid, sc, tmp, acc);  // end of a group
+  }
+}
+
 // Writes 4 reduced partials (float4 i4 of a block's outputs, `row_block` its row block) into y:
 // outputs are ordered (stripe of the block, mb, lane, c) as in a warp's accumulators acc[mb][c],
 // c = (row gid | gid + 8) x (token 2 t | 2 t + 1). Rows past N and tokens past m are dropped;
