@@ -78,7 +78,7 @@ void bind_io(nb::module_& m) {
       [](const std::string& dir, const std::vector<std::pair<std::string, const Layer*>>& layers,
          const std::vector<std::pair<std::string, InArray>>& dense, std::string_view method,
          const std::vector<std::string>& modules_to_not_convert, std::size_t shard_bytes,
-         const std::string& config_json) {
+         const std::string& config_json, std::string_view bits16) {
         io::HfWriteOptions o;
         if (method == "awq") o.method = io::QuantMethod::awq;
         else if (method == "gptq") o.method = io::QuantMethod::gptq;
@@ -93,7 +93,7 @@ void bind_io(nb::module_& m) {
         }
         std::vector<std::pair<std::string, TensorView>> dv;
         for (const auto& [name, arr] : dense) {
-          TensorView v = to_view(arr, name);
+          TensorView v = to_view(arr, name, bits16);
           require_host(v, name);
           check_contiguous(v, name);
           dv.emplace_back(name, v);
@@ -102,7 +102,8 @@ void bind_io(nb::module_& m) {
         io::write_hf_checkpoint(dir, ls, dv, o);
       },
       nb::arg("dir"), nb::arg("layers"), nb::arg("dense"), nb::arg("format"), nb::arg("modules_to_not_convert"),
-      nb::arg("shard_bytes"), nb::arg("config_json"));
+      nb::arg("shard_bytes"), nb::arg("config_json"), nb::arg("dtype") = "",
+      "dense: (name, array) pairs written as given; uint16 arrays with dtype=\"bfloat16\" are stored as BF16.");
 
   m.def(
       "write_safetensors",

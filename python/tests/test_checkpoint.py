@@ -121,3 +121,19 @@ def test_save_checkpoint_with_the_library_writer(tmp_path, rng, fmt, scalar, sha
             assert (a is None) == (b is None)
             if a is not None:
                 np.testing.assert_array_equal(a, b)
+
+
+def test_save_checkpoint_dense_bfloat16(tmp_path, rng):
+    """dense uint16 arrays with dtype="bfloat16" are stored as BF16 (bits unchanged); without the keyword a
+    uint16 array is refused (numpy has no bfloat16: the bits need the keyword)."""
+    layer = w4a16.quantize(rng.standard_normal((64, 256)).astype(np.float32), 128, "uint4")
+    bits = w4a16.float32_to_bfloat16_bits(rng.standard_normal((32, 256)).astype(np.float32))
+    w4a16.save_checkpoint(tmp_path, {"model.layers.0.mlp.up_proj": layer}, format="gptq",
+                          dense={"lm_head.weight": bits}, dtype="bfloat16")
+    tensors, _, tags = w4a16.load_safetensors(tmp_path / "model.safetensors")
+    assert tags["lm_head.weight"] == "BF16"
+    np.testing.assert_array_equal(tensors["lm_head.weight"], bits)
+    with pytest.raises(w4a16.DTypeError) as e:
+        w4a16.save_checkpoint(tmp_path / "no_keyword", {"model.layers.0.mlp.up_proj": layer}, format="gptq",
+                              dense={"lm_head.weight": bits})
+    assert "lm_head.weight" in str(e.value)

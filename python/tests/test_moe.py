@@ -14,8 +14,9 @@ H, I, E, G = 128, 64, 8, 64  # hidden, intermediate per expert, experts, group s
 FORMATS = [("awq", "uint4"), ("gptq", "uint4b8"), ("gptq", "uint4")]
 
 
-def write_moe_checkpoint(d, rng, fmt, scalar, scale_dtype, layer=0, experts=E):
-    """Layer `layer` of a Qwen3-MoE-like folder; returns ([(gate, up, down)] float64 weights, router)."""
+def write_moe_checkpoint(d, rng, fmt, scalar, scale_dtype, layer=0, experts=E, router_dtype="float16"):
+    """Layer `layer` of a Qwen3-MoE-like folder; returns ([(gate, up, down)] float64 weights, router).
+    router_dtype "bfloat16": the router stored as BF16 (written from its bits)."""
     base = f"model.layers.{layer}.mlp."
     layers, dense = {}, []
     for e in range(experts):
@@ -26,12 +27,19 @@ def write_moe_checkpoint(d, rng, fmt, scalar, scale_dtype, layer=0, experts=E):
             layers[f"{base}experts.{e}.{name}"] = w
             ws.append(w.dequantize().astype(np.float64))
         dense.append(tuple(ws))
-    router = (0.1 * rng.standard_normal((experts, H))).astype(np.float16)
+    router32 = (0.1 * rng.standard_normal((experts, H))).astype(np.float32)
+    if router_dtype == "bfloat16":
+        router = w4a16.float32_to_bfloat16_bits(router32)
+        router64 = w4a16.bfloat16_bits_to_float32(router).astype(np.float64)
+    else:
+        router = router32.astype(np.float16)
+        router64 = router.astype(np.float64)
     w4a16.save_checkpoint(d, layers, format=fmt, dense={f"{base}gate.weight": router},
                           config={"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"],
                                   "hidden_size": H, "moe_intermediate_size": I, "num_experts": experts,
-                                  "num_experts_per_tok": 2, "norm_topk_prob": True})
-    return dense, router.astype(np.float64)
+                                  "num_experts_per_tok": 2, "norm_topk_prob": True},
+                          dtype=router_dtype if router_dtype == "bfloat16" else None)
+    return dense, router64
 
 
 @pytest.fixture(scope="module", params=FORMATS, ids=lambda p: f"{p[0]}-{p[1]}")
@@ -295,13 +303,14 @@ def test_explain_needs_a_cuda_build(ckpt):
         assert "CUDA build" in str(e.value)
 
 
-# ---- bfloat16 scales -------------------------------------------------------------------------
+# ---- bfloat16 scales and router ---------------------------------------------------------------
 
 
-def test_bfloat16_scales_checkpoint(tmp_path, rng):
-    experts, router = write_moe_checkpoint(tmp_path, rng, "gptq", "uint4b8", "bfloat16", layer=2, experts=4)
+def test_bfloat16_scales_and_router_checkpoint(tmp_path, rng):
+    experts, router = write_moe_checkpoint(tmp_path, rng, "gptq", "uint4b8", "bfloat16", layer=2, experts=4,
+                                           router_dtype="bfloat16")
     moe = w4a16.load_moe(tmp_path, 2)
-    assert (moe.experts, moe.scale_dtype) == (4, "bfloat16")
+    assert (moe.experts, moe.scale_dtype, moe.router_dtype) == (4, "bfloat16", "bfloat16")
     x, x64 = make_x(rng, 6, "bfloat16")
     ids, w = np_route(x64, router, 2)
     y = moe(x, top_k=2, dtype="bfloat16")

@@ -302,12 +302,13 @@ def open_checkpoint(dir: str) -> Checkpoint:
 
 def save_checkpoint(dir: str, layers: dict, *, format: str = "gptq", dense: Optional[dict] = None,
                     modules_to_not_convert: Sequence[str] = (), shard_bytes: int = 0,
-                    config: Optional[dict] = None) -> None:
+                    config: Optional[dict] = None, dtype: Optional[str] = None) -> None:
     """Writes a Hugging Face folder with the library's writer (io::write_hf_checkpoint):
     config.json (``config``'s fields plus quantization_config) and model.safetensors, or shards
     of at most ``shard_bytes`` with an index. ``layers``: {prefix: QuantizedLinear}, all of one
     group size and scalar type; format "awq" (uint4, no act-order) or "gptq" (v1 for uint4b8,
-    gptq_v2 for uint4). ``dense``: {name: array} written as given (e.g. "lm_head.weight")."""
+    gptq_v2 for uint4). ``dense``: {name: array} written as given (e.g. "lm_head.weight"); uint16
+    arrays are written as BF16 when ``dtype="bfloat16"`` (numpy has no bfloat16: pass its bits)."""
     import json
 
     items = []
@@ -317,7 +318,7 @@ def save_checkpoint(dir: str, layers: dict, *, format: str = "gptq", dense: Opti
         items.append((str(prefix), layer._layer))
     dense_items = [(str(k), _arrays.host(v)) for k, v in (dense or {}).items()]
     _core.write_checkpoint(str(dir), items, dense_items, format, list(modules_to_not_convert), int(shard_bytes),
-                           json.dumps(config or {}))
+                           json.dumps(config or {}), _bits16(dtype))
 
 
 def save_safetensors(path: str, tensors: Any, metadata: Optional[dict] = None, *, dtype: Optional[str] = None) -> None:

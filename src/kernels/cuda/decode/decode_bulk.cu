@@ -73,6 +73,10 @@ __device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
   return v;
 }
 
+// kBf16   activations (x, scales, bias, y) bf16; else fp16
+// MB      token halves of 8 computed per mma chain: 1 for <= 8 tokens, 2 for 9..16
+// kZeros  uint4 with per-(row, group) zero points (the zero rows ride in the stages); else uint4b8 (z = 8)
+// kG32    group size 32: two groups per 64-wide tile (two scale / zero rows per tile); else one (g >= 64, channelwise)
 template <bool kBf16, int MB, bool kZeros, bool kG32>
 __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_kernel(const Args a) {
   using D = Dt<kBf16>;
