@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Grid search of the bulk decode kernel's plan cost (src/kernels/cuda/decode/decode.cu, bulk_cost) on a
+"""Grid search of the bulk decode kernel's plan cost (src/kernels/cuda/decode/decode_plan.cu, bulk_cost) on a
 forced-plan sweep: w4a16_bench_gpu CSVs run with W4A16_DECODE_BULK=1 W4A16_DECODE_BULK_PLAN=wn,b for every
 plan (scripts/decode-bulk-sweep; docs/benchmarks/session_2026-12-04_stop29/call2.sh, call3.sh). Rows whose plan
 column is not the forced bulk plan (it did not fit) count as the automatic plan's and are kept as what ran.

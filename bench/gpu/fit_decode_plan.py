@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""The decode plan's cost model (src/kernels/cuda/decode/decode.cu, plan_cost) against a forced-plan
+"""The decode plan's cost model (src/kernels/cuda/decode/decode_plan.cu, plan_cost) against a forced-plan
 sweep (scripts/decode-plan-sweep): for every (shape, M) of the sweep, the plan the model picks among
 the measured variants, its time over the fastest measured one, and the sum of log ratios. Prints the
-old constants (before 2026-12-02 night) and the ones in decode.cu; --search refits them by random
-search (coordinate refinement after), as was done for the constants in decode.cu.
+old constants (before 2026-12-02 night) and the ones in decode_plan.cu; --search refits them by random
+search (coordinate refinement after), as was done for the constants in decode_plan.cu.
 
     python3 bench/gpu/fit_decode_plan.py docs/benchmarks/decode_plans_2026-12-02_night.csv [--search] [-v]
 
 A sweep with a `forced_plan` column (scripts/session-check's plans.csv, 2026-12-03 on) carries each
 plan's own description (the `plan` column: splits, tiles per warp, row blocks, shared memory,
 xstream), so the plan is read from it rather than rebuilt here: such sweeps score the 1..8-token
-constants (TOKENS8 / decode.cu kCost8) of the 8-tile-step kernel.
+constants (TOKENS8 / decode_plan.cu kCost8) of the 8-tile-step kernel.
 """
 import collections
 import csv
@@ -25,7 +25,7 @@ SHAPES = {"qwen0.5b.qkv": (1152, 896), "qwen0.5b.o": (896, 896), "qwen0.5b.gate_
 #            c0   c1   cs    wl   cf    cc   xf    st
 OLD = (30, 240, 1.3, 1.2, 0.15, 0.6, 1.03, 700)
 NOW = (17, 30, 1.07, 0.2, 0.13, 0.2, 1.11, 2100)
-TOKENS8 = NOW  # decode.cu kCost8 (1..8 tokens); NOW stays the 9..16-token set
+TOKENS8 = NOW  # decode_plan.cu kCost8 (1..8 tokens); NOW stays the 9..16-token set
 
 
 def parse_plan(desc):  # DecodePlan::describe() of the streaming kernel
@@ -34,7 +34,7 @@ def parse_plan(desc):  # DecodePlan::describe() of the streaming kernel
     return dict(s=int(f["splits"]), tpw=tpw, bt=tpw * wk, rb=int(f["row_blocks"]), xs="xstream" in desc.split(), smem=int(f["smem"]))
 
 
-def make_plan(n, k, wn, s, m, xs):  # decode.cu make_plan (uint4b8, g >= 64, ring depth 3, x as token rows)
+def make_plan(n, k, wn, s, m, xs):  # decode_plan.cu make_plan (uint4b8, g >= 64, ring depth 3, x as token rows)
     nt, kt = (n + 63) // 64 * 4, (k + 63) // 64
     wk = 8 // wn
     tpw = (-(-kt // s) + wk - 1) // wk
@@ -45,7 +45,7 @@ def make_plan(n, k, wn, s, m, xs):  # decode.cu make_plan (uint4b8, g >= 64, rin
     return dict(s=-(-kt // bt), tpw=tpw, bt=bt, rb=-(-nt // wn), xs=xs, smem=smem, grid_rows=-(-nt // wn))
 
 
-def cost(p, m, c):  # decode.cu plan_cost
+def cost(p, m, c):  # decode_plan.cu plan_cost
     c0, c1, cs, wl, cf, cc, xf, st = c
     bps = max(1, min(2, (227 * 1024) // (p["smem"] + 1024)))
     slots, blocks = SMS * bps, p["rb"] * p["s"]
@@ -98,13 +98,13 @@ def main():
                 key = (r["shape"], int(r["m"]))
                 d[key][r["forced_plan"]] = float(r["us"])
                 plans[key + (r["forced_plan"],)] = parse_plan(r["plan"])
-        sets = (("decode.cu 1..8-token constants", TOKENS8),)
+        sets = (("decode_plan.cu 1..8-token constants", TOKENS8),)
         start = TOKENS8
     else:
         for r in rows:
             if r["kernel"].startswith("cuda_decode") and r["shape"] in SHAPES:
                 d[(r["shape"], int(r["m"]))][r["variant"]] = float(r["us"])
-        sets = (("old constants", OLD), ("decode.cu constants", NOW))
+        sets = (("old constants", OLD), ("decode_plan.cu constants", NOW))
         start = NOW
     for label, c in sets:
         tot, worst = score(d, c, a.v, plans)

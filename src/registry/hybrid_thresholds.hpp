@@ -24,7 +24,7 @@
 // path in both dtypes (fp16 prefill 21.6 us against decode 22.6; bf16 21.7 against 23.7; prefill
 // is flat in M up to 32, 22.5 us, decode 16.4 us at M = 8): crossover ~14.6, so decode up to 14
 // (uint4 stays at 16: decode 25.4 against prefill 30.3). Then the measured decode plans at 9..16 tokens
-// (decode.cu kMeasuredPlans, 07:00 UTC) took llama8b.down M = 16 to 20.6 us fp16 / 21.4 bf16, ahead of
+// (decode_plan.cu kMeasuredPlans, 07:00 UTC) took llama8b.down M = 16 to 20.6 us fp16 / 21.4 bf16, ahead of
 // prefill again: the entry was removed, the default (decode up to 16) holds.
 // 2026-12-03 evening (call 6, scripts/hybrid-check after the two prefill dequantization changes,
 // docs/BENCHMARKS.md "Session of 2026-12-03, evening"): the prefill path got 4-9% faster, so

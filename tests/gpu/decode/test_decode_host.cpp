@@ -74,7 +74,7 @@ TEST(DecodeHost, PlansFitAndPersistOnlyBeyondOneWave) {
   EXPECT_GT(persistent, 0);  // llama70b.gate_up at 1..8 tokens takes several waves
   const DecodePlan p = decode_plan_for_sms(57344, 8192, 1, false, 128, true, 132);
   EXPECT_LT(p.grid_rows, p.row_blocks) << p.describe();
-  // Persistent at 1..2 tokens: 2-stripe row blocks (measured, decode.cu), not at 4.
+  // Persistent at 1..2 tokens: 2-stripe row blocks (measured, decode_plan.cu), not at 4.
   EXPECT_EQ(p.warps_n, 2) << p.describe();
   EXPECT_EQ(decode_plan_for_sms(57344, 8192, 2, false, 128, true, 132).warps_n, 2);
   EXPECT_EQ(decode_plan_for_sms(28672, 4096, 1, false, 128, true, 132).warps_n, 8);  // one wave: the cost model's plan
@@ -199,7 +199,7 @@ std::string model_plan(std::int64_t n, std::int64_t k, int m, bool zeros, int gr
 }
 }  // namespace
 
-// The measured plans (decode.cu kMeasuredPlans) replace the cost model's on their layers and token
+// The measured plans (decode_plan.cu kMeasuredPlans) replace the cost model's on their layers and token
 // counts, only for uint4b8 g = 128 on 132 SMs, only with streamable x where they stream, and not
 // under W4A16_DECODE_TABLE=0 (which gives back the model's plan).
 TEST(DecodeHost, MeasuredPlansOnlyWhereMeasured) {

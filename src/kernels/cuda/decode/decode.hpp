@@ -1,7 +1,7 @@
 // Skinny W4A16 decode GEMM on the tensor-core layout "cuda.tc16x64.v1" (src/kernels/cuda/tc).
 //   y[M, N] = x[:, perm] . W^T + bias     x (M, K) act dtype, row stride x_stride (elements)
 //                                         y (M, N) act dtype, row stride y_stride (elements)
-// Plan (per shape, host-side heuristic, see decode.cu) and run (launch only) are split; run
+// Plan (per shape, host-side heuristic, decode_plan.cu) and run (launch only, decode_run.cu) are split; run
 // never allocates and is safe inside CUDA-graph capture. The split-K reduction goes through the
 // distributed shared memory of a thread-block cluster in a fixed order: deterministic, and no
 // workspace is needed (decode_workspace_bytes returns 0; a null workspace is accepted).
@@ -60,7 +60,7 @@ struct DecodePlan {
 // small kernel; W4A16_DECODE_BULK=1 takes it wherever it fits, =0 never; a forced streaming plan
 // (W4A16_DECODE_PLAN) wins over it.
 // Measured plans: on a few Llama-3-8B / 8192x8192 / Llama-70B layers at 1..16 tokens (uint4b8,
-// g = 128, 132 SMs) a plan measured faster than the cost model's on the H200 replaces it (decode.cu
+// g = 128, 132 SMs) a plan measured faster than the cost model's on the H200 replaces it (decode_plan.cu
 // kMeasuredPlans, after the small-layer kernel's rule); W4A16_DECODE_TABLE=0 turns that off.
 DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros = false, int group_size = 128,
                        bool xstream_ok = false);

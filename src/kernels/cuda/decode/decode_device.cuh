@@ -1,8 +1,9 @@
-// Device pieces shared by the two decode kernels (decode.cu: the streaming kernel;
-// decode_small.cu: the lean small-layer kernel): the launch arguments, the magic-number
-// dequantization and mma per activation dtype (Dt), x staging in B-fragment order, the output
-// store of one reduced float4 of partials. Internal to src/kernels/cuda/decode; the contract of
-// both kernels is at the top of decode.cu.
+// Pieces shared by the three decode kernels (decode.cu: the streaming kernel; decode_small.cu: the
+// small-layer kernel; decode_bulk.cu: the bulk-copy kernel), their plans (decode_plan.cu) and their launch
+// (decode_run.cu): the launch arguments, the magic-number dequantization and mma per activation dtype (Dt),
+// x staging in B-fragment order, the 4-tile math, the output store of one reduced float4 of partials, the
+// host's instantiation picker and each kernel's sizes and launcher. Internal to src/kernels/cuda/decode;
+// the contract of each kernel is at the top of its file.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -324,6 +325,17 @@ constexpr int kSmallTiles[] = {2, 4, 8, 16};
 // counts on this many resident blocks (fewer where shared memory is the bound) to fit one wave.
 constexpr int small_min_blocks(int tiles) { return tiles <= 2 ? 5 : tiles <= 4 ? 3 : tiles <= 8 ? 2 : 1; }
 
+
+// ---- The streaming kernel (decode.cu) ----
+// Its ring depth per token count (2 slots of 8 tiles at 1..8 tokens, 3 of 4 at 9..16) and shared memory
+// per block of a plan (x staged or streamed + the weight rings + the partials), for decode_plan.cu.
+int streaming_ring_depth(int m);
+std::size_t streaming_smem(int block_tiles, int m, bool zeros, bool g32, bool xstream);
+// Launches it on a (splits, grid_rows) grid, clusters of `splits` blocks along K, with `smem` bytes.
+void launch_decode_streaming(const Args& a, int splits, int grid_rows, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl,
+                             cudaStream_t stream);
+// W4A16_DECODE_XSTREAM (decode_plan.cu): -1 unset, 0 never stream x, 1 stream wherever a plan can.
+int xstream_override();
 
 // Launches the small kernel of bucket `tiles` (one of kSmallTiles) on a grid of a.row_blocks
 // blocks with `smem` bytes of dynamic shared memory (decode_run sets a from the plan).

@@ -1,0 +1,448 @@
+// ---- Plans of the decode kernels (host code; compiled as CUDA for decode_device.cuh's sizes) ----
+// How decode_run spreads one chunk of <= 16 tokens over the GPU: the streaming kernel's plan (cost
+// model, measured table, persistence), the small-layer kernel's (one wave), the bulk kernel's (cost
+// fitted to forced-plan sweeps) and the rule that picks among them (decode_plan_for_sms). Pure host
+// arithmetic over the layer's shape and the SM count, plus the W4A16_DECODE_* knobs; every function
+// is host-tested (build/tests/gpu/decode/w4a16_test_cuda_host, CI). The kernels: decode.cu (streaming),
+// decode_small.cu, decode_bulk.cu; the launch: decode_run.cu. Measurements: docs/benchmarks/decode.md.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "common.cuh"
+#include "decode/decode.hpp"
+#include "decode/decode_device.cuh"
+#include "w4a16/core/error.hpp"
+
+namespace w4a16::kernels::cuda {
+
+namespace decode_detail {
+
+// W4A16_DECODE_XSTREAM: "0" never streams x, "1" streams it in every plan that can (exploration).
+int xstream_override() {
+  const char* env = std::getenv("W4A16_DECODE_XSTREAM");
+  if (!env || !*env) return -1;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_XSTREAM", "0 or 1", env);
+  return *env - '0';
+}
+
+}  // namespace decode_detail
+
+namespace {
+
+using namespace decode_detail;
+
+int cached_sm_count() {
+  static const int n = device_sm_count();
+  return n;
+}
+
+DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted, int m, bool zeros, bool g32, bool xstream = false) {
+  DecodePlan p;
+  p.xstream = xstream && wn == kWarps;  // streaming needs every warp of a block on the same K range
+  p.warps_n = wn;
+  p.warps_k = kWarps / wn;
+  const std::int64_t per_split = (kt + splits_wanted - 1) / splits_wanted;
+  p.tiles_per_warp = static_cast<int>((per_split + p.warps_k - 1) / p.warps_k);
+  const std::int64_t block_tiles = static_cast<std::int64_t>(p.tiles_per_warp) * p.warps_k;
+  p.splits = static_cast<int>((kt + block_tiles - 1) / block_tiles);  // no empty ranks
+  p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
+  p.grid_rows = p.row_blocks;
+  p.depth = streaming_ring_depth(m);
+  p.smem_bytes = streaming_smem(static_cast<int>(block_tiles), m, zeros, g32, p.xstream);
+  return p;
+}
+
+// Blocks of this plan resident per SM: 2 by registers (kMinBlocks), fewer when shared memory runs out.
+int blocks_per_sm(const DecodePlan& p) {
+  return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(2, (227 * 1024) / (p.smem_bytes + 1024))));
+}
+
+// W4A16_DECODE_PERSIST: "0" launches one block per row block (A/B measurement), "1" or unset lets
+// decode_plan make plans of more than one wave persistent.
+bool persist_enabled() {
+  const char* env = std::getenv("W4A16_DECODE_PERSIST");
+  if (!env || !*env) return true;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PERSIST", "0 or 1", env);
+  return *env == '1';
+}
+
+// Persistent grid where the plan takes more than one wave of blocks (1..8 tokens: the kernels that
+// loop, decode_kernel's kPersist): as many rows of blocks (clusters of `splits`) as are resident at
+// once, each looping over row blocks. H200, 2026-12-02 (docs/benchmarks/decode.md): llama70b.gate_up
+// M = 1, 1792 blocks in 6.8 waves, 81.3 -> 65.5 us. Where one wave suffices the grid is unchanged:
+// letting the cost model trade waves for smaller items picked 1..8-tile items, whose reduction per
+// item cost more than the waves it saved (qwen0.5b.gate_up M = 1 4.7 -> 7.9 us, same run). One block
+// per SM for every plan (leaving each SM a slot for the next kernel of the stream to prefetch in)
+// was slower everywhere it changed the grid (8192x8192 M = 1 12.7 -> 15.2 us, llama70b.gate_up
+// 68.1 -> 91.0 us): 8 warps per SM do not keep the bytes in flight that 16 do.
+void make_persistent(DecodePlan& p, int sms, int m_chunk) {
+  if (m_chunk > 8) return;
+  const int resident_rows = std::max(1, sms * blocks_per_sm(p) / p.splits);
+  if (p.row_blocks > resident_rows) p.grid_rows = resident_rows;
+}
+
+// Cost model in microseconds of a plan. Its form was fitted first to the forced-plan sweep of
+// version 3 (2026-12-02 afternoon; docs/benchmarks/decode.md): an SM streams one 64x16 tile per
+// (c0 + c1 / resident warps) cycles (x cs at 9..16 tokens: the second mma per sub-tile), each wave
+// of blocks adds wl us of latency (first loads, x, reduction), a cluster of s blocks slows the wave
+// by cf per extra rank and costs cc once, streaming x costs xf over staging it, and staging costs
+// `st` cycles per L2 round trip up front (a thread loads 8 groups of 16 bytes per trip).
+// Constants refitted on 2026-12-02 night to the sweep of every forced plan (warps_n 1/2/4/8 x
+// splits 1/2/4/8, streamed x at warps_n = 8) on the nine PERF.md shapes below llama70b, M = 1..16,
+// fp16 uint4b8 g128, v5 kernel (docs/benchmarks/decode_plans_2026-12-02_night.csv): over those 54
+// points the old constants (c0 30, c1 240, cs 1.3, wl 1.2, cf 0.15, cc 0.6, xf 1.03, st 700) picked
+// plans up to 1.65x slower than the best measured one (sum of log ratios 7.4), these pick within
+// 1.18x of it (sum 1.4, bench/gpu/fit_decode_plan.py; misses: llama8b.qkv M = 4..16, qwen0.5b.down M = 1..4, ~1.15x,
+// where a grid of more, smaller blocks wins). What moved: staging x costs 3x what the old model
+// said and streaming it far less, so streamed x is chosen from M = 4..8 up on most shapes.
+struct CostConstants {
+  double c0 = 17, c1 = 30, cs = 1.07, wl = 0.2, cf = 0.13, cc = 0.2, xf = 1.11, st = 2100;
+};
+
+double plan_cost(const DecodePlan& p, int sms, int m_chunk) {
+  constexpr CostConstants c;
+  const double cyc_scale = m_chunk > 8 ? c.cs : 1.0;
+  const std::int64_t bps = blocks_per_sm(p);
+  const std::int64_t slots = static_cast<std::int64_t>(sms) * bps;
+  const std::int64_t blocks = static_cast<std::int64_t>(p.row_blocks) * p.splits;
+  const std::int64_t waves = (blocks + slots - 1) / slots;
+  const std::int64_t per_sm = std::min<std::int64_t>(bps, (std::min(blocks, slots) + sms - 1) / sms);  // blocks on the busiest SM
+  const double warps = static_cast<double>(per_sm * kWarps);
+  const double cycles = static_cast<double>(per_sm * kWarps * p.tiles_per_warp) * (c.c0 + c.c1 / warps) * cyc_scale;
+  const std::int64_t block_tiles = static_cast<std::int64_t>(p.tiles_per_warp) * p.warps_k;
+  const double stage = p.xstream ? 0.0 : static_cast<double>((m_chunk * block_tiles * 8 + 8 * kThreads - 1) / (8 * kThreads)) * c.st;
+  return static_cast<double>(waves) * ((cycles + stage) / 1980.0 + c.wl) * (1.0 + c.cf * (p.splits - 1)) * (p.xstream ? c.xf : 1.0) +
+         (p.splits > 1 ? c.cc : 0.0);
+}
+
+// W4A16_DECODE_SMALL: "0" never takes the small-layer kernel, "1" wherever its plan fits one wave,
+// unset: where it fits and its blocks copy at most kDecodeSmallMaxXBytes of x (decode.hpp).
+int small_override() {
+  const char* env = std::getenv("W4A16_DECODE_SMALL");
+  if (!env || !*env) return -1;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_SMALL", "0 or 1", env);
+  return *env - '0';
+}
+// W4A16_DECODE_SMALL_T: the smallest tile bucket the small plan may take (2, 4, 8 or 16; default 2).
+int small_min_tiles() {
+  const char* env = std::getenv("W4A16_DECODE_SMALL_T");
+  if (!env || !*env) return kSmallTiles[0];
+  for (int t : kSmallTiles)
+    if (std::to_string(t) == env) return t;
+  fail(ErrorCode::invalid_argument, "W4A16_DECODE_SMALL_T", "2, 4, 8 or 16", env);
+}
+
+// Shared memory of the small kernel: x rows for the whole K range of the block (m tokens x
+// x_row_bytes) + the partials of 8 warps (MB x 512 bytes each).
+std::size_t small_smem(int block_tiles, int m) {
+  return static_cast<std::size_t>(x_row_bytes(block_tiles)) * m + static_cast<std::size_t>(kWarps) * (m <= 8 ? 1 : 2) * 512;
+}
+
+// Measured plans: where the cost model's plan lost by >= 6% to a forced plan on the H200 (132 SMs):
+// forced-plan sweeps of 2026-12-03 (fp16 uint4b8 g128; 1..8 tokens at 05:25 UTC, the 8-tile-step
+// kernel, docs/benchmarks/session_2026-12-03_morning/plans.csv; 9..16 tokens at 06:52 UTC below).
+// The model (plan_cost) cannot be refitted to them: a refit on the 1..8-token points lost on held-out
+// layers (docs/benchmarks/decode.md, version 9). Each entry covers the token chunks m_lo..m_hi: the
+// measured M and those between it and the layer's previous entry (3 takes the plan measured at 4,
+// 5..7 the one at 8), except where the A/B said otherwise. Checked as the default against
+// W4A16_DECODE_TABLE=0 in one build (scripts/decode-table-ab, fp16 + bf16, every row against f64):
+// M = 1..8 at 06:47 UTC, median 1.059x over 80 rows (llama8b.down M = 3..8 1.12-1.36x, llama8b.qkv
+// M = 2..8 1.07-1.27x, llama8b.o M = 2..4 1.08-1.20x, llama8b.gate_up M = 1 / 3 / 4 1.02-1.15x,
+// 8192x8192 M = 6 / 8 1.06-1.11x; its one loss, 8192x8192 M = 5 at 0.91x, is left to the model);
+// M = 5, 9..16 at 07:00 UTC, median 1.057x over 56 rows, min 0.995x. uint4b8 with g = 128 on 132-SM
+// devices only (what was measured; both activation dtypes run the same plan); W4A16_DECODE_TABLE=0
+// turns it off (the A/B knob). us: the model's plan -> the measured one.
+struct MeasuredPlan {
+  std::int64_t n, k;
+  int m_lo, m_hi;      // token chunks m_lo..m_hi
+  int warps_n, splits;
+  bool xstream;
+};
+constexpr MeasuredPlan kMeasuredPlans[] = {
+    {6144, 4096, 2, 2, 8, 4, true},    // llama8b.qkv M = 2: 7.79 -> 7.26
+    {6144, 4096, 3, 4, 8, 4, true},    //             M = 4: 8.92 -> 7.09
+    {6144, 4096, 5, 8, 8, 4, true},    //             M = 8: 8.50 -> 7.34
+    {4096, 4096, 2, 2, 2, 1, false},   // llama8b.o   M = 2: 6.53 -> 6.08
+    {4096, 4096, 3, 4, 8, 4, true},    //             M = 4: 7.24 -> 6.38
+    {28672, 4096, 1, 1, 8, 1, true},   // llama8b.gate_up M = 1: 20.61 -> 18.82
+    {28672, 4096, 3, 4, 8, 1, true},   //             M = 4: 21.20 -> 19.92
+    {4096, 14336, 3, 4, 4, 2, false},  // llama8b.down M = 4: 15.60 -> 12.85
+    {4096, 14336, 5, 8, 4, 2, false},  //             M = 8: 16.71 -> 13.53
+    {8192, 8192, 6, 8, 8, 2, false},   // 8192x8192   M = 8: 14.57 -> 13.64 (M = 5 measured slower: 14.7 -> 16.2)
+    // 9..16 tokens (the 4-tile-step kernel), forced-plan sweep of 06:52 UTC at M = 10 / 12 / 14 / 16
+    // (scripts/decode-plan-sweep, session_2026-12-03_morning/call3_decode_plans_9to16.csv):
+    {6144, 4096, 9, 16, 8, 4, true},     // llama8b.qkv M = 10..16: 9.93-10.30 -> 8.94-9.00
+    {4096, 14336, 9, 10, 4, 2, false},   // llama8b.down M = 10: 22.06 -> 16.43 (staged x fits up to 10 tokens)
+    {4096, 14336, 11, 16, 8, 8, true},   //              M = 12..16: 22.14-22.60 -> 20.61-21.05
+    {57344, 8192, 9, 16, 8, 2, true},    // llama70b.gate_up M = 10..16: 95.0-103.7 -> 89.1-95.2
+};
+constexpr int kMeasuredPlanSms = 132;
+
+bool measured_plans_enabled() {
+  const char* env = std::getenv("W4A16_DECODE_TABLE");
+  if (!env || !*env) return true;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_TABLE", "0 or 1", env);
+  return *env == '1';
+}
+
+const MeasuredPlan* measured_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok, int sms) {
+  if (zeros || group_size != 128 || sms != kMeasuredPlanSms || !measured_plans_enabled()) return nullptr;
+  for (const MeasuredPlan& e : kMeasuredPlans)
+    if (e.n == n && e.k == k && m_chunk >= e.m_lo && m_chunk <= e.m_hi && (xstream_ok || !e.xstream)) return &e;
+  return nullptr;
+}
+
+// W4A16_DECODE_BULK: "0" never takes the bulk kernel, "1" wherever its plan fits (first of all
+// kernels: before the small-layer rule), unset: where bulk_by_default says (after a forced
+// W4A16_DECODE_SMALL=1). Returns -1 (unset), 0 or 1.
+// The default from two A/Bs on the H200 (2026-12-04, docs/benchmarks/decode.md version 12; every row
+// against f64): the forced-plan sweep (8 PERF.md shapes x 1..16 tokens, fp16 uint4b8) put the bulk
+// kernel ahead at 1 token everywhere, mostly at 2, mixed at 4 and 8 (0.84-1.16x), behind at 16; the
+// default against W4A16_DECODE_BULK=0 on all 10 PERF.md shapes x fp16 / bf16 x uint4b8 / uint4 (call 4):
+// 1 token 1.02-1.29x on all 40 rows, 2 tokens 1.00-1.28x except where x of 2 tokens is 32 KB or more
+// (8192x8192, llama8b.down in bf16 or uint4: 0.95-0.98x). So: 1 token, or 2 tokens whose x rows
+// take at most kBulkAutoXBytes.
+constexpr std::int64_t kBulkAutoXBytes = 20 * 1024;
+bool bulk_by_default(int m_chunk, std::int64_t k) { return m_chunk == 1 || (m_chunk == 2 && 2 * k * 2 <= kBulkAutoXBytes); }
+int bulk_override() {
+  const char* env = std::getenv("W4A16_DECODE_BULK");
+  if (!env || !*env) return -1;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK", "0 or 1", env);
+  return *env - '0';
+}
+
+// Shared memory one bulk block may take at b blocks per SM: 228 KB per SM less 1 KB reserved per
+// block, at most the 227 KB opt-in limit.
+std::size_t bulk_budget(int blocks_per_sm) {
+  return std::min<std::size_t>(kBulkMaxSmem, (228 * 1024) / static_cast<std::size_t>(blocks_per_sm) - 1024);
+}
+
+// The bulk plan of warps_n stripes per item at b blocks per SM, or bulk_stages = 0 where two stages
+// do not fit beside the staged x. Stages: as many as the busiest block streams in all (its rounds of
+// items), at least 2, at most what fits: a ring larger than the block's whole share only keeps the
+// next call's blocks (programmatic dependent launch) from becoming resident beside it. Measured
+// (2026-12-04, call 3): llama8b.o M = 1 on 128 blocks of one per SM, 5 stages 4.27 us against 12
+// stages 4.85; 8192x8192, whose share is 16 stages, 12 stages 10.68 against 5 stages 12.65.
+DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, bool g32, int wn, int b, int sms) {
+  DecodePlan p;
+  p.depth = 0;
+  if (b > (m <= 8 ? kBulkMinBlocks<1> : kBulkMinBlocks<2>)) return p;  // the register cap allows fewer
+  const std::size_t fixed = bulk_smem(m, static_cast<int>(kt), zeros, g32, 0);
+  const std::size_t budget = bulk_budget(b);
+  if (fixed + 2 * bulk_stage_bytes(zeros, g32) > budget) return p;
+  p.bulk_blocks_per_sm = b;
+  p.warps_n = wn;
+  p.warps_k = kWarps / wn;
+  p.splits = 1;
+  p.tiles_per_warp = static_cast<int>((kt + p.warps_k - 1) / p.warps_k);
+  p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
+  p.grid_rows = static_cast<int>(std::min<std::int64_t>(p.row_blocks, static_cast<std::int64_t>(sms) * b));
+  const std::int64_t span = static_cast<std::int64_t>(p.warps_k) * kBulkTiles;
+  const std::int64_t rounds = (p.row_blocks + p.grid_rows - 1) / p.grid_rows;
+  const std::int64_t share = rounds * ((kt + span - 1) / span);  // stages the busiest block streams
+  const std::int64_t fit = std::min<std::int64_t>(kBulkMaxStages, static_cast<std::int64_t>((budget - fixed) / bulk_stage_bytes(zeros, g32)));
+  p.bulk_stages = static_cast<int>(std::min(fit, std::max<std::int64_t>(2, share)));
+  p.smem_bytes = bulk_smem(m, static_cast<int>(kt), zeros, g32, p.bulk_stages);
+  return p;
+}
+
+// Cost of a bulk plan in tiles: those the busiest SM streams (its blocks x rounds of items x the
+// item's tiles, padded to whole stages) plus kItemTiles per round of items (the reduction, the store,
+// the barrier of a stripe's warps), scaled by 64 KB / the bytes the ring keeps in flight per SM where
+// the ring is shorter than the block's share and holds less than 64 KB. The constants: a grid search
+// over the forced-plan sweeps of 2026-12-04 (every plan on 8 PERF.md shapes x 1..16 tokens; calls 2
+// and 3, docs/benchmarks/decode.md version 12). Ties go to one block per SM (decode_bulk_plan_for_sms
+// tries it first).
+double bulk_cost(const DecodePlan& p, std::int64_t kt, int sms) {
+  constexpr double kItemTiles = 48, kInflight = 64 * 1024;
+  const std::int64_t span = static_cast<std::int64_t>(p.warps_k) * kBulkTiles;
+  const std::int64_t item_tiles = (kt + span - 1) / span * span * p.warps_n;
+  const std::int64_t rounds = (p.row_blocks + p.grid_rows - 1) / p.grid_rows;
+  const std::int64_t per_sm = std::min<std::int64_t>(p.bulk_blocks_per_sm, (p.grid_rows + sms - 1) / sms);
+  const double inflight = static_cast<double>(per_sm * (p.bulk_stages - 1)) * kBulkTiles * kWarps * 512;
+  const double tiles = static_cast<double>(per_sm * rounds * item_tiles) + kItemTiles * static_cast<double>(rounds);
+  const bool short_ring = p.bulk_stages < rounds * ((kt + span - 1) / span);
+  return short_ring && inflight < kInflight ? tiles * kInflight / inflight : tiles;
+}
+
+}  // namespace
+
+DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms) {
+  if (sms < 1) fail(ErrorCode::invalid_argument, "sms", ">= 1", std::to_string(sms));
+  if (m_chunk < 1 || m_chunk > 16) fail(ErrorCode::invalid_argument, "m_chunk", "1..16", std::to_string(m_chunk));
+  const bool g32 = group_size == 32;
+  const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
+  const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
+  if (const char* env = std::getenv("W4A16_DECODE_BULK_PLAN"); env && *env) {
+    int wn = 0, b = 0, used = 0;
+    if (std::sscanf(env, "%d,%d%n", &wn, &b, &used) != 2 || env[used] != '\0' || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || (b != 1 && b != 2))
+      fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK_PLAN", "\"warps_n,blocks_per_sm\" with warps_n in {1,2,4,8}, blocks_per_sm 1 or 2", env);
+    // Where the forced plan does not fit (two blocks per SM at 9..16 tokens, x too large), the
+    // automatic choice below (sweeps force one plan over many shapes; describe() tells what ran).
+    const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms);
+    if (p.bulk_stages > 0) return p;
+  }
+  DecodePlan best;
+  double best_cost = 1e30;
+  for (int b : {1, 2})
+    for (int wn : {8, 4, 2, 1}) {
+      const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms);
+      if (p.bulk_stages == 0) continue;
+      const double cost = bulk_cost(p, kt, sms);
+      if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
+    }
+  return best;
+}
+
+std::string DecodePlan::describe() const {
+  if (bulk_stages > 0)
+    return "bulk warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) + " row_blocks=" + std::to_string(row_blocks) +
+           " grid=" + std::to_string(grid_rows) + " blocks_per_sm=" + std::to_string(bulk_blocks_per_sm) + " stages=" +
+           std::to_string(bulk_stages) + " smem=" + std::to_string(smem_bytes);
+  if (small_tiles > 0)
+    return "small T=" + std::to_string(small_tiles) + " warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) +
+           " tiles_per_warp=" + std::to_string(tiles_per_warp) + " row_blocks=" + std::to_string(row_blocks) +
+           " smem=" + std::to_string(smem_bytes);
+  return "warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) + " splits=" + std::to_string(splits) +
+         " tiles_per_warp=" + std::to_string(tiles_per_warp) + " row_blocks=" + std::to_string(row_blocks) +
+         (grid_rows != row_blocks ? " grid_rows=" + std::to_string(grid_rows) : std::string()) + " depth=" + std::to_string(depth) +
+         " smem=" + std::to_string(smem_bytes) + (xstream ? " xstream" : "");
+}
+
+DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, int sms, int min_tiles) {
+  if (sms < 1) fail(ErrorCode::invalid_argument, "sms", ">= 1", std::to_string(sms));
+  if (m_chunk < 1 || m_chunk > 16) fail(ErrorCode::invalid_argument, "m_chunk", "1..16", std::to_string(m_chunk));
+  const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
+  const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
+  for (int t : kSmallTiles) {
+    if (t < min_tiles) continue;
+    int wk = 1;
+    while (static_cast<std::int64_t>(wk) * t < kt) wk *= 2;  // warps along K: 1, 2, 4, 8
+    if (wk > kWarps) continue;
+    DecodePlan p;
+    p.small_tiles = t;
+    p.warps_k = wk;
+    p.warps_n = kWarps / wk;
+    p.tiles_per_warp = static_cast<int>((kt + wk - 1) / wk);
+    p.splits = 1;
+    p.depth = 0;
+    p.row_blocks = p.grid_rows = static_cast<int>((nt + p.warps_n - 1) / p.warps_n);
+    p.smem_bytes = small_smem(p.tiles_per_warp * wk, m_chunk);
+    if (p.smem_bytes > kMaxSmem) continue;
+    const int by_smem = static_cast<int>((227 * 1024) / (p.smem_bytes + 1024));  // 1 KB per block reserved by the runtime
+    const int resident = std::min({small_min_blocks(t), by_smem, 2048 / kThreads});
+    if (p.row_blocks <= static_cast<std::int64_t>(sms) * resident) return p;
+  }
+  DecodePlan none;
+  none.row_blocks = none.grid_rows = 0;
+  return none;
+}
+
+DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok) {
+  return decode_plan_for_sms(n, k, m_chunk, zeros, group_size, xstream_ok, cached_sm_count());
+}
+
+DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok, int sms) {
+  if (sms < 1) fail(ErrorCode::invalid_argument, "sms", ">= 1", std::to_string(sms));
+  if (m_chunk < 1 || m_chunk > 16) fail(ErrorCode::invalid_argument, "m_chunk", "1..16", std::to_string(m_chunk));
+  const bool g32 = group_size == 32;
+  const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
+  const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
+  const int xo = xstream_override();
+  // Parsed first: an invalid value throws whatever the plan. A forced bulk plan turns the kernel on.
+  const char* bulk_forced = std::getenv("W4A16_DECODE_BULK_PLAN");
+  int bo = bulk_override();
+  if (bo == -1 && bulk_forced && *bulk_forced) bo = 1;
+  const bool rows16 = xstream_ok;  // before W4A16_DECODE_XSTREAM: the small kernel copies such rows whole
+  if (xo == 0) xstream_ok = false;
+  const bool persist = persist_enabled();
+  if (const char* env = std::getenv("W4A16_DECODE_PLAN"); env && *env) {
+    int wn = 0, s = 0, xsm = 0, depth = 0;
+    const int got = std::sscanf(env, "%d,%d,%d,%d", &wn, &s, &xsm, &depth);
+    if (got < 2 || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || s < 1 || s > kMaxSplits || xsm < 0 || xsm > 1 ||
+        (depth != 0 && depth != streaming_ring_depth(m_chunk)))
+      fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN",
+           "\"warps_n,splits[,xstream[,depth]]\" with warps_n in {1,2,4,8}, splits 1..8, xstream 0/1 (honoured at warps_n = 8 where x "
+           "allows), depth 0 or the fixed ring depth (2 at 1..8 tokens, 3 at 9..16)",
+           env);
+    DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1 && xstream_ok);
+    if (p.smem_bytes > kMaxSmem) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within 200 KB of shared memory", env);
+    if (persist) make_persistent(p, sms, m_chunk);
+    return p;
+  }
+  // The bulk kernel (decode_bulk.cu) where its plan fits: first when forced on; by default where
+  // bulk_by_default says, unless the small-layer kernel is forced on.
+  const int so = small_override();
+  if (bo == 1 || (bo == -1 && so != 1 && bulk_by_default(m_chunk, k))) {
+    const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms);
+    if (bp.bulk_stages > 0) return bp;
+  }
+  // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).
+  if (so != 0 && rows16) {
+    const DecodePlan sp = decode_small_plan_for_sms(n, k, m_chunk, sms, small_min_tiles());
+    const std::int64_t x_bytes = static_cast<std::int64_t>(sp.row_blocks) * m_chunk * k * 2;  // x rows the blocks copy
+    if (sp.row_blocks > 0 && (so == 1 || x_bytes <= kDecodeSmallMaxXBytes)) return sp;
+  }
+  // A plan measured faster than the model's on this layer (kMeasuredPlans), built like a forced one.
+  // (Not while W4A16_DECODE_XSTREAM=1 forces streaming for exploration.)
+  if (const MeasuredPlan* e = xo == 1 ? nullptr : measured_plan(n, k, m_chunk, zeros, group_size, xstream_ok, sms)) {
+    DecodePlan p = make_plan(nt, kt, e->warps_n, e->splits, m_chunk, zeros, g32, e->xstream);
+    if (p.smem_bytes <= kMaxSmem && p.splits == e->splits && p.xstream == e->xstream) {
+      if (persist) make_persistent(p, sms, m_chunk);
+      return p;
+    }
+  }
+  DecodePlan best;
+  double best_cost = 1e30;
+  for (int wn : {8, 4, 2, 1}) {
+    // Splits 1, 2, 4, 8: the set the cost model was fitted on (3, 5..7 never measured).
+    for (int s = 1; s <= kMaxSplits; s *= 2) for (int xsm = 0; xsm <= (xstream_ok && wn == kWarps ? 1 : 0); ++xsm) {
+      if (xo == 1 && xstream_ok && xsm == 0) continue;  // forced streaming: only streamed plans
+      DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1);
+      if (p.smem_bytes > kMaxSmem || p.splits != s) continue;
+      const double cost = plan_cost(p, sms, m_chunk);
+      if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
+    }
+  }
+  // Each block stages its K range of x in shared memory next to the weight rings: 8 cluster ranks
+  // x 200 KB bound K (decode.hpp lists the bounds per variant).
+  if (best.row_blocks == 0)
+    fail(ErrorCode::unsupported, "weights",
+         "K whose x chunk (K/8 per block, 128 B per 64 k per token) fits 200 KB of shared memory beside the weight ring",
+         "K=" + std::to_string(k) + " M-chunk=" + std::to_string(m_chunk) + (zeros ? " uint4" : " uint4b8") + " g=" +
+             std::to_string(group_size));
+  if (persist) make_persistent(best, sms, m_chunk);
+  // Persistent at 1..2 tokens (more row blocks than resident ones: only llama70b.gate_up-sized layers
+  // among the PERF.md shapes): 2-stripe row blocks instead of the cost model's 8. Measured on the H200
+  // (2026-12-02 late, docs/benchmarks/decode.md version 7, one device call, fp16 uint4b8):
+  // llama70b.gate_up M = 1 76.7 -> 69.8 us, M = 2 70.4 -> 67.5 (8,1 against 2,1; 4,1 75.7 / 72.0):
+  // 1792 items over 264 resident blocks balance to 6.8 of 7 per block, 448 items to 1.7 of 2. The
+  // cost model (no term for that balance) cannot be refitted to it without losing elsewhere.
+  if (persist && m_chunk <= 2 && best.grid_rows < best.row_blocks && best.warps_n == kWarps && !best.xstream) {
+    DecodePlan p = make_plan(nt, kt, 2, best.splits, m_chunk, zeros, g32);
+    if (p.smem_bytes <= kMaxSmem && p.splits == best.splits) {
+      make_persistent(p, sms, m_chunk);
+      best = p;
+    }
+  }
+  return best;
+}
+
+bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size) {
+  const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
+  for (int wn : {8, 4, 2, 1})
+    for (int s = 1; s <= kMaxSplits; ++s) {
+      const DecodePlan p = make_plan(1, kt, wn, s, m_chunk, zeros, group_size == 32);
+      if (p.smem_bytes <= kMaxSmem && p.splits == s) return true;  // decode_plan's own acceptance test
+    }
+  return false;
+}
+
+std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m) {
+  return 0;
+}
+
+}  // namespace w4a16::kernels::cuda
