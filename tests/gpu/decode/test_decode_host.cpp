@@ -354,6 +354,10 @@ TEST(DecodeHost, BulkByDefaultAtOneAndTwoTokens) {
               EXPECT_TRUE(fits) << s.name;  // x of one or two tokens always fits
             }
           }
+  // The 2-token bound is x of 2 tokens <= 20 KB: K = 5120 in, one more 64-wide tile out.
+  EXPECT_GT(decode_plan_for_sms(4096, 5120, 2, false, 128, true, 132).bulk_stages, 0);
+  EXPECT_EQ(decode_plan_for_sms(4096, 5184, 2, false, 128, true, 132).bulk_stages, 0);
+  EXPECT_GT(decode_plan_for_sms(4096, 5184, 1, false, 128, true, 132).bulk_stages, 0);
   ScopedEnv small("W4A16_DECODE_SMALL", "1");
   EXPECT_GT(decode_plan_for_sms(1152, 896, 1, false, 128, true, 132).small_tiles, 0);
 }
