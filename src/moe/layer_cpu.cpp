@@ -12,6 +12,7 @@
 #include <omp.h>
 #endif
 
+#include "rows_cpu.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/core/half.hpp"
 #include "w4a16/moe/moe.hpp"
@@ -108,6 +109,7 @@ struct Workspace {  // carved from the caller's bytes, in this order (each 64-by
   float* h;           // [S, I] silu(gate) * up per slot
   float* y;           // [S, H] per-slot expert output, before the routing weight
   float* rowbuf;      // [threads, max(H, I)] one dequantized weight row per thread
+  float* gbuf;        // [threads, 2 * max(G13, G2)] the row's scales and zero * scale per group, per thread
   std::int32_t* off;  // [E + 1] start of each expert's slots in `slots`
   std::int32_t* slots;  // [S] slot ids grouped by expert, ascending within an expert
   std::int32_t* items;  // [E * max(ceil(I/R), ceil(H/R))] packed (expert, chunk) work items
@@ -119,12 +121,13 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
   const std::size_t S = static_cast<std::size_t>(T * k), H = static_cast<std::size_t>(s.hidden),
                     I = static_cast<std::size_t>(s.intermediate), E = static_cast<std::size_t>(s.experts);
   const std::size_t chunks = static_cast<std::size_t>((std::max(s.hidden, s.intermediate) + kRowsPerItem - 1) / kRowsPerItem);
+  const std::size_t G = static_cast<std::size_t>(std::max(s.w13_spec().groups(), s.w2_spec().groups()));
   const std::size_t sizes[] = {4 * T * H, 4 * S * I, 4 * S * H, 4 * static_cast<std::size_t>(threads) * std::max(H, I),
-                               4 * (E + 1), 4 * S, 4 * E * chunks};
+                               4 * (E + 1), 4 * S, 4 * E * chunks, 4 * static_cast<std::size_t>(threads) * 2 * G};
   std::size_t off = 0;
   unsigned char* p = static_cast<unsigned char*>(base);
-  void* ptrs[7];
-  for (int i = 0; i < 7; ++i) {
+  void* ptrs[8];
+  for (int i = 0; i < 8; ++i) {
     ptrs[i] = p ? p + off : nullptr;
     off += align64(sizes[i]);
   }
@@ -136,33 +139,31 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
     ws->off = static_cast<std::int32_t*>(ptrs[4]);
     ws->slots = static_cast<std::int32_t*>(ptrs[5]);
     ws->items = static_cast<std::int32_t*>(ptrs[6]);
+    ws->gbuf = static_cast<float*>(ptrs[7]);
   }
   return off + 64;  // + 64: room to align the caller's base
 }
 
-// Row n of a canonical host layer, dequantized to fp32: w = (q - z) * s.
-void dequant_row(const CanonicalView& w, std::int64_t n, float* dst) {
-  const std::int64_t K = w.spec.k, gl = w.spec.group_len(), G = w.spec.groups();
-  const std::uint32_t* q = reinterpret_cast<const std::uint32_t*>(w.qweight) + n * (K / 8);
+// Row n of a canonical host layer, w = (q - z) * s, times the inputs of `count` token slots (x_of(slot):
+// K floats), each product handed to emit(slot, value), by the row kernels of this CPU (rows_cpu.hpp).
+// One slot (and an ISA with the fused kernel): dequantize and dot fused, no row in memory; otherwise the
+// row dequantized once into buf, then one dot per slot. gbuf: 2 G floats of the calling thread (the row's s and z s per group).
+template <class XOf, class Emit>
+void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::int64_t n, const std::int32_t* slots,
+                     std::int32_t count, float* gbuf, float* buf, XOf x_of, Emit emit) {
+  const std::int64_t K = w.spec.k, G = w.spec.groups(), gl = w.spec.group_len();
   for (std::int64_t g = 0; g < G; ++g) {
     const float sc = w.s(n, g);
-    const float zs = static_cast<float>(w.z(n, g)) * sc;  // (q - z) s = q s - z s
-    for (std::int64_t j = g * gl / 8; j < (g + 1) * gl / 8; ++j) {
-      const std::uint32_t word = q[j];
-      for (int i = 0; i < 8; ++i) dst[8 * j + i] = static_cast<float>((word >> (4 * i)) & 0xfu) * sc - zs;
-    }
+    gbuf[g] = sc;
+    gbuf[G + g] = static_cast<float>(w.z(n, g)) * sc;  // (q - z) s = q s - z s
   }
-}
-
-// Eight independent partial sums so the compiler can vectorize without reassociating.
-float dot(const float* a, const float* b, std::int64_t n) {
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l) acc[l] += a[i + l] * b[i + l];
-  float r = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-  for (; i < n; ++i) r += a[i] * b[i];
-  return r;
+  const std::uint32_t* q = reinterpret_cast<const std::uint32_t*>(w.qweight) + n * (K / 8);
+  if (count == 1 && rk.dequant_dot) {
+    emit(slots[0], rk.dequant_dot(q, K, gl, gbuf, gbuf + G, x_of(slots[0])));
+    return;
+  }
+  rk.dequant_row(q, K, gl, gbuf, gbuf + G, buf);
+  for (std::int32_t i = 0; i < count; ++i) emit(slots[i], rk.dot(buf, x_of(slots[i]), K));
 }
 
 int thread_id() {
@@ -202,6 +203,8 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
   const auto* tw = a.topk_weights.ptr<const float>();
   auto* out = a.out.ptr<std::uint16_t>();
   const std::int64_t RB = std::max(H, I);
+  const std::int64_t GB = std::max(s.w13_spec().groups(), s.w2_spec().groups());
+  const detail::RowKernels rk = detail::row_kernels();
 
   for (std::int64_t i = 0; i < T * H; ++i) ws.xf[i] = f16x_to_float(c.act, x[i]);
   // Counting sort of slots by expert (ascending slot order within an expert).
@@ -230,18 +233,16 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
     const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch1) * kRowsPerItem;
     const CanonicalView w13 = w.w13(e);
     float* buf = ws.rowbuf + thread_id() * RB;
+    float* gbuf = ws.gbuf + thread_id() * 2 * GB;
+    const std::int32_t* slots = ws.slots + ws.off[e];
+    const std::int32_t count = ws.off[e + 1] - ws.off[e];
+    auto x_of = [&](std::int32_t sl) { return ws.xf + (sl / k) * H; };
     for (std::int64_t n = r0; n < std::min(I, r0 + kRowsPerItem); ++n) {
-      dequant_row(w13, n, buf);
-      for (std::int32_t p = ws.off[e]; p < ws.off[e + 1]; ++p) {
-        const std::int32_t sl = ws.slots[p];
-        ws.h[sl * I + n] = dot(buf, ws.xf + (sl / k) * H, H);  // gate, for now
-      }
-      dequant_row(w13, I + n, buf);
-      for (std::int32_t p = ws.off[e]; p < ws.off[e + 1]; ++p) {
-        const std::int32_t sl = ws.slots[p];
+      row_times_slots(rk, w13, n, slots, count, gbuf, buf, x_of, [&](std::int32_t sl, float v) { ws.h[sl * I + n] = v; });  // gate, for now
+      row_times_slots(rk, w13, I + n, slots, count, gbuf, buf, x_of, [&](std::int32_t sl, float v) {
         const float g = ws.h[sl * I + n];
-        ws.h[sl * I + n] = g / (1.f + std::exp(-g)) * dot(buf, ws.xf + (sl / k) * H, H);
-      }
+        ws.h[sl * I + n] = g / (1.f + std::exp(-g)) * v;
+      });
     }
   }
   // GEMM 2: item = (expert, 16 rows of H).
@@ -252,13 +253,12 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
     const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch2) * kRowsPerItem;
     const CanonicalView w2 = w.w2(e);
     float* buf = ws.rowbuf + thread_id() * RB;
-    for (std::int64_t n = r0; n < std::min(H, r0 + kRowsPerItem); ++n) {
-      dequant_row(w2, n, buf);
-      for (std::int32_t p = ws.off[e]; p < ws.off[e + 1]; ++p) {
-        const std::int32_t sl = ws.slots[p];
-        ws.y[sl * H + n] = dot(buf, ws.h + sl * I, I);
-      }
-    }
+    float* gbuf = ws.gbuf + thread_id() * 2 * GB;
+    const std::int32_t* slots = ws.slots + ws.off[e];
+    const std::int32_t count = ws.off[e + 1] - ws.off[e];
+    for (std::int64_t n = r0; n < std::min(H, r0 + kRowsPerItem); ++n)
+      row_times_slots(rk, w2, n, slots, count, gbuf, buf, [&](std::int32_t sl) { return ws.h + sl * I; },
+                      [&](std::int32_t sl, float v) { ws.y[sl * H + n] = v; });
   }
   // Weighted sum over the k slots of each token, in slot order (deterministic).
 #pragma omp parallel for schedule(static) num_threads(threads)

@@ -1,0 +1,38 @@
+// The portable row kernels of the CPU MoE fast path and the run-time choice (rows_cpu.hpp).
+#include "rows_cpu.hpp"
+
+#include <cstdlib>
+#include <string_view>
+
+namespace w4a16::moe::detail {
+
+void dequant_row_scalar(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs, float* dst) {
+  for (std::int64_t g = 0; g < k / group_len; ++g)
+    for (std::int64_t j = g * group_len / 8; j < (g + 1) * group_len / 8; ++j) {
+      const std::uint32_t word = q[j];
+      for (int i = 0; i < 8; ++i) dst[8 * j + i] = static_cast<float>((word >> (4 * i)) & 0xfu) * sc[g] - zs[g];
+    }
+}
+
+// Eight independent partial sums so the compiler can vectorize without reassociating.
+float dot_scalar(const float* a, const float* b, std::int64_t n) {
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += a[i + l] * b[i + l];
+  float r = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; i < n; ++i) r += a[i] * b[i];
+  return r;
+}
+
+RowKernels row_kernels() {
+#if defined(W4A16_MOE_HAVE_AVX2_TU) && (defined(__GNUC__) || defined(__clang__))
+  const char* e = std::getenv("W4A16_CPU_ISA");
+  const bool scalar = e && std::string_view(e) == "scalar";
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (has && !scalar) return {dequant_row_avx2, dot_avx2, dequant_dot_avx2, "avx2"};
+#endif
+  return {dequant_row_scalar, dot_scalar, nullptr, "scalar"};  // (a fused portable loop measured slower)
+}
+
+}  // namespace w4a16::moe::detail

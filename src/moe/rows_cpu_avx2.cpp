@@ -1,0 +1,75 @@
+// The AVX2 + FMA row kernels of the CPU MoE fast path (rows_cpu.hpp); this file alone is compiled with
+// -mavx2 -mfma, and rows_cpu.cpp hands them out only where __builtin_cpu_supports says so.
+#include "rows_cpu.hpp"
+
+#if defined(W4A16_MOE_HAVE_AVX2_TU)
+#include <immintrin.h>
+
+namespace w4a16::moe::detail {
+
+// One word = 8 consecutive k: broadcast, shift nibble i down in lane i, mask, convert, q s - z s.
+// 5 instructions per 8 values (the portable loop: ~4 per value).
+void dequant_row_avx2(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs, float* dst) {
+  const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  const __m256i mask = _mm256_set1_epi32(0xf);
+  const std::int64_t words_per_group = group_len / 8;
+  for (std::int64_t g = 0; g < k / group_len; ++g) {
+    const __m256 s = _mm256_set1_ps(sc[g]), z = _mm256_set1_ps(zs[g]);
+    const std::uint32_t* qg = q + g * words_per_group;
+    float* dg = dst + g * group_len;
+    for (std::int64_t j = 0; j < words_per_group; ++j) {
+      const __m256i v = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(qg[j])), shifts), mask);
+      _mm256_storeu_ps(dg + 8 * j, _mm256_fmsub_ps(_mm256_cvtepi32_ps(v), s, z));
+    }
+  }
+}
+
+// dequant_row_avx2's values straight into two 8-wide accumulators (alternate words), no row in memory.
+float dequant_dot_avx2(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs, const float* x) {
+  const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  const __m256i mask = _mm256_set1_epi32(0xf);
+  const std::int64_t words_per_group = group_len / 8;  // odd only for a channelwise K = 8 (2 m + 1)
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  for (std::int64_t g = 0; g < k / group_len; ++g) {
+    const __m256 s = _mm256_set1_ps(sc[g]), z = _mm256_set1_ps(zs[g]);
+    const std::uint32_t* qg = q + g * words_per_group;
+    const float* xg = x + g * group_len;
+    std::int64_t j = 0;
+    for (; j + 2 <= words_per_group; j += 2) {
+      const __m256i v0 = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(qg[j])), shifts), mask);
+      const __m256i v1 = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(qg[j + 1])), shifts), mask);
+      acc0 = _mm256_fmadd_ps(_mm256_fmsub_ps(_mm256_cvtepi32_ps(v0), s, z), _mm256_loadu_ps(xg + 8 * j), acc0);
+      acc1 = _mm256_fmadd_ps(_mm256_fmsub_ps(_mm256_cvtepi32_ps(v1), s, z), _mm256_loadu_ps(xg + 8 * j + 8), acc1);
+    }
+    if (j < words_per_group) {
+      const __m256i v = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(qg[j])), shifts), mask);
+      acc0 = _mm256_fmadd_ps(_mm256_fmsub_ps(_mm256_cvtepi32_ps(v), s, z), _mm256_loadu_ps(xg + 8 * j), acc0);
+    }
+  }
+  const __m256 sum = _mm256_add_ps(acc0, acc1);
+  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+  const __m128 h2 = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
+}
+
+// Four 8-wide accumulators (32 values per step), summed in a fixed order.
+float dot_avx2(const float* a, const float* b, std::int64_t n) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps(), acc2 = _mm256_setzero_ps(), acc3 = _mm256_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+    acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), acc2);
+    acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), acc3);
+  }
+  for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+  const __m256 sum = _mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3));
+  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+  const __m128 h2 = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  float r = _mm_cvtss_f32(_mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1)));
+  for (; i < n; ++i) r += a[i] * b[i];
+  return r;
+}
+
+}  // namespace w4a16::moe::detail
+#endif  // W4A16_MOE_HAVE_AVX2_TU
