@@ -101,6 +101,11 @@ def current_stream(x, kind: str) -> int:
     return 0
 
 
+def bits16(dtype) -> str:
+    """The extension's spelling of a dtype= keyword ("bfloat16" marks uint16 arrays as bf16 bits): "" when absent."""
+    return "" if dtype is None else str(dtype)
+
+
 def export(x, kind: str):
     """What to hand to the extension. CUDA torch tensors go as a DLPack capsule from
     torch.utils.dlpack.to_dlpack, which inserts no cross-stream wait (Tensor.__dlpack__() with

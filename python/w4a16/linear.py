@@ -14,10 +14,6 @@ from . import _arrays, _core
 from .errors import UnsupportedError, fail
 
 
-def _bits16(dtype: Optional[str]) -> str:
-    return "" if dtype is None else str(dtype)
-
-
 class QuantizedLinear:
     """y = x . W^T (+ bias) with 4-bit weights W [N, K] and 16-bit activations.
 
@@ -41,7 +37,7 @@ class QuantizedLinear:
                  backend: Optional[str] = None) -> "QuantizedLinear":
         """AutoAWQ GEMM tensors: qweight int32 [K, N/8], qzeros int32 [G, N/8], scales [G, N]."""
         h = _arrays.host
-        return cls(_core.from_awq(h(qweight), h(qzeros), h(scales), group_size, h(bias), _bits16(dtype)), backend)
+        return cls(_core.from_awq(h(qweight), h(qzeros), h(scales), group_size, h(bias), _arrays.bits16(dtype)), backend)
 
     @classmethod
     def from_gptq(cls, qweight, qzeros, scales, g_idx=None, *, group_size: int, sym: bool, desc_act: bool,
@@ -51,7 +47,7 @@ class QuantizedLinear:
         scales [G, N], g_idx int32 [K]. checkpoint_format "gptq" (v1: stored zero = z - 1) or "gptq_v2"."""
         h = _arrays.host
         return cls(_core.from_gptq(h(qweight), h(qzeros), h(scales), h(g_idx), h(bias), group_size, bool(sym),
-                                   bool(desc_act), checkpoint_format, _bits16(dtype)), backend)
+                                   bool(desc_act), checkpoint_format, _arrays.bits16(dtype)), backend)
 
     @classmethod
     def from_canonical(cls, qweight, scales, zeros=None, bias=None, perm=None, *, group_size: int,
@@ -62,7 +58,7 @@ class QuantizedLinear:
         zeros are given, else "uint4b8"."""
         h = _arrays.host
         return cls(_core.from_canonical(h(qweight), h(scales), h(zeros), h(bias), h(perm), group_size, scalar_type,
-                                        _bits16(dtype)), backend)
+                                        _arrays.bits16(dtype)), backend)
 
     @classmethod
     def quantize(cls, weight, group_size: int = 128, scalar_type: str = "uint4", bias=None, *,
@@ -71,7 +67,7 @@ class QuantizedLinear:
         """Round-to-nearest quantization of float weights [N, K] (float16, bfloat16, float32).
         Scales are bfloat16 for bfloat16 weights, else float16, unless scale_dtype says."""
         h = _arrays.host
-        return cls(_core.quantize(h(weight), group_size, scalar_type, scale_dtype, h(bias), _bits16(dtype)), backend)
+        return cls(_core.quantize(h(weight), group_size, scalar_type, scale_dtype, h(bias), _arrays.bits16(dtype)), backend)
 
     @classmethod
     def load(cls, dir: str, prefix: str, *, backend: Optional[str] = None) -> "QuantizedLinear":
@@ -131,7 +127,7 @@ class QuantizedLinear:
         kind = _arrays.kind_of(x)
         x2, lead = _arrays.as_rows(x, kind, self.k)
         ex = _arrays.export(x2, kind)
-        b16 = _bits16(dtype)
+        b16 = _arrays.bits16(dtype)
         act, device, index, m = _core.check_x(ex, self.k, b16)
         if kind == "torch" and device == "cuda":
             ex = _arrays.export(x2, kind)  # a DLPack capsule is consumed by one import
@@ -230,7 +226,7 @@ def pack(q, scales, z=None, bias=None, perm=None, *, group_size: int, scalar_typ
     [N, G] (uint4 only), scales [N, G], bias [N], perm int32 [K]."""
     h = _arrays.host
     return QuantizedLinear(_core.pack(h(q), h(scales), h(z), h(bias), h(perm), group_size, scalar_type,
-                                      _bits16(dtype)))
+                                      _arrays.bits16(dtype)))
 
 
 def unpack(layer: QuantizedLinear) -> dict:
@@ -318,7 +314,7 @@ def save_checkpoint(dir: str, layers: dict, *, format: str = "gptq", dense: Opti
         items.append((str(prefix), layer._layer))
     dense_items = [(str(k), _arrays.host(v)) for k, v in (dense or {}).items()]
     _core.write_checkpoint(str(dir), items, dense_items, format, list(modules_to_not_convert), int(shard_bytes),
-                           json.dumps(config or {}), _bits16(dtype))
+                           json.dumps(config or {}), _arrays.bits16(dtype))
 
 
 def save_safetensors(path: str, tensors: Any, metadata: Optional[dict] = None, *, dtype: Optional[str] = None) -> None:
@@ -326,7 +322,7 @@ def save_safetensors(path: str, tensors: Any, metadata: Optional[dict] = None, *
     pairs, contiguous host arrays; uint16 arrays are written as BF16 when dtype="bfloat16"."""
     items = list(tensors.items()) if isinstance(tensors, dict) else list(tensors)
     items = [(str(k), _arrays.host(v)) for k, v in items]
-    _core.write_safetensors(str(path), items, {str(k): str(v) for k, v in (metadata or {}).items()}, _bits16(dtype))
+    _core.write_safetensors(str(path), items, {str(k): str(v) for k, v in (metadata or {}).items()}, _arrays.bits16(dtype))
 
 
 def load_safetensors(path: str):

@@ -18,10 +18,6 @@ from . import _arrays, _core
 from .errors import ArgumentError, UnsupportedError, fail
 
 
-def _bits16(dtype: Optional[str]) -> str:
-    return "" if dtype is None else str(dtype)
-
-
 def _rows(x, kind: str):
     """x [H] -> [1, H] (a view), and a C-contiguous [T, H] (the MoE layer reads x as one block):
     a copy only where x is not already contiguous. Returns (x2, x was 1-D)."""
@@ -91,7 +87,7 @@ class MoE:
         x = _arrays.host(x)
         kind = _arrays.kind_of(x)
         x2, _ = _rows(x, kind)
-        return self._moe.route(_arrays.export(x2, kind), int(top_k), bool(renormalize), _bits16(dtype))
+        return self._moe.route(_arrays.export(x2, kind), int(top_k), bool(renormalize), _arrays.bits16(dtype))
 
     def __call__(self, x, *, top_k: int = 8, renormalize: bool = True, topk_ids=None, topk_weights=None,
                  out=None, dtype: Optional[str] = None, threads: int = 0, block: int = 0,
@@ -108,7 +104,7 @@ class MoE:
         """
         kind = _arrays.kind_of(x)
         x2, one = _rows(x, kind)
-        b16 = _bits16(dtype)
+        b16 = _arrays.bits16(dtype)
         act, device, index, t = self._moe.check_x(_arrays.export(x2, kind), b16)
         if out is None and kind == "dlpack" and device == "cuda":
             raise fail(UnsupportedError, "x", "a numpy, torch or cupy array, or out= (this DLPack producer's CUDA "
@@ -139,7 +135,7 @@ class MoE:
         x = h(x)
         kind = _arrays.kind_of(x)
         x2, one = _rows(x, kind)
-        b16 = _bits16(dtype)
+        b16 = _arrays.bits16(dtype)
         act, _, _, t = self._moe.check_x(_arrays.export(x2, kind), b16)
         y = _arrays.empty_out(x2, kind, t, self.hidden, act)
         if t > 0:

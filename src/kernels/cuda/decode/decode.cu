@@ -74,16 +74,6 @@ __device__ __forceinline__ void cp_async16(unsigned smem, const void* gmem) {
 __device__ __forceinline__ void cp_async4(unsigned smem, const void* gmem) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem), "l"(gmem) : "memory");
 }
-__device__ __forceinline__ uint2 lds64(unsigned smem) {
-  uint2 v;
-  asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(smem) : "memory");
-  return v;
-}
-__device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
-  std::uint32_t v;
-  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(smem) : "memory");
-  return v;
-}
 
 // Per-warp cp.async ring: depth slots of one step each: kTiles tiles of weights and the scale/zero
 // words of each tile's groups, refilled depth - 1 steps ahead.

@@ -67,11 +67,6 @@ __device__ __forceinline__ void cp_async_arrive_noinc(unsigned bar) {
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
 // The warps of one stripe (`threads` = warps_k x 32): barrier `id` (2 + the stripe's index in the item).
 __device__ __forceinline__ void stripe_sync(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
-__device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
-  std::uint32_t v;
-  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(smem) : "memory");
-  return v;
-}
 
 // kBf16   activations (x, scales, bias, y) bf16; else fp16
 // MB      token halves of 8 computed per mma chain: 1 for <= 8 tokens, 2 for 9..16

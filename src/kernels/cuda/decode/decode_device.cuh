@@ -187,6 +187,16 @@ __device__ __forceinline__ const T* pin(const T* p) {
   return p;
 }
 
+__device__ __forceinline__ std::uint32_t lds32(unsigned smem) {
+  std::uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(smem) : "memory");
+  return v;
+}
+__device__ __forceinline__ uint2 lds64(unsigned smem) {
+  uint2 v;
+  asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(smem) : "memory");
+  return v;
+}
 __device__ __forceinline__ uint4 lds128(unsigned smem) {
   uint4 v;
   asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(smem) : "memory");

@@ -220,6 +220,12 @@ std::size_t bulk_budget(int blocks_per_sm) {
   return std::min<std::size_t>(kBulkMaxSmem, (228 * 1024) / static_cast<std::size_t>(blocks_per_sm) - 1024);
 }
 
+// Stages the busiest block of a bulk plan streams in all: its rounds of items x stages per item.
+std::int64_t bulk_share(const DecodePlan& p, std::int64_t kt) {
+  const std::int64_t span = static_cast<std::int64_t>(p.warps_k) * kBulkTiles;
+  return (p.row_blocks + p.grid_rows - 1) / p.grid_rows * ((kt + span - 1) / span);
+}
+
 // The bulk plan of warps_n stripes per item at b blocks per SM, or bulk_stages = 0 where two stages
 // do not fit beside the staged x. Stages: as many as the busiest block streams in all (its rounds of
 // items), at least 2, at most what fits: a ring larger than the block's whole share only keeps the
@@ -240,11 +246,8 @@ DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, b
   p.tiles_per_warp = static_cast<int>((kt + p.warps_k - 1) / p.warps_k);
   p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
   p.grid_rows = static_cast<int>(std::min<std::int64_t>(p.row_blocks, static_cast<std::int64_t>(sms) * b));
-  const std::int64_t span = static_cast<std::int64_t>(p.warps_k) * kBulkTiles;
-  const std::int64_t rounds = (p.row_blocks + p.grid_rows - 1) / p.grid_rows;
-  const std::int64_t share = rounds * ((kt + span - 1) / span);  // stages the busiest block streams
   const std::int64_t fit = std::min<std::int64_t>(kBulkMaxStages, static_cast<std::int64_t>((budget - fixed) / bulk_stage_bytes(zeros, g32)));
-  p.bulk_stages = static_cast<int>(std::min(fit, std::max<std::int64_t>(2, share)));
+  p.bulk_stages = static_cast<int>(std::min(fit, std::max<std::int64_t>(2, bulk_share(p, kt))));
   p.smem_bytes = bulk_smem(m, static_cast<int>(kt), zeros, g32, p.bulk_stages);
   return p;
 }
@@ -264,7 +267,7 @@ double bulk_cost(const DecodePlan& p, std::int64_t kt, int sms) {
   const std::int64_t per_sm = std::min<std::int64_t>(p.bulk_blocks_per_sm, (p.grid_rows + sms - 1) / sms);
   const double inflight = static_cast<double>(per_sm * (p.bulk_stages - 1)) * kBulkTiles * kWarps * 512;
   const double tiles = static_cast<double>(per_sm * rounds * item_tiles) + kItemTiles * static_cast<double>(rounds);
-  const bool short_ring = p.bulk_stages < rounds * ((kt + span - 1) / span);
+  const bool short_ring = p.bulk_stages < bulk_share(p, kt);
   return short_ring && inflight < kInflight ? tiles * kInflight / inflight : tiles;
 }
 
