@@ -198,15 +198,6 @@ const MeasuredPlan* measured_plan(std::int64_t n, std::int64_t k, int m_chunk, b
 // W4A16_DECODE_BULK: "0" never takes the bulk kernel, "1" wherever its plan fits (first of all
 // kernels: before the small-layer rule), unset: where bulk_by_default says (after a forced
 // W4A16_DECODE_SMALL=1). Returns -1 (unset), 0 or 1.
-// The default from two A/Bs on the H200 (2026-12-04, docs/benchmarks/decode.md version 12; every row
-// against f64): the forced-plan sweep (8 PERF.md shapes x 1..16 tokens, fp16 uint4b8) put the bulk
-// kernel ahead at 1 token everywhere, mostly at 2, mixed at 4 and 8 (0.84-1.16x), behind at 16; the
-// default against W4A16_DECODE_BULK=0 on all 10 PERF.md shapes x fp16 / bf16 x uint4b8 / uint4 (call 4):
-// 1 token 1.02-1.29x on all 40 rows, 2 tokens 1.00-1.28x except where x of 2 tokens is 32 KB or more
-// (8192x8192, llama8b.down in bf16 or uint4: 0.95-0.98x). So: 1 token, or 2 tokens whose x rows
-// take at most kBulkAutoXBytes.
-constexpr std::int64_t kBulkAutoXBytes = 20 * 1024;
-bool bulk_by_default(int m_chunk, std::int64_t k) { return m_chunk == 1 || (m_chunk == 2 && 2 * k * 2 <= kBulkAutoXBytes); }
 int bulk_override() {
   const char* env = std::getenv("W4A16_DECODE_BULK");
   if (!env || !*env) return -1;
@@ -218,6 +209,14 @@ int bulk_override() {
 // block, at most the 227 KB opt-in limit.
 std::size_t bulk_budget(int blocks_per_sm) {
   return std::min<std::size_t>(kBulkMaxSmem, (228 * 1024) / static_cast<std::size_t>(blocks_per_sm) - 1024);
+}
+
+// Items per SM on average over those of the busiest SM (its blocks x rounds of items): 1 where every
+// SM streams the same bytes.
+double bulk_balance(const DecodePlan& p, int sms) {
+  const std::int64_t rounds = (p.row_blocks + p.grid_rows - 1) / p.grid_rows;
+  const std::int64_t per_sm = std::min<std::int64_t>(p.bulk_blocks_per_sm, (p.grid_rows + sms - 1) / sms);
+  return static_cast<double>(p.row_blocks) / (static_cast<double>(sms) * static_cast<double>(per_sm * rounds));
 }
 
 // Stages the busiest block of a bulk plan streams in all: its rounds of items x stages per item.
@@ -269,6 +268,32 @@ double bulk_cost(const DecodePlan& p, std::int64_t kt, int sms) {
   const double tiles = static_cast<double>(per_sm * rounds * item_tiles) + kItemTiles * static_cast<double>(rounds);
   const bool short_ring = p.bulk_stages < bulk_share(p, kt);
   return short_ring && inflight < kInflight ? tiles * kInflight / inflight : tiles;
+}
+
+constexpr std::int64_t kBulkAutoXBytes = 20 * 1024;
+constexpr std::int64_t kBulkSmallLayerBytes = 8 << 20;
+// Where the bulk kernel's plan `bp` (fitted) is the default, from A/Bs on the H200 (every row against
+// f64; docs/benchmarks/decode.md versions 12 and 13): the bulk kernel forced against the streaming /
+// small kernels on the 10 PERF.md shapes x 1..16 tokens x fp16 / bf16.
+//  - 1 token: everywhere (1.02-1.29x).
+//  - 2 tokens: where x of 2 tokens is at most kBulkAutoXBytes (K <= 5120; on 8192x8192 and
+//    llama8b.down, x >= 32 KB, the streaming kernel ran 0.97-1.05x the bulk kernel's time).
+//  - 3 tokens: where the plan keeps the SMs evenly busy (bulk_balance >= 0.8: 1.05-1.20x on
+//    8192x8192, llama8b.down / gate_up / o, llama70b.gate_up; llama8b.qkv's 96 items on 132 SMs, 0.73,
+//    ran 0.93-0.95x the streaming kernel's split plan).
+//  - up to 6 tokens on layers under kBulkSmallLayerBytes of weights (the Qwen2.5-0.5B layers 1.01-1.20x,
+//    where the other kernels are latency-bound; 0.88x at 8 tokens on qwen0.5b.down).
+//  - up to 8 tokens where each block streams at least 4 rounds of items (llama70b.gate_up 1.07-1.19x
+//    at 4..8: the ring runs on across items).
+// Elsewhere at 4..8 tokens the streaming kernel's split plans measured 0.93-1.37x faster (llama8b.down
+// at 6 tokens keeps 2 stages beside its 172 KB of x), and from 9 tokens on everywhere.
+bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePlan& bp, int sms) {
+  if (bp.bulk_stages == 0) return false;
+  if (m_chunk == 1) return true;
+  if (m_chunk == 2) return 2 * k * 2 <= kBulkAutoXBytes;
+  if (m_chunk == 3 && bulk_balance(bp, sms) >= 0.8) return true;
+  if (m_chunk <= 6 && n * k / 2 < kBulkSmallLayerBytes) return true;
+  return m_chunk <= 8 && (bp.row_blocks + bp.grid_rows - 1) / bp.grid_rows >= 4;
 }
 
 }  // namespace
@@ -379,9 +404,9 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   // The bulk kernel (decode_bulk.cu) where its plan fits: first when forced on; by default where
   // bulk_by_default says, unless the small-layer kernel is forced on.
   const int so = small_override();
-  if (bo == 1 || (bo == -1 && so != 1 && bulk_by_default(m_chunk, k))) {
+  if (bo == 1 || (bo == -1 && so != 1)) {
     const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms);
-    if (bp.bulk_stages > 0) return bp;
+    if (bp.bulk_stages > 0 && (bo == 1 || bulk_by_default(m_chunk, n, k, bp, sms))) return bp;
   }
   // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).
   if (so != 0 && rows16) {
