@@ -276,24 +276,24 @@ constexpr std::int64_t kBulkSmallLayerBytes = 8 << 20;
 // f64; docs/benchmarks/decode.md versions 12 and 13): the bulk kernel forced against the streaming /
 // small kernels on the 10 PERF.md shapes x 1..16 tokens x fp16 / bf16.
 //  - 1 token: everywhere (1.02-1.29x).
+//  - up to 8 tokens where each block streams at least 4 rounds of items (llama70b.gate_up 1.03-1.25x
+//    at 2..8: the ring runs on across items).
 //  - 2 tokens: where x of 2 tokens is at most kBulkAutoXBytes (K <= 5120; on 8192x8192 and
 //    llama8b.down, x >= 32 KB, the streaming kernel ran 0.97-1.05x the bulk kernel's time).
-//  - 3 tokens: where the plan keeps the SMs evenly busy (bulk_balance >= 0.8: 1.05-1.20x on
+//  - 3 tokens: where the plan keeps the SMs evenly busy (bulk_balance >= 0.8: 1.06-1.39x on
 //    8192x8192, llama8b.down / gate_up / o, llama70b.gate_up; llama8b.qkv's 96 items on 132 SMs, 0.73,
 //    ran 0.93-0.95x the streaming kernel's split plan).
-//  - up to 6 tokens on layers under kBulkSmallLayerBytes of weights (the Qwen2.5-0.5B layers 1.01-1.20x,
+//  - up to 6 tokens on layers under kBulkSmallLayerBytes of weights (the Qwen2.5-0.5B layers 1.01-1.27x,
 //    where the other kernels are latency-bound; 0.88x at 8 tokens on qwen0.5b.down).
-//  - up to 8 tokens where each block streams at least 4 rounds of items (llama70b.gate_up 1.07-1.19x
-//    at 4..8: the ring runs on across items).
 // Elsewhere at 4..8 tokens the streaming kernel's split plans measured 0.93-1.37x faster (llama8b.down
 // at 6 tokens keeps 2 stages beside its 172 KB of x), and from 9 tokens on everywhere.
 bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePlan& bp, int sms) {
   if (bp.bulk_stages == 0) return false;
   if (m_chunk == 1) return true;
+  if (m_chunk <= 8 && (bp.row_blocks + bp.grid_rows - 1) / bp.grid_rows >= 4) return true;
   if (m_chunk == 2) return 2 * k * 2 <= kBulkAutoXBytes;
   if (m_chunk == 3 && bulk_balance(bp, sms) >= 0.8) return true;
-  if (m_chunk <= 6 && n * k / 2 < kBulkSmallLayerBytes) return true;
-  return m_chunk <= 8 && (bp.row_blocks + bp.grid_rows - 1) / bp.grid_rows >= 4;
+  return m_chunk <= 6 && n * k / 2 < kBulkSmallLayerBytes;
 }
 
 }  // namespace
