@@ -36,7 +36,7 @@
 // Instantiated: {fp16, bf16} x {M <= 8, M <= 16} x {uint4b8, uint4} x {g == 32, g >= 64 or channelwise}.
 // Small layers (one wave of blocks, <= kDecodeSmallMaxXBytes of x copied, 16-byte x rows, no perm):
 // decode_plan picks the lean kernel of decode_small.cu instead (decode.hpp: the rule and the
-// W4A16_DECODE_SMALL knob). At 1 token (and 2 where x is small) decode_plan picks the bulk kernel of
+// W4A16_DECODE_SMALL knob). At 1 token (and 2..8 where measured faster) decode_plan picks the bulk kernel of
 // decode_bulk.cu before both (a producer warp per block keeping a deep cp.async.bulk ring in flight;
 // bulk_by_default, W4A16_DECODE_BULK). All three share Args, Dt, mma_pair, scale_group (decode_device.cuh).
 // Checked by: build-cuda/tests/gpu/decode/w4a16_test_gpu_decode, timed by w4a16_bench_gpu

@@ -54,11 +54,12 @@ struct DecodePlan {
 // returns it instead of the cost model's plan. W4A16_DECODE_SMALL=0 never takes it, =1 takes it
 // wherever it fits one wave (the A/B knob); W4A16_DECODE_SMALL_T=2/4/8/16 is the smallest tile bucket
 // it may use (exploration). W4A16_DECODE_PLAN (a forced streaming plan) wins.
-// The bulk kernel: decode_plan returns decode_bulk_plan_for_sms's plan first where it fits and the
-// token count is 1, or 2 with x of at most 20 KB (W4A16_DECODE_BULK unset; measured faster there on
-// every PERF.md shape, docs/benchmarks/decode.md version 12), unless W4A16_DECODE_SMALL=1 forces the
-// small kernel; W4A16_DECODE_BULK=1 takes it wherever it fits, =0 never; a forced streaming plan
-// (W4A16_DECODE_PLAN) wins over it.
+// The bulk kernel: decode_plan returns decode_bulk_plan_for_sms's plan first where it fits and
+// decode_plan.cu's bulk_by_default says (W4A16_DECODE_BULK unset: 1 token everywhere; 2..8 tokens where it
+// measured faster on the PERF.md shapes: blocks streaming >= 4 rounds of items, 2 tokens of x <= 20 KB,
+// 3 tokens on an evenly busy grid, up to 6 on layers under 8 MB; docs/benchmarks/decode.md versions 12
+// and 13), unless W4A16_DECODE_SMALL=1 forces the small kernel; W4A16_DECODE_BULK=1 takes it wherever
+// it fits, =0 never; a forced streaming plan (W4A16_DECODE_PLAN) wins over it.
 // Measured plans: on a few Llama-3-8B / 8192x8192 / Llama-70B layers at 1..16 tokens (uint4b8,
 // g = 128, 132 SMs) a plan measured faster than the cost model's on the H200 replaces it (decode_plan.cu
 // kMeasuredPlans, after the small-layer kernel's rule); W4A16_DECODE_TABLE=0 turns that off.
