@@ -5,7 +5,7 @@
 # uint4b8 / uint4, 3 rounds interleaved.
 T0=$(date +%s)
 W=/tmp/s30c9; mkdir -p $W/out
-W4A16_SKIP_PEERS=1 W4A16_SKIP_SANITIZER=1 W4A16_SKIP_SWEEP=1 W4A16_SKIP_MOE=1 W4A16_SKIP_READ=1 OUT=$W/out timeout 480 bash scripts/gpu-check > $W/out/gpu_check_stdout.log 2>&1
+W4A16_SKIP_PEERS=1 W4A16_SKIP_SANITIZER=1 W4A16_SKIP_SWEEP=1 W4A16_SKIP_MOE=1 W4A16_SKIP_READ=1 OUT=$W/out timeout 380 bash scripts/gpu-check > $W/out/gpu_check_stdout.log 2>&1
 echo "gpu-check rc=$? t=$(($(date +%s)-T0))"; grep -E "^== " $W/out/gpu-check.log | tail -25
 . scripts/lib/device-env.sh
 ARGS=(--shapes llama70b.gate_up --ms 2 --dtypes f16,bf16 --scalars uint4b8,uint4 --no-extra-groups --no-cublas --decode-max-m 16)
