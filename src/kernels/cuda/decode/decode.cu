@@ -133,7 +133,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
   const int xrow = x_row_bytes(a.xstream ? kT : a.block_tiles);
   const unsigned x_slot_bytes = static_cast<unsigned>(a.m * xrow);
-  unsigned char* rings = xs + (a.xstream ? depth : 1) * x_slot_bytes;
+  // The weight rings start on a 128-byte boundary past x (m x_row_bytes rows need not end on one).
+  unsigned char* rings = xs + ((a.xstream ? depth : 1) * x_slot_bytes + 127u) / 128u * 128u;
   float* red = reinterpret_cast<float*>(rings + kWarps * depth * R::kStepBytes);  // (8 warps, MB, 32, 4) partials
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4;
@@ -442,12 +443,12 @@ std::size_t ring_bytes_of(bool zeros, bool g32) {
 std::size_t ring_bytes(bool zeros, bool g32, int m) { return m <= 8 ? ring_bytes_of<1>(zeros, g32) : ring_bytes_of<2>(zeros, g32); }
 
 // x (m token rows of x_row_bytes: the block's K range when staged, depth slots of a step's tiles
-// when streamed) + the weight rings + the reduction partials.
+// when streamed), rounded up to 128 bytes, + the weight rings + the reduction partials.
 std::size_t smem_of(int block_tiles, int m, bool zeros, bool g32, bool xstream) {
   const int mb = m <= 8 ? 1 : 2;
   const std::size_t x_bytes = xstream ? static_cast<std::size_t>(ring_depth(m)) * m * x_row_bytes(step_tiles(m))
                                       : static_cast<std::size_t>(m) * x_row_bytes(block_tiles);
-  return x_bytes + ring_bytes(zeros, g32, m) + static_cast<std::size_t>(kWarps) * mb * 512;
+  return (x_bytes + 127) / 128 * 128 + ring_bytes(zeros, g32, m) + static_cast<std::size_t>(kWarps) * mb * 512;
 }
 
 }  // namespace
