@@ -94,7 +94,7 @@ struct Ring {
   static constexpr int kStepBytes = kEntryOffset + kStepEntryBytes;   // one slot
   static constexpr int kEntryCopies = kStepEntries / 32;              // entries each lane copies per step
   static_assert(kStepEntries % 32 == 0, "whole warps copy the entries of a step");
-  static_assert(kStepBytes % 16 == 0, "16-byte copies into every slot");
+  static_assert(kStepBytes % 128 == 0, "every slot and every warp's ring on a 128-byte boundary (see x_region_bytes)");
 };
 // Step shape per token variant. A step is what one cp.async wait, one __syncwarp (or block barrier),
 // one round of copies and one advance of the copy side cover; its tiles are computed kComputeTiles at
@@ -133,8 +133,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
   const int xrow = x_row_bytes(a.xstream ? kT : a.block_tiles);
   const unsigned x_slot_bytes = static_cast<unsigned>(a.m * xrow);
-  // The weight rings start on a 128-byte boundary past x (m x_row_bytes rows need not end on one).
-  unsigned char* rings = xs + ((a.xstream ? depth : 1) * x_slot_bytes + 127u) / 128u * 128u;
+  unsigned char* rings = xs + align128((a.xstream ? depth : 1) * x_slot_bytes);  // = x_region_bytes: 128-byte aligned
   float* red = reinterpret_cast<float*>(rings + kWarps * depth * R::kStepBytes);  // (8 warps, MB, 32, 4) partials
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4;
@@ -446,9 +445,8 @@ std::size_t ring_bytes(bool zeros, bool g32, int m) { return m <= 8 ? ring_bytes
 // when streamed), rounded up to 128 bytes, + the weight rings + the reduction partials.
 std::size_t smem_of(int block_tiles, int m, bool zeros, bool g32, bool xstream) {
   const int mb = m <= 8 ? 1 : 2;
-  const std::size_t x_bytes = xstream ? static_cast<std::size_t>(ring_depth(m)) * m * x_row_bytes(step_tiles(m))
-                                      : static_cast<std::size_t>(m) * x_row_bytes(block_tiles);
-  return (x_bytes + 127) / 128 * 128 + ring_bytes(zeros, g32, m) + static_cast<std::size_t>(kWarps) * mb * 512;
+  const std::size_t x_bytes = xstream ? x_region_bytes(ring_depth(m), m, step_tiles(m)) : x_region_bytes(1, m, block_tiles);
+  return x_bytes + ring_bytes(zeros, g32, m) + static_cast<std::size_t>(kWarps) * mb * 512;
 }
 
 }  // namespace

@@ -126,6 +126,14 @@ struct Dt<true> {
 // k contiguous), row stride x_row_bytes(tiles) = tiles x 128 + 16: 16 bytes past a multiple of 128,
 // so the 8 rows of an ldmatrix lie in 8 different 16-byte bank groups. B fragments by ldmatrix_x4.
 constexpr int x_row_bytes(int tiles) { return tiles * 128 + 16; }
+// Bytes of an x region of `slots` slots of m rows of x_row_bytes(tiles), rounded up to 128 so that what
+// follows it starts on a 128-byte boundary (m rows end off one unless m x 16 is a multiple of 128: 16-byte
+// loads and cp.async into a ring that starts off one straddle 128-byte lines, measured 1.00-1.21x slower,
+// docs/benchmarks/decode.md version 13).
+__host__ __device__ constexpr unsigned align128(unsigned bytes) { return (bytes + 127u) / 128u * 128u; }
+__host__ __device__ constexpr unsigned x_region_bytes(int slots, int m, int tiles) {
+  return align128(static_cast<unsigned>(slots) * static_cast<unsigned>(m) * static_cast<unsigned>(x_row_bytes(tiles)));
+}
 
 // 16 bytes global -> shared without registers, zero-filled where src_bytes is 0 (x past K).
 __device__ __forceinline__ void cp_async16_zfill(unsigned smem, const void* gmem, unsigned src_bytes) {
@@ -374,9 +382,7 @@ struct BulkStage {
 };
 // Staged x of the bulk kernel (m tokens x all K_pad/64 tiles), rounded to 128 bytes; then the ring,
 // the double-buffered partials (2 x 8 warps x MB x 512 bytes) and 2 x kBulkMaxStages mbarriers.
-__host__ __device__ constexpr unsigned bulk_x_bytes(int m, int kt) {
-  return (static_cast<unsigned>(m) * static_cast<unsigned>(x_row_bytes(kt)) + 127u) / 128u * 128u;
-}
+__host__ __device__ constexpr unsigned bulk_x_bytes(int m, int kt) { return x_region_bytes(1, m, kt); }
 inline std::size_t bulk_stage_bytes(bool zeros, bool g32) {
   return zeros ? (g32 ? BulkStage<true, true>::kBytes : BulkStage<true, false>::kBytes)
                : (g32 ? BulkStage<false, true>::kBytes : BulkStage<false, false>::kBytes);
