@@ -286,7 +286,10 @@ constexpr std::int64_t kBulkSmallLayerBytes = 8 << 20;
 //  - up to 6 tokens on layers under kBulkSmallLayerBytes of weights (the Qwen2.5-0.5B layers 1.01-1.27x,
 //    where the other kernels are latency-bound; 0.88x at 8 tokens on qwen0.5b.down).
 // Elsewhere at 4..8 tokens the streaming kernel's split plans measured 0.93-1.37x faster (llama8b.down
-// at 6 tokens keeps 2 stages beside its 172 KB of x), and from 9 tokens on everywhere.
+// at 6 tokens keeps 2 stages beside its 172 KB of x), and from 9 tokens on everywhere. These ratios
+// predate the streaming kernel's 128-byte ring alignment (decode.md version 13, 1.00-1.21x for it at
+// 1..8 tokens); the whole, rule and alignment, measured 0.97-1.26x the previous main on 160 rows, and
+// llama8b.down at 3 tokens now streams ~4% faster than the bulk kernel runs it (left: one shape).
 bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePlan& bp, int sms) {
   if (bp.bulk_stages == 0) return false;
   if (m_chunk == 1) return true;
