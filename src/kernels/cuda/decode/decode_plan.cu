@@ -211,18 +211,22 @@ std::size_t bulk_budget(int blocks_per_sm) {
   return std::min<std::size_t>(kBulkMaxSmem, (228 * 1024) / static_cast<std::size_t>(blocks_per_sm) - 1024);
 }
 
+// Rounds of items the busiest block of a bulk plan loops over, and its blocks on the busiest SM.
+std::int64_t bulk_rounds(const DecodePlan& p) { return (p.row_blocks + p.grid_rows - 1) / p.grid_rows; }
+std::int64_t bulk_blocks_on_busiest_sm(const DecodePlan& p, int sms) {
+  return std::min<std::int64_t>(p.bulk_blocks_per_sm, (p.grid_rows + sms - 1) / sms);
+}
+
 // Items per SM on average over those of the busiest SM (its blocks x rounds of items): 1 where every
 // SM streams the same bytes.
 double bulk_balance(const DecodePlan& p, int sms) {
-  const std::int64_t rounds = (p.row_blocks + p.grid_rows - 1) / p.grid_rows;
-  const std::int64_t per_sm = std::min<std::int64_t>(p.bulk_blocks_per_sm, (p.grid_rows + sms - 1) / sms);
-  return static_cast<double>(p.row_blocks) / (static_cast<double>(sms) * static_cast<double>(per_sm * rounds));
+  return static_cast<double>(p.row_blocks) / (static_cast<double>(sms) * static_cast<double>(bulk_blocks_on_busiest_sm(p, sms) * bulk_rounds(p)));
 }
 
 // Stages the busiest block of a bulk plan streams in all: its rounds of items x stages per item.
 std::int64_t bulk_share(const DecodePlan& p, std::int64_t kt) {
   const std::int64_t span = static_cast<std::int64_t>(p.warps_k) * kBulkTiles;
-  return (p.row_blocks + p.grid_rows - 1) / p.grid_rows * ((kt + span - 1) / span);
+  return bulk_rounds(p) * ((kt + span - 1) / span);
 }
 
 // The bulk plan of warps_n stripes per item at b blocks per SM, or bulk_stages = 0 where two stages
@@ -262,8 +266,7 @@ double bulk_cost(const DecodePlan& p, std::int64_t kt, int sms) {
   constexpr double kItemTiles = 48, kInflight = 64 * 1024;
   const std::int64_t span = static_cast<std::int64_t>(p.warps_k) * kBulkTiles;
   const std::int64_t item_tiles = (kt + span - 1) / span * span * p.warps_n;
-  const std::int64_t rounds = (p.row_blocks + p.grid_rows - 1) / p.grid_rows;
-  const std::int64_t per_sm = std::min<std::int64_t>(p.bulk_blocks_per_sm, (p.grid_rows + sms - 1) / sms);
+  const std::int64_t rounds = bulk_rounds(p), per_sm = bulk_blocks_on_busiest_sm(p, sms);
   const double inflight = static_cast<double>(per_sm * (p.bulk_stages - 1)) * kBulkTiles * kWarps * 512;
   const double tiles = static_cast<double>(per_sm * rounds * item_tiles) + kItemTiles * static_cast<double>(rounds);
   const bool short_ring = p.bulk_stages < bulk_share(p, kt);
@@ -272,9 +275,9 @@ double bulk_cost(const DecodePlan& p, std::int64_t kt, int sms) {
 
 constexpr std::int64_t kBulkAutoXBytes = 20 * 1024;
 constexpr std::int64_t kBulkSmallLayerBytes = 8 << 20;
-// Where the bulk kernel's plan `bp` (fitted) is the default, from A/Bs on the H200 (every row against
-// f64; docs/benchmarks/decode.md versions 12 and 13): the bulk kernel forced against the streaming /
-// small kernels on the 10 PERF.md shapes x 1..16 tokens x fp16 / bf16.
+// Where the bulk kernel's plan `bp` (one that fits: bulk_stages > 0) is the default, from A/Bs on the
+// H200 (every row against f64; docs/benchmarks/decode.md versions 12 and 13): the bulk kernel forced
+// against the streaming / small kernels on the 10 PERF.md shapes x 1..16 tokens x fp16 / bf16.
 //  - 1 token: everywhere (1.02-1.29x).
 //  - up to 8 tokens where each block streams at least 4 rounds of items (llama70b.gate_up 1.03-1.25x
 //    at 2..8: the ring runs on across items).
@@ -291,9 +294,8 @@ constexpr std::int64_t kBulkSmallLayerBytes = 8 << 20;
 // 1..8 tokens); the whole, rule and alignment, measured 0.97-1.26x the previous main on 160 rows, and
 // llama8b.down at 3 tokens now streams ~4% faster than the bulk kernel runs it (left: one shape).
 bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePlan& bp, int sms) {
-  if (bp.bulk_stages == 0) return false;
   if (m_chunk == 1) return true;
-  if (m_chunk <= 8 && (bp.row_blocks + bp.grid_rows - 1) / bp.grid_rows >= 4) return true;
+  if (m_chunk <= 8 && bulk_rounds(bp) >= 4) return true;
   if (m_chunk == 2) return 2 * k * 2 <= kBulkAutoXBytes;
   if (m_chunk == 3 && bulk_balance(bp, sms) >= 0.8) return true;
   return m_chunk <= 6 && n * k / 2 < kBulkSmallLayerBytes;
