@@ -409,7 +409,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   // The bulk kernel (decode_bulk.cu) where its plan fits: first when forced on; by default where
   // bulk_by_default says, unless the small-layer kernel is forced on.
   const int so = small_override();
-  if (bo == 1 || (bo == -1 && so != 1)) {
+  if (bo == 1 || (bo == -1 && so != 1 && m_chunk <= 8)) {  // (bulk_by_default: never from 9 tokens)
     const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms);
     if (bp.bulk_stages > 0 && (bo == 1 || bulk_by_default(m_chunk, n, k, bp, sms))) return bp;
   }
