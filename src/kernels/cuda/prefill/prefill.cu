@@ -97,12 +97,12 @@ static_assert(static_cast<int>(PrefillXLoad::cp_async) == static_cast<int>(prefi
 // cp.async tiles measured on 2026-12-02 and their TMA twins.
 constexpr int kCfgBm256 = 0, kCfgBm128 = 6, kCfgMma128 = 4, kCfgMma64 = 5, kCfgBm64 = 8;
 constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n128Tma = 15, kCfgBm128Occ2Tma = 31,
-              kCfgBm192Tma = 30;
+              kCfgBm192Tma = 30, kCfgBm128w3Tma = 33;
 // The planned TMA tiles: each has an estimate (tile_us_per_k_tile) and an early-issue twin with a
 // ONE_GROUP kernel (the 8-stage bm128_bn128 has no twin). The cost model chooses among kModelTiles;
-// the 2-CTA bm128_bn128 and the 192 x 192 tile (3 warpgroups: 129..192 tokens in one m block) enter
-// plans only through the measured table.
-constexpr int kPlannedTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm128Occ2Tma, kCfgBm192Tma};
+// the 2-CTA bm128_bn128, the 192 x 192 tile (3 warpgroups: 129..192 tokens in one m block) and the
+// 192-row x 128-token tile (3 warpgroups; stop 31) enter plans only through the measured table.
+constexpr int kPlannedTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm128Occ2Tma, kCfgBm192Tma, kCfgBm128w3Tma};
 constexpr int kModelTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma};
 // The 2-CTA bm128_bn128 joins them where the tokens fit one 128-token m block: there it took 0.89-0.96x the time of the
 // model's pick on four PERF.md layers (table entries at 65..128, stops 24-25) and 0.85-0.97x on nine other layers
@@ -177,6 +177,11 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     // llama8b.qkv M = 68..128: bm128 s4 cluster 0.89-0.95x (stop 24); M = 65: 17.2 -> 15.5 us (2026-12-04, the tail box)
     {6144, 4096, 65, 128, kCfgBm128Occ2Tma, 4, PrefillSplitReduce::cluster},
     {6144, 4096, 129, 192, kCfgBm192Tma, 3, PrefillSplitReduce::cluster},  // llama8b.qkv M = 136 / 160: bm256 s2 23.2 / 23.5 -> 22.5 / 23.1 us
+    // 2026-12-04 stop 31 call 1 (tune_tma with the 192-row x 128-token tile): llama8b.qkv M = 256: bm256 s2 24.7 -> 23.2 us
+    // (2 m blocks x 32 row tiles x split 2 = 128 CTAs); M = 512: bm256 s1 41.5 -> 40.3. Call 2 (prefill_dq_ab against the
+    // build before, 3 interleaved rounds, another device): 0.926-0.929x the time at M = 193..256, 0.927-0.938x at 400..512.
+    {6144, 4096, 193, 256, kCfgBm128w3Tma, 2, PrefillSplitReduce::cluster},
+    {6144, 4096, 385, 512, kCfgBm128w3Tma, 1, PrefillSplitReduce::automatic},
     // llama8b.o M = 8: bm64 s8 kernel 8.3 -> 8.2; M = 16: bm64 s8 kernel 8.2 -> 7.7; M = 32: bm64 s8 kernel 8.4 -> 8.1 us
     {4096, 4096, 1, 32, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},
     // llama8b.o M = 100: bm128 s6 cluster 14.9 -> 12.3; M = 128: bm128 s6 cluster 15.6 -> 12.3 us
@@ -184,10 +189,14 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {4096, 4096, 129, 175, kCfgBm192Tma, 5, PrefillSplitReduce::cluster},  // llama8b.o M = 136 / 160: bm256 s3 17.9 / 18.3 -> 17.2 / 17.3 us
     {4096, 4096, 176, 256, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},  // llama8b.o M = 176..256: bm256 s3 0.90-0.97x (stop 24)
     {4096, 14336, 65, 100, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},  // llama8b.down M = 100: bm128 s6 cluster 35.0 -> 32.6 us
-    {4096, 14336, 101, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // llama8b.down M = 128: bm128 s6 cluster 36.0 -> 34.3 us
+    // llama8b.down M = 128: bm128 s6 cluster 36.0 -> 34.3 us. (Stop 31: bm128 occ2 s8 cluster 29.2 in call 1's tune, 1.09-1.13x
+    // this entry's time at M = 101..128 on call 2's device: clusters of 8 fit another device's GPCs differently.)
+    {4096, 14336, 101, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
     // 2026-12-04 call 2 (the 192 x 192 tile, 129..192 tokens in one m block; cluster reduce): llama8b.down M = 136 / 160 / 192:
     // bm256 s3 48.8 / 49.3 / 51.3 -> 42.3 / 42.1 / 43.1 us
     {4096, 14336, 129, 192, kCfgBm192Tma, 5, PrefillSplitReduce::cluster},
+    // (Stop 31: llama8b.down M = 193..256 on bm256 s4 cluster, 47.5 against 50.9 us in call 1's tune, ran 1.56-1.60x the model's
+    // plan on call 2's device, 32 clusters of 4 one-CTA-per-SM blocks: not entered.)
     {8192, 8192, 33, 64, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // 8192x8192 M = 64: bm64 s4 kernel 22.7 -> 21.2 us
     // 8192x8192 M = 88..128: bm128 s4 kernel 0.89-0.98x (stop 24); M = 65..80: 0.94-0.95x (2026-12-04)
     {8192, 8192, 65, 128, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},
@@ -195,6 +204,8 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {9728, 896, 17, 64, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},
     // qwen0.5b.gate_up (stop 24, bm128 occ2 s1): M = 128: bm64 s1 9.1 -> 8.4; M = 512: bm64 s1 23.1 -> 20.5; M = 1024: bm256 s1 37.2 -> 33.0 us
     {9728, 896, 65, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
+    // M = 256: bm256 s1 12.7 -> bm128_bn192 s1 12.0 (stop 31 call 1); call 2's A/B 0.943-0.987x at M = 193..256
+    {9728, 896, 193, 256, kCfgBm128w3Tma, 1, PrefillSplitReduce::automatic},
     {9728, 896, 385, 512, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
     {9728, 896, 897, 1024, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
     // stop 24 calls 6-7 (bm128 occ2 s1; A/B against the model's bm128_bn256 s1, 3 rounds): M = 96..128 0.92-0.93x
@@ -552,7 +563,8 @@ bool cluster_schedulable(const KernelEntry& e, int threads, int split) { return 
 
 // us per k tile per wave of the estimate (file comment), measured for the cost model's four TMA tiles
 // (the table-only tiles' values only decide the automatic reduce mode of a forced plan: the model never picks
-// them; bm192's 0.88 is llama70b.gate_up M = 136 split 2, 2026-12-04 call 2); a twin of one (the early-issue
+// them; bm192's 0.88 is llama70b.gate_up M = 136 split 2, 2026-12-04 call 2; the 192 x 128 tile's 0.62 is bm192's
+// scaled by its tokens, unmeasured); a twin of one (the early-issue
 // orders, the tma_eb x load: the same tile and stages) is estimated as that tile until it has constants of
 // its own. 0: no estimate (the cp.async and mma tiles).
 double tile_us_per_k_tile(int config) {
@@ -560,7 +572,7 @@ double tile_us_per_k_tile(int config) {
   if (c.path != PrefillPath::wgmma || !is_tma_config(c)) return 0;
   for (const auto& [base, us] :
        {std::pair{kCfgBm256Tma, 0.73}, {kCfgBm128Tma, 0.82}, {kCfgBm64Tma, 0.65}, {kCfgBm128n128Tma, 1.2}, {kCfgBm128Occ2Tma, 0.7},
-        {kCfgBm192Tma, 0.88}}) {
+        {kCfgBm192Tma, 0.88}, {kCfgBm128w3Tma, 0.62}}) {
     const PrefillConfig& b = kConfigs[base];
     if (b.bm == c.bm && b.wg == c.wg && b.mb == c.mb && b.stages == c.stages && b.overlap == c.overlap && b.min_blocks == c.min_blocks)
       return us;
@@ -880,7 +892,7 @@ double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, 
   const double t_tile = tile_us_per_k_tile(config);
   if (t_tile <= 0)
     fail(ErrorCode::invalid_argument, "config",
-         "a planned TMA tile (12..15, 30, 31) or a twin of one (early-issue order, tma_eb x load)", cfg.name());
+         "a planned TMA tile (12..15, 30, 31, 33) or a twin of one (early-issue order, tma_eb x load)", cfg.name());
   if (split < 1 || sm_count < 1) fail(ErrorCode::invalid_argument, "split, sm_count", ">= 1", std::to_string(split) + ", " + std::to_string(sm_count));
   const std::int64_t n_pad = round_up(n, 64), k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
   std::int64_t kts = 0;

@@ -161,7 +161,7 @@ std::string prefill_default_describe(std::int64_t n, std::int64_t k, std::int64_
 // scheduled here (no GPU among those cases).
 bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count, PrefillPlan* plan);
 
-// The plan's estimate in us of a planned TMA tile config (12..15, 30, 31) with `split` K splits (prefill.cu); throws
+// The plan's estimate in us of a planned TMA tile config (12..15, 30, 31, 33) with `split` K splits (prefill.cu); throws
 // invalid_argument for other configs. The split term's constants are per reduce mode (automatic
 // resolves W4A16_PREFILL_SPLIT_REDUCE; unset: the kernel's). A cluster estimate counts its waves over
 // `active_clusters` resident clusters (prefill_max_active_clusters; <= 0: SMs x occupancy / split).

@@ -381,10 +381,10 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   constexpr bool kEarly = SCHED != 0;          // the wgmma issue before the barrier and the refill
   constexpr int kAcc = BM / 2;                // fp32 accumulators per thread per 64-row block
   static_assert(kAhead >= 1, "a ring: tile t computes while later tiles load");
-  static_assert(kChunks % kThreads == 0, "every thread copies the same number of x chunks");
   static_assert(BM % 16 == 0 && BM >= 16 && BM <= 256, "wgmma N extent: multiple of 16 (ldmatrix x4 pairs), <= 256");
   static_assert(kStageBytes % 1024 == 0, "x stage bases stay 1024-aligned (128B swizzle)");
   constexpr bool kTma = uses_tma(XL);
+  static_assert(kTma || kChunks % kThreads == 0, "cp.async x: every thread copies the same number of x chunks");
   static_assert(!kTma || (WGMMA && OVERLAP), "TMA x tiles: overlapped wgmma schedule only (the refill order assumes kAhead = STAGES - 2)");
   static_assert(XL != XLoad::cp_async_nofence || WGMMA, "the proxy fence exists only on the wgmma path");
   static_assert(kWStage % 8 == 0, "mbarriers after the W ring stay 8-byte aligned");

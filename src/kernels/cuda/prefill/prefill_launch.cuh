@@ -32,7 +32,10 @@ struct KernelEntry {
 // 192-token blocks pad less (M = 129..192, 257..384, 513..768, 1025..1344 on some shapes; stop 25). 31-32: bm128_bn128 with 4 stages and two
 // CTAs per SM (122-127 registers, no spills; 89 / 97 KB of shared memory): one CTA's prologue and
 // epilogue run beside the other's k loop, for short K (the Qwen2.5-0.5B shapes' 14 k tiles) and
-// mid M. Planned through the measured table only (prefill.cu kMeasuredPrefillPlans).
+// mid M. Planned through the measured table only (prefill.cu kMeasuredPrefillPlans). 33-34: 192
+// rows x 128 tokens (three warpgroups of m64n128k16, 64 accumulators a thread): the tile area of
+// 24576 gives other wave counts than the 32768 of bm256 / bm128_bn256 / bm192 (llama8b.qkv at M =
+// 1024: 256 CTAs, 1.94 waves, against 192 CTAs, 1.45 waves, for every other tile); table only.
 #define W4A16_PREFILL_CONFIGS(X)                                                          \
   X(true, 256, 2, 1, 5, true, 1, cp_async, 0)   /* 0  large M: 128 rows x 256 tokens */        \
   X(true, 128, 2, 1, 8, true, 1, cp_async, 0)   /* 1  M <= 128 */                              \
@@ -66,9 +69,11 @@ struct KernelEntry {
   X(true, 192, 3, 1, 6, true, 1, tma, 2)     /* 29 28, W words read early */                \
   X(true, 192, 3, 1, 6, true, 1, tma, 0)     /* 30 28 in the measured order: planned, table only */ \
   X(true, 128, 2, 1, 4, true, 2, tma, 0)     /* 31 bm128_bn128, 4 stages, 2 CTAs per SM */ \
-  X(true, 128, 2, 1, 4, true, 2, tma, 1)     /* 32 31, early issue */
+  X(true, 128, 2, 1, 4, true, 2, tma, 1)     /* 32 31, early issue */             \
+  X(true, 128, 3, 1, 6, true, 1, tma, 0)     /* 33 192 rows x 128 tokens, 3 warpgroups */ \
+  X(true, 128, 3, 1, 6, true, 1, tma, 1)     /* 34 33, early issue */
 
-constexpr int kNumConfigs = 33;
+constexpr int kNumConfigs = 35;
 
 // The configs as constants (the X list above), for the one-group table below.
 struct ConfigParams {
@@ -85,10 +90,10 @@ inline constexpr ConfigParams kConfigParams[kNumConfigs] = {W4A16_PREFILL_CONFIG
 
 // The configs with a ONE_GROUP variant (prefill_kernel.cuh: one scale / zero entry per k tile, for
 // g >= 64 and channelwise): the early-issue (SCHED 1) twins of the planned TMA tiles that have one
-// (20, 22, 23, 28, 32; 15 has none), the kernels the default plan runs (prefill.cu checks the list).
+// (20, 22, 23, 28, 32, 34; 15 has none), the kernels the default plan runs (prefill.cu checks the list).
 // Only these are instantiated twice (compile time); every other config runs its per-half kernel at
 // any group size.
-using OneGroupConfigs = std::integer_sequence<int, 20, 22, 23, 28, 32>;
+using OneGroupConfigs = std::integer_sequence<int, 20, 22, 23, 28, 32, 34>;
 
 // Entries for one (dtype, scalar type): defined in prefill_inst_<dtype>_<scalar>.cu.
 const KernelEntry* kernels_f16_zeros();
