@@ -4,6 +4,7 @@
 // and the cluster candidates of the model are checked on the device only (the same tests there).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -537,6 +538,28 @@ TEST(PrefillPlan, TokenSplitOnlyWhereTwoPlansEstimateLess) {
 
 // A split whose head is not inside 1..M-1 is refused naming split.head, before anything is checked
 // or launched (host only).
+// A measured cluster plan keeps its waves where the device holds as many clusters as SMs x CTAs per SM / split
+// (the packing of the device it was timed on) or enough for the same wave count; else the model plans.
+TEST(PrefillHost, ClusterEntryWavesHoldOnlyWhereTheDevicePacksThemAsMeasured) {
+  EXPECT_TRUE(prefill_cluster_waves_hold(32, 33, 132, 1, 4));   // 32 clusters of 4: one wave with 33 resident
+  EXPECT_TRUE(prefill_cluster_waves_hold(32, 32, 132, 1, 4));
+  EXPECT_FALSE(prefill_cluster_waves_hold(32, 30, 132, 1, 4));  // two waves where the packing gives one
+  EXPECT_TRUE(prefill_cluster_waves_hold(64, 66, 132, 1, 2));
+  EXPECT_FALSE(prefill_cluster_waves_hold(64, 63, 132, 1, 2));
+  EXPECT_TRUE(prefill_cluster_waves_hold(100, 50, 132, 1, 2));  // two waves either way
+  EXPECT_FALSE(prefill_cluster_waves_hold(100, 49, 132, 1, 2));
+  EXPECT_TRUE(prefill_cluster_waves_hold(33, 33, 132, 2, 8));   // two CTAs per SM: 33 clusters of 8
+  EXPECT_FALSE(prefill_cluster_waves_hold(33, 31, 132, 2, 8));
+  for (const auto& bad : {std::array<long, 5>{0, 1, 132, 1, 2}, {1, 0, 132, 1, 2}, {1, 1, 0, 1, 2}, {1, 1, 132, 0, 2}, {1, 1, 132, 1, 1}}) {
+    try {
+      prefill_cluster_waves_hold(bad[0], static_cast<int>(bad[1]), static_cast<int>(bad[2]), static_cast<int>(bad[3]), static_cast<int>(bad[4]));
+      ADD_FAILURE() << "accepted " << bad[0] << ", " << bad[1] << ", " << bad[2] << ", " << bad[3] << ", " << bad[4];
+    } catch (const w4a16::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("active_clusters"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(PrefillHost, TokenSplitHeadOutsideTheTokensIsRejected) {
   TcWeights w;  // no device buffers: the check comes first
   w.n = w.n_pad = 4096;

@@ -858,6 +858,15 @@ std::string prefill_default_describe(std::int64_t n, std::int64_t k, std::int64_
   return ts.head > 0 ? "token split " + ts.describe() : prefill_plan(n, k, m, capability, sm_count).describe();
 }
 
+bool prefill_cluster_waves_hold(std::int64_t clusters, int active_clusters, int sm_count, int ctas_per_sm, int split) {
+  if (clusters < 1 || active_clusters < 1 || sm_count < 1 || ctas_per_sm < 1 || split < 2)
+    fail(ErrorCode::invalid_argument, "clusters, active_clusters, sm_count, ctas_per_sm, split", ">= 1, >= 1, >= 1, >= 1, >= 2",
+         std::to_string(clusters) + ", " + std::to_string(active_clusters) + ", " + std::to_string(sm_count) + ", " +
+             std::to_string(ctas_per_sm) + ", " + std::to_string(split));
+  const std::int64_t packed = std::max<std::int64_t>(1, static_cast<std::int64_t>(sm_count) * ctas_per_sm / split);
+  return ceil_div(clusters, static_cast<std::int64_t>(active_clusters)) <= ceil_div(clusters, packed);
+}
+
 bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count, PrefillPlan* plan) {
   if (capability != 90 || sm_count != kMeasuredPrefillSms || !has_sm90a()) return false;
   if (!resolve_switch(-1, "the measured prefill plans", "W4A16_PREFILL_TABLE")) return false;
@@ -871,6 +880,9 @@ bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int c
     if (e.reduce == PrefillSplitReduce::cluster) {
       clusters = prefill_max_active_clusters(e.config, e.split);
       if (clusters < 1) return false;  // no device, or one that cannot schedule the cluster: the model decides
+      const PrefillConfig& c = prefill_config(e.config);
+      const std::int64_t needed = ceil_div(round_up(n, 64), c.bn()) * ceil_div(std::max<std::int64_t>(m, 1), c.bm);
+      if (!prefill_cluster_waves_hold(needed, clusters, sm_count, std::max(1, c.min_blocks), e.split)) return false;
     } else if (e.split > 1 && e.split * round_up(std::max<std::int64_t>(m, 1), prefill_config(e.config).bm) > kPrefillMaxSplitRows) {
       return false;
     }

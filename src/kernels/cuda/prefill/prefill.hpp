@@ -160,6 +160,12 @@ std::string prefill_default_describe(std::int64_t n, std::int64_t k, std::int64_
 // W4A16_PREFILL_TABLE=0 or W4A16_PREFILL_SPLIT_REDUCE set, or where the entry's cluster cannot be
 // scheduled here (no GPU among those cases).
 bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count, PrefillPlan* plan);
+// Whether a measured plan reducing `clusters` clusters of `split` CTAs in the cluster keeps, on a device that holds
+// `active_clusters` of them at once, the waves it has where every SM holds its ctas_per_sm CTAs (sm_count x
+// ctas_per_sm / split clusters at once: the packing of the device the entry was timed on). The GPCs of lent H200s
+// differ: a plan of 32 clusters of 4 that fit one wave on one ran 1.56-1.60x the model's plan on another (2026-12-04
+// stop 31), so prefill_measured_plan leaves an entry to the model where this is false.
+bool prefill_cluster_waves_hold(std::int64_t clusters, int active_clusters, int sm_count, int ctas_per_sm, int split);
 
 // The plan's estimate in us of a planned TMA tile config (12..15, 30, 31, 33) with `split` K splits (prefill.cu); throws
 // invalid_argument for other configs. The split term's constants are per reduce mode (automatic
