@@ -558,9 +558,12 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   };
   auto load_tile = [&](int t, int stage) {
     load_x(t, stage);
-    if constexpr (kEarly)
+    if constexpr (kEarly) {
+#if defined(W4A16_DIAG_NO_W_REFILL)  // timing-only diagnostic build (wrong results): the ring's W slots never refilled
+      if (t >= STAGES) return;
+#endif
       load_w_lean(t, stage);
-    else
+    } else
       load_w(t, stage);
   };
 
