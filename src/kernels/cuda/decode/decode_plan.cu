@@ -285,19 +285,24 @@ constexpr std::int64_t kBulkSmallLayerBytes = 8 << 20;
 //    llama8b.down, x >= 32 KB, the streaming kernel ran 0.97-1.05x the bulk kernel's time).
 //  - 3 tokens: where the plan keeps the SMs evenly busy (bulk_balance >= 0.8: 1.06-1.39x on
 //    8192x8192, llama8b.down / gate_up / o, llama70b.gate_up; llama8b.qkv's 96 items on 132 SMs, 0.73,
-//    ran 0.93-0.95x the streaming kernel's split plan).
+//    ran 0.93-0.95x the streaming kernel's split plan) and K is within the 2-token bound: once the
+//    streaming kernel's rings were aligned, it ran 1.01-1.07x the bulk kernel's time at 3 tokens on
+//    8192x8192 and llama8b.down (K = 8192 / 14336: 48 / 86 KB of x staged per bulk block), while
+//    llama8b.o kept the bulk kernel (0.96-0.99x) and llama8b.gate_up split by dtype (fp16 0.994x,
+//    bf16 1.044x) (2026-12-04 stop 31 call 6: one binary, W4A16_DECODE_BULK=0 against the default,
+//    3 interleaved rounds).
 //  - up to 6 tokens on layers under kBulkSmallLayerBytes of weights (the Qwen2.5-0.5B layers 1.01-1.27x,
 //    where the other kernels are latency-bound; 0.88x at 8 tokens on qwen0.5b.down).
 // Elsewhere at 4..8 tokens the streaming kernel's split plans measured 0.93-1.37x faster (llama8b.down
 // at 6 tokens keeps 2 stages beside its 172 KB of x), and from 9 tokens on everywhere. These ratios
 // predate the streaming kernel's 128-byte ring alignment (decode.md version 13, 1.00-1.21x for it at
-// 1..8 tokens); the whole, rule and alignment, measured 0.97-1.26x the previous main on 160 rows, and
-// llama8b.down at 3 tokens now streams ~4% faster than the bulk kernel runs it (left: one shape).
+// 1..8 tokens) but the 3-token K bound; the whole, rule and alignment, measured 0.97-1.26x the previous
+// main on 160 rows.
 bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePlan& bp, int sms) {
   if (m_chunk == 1) return true;
   if (m_chunk <= 8 && bulk_rounds(bp) >= 4) return true;
   if (m_chunk == 2) return 2 * k * 2 <= kBulkAutoXBytes;
-  if (m_chunk == 3 && bulk_balance(bp, sms) >= 0.8) return true;
+  if (m_chunk == 3 && bulk_balance(bp, sms) >= 0.8 && 2 * k * 2 <= kBulkAutoXBytes) return true;
   return m_chunk <= 6 && n * k / 2 < kBulkSmallLayerBytes;
 }
 
