@@ -156,6 +156,15 @@ TEST(DecodeHost, SmallKernelByDefaultWhereItsXCopiesAreSmall) {
   EXPECT_EQ(decode_plan_for_sms(1152, 896, 1, false, 128, true, 132).small_tiles, 2);
   EXPECT_EQ(decode_plan_for_sms(1152, 896, 1, false, 128, true, 132).row_blocks, 72);
   EXPECT_EQ(decode_plan_for_sms(896, 4864, 1, false, 128, true, 132).small_tiles, 16);
+  // From 9 tokens the smallest bucket is 4 (small_min_tiles): qkv in 36 blocks of two stripes, o in 28.
+  EXPECT_EQ(decode_plan_for_sms(1152, 896, 8, false, 128, true, 132).small_tiles, 2);
+  for (int m : {9, 16}) {
+    const DecodePlan q = decode_plan_for_sms(1152, 896, m, false, 128, true, 132), o = decode_plan_for_sms(896, 896, m, true, 32, true, 132);
+    EXPECT_EQ(q.small_tiles, 4) << q.describe();
+    EXPECT_EQ(q.row_blocks, 36) << q.describe();
+    EXPECT_EQ(o.small_tiles, 4) << o.describe();
+    EXPECT_EQ(o.row_blocks, 28) << o.describe();
+  }
 }
 
 // W4A16_DECODE_SMALL=1 takes the small kernel wherever its plan fits one wave (llama8b.o at M = 1:

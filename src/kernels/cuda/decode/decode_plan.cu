@@ -126,10 +126,14 @@ int small_override() {
   if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_SMALL", "0 or 1", env);
   return *env - '0';
 }
-// W4A16_DECODE_SMALL_T: the smallest tile bucket the small plan may take (2, 4, 8 or 16; default 2).
-int small_min_tiles() {
+// W4A16_DECODE_SMALL_T: the smallest tile bucket the small plan may take (2, 4, 8 or 16). Unset: 2 up to
+// 8 tokens, 4 from 9: there each block copies its x rows of all of K (16 tokens of qwen0.5b.qkv: 28 KB a block
+// against 7 KB of its weights), and half the blocks at 4 tiles a warp (warps_k 4 instead of 8) ran 0.90-0.99x
+// the time of the 2-tile plan on qwen0.5b.qkv / o at M = 9 / 12 / 16, fp16 and bf16 (2026-12-04 stop 31 call 8;
+// 8 tiles 1.1-1.3x slower). This also puts qwen0.5b.o at M = 12 ahead of tinygemm (3.00 against 3.07 us).
+int small_min_tiles(int m_chunk) {
   const char* env = std::getenv("W4A16_DECODE_SMALL_T");
-  if (!env || !*env) return kSmallTiles[0];
+  if (!env || !*env) return m_chunk >= 9 ? kSmallTiles[1] : kSmallTiles[0];
   for (int t : kSmallTiles)
     if (std::to_string(t) == env) return t;
   fail(ErrorCode::invalid_argument, "W4A16_DECODE_SMALL_T", "2, 4, 8 or 16", env);
@@ -420,7 +424,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   }
   // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).
   if (so != 0 && rows16) {
-    const DecodePlan sp = decode_small_plan_for_sms(n, k, m_chunk, sms, small_min_tiles());
+    const DecodePlan sp = decode_small_plan_for_sms(n, k, m_chunk, sms, small_min_tiles(m_chunk));
     const std::int64_t x_bytes = static_cast<std::int64_t>(sp.row_blocks) * m_chunk * k * 2;  // x rows the blocks copy
     if (sp.row_blocks > 0 && (so == 1 || x_bytes <= kDecodeSmallMaxXBytes)) return sp;
   }
