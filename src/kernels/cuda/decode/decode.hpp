@@ -57,7 +57,7 @@ struct DecodePlan {
 // The bulk kernel: decode_plan returns decode_bulk_plan_for_sms's plan first where it fits and
 // decode_plan.cu's bulk_by_default says (W4A16_DECODE_BULK unset: 1 token everywhere; 2..8 tokens where it
 // measured faster on the PERF.md shapes: blocks streaming >= 4 rounds of items, 2 tokens of x <= 20 KB,
-// 3 tokens on an evenly busy grid with K <= 5120, up to 6 on layers under 8 MB; docs/benchmarks/decode.md versions 12
+// 3 tokens on an evenly busy grid with K <= 5120, up to 6 on layers under 8 MB (8 where x <= 20 KB); docs/benchmarks/decode.md versions 12
 // and 13), unless W4A16_DECODE_SMALL=1 forces the small kernel; W4A16_DECODE_BULK=1 takes it wherever
 // it fits, =0 never; a forced streaming plan (W4A16_DECODE_PLAN) wins over it.
 // Measured plans: on a few Llama-3-8B / 8192x8192 / Llama-70B layers at 1..16 tokens (uint4b8,

@@ -296,7 +296,10 @@ constexpr std::int64_t kBulkSmallLayerBytes = 8 << 20;
 //    bf16 1.044x) (2026-12-04 stop 31 call 6: one binary, W4A16_DECODE_BULK=0 against the default,
 //    3 interleaved rounds).
 //  - up to 6 tokens on layers under kBulkSmallLayerBytes of weights (the Qwen2.5-0.5B layers 1.01-1.27x,
-//    where the other kernels are latency-bound; 0.88x at 8 tokens on qwen0.5b.down).
+//    where the other kernels are latency-bound; 0.88x at 8 tokens on qwen0.5b.down), and up to 8 there
+//    where x is within kBulkAutoXBytes (2026-12-04 stop 31 call 10, one binary, 2 rounds: at 7 / 8 tokens
+//    qwen0.5b.gate_up 0.82-0.90x the streaming kernel's time, qkv / o 0.89-0.94x at 8 and 0.96-1.01x at 7
+//    the small kernel's; qwen0.5b.down, 68-78 KB of x, 1.07-1.14x: left streaming).
 // Elsewhere at 4..8 tokens the streaming kernel's split plans measured 0.93-1.37x faster (llama8b.down
 // at 6 tokens keeps 2 stages beside its 172 KB of x), and from 9 tokens on everywhere. These ratios
 // predate the streaming kernel's 128-byte ring alignment (decode.md version 13, 1.00-1.21x for it at
@@ -307,7 +310,7 @@ bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePl
   if (m_chunk <= 8 && bulk_rounds(bp) >= 4) return true;
   if (m_chunk == 2) return 2 * k * 2 <= kBulkAutoXBytes;
   if (m_chunk == 3 && bulk_balance(bp, sms) >= 0.8 && 2 * k * 2 <= kBulkAutoXBytes) return true;
-  return m_chunk <= 6 && n * k / 2 < kBulkSmallLayerBytes;
+  return n * k / 2 < kBulkSmallLayerBytes && (m_chunk <= 6 || m_chunk * k * 2 <= kBulkAutoXBytes);
 }
 
 }  // namespace
