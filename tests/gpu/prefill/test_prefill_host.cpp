@@ -536,8 +536,6 @@ TEST(PrefillPlan, TokenSplitOnlyWhereTwoPlansEstimateLess) {
   }
 }
 
-// A split whose head is not inside 1..M-1 is refused naming split.head, before anything is checked
-// or launched (host only).
 // A measured cluster plan keeps its waves where the device holds as many clusters as SMs x CTAs per SM / split
 // (the packing of the device it was timed on) or enough for the same wave count; else the model plans.
 TEST(PrefillHost, ClusterEntryWavesHoldOnlyWhereTheDevicePacksThemAsMeasured) {
@@ -560,6 +558,8 @@ TEST(PrefillHost, ClusterEntryWavesHoldOnlyWhereTheDevicePacksThemAsMeasured) {
   }
 }
 
+// A split whose head is not inside 1..M-1 is refused naming split.head, before anything is checked
+// or launched (host only).
 TEST(PrefillHost, TokenSplitHeadOutsideTheTokensIsRejected) {
   TcWeights w;  // no device buffers: the check comes first
   w.n = w.n_pad = 4096;

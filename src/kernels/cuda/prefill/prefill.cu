@@ -289,6 +289,10 @@ static_assert(kPrefillMaxSplit <= 8, "the cluster reduce reads at most 8 ranks (
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
+// Output tiles of `cfg` over N rows (padded to 64) and M tokens: the CTAs of one K split (grid x * y).
+std::int64_t output_tiles(std::int64_t n, std::int64_t m, const PrefillConfig& cfg) {
+  return ceil_div(round_up(n, 64), cfg.bn()) * ceil_div(std::max<std::int64_t>(m, 1), cfg.bm);
+}
 
 bool has_sm90a() {
 #ifdef W4A16_PREFILL_HAS_SM90A
@@ -881,8 +885,7 @@ bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int c
       clusters = prefill_max_active_clusters(e.config, e.split);
       if (clusters < 1) return false;  // no device, or one that cannot schedule the cluster: the model decides
       const PrefillConfig& c = prefill_config(e.config);
-      const std::int64_t needed = ceil_div(round_up(n, 64), c.bn()) * ceil_div(std::max<std::int64_t>(m, 1), c.bm);
-      if (!prefill_cluster_waves_hold(needed, clusters, sm_count, std::max(1, c.min_blocks), e.split)) return false;
+      if (!prefill_cluster_waves_hold(output_tiles(n, m, c), clusters, sm_count, std::max(1, c.min_blocks), e.split)) return false;
     } else if (e.split > 1 && e.split * round_up(std::max<std::int64_t>(m, 1), prefill_config(e.config).bm) > kPrefillMaxSplitRows) {
       return false;
     }
@@ -906,10 +909,10 @@ double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, 
     fail(ErrorCode::invalid_argument, "config",
          "a planned TMA tile (12..15, 30, 31, 33) or a twin of one (early-issue order, tma_eb x load)", cfg.name());
   if (split < 1 || sm_count < 1) fail(ErrorCode::invalid_argument, "split, sm_count", ">= 1", std::to_string(split) + ", " + std::to_string(sm_count));
-  const std::int64_t n_pad = round_up(n, 64), k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
+  const std::int64_t k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
   std::int64_t kts = 0;
   const std::int64_t s = normalize_split(k_tiles, split, &kts);
-  const std::int64_t ctas = ceil_div(n_pad, cfg.bn()) * ceil_div(mm, cfg.bm) * s;
+  const std::int64_t ctas = output_tiles(n, m, cfg) * s;
   const bool cluster = s > 1 && resolve_reduce(reduce) == PrefillSplitReduce::cluster;
   // Waves: CTAs over the resident slots; a cluster run counts whole clusters over those that fit at once.
   const std::int64_t waves = cluster && active_clusters > 0
@@ -957,10 +960,10 @@ int prefill_max_active_clusters(int config, int split) {
 }
 
 PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int c, int sm_count) {
-  const std::int64_t n_pad = round_up(n, 64), k_tiles = round_up(k, 64) / 64;
+  const std::int64_t k_tiles = round_up(k, 64) / 64;
   const PrefillConfig& cfg = prefill_config(c);
   const double fill = prefill_fill_factor(cfg) * std::max(1, sm_count);
-  const std::int64_t tiles = ceil_div(n_pad, cfg.bn()) * ceil_div(std::max<std::int64_t>(m, 1), cfg.bm);
+  const std::int64_t tiles = output_tiles(n, m, cfg);
   std::int64_t split = 1;
   while (split < kPrefillMaxSplit && static_cast<double>(tiles * split) < fill &&
          (split + 1) * round_up(std::max<std::int64_t>(m, 1), cfg.bm) <= kPrefillMaxSplitRows && split + 1 <= k_tiles)
