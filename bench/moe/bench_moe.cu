@@ -14,6 +14,9 @@
 // kernel, W4A16_MOE_WGMMA=0), "tiles_c1_c2" (block 128 on other tiles, W4A16_MOE_GROUPED_CONFIGS): the A/B
 // rows (see the runs list); "align_only": the alignment launch alone at the chosen block (fused_us = its time);
 // "gather_only" / "reduce_only" (chosen block >= 64): the grouped path's x-row gather and its weighted reduce alone.
+// W4A16_BENCH_MOE_PATHS=chosen: the chosen row only (short A/B calls). Built with -DW4A16_DIAG_MOE_STAGES (timing only:
+// the library then stops the decode paths' chain early where W4A16_MOE_DIAG_STAGES says), rows "stages1" (GEMM 1 alone)
+// and "stages2" (GEMM 1 + GEMM 2, no reduce) follow the chosen decode path's row.
 // Column same_as_block8: the row's output bit-equal to the default block-8 row's (1 / 0; "-" for
 // rows of other blocks or before that row).
 #include <cublas_v2.h>
@@ -317,18 +320,34 @@ int main(int argc, char** argv) {
       const char* fused_align = nullptr;  // W4A16_MOE_FUSED_ALIGN, or null: the default (fused where it fits)
       const char* wgmma = nullptr;        // W4A16_MOE_WGMMA ("0": block 64 on the mma.sync kernel), or null
       const char* configs = nullptr;      // W4A16_MOE_GROUPED_CONFIGS (the grouped path's tiles), or null
+      const char* stages = nullptr;       // W4A16_MOE_DIAG_STAGES (the timing-only diagnostic build), or null
     };
     std::vector<Run> runs;
+    // W4A16_BENCH_MOE_PATHS=chosen: the chosen row only (and, in the diagnostic build, its stage rows): short A/B calls.
+    const char* paths_env = std::getenv("W4A16_BENCH_MOE_PATHS");
+    const bool chosen_only = paths_env && std::string(paths_env) == "chosen";
+    if (chosen_only) blocks = {chosen};
     for (int b : blocks) {
       runs.push_back({b, nullptr, nullptr, b == chosen ? "chosen" : "forced"});
       if (b == 8 && T <= 1024) runs.push_back({8, nullptr, nullptr, "align_launch", "0"});
     }
-    if (T <= 1024) runs.push_back({8, "0", nullptr, "old"}), runs.push_back({8, "2", nullptr, "ring_rr"});
-    if (S <= 256) runs.push_back({1, "0", nullptr, "old"});
-    if (S <= 32) runs.push_back({8, "1", "1", "ring_deep"}), runs.push_back({1, "1", "1", "ring_deep"});
+#if defined(W4A16_DIAG_MOE_STAGES)
+    // The diagnostic build (fused_moe_launch.cuh diag_stages): the chosen decode path's GEMM 1 alone, GEMM 1 + 2 (timing only).
+    if (chosen <= 8)
+      for (const char* n : {"1", "2"}) {
+        Run r{chosen, nullptr, nullptr, *n == '1' ? "stages1" : "stages2"};
+        r.stages = n;
+        runs.push_back(r);
+      }
+#endif
+    if (!chosen_only) {
+      if (T <= 1024) runs.push_back({8, "0", nullptr, "old"}), runs.push_back({8, "2", nullptr, "ring_rr"});
+      if (S <= 256) runs.push_back({1, "0", nullptr, "old"});
+      if (S <= 32) runs.push_back({8, "1", "1", "ring_deep"}), runs.push_back({1, "1", "1", "ring_deep"});
+    }
     // The grouped wgmma path (blocks 64 / 128 on sm_90a) against the mma.sync kernel at block 64, and its
     // other tiles at block 128 (W4A16_MOE_GROUPED_CONFIGS; the default "22,32"): "mma64", "tiles_c1_c2".
-    if (T >= 64) {
+    if (T >= 64 && !chosen_only) {
       runs.push_back({64, nullptr, nullptr, "mma64", nullptr, "0"});
       runs.push_back({128, nullptr, nullptr, "tiles_32_32", nullptr, nullptr, "32,32"});
       runs.push_back({128, nullptr, nullptr, "tiles_22_22", nullptr, nullptr, "22,22"});
@@ -342,6 +361,7 @@ int main(int argc, char** argv) {
       if (run.fused_align) setenv("W4A16_MOE_FUSED_ALIGN", run.fused_align, 1);
       if (run.wgmma) setenv("W4A16_MOE_WGMMA", run.wgmma, 1);
       if (run.configs) setenv("W4A16_MOE_GROUPED_CONFIGS", run.configs, 1);
+      if (run.stages) setenv("W4A16_MOE_DIAG_STAGES", run.stages, 1);
       fused(b)(0, st);
       CK(cudaStreamSynchronize(st));
       CK(cudaMemcpy(got.data(), out, 2 * T * H, cudaMemcpyDeviceToHost));
@@ -353,7 +373,7 @@ int main(int argc, char** argv) {
         den += double(half_to_float(ref[i])) * half_to_float(ref[i]);
       }
       const double err = std::isfinite(num) ? std::sqrt(num / std::max(den, 1e-30)) : INFINITY;
-      const bool default8 = b == 8 && !run.ring && !run.deep && !run.fused_align && !run.wgmma && !run.configs;
+      const bool default8 = b == 8 && !run.ring && !run.deep && !run.fused_align && !run.wgmma && !run.configs && !run.stages;
       if (default8) block8 = got;
       const char* same = b != 8 || block8.empty() ? "-" : got == block8 ? "1" : "0";
       const bench::Timing tf = bench::time_graph(fused(b), opt, st);
@@ -362,6 +382,7 @@ int main(int argc, char** argv) {
       unsetenv("W4A16_MOE_FUSED_ALIGN");
       unsetenv("W4A16_MOE_WGMMA");
       unsetenv("W4A16_MOE_GROUPED_CONFIGS");
+      unsetenv("W4A16_MOE_DIAG_STAGES");
       const double tbps = avg_touched / (tf.median_us * 1e-6) / 1e12;
       char line[512];
       std::snprintf(line, sizeof line, "%d,%d,%s,%.1f,%.2f,%.2f,%.3f,%.1f,%.2f,%.2f,%.2e,%s\n", T, b,
@@ -371,7 +392,7 @@ int main(int argc, char** argv) {
       if (csv) std::fprintf(csv, "%s", line), std::fflush(csv);  // rows so far survive a timeout
       std::fflush(stdout);
     }
-    if (chosen > 1) {  // the alignment launch alone, at the chosen block: its share of the aligned paths' time
+    if (chosen > 1 && !chosen_only) {  // the alignment launch alone, at the chosen block: its share of the aligned paths' time
       const std::int64_t cap = aligned_capacity(T, K8, E, chosen);
       std::int32_t *sorted = nullptr, *bexp = nullptr, *tot = nullptr;
       void* scratch = nullptr;

@@ -139,6 +139,18 @@ void launch_ring_gemm(const GemmParams& g, int items, cudaStream_t stream) {
   }
 }
 
+// Stages of the decode paths' chain that run: 3 (GEMM 1, GEMM 2, the reduce). A timing-only diagnostic build
+// (-DW4A16_DIAG_MOE_STAGES: wrong results, never the library's) reads W4A16_MOE_DIAG_STAGES: 1 launches the ring
+// paths' GEMM 1 alone, 2 GEMM 1 and GEMM 2 (no reduce), so that differences of times place the chain's time.
+inline int diag_stages() {
+#if defined(W4A16_DIAG_MOE_STAGES)
+  const char* env = std::getenv("W4A16_MOE_DIAG_STAGES");
+  return env && (*env == '1' || *env == '2') ? *env - '0' : 3;
+#else
+  return 3;
+#endif
+}
+
 // The ring's contract: rows 16-byte aligned, offsets within 32 bits.
 inline bool ring_contract(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g2) {
   const std::int64_t slots = r.tokens * r.top_k;
@@ -155,7 +167,7 @@ bool launch_ring(const MoeRunDev& r, GemmParams g1, GemmParams g2, int nblocks, 
   if (!ring_contract(r, g1, g2)) return false;
   const int rows1 = r.inter / 64, rows2 = (r.hidden / 16 + 7) / 8;  // row blocks per slot block
   launch_ring_gemm<T, kZeros, true>(g1, nblocks * rows1, stream);
-  launch_ring_gemm<T, kZeros, false>(g2, nblocks * rows2, stream);
+  if (diag_stages() >= 2) launch_ring_gemm<T, kZeros, false>(g2, nblocks * rows2, stream);
   return true;
 }
 
@@ -346,7 +358,7 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
     const T* y = static_cast<const T*>(static_cast<const void*>(r.y));
     if (vec8) launch_pdl(moe_reduce8_kernel<T>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
     else launch_pdl(moe_reduce_kernel<T, T>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
-  } else {  // the mma.sync and ring paths' fp32 rows
+  } else if (diag_stages() == 3) {  // the mma.sync and ring paths' fp32 rows
     launch_pdl(moe_reduce_kernel<T, float>, rg, rb, 0, stream, static_cast<const float*>(r.y), r.topk_weights, tokens, r.top_k,
                r.hidden, out);
   }
