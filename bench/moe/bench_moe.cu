@@ -14,7 +14,7 @@
 // kernel, W4A16_MOE_WGMMA=0), "tiles_c1_c2" (block 128 on other tiles, W4A16_MOE_GROUPED_CONFIGS): the A/B
 // rows (see the runs list); "align_only": the alignment launch alone at the chosen block (fused_us = its time);
 // "gather_only" / "reduce_only" (chosen block >= 64): the grouped path's x-row gather and its weighted reduce alone.
-// W4A16_BENCH_MOE_PATHS=chosen: the chosen row only (short A/B calls). Built with -DW4A16_DIAG_MOE_STAGES (timing only:
+// W4A16_BENCH_MOE_PATHS=chosen: the chosen row only (short A/B calls). Built with cmake -DW4A16_DIAG_MOE_STAGES=ON (timing only:
 // the library then stops the decode paths' chain early where W4A16_MOE_DIAG_STAGES says), rows "stages1" (GEMM 1 alone)
 // and "stages2" (GEMM 1 + GEMM 2, no reduce) follow the chosen decode path's row.
 // Column same_as_block8: the row's output bit-equal to the default block-8 row's (1 / 0; "-" for

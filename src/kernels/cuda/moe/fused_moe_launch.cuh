@@ -140,7 +140,7 @@ void launch_ring_gemm(const GemmParams& g, int items, cudaStream_t stream) {
 }
 
 // Stages of the decode paths' chain that run: 3 (GEMM 1, GEMM 2, the reduce). A timing-only diagnostic build
-// (-DW4A16_DIAG_MOE_STAGES: wrong results, never the library's) reads W4A16_MOE_DIAG_STAGES: 1 launches the ring
+// (cmake -DW4A16_DIAG_MOE_STAGES=ON: wrong results, never the library's) reads W4A16_MOE_DIAG_STAGES: 1 launches the ring
 // paths' GEMM 1 alone, 2 GEMM 1 and GEMM 2 (no reduce), so that differences of times place the chain's time.
 inline int diag_stages() {
 #if defined(W4A16_DIAG_MOE_STAGES)
