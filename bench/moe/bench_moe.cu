@@ -9,7 +9,8 @@
 // the cuBLAS fp16 loop on the same values] [uint4b8|uint4: the weights' scalar type, uint4 with random zero points].
 // Paths "chosen" / "forced": the default
 // kernels of each block (blocks 1 and 8: the persistent ring kernel, moe_ring.cuh); "old" (blocks 1
-// and 8 with W4A16_MOE_RING=0), "ring_rr", "ring_deep", "align_launch" (block 8 with
+// and 8 with W4A16_MOE_RING=0), "ring_balanced" (W4A16_MOE_RING=1: the balanced grid; the default is round robin),
+// "ring_deep", "align_launch" (block 8 with
 // W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels), "mma64" (block 64 on the mma.sync
 // kernel, W4A16_MOE_WGMMA=0), "tiles_c1_c2" (block 128 on other tiles, W4A16_MOE_GROUPED_CONFIGS): the A/B
 // rows (see the runs list); "align_only": the alignment launch alone at the chosen block (fused_us = its time);
@@ -309,7 +310,7 @@ int main(int argc, char** argv) {
     // The decode paths (blocks 1 and 8) run the ring kernel (moe_ring.cuh) by default; the old
     // kernel (moe_decode_kernel, W4A16_MOE_RING=0) and the ring's variants are more rows, same sets
     // and timer: the A/B in one process. The knobs are read per launch, so the graph captured by
-    // time_graph holds the variant: "old" W4A16_MOE_RING=0, "ring_rr" =2 (no balanced grid),
+    // time_graph holds the variant: "old" W4A16_MOE_RING=0, "ring_balanced" =1 (the balanced grid),
     // "ring_deep" W4A16_MOE_RING_DEEP=1 (one block per SM, T*k <= 32), "align_launch"
     // W4A16_MOE_FUSED_ALIGN=0 (block 8, right after the default block-8 row).
     struct Run {
@@ -340,10 +341,13 @@ int main(int argc, char** argv) {
         runs.push_back(r);
       }
 #endif
+    // The chosen decode path on the ring kernel's balanced grid (W4A16_MOE_RING=1; the default is round robin).
+    if (chosen <= 8) runs.push_back({chosen, "1", nullptr, "ring_balanced"});
     if (!chosen_only) {
-      if (T <= 1024) runs.push_back({8, "0", nullptr, "old"}), runs.push_back({8, "2", nullptr, "ring_rr"});
+      if (T <= 1024) runs.push_back({8, "0", nullptr, "old"});
+      if (T <= 1024 && chosen != 8) runs.push_back({8, "1", nullptr, "ring_balanced"});
       if (S <= 256) runs.push_back({1, "0", nullptr, "old"});
-      if (S <= 32) runs.push_back({8, "1", "1", "ring_deep"}), runs.push_back({1, "1", "1", "ring_deep"});
+      if (S <= 32) runs.push_back({8, "2", "1", "ring_deep"}), runs.push_back({1, "2", "1", "ring_deep"});
     }
     // The grouped wgmma path (blocks 64 / 128 on sm_90a) against the mma.sync kernel at block 64, and its
     // other tiles at block 128 (W4A16_MOE_GROUPED_CONFIGS; the default "22,32"): "mma64", "tiles_c1_c2".
@@ -356,12 +360,20 @@ int main(int argc, char** argv) {
     std::vector<std::uint16_t> block8;  // the default block-8 row's output
     for (const Run& run : runs) {
       const int b = run.block;
-      if (run.ring) setenv("W4A16_MOE_RING", run.ring, 1);
-      if (run.deep) setenv("W4A16_MOE_RING_DEEP", run.deep, 1);
-      if (run.fused_align) setenv("W4A16_MOE_FUSED_ALIGN", run.fused_align, 1);
-      if (run.wgmma) setenv("W4A16_MOE_WGMMA", run.wgmma, 1);
-      if (run.configs) setenv("W4A16_MOE_GROUPED_CONFIGS", run.configs, 1);
-      if (run.stages) setenv("W4A16_MOE_DIAG_STAGES", run.stages, 1);
+      // A row's knobs for its scope; the process's own values (an A/B of whole runs) come back after it.
+      std::vector<std::pair<const char*, std::string>> saved;
+      auto knob = [&saved](const char* var, const char* value) {
+        if (!value) return;
+        const char* old = std::getenv(var);
+        saved.push_back({var, old ? std::string(old) : std::string("\x01")});
+        setenv(var, value, 1);
+      };
+      knob("W4A16_MOE_RING", run.ring);
+      knob("W4A16_MOE_RING_DEEP", run.deep);
+      knob("W4A16_MOE_FUSED_ALIGN", run.fused_align);
+      knob("W4A16_MOE_WGMMA", run.wgmma);
+      knob("W4A16_MOE_GROUPED_CONFIGS", run.configs);
+      knob("W4A16_MOE_DIAG_STAGES", run.stages);
       fused(b)(0, st);
       CK(cudaStreamSynchronize(st));
       CK(cudaMemcpy(got.data(), out, 2 * T * H, cudaMemcpyDeviceToHost));
@@ -377,12 +389,10 @@ int main(int argc, char** argv) {
       if (default8) block8 = got;
       const char* same = b != 8 || block8.empty() ? "-" : got == block8 ? "1" : "0";
       const bench::Timing tf = bench::time_graph(fused(b), opt, st);
-      unsetenv("W4A16_MOE_RING");
-      unsetenv("W4A16_MOE_RING_DEEP");
-      unsetenv("W4A16_MOE_FUSED_ALIGN");
-      unsetenv("W4A16_MOE_WGMMA");
-      unsetenv("W4A16_MOE_GROUPED_CONFIGS");
-      unsetenv("W4A16_MOE_DIAG_STAGES");
+      for (const auto& [var, old] : saved) {
+        if (old == "\x01") unsetenv(var);
+        else setenv(var, old.c_str(), 1);
+      }
       const double tbps = avg_touched / (tf.median_us * 1e-6) / 1e12;
       char line[512];
       std::snprintf(line, sizeof line, "%d,%d,%s,%.1f,%.2f,%.2f,%.3f,%.1f,%.2f,%.2f,%.2e,%s\n", T, b,

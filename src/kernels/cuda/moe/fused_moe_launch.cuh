@@ -35,13 +35,15 @@ void launch_decode(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g
 }
 
 // W4A16_MOE_RING: the decode paths (aligned block 8, direct block 1) run the persistent ring kernel
-// (moe_ring.cuh) with the balanced grid ("1" or unset: the default since the H200 A/B of 2026-12-03,
-// docs/benchmarks/moe.md: T = 1 / 4 / 16 / 64 15.2 / 38.3 / 100.8 / 155.9 -> 13.0 / 29.9 / 67.9 /
-// 101.8 us), "2" the ring kernel with every resident block taking items round robin (measured the
-// same), "0" moe_decode_kernel (the A/B knob). Read per call, so one process can A/B.
+// (moe_ring.cuh; the default since the H200 A/B of 2026-12-03, docs/benchmarks/moe.md: T = 1 / 4 / 16 / 64
+// 15.2 / 38.3 / 100.8 / 155.9 -> 13.0 / 29.9 / 67.9 / 101.8 us) with every resident block taking items round robin
+// ("2" or unset: the default since stop 32: 0.96-0.985x the time of the balanced grid at T = 4..64 in two calls, fp16 /
+// bf16 x uint4b8 / uint4, T = 1 0.99-1.0x; the kernel is bound by its warps' instruction streams, so an SM with two
+// busy blocks is what counts, not a block with one item more), "1" with the balanced grid (the fewest blocks that
+// finish in the same rounds), "0" moe_decode_kernel (the A/B knobs). Read per call, so one process can A/B.
 inline int ring_mode() {
   const char* env = std::getenv("W4A16_MOE_RING");
-  if (!env || !*env) return 1;
+  if (!env || !*env) return 2;
   if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0 && std::strcmp(env, "2") != 0)
     fail(ErrorCode::invalid_argument, "W4A16_MOE_RING", "0, 1 or 2", env);
   return *env - '0';

@@ -13,7 +13,8 @@
 //   GEMM 2  R = ceil(H / 128): warp w the output tile 8r + w (past H: computes, never stores), fp32 y.
 // A warp owns one 16-row stripe and the whole K of its item: no split-K, every output is one
 // warp's fixed-order sum (deterministic, no atomics).
-// Grid = resident blocks (2 per SM x SMs, 8 warps each); of them the first
+// Grid = resident blocks (2 per SM x SMs, 8 warps each): by default every one takes items j, j + grid, ...
+// (round robin, p.ring_balanced false); balanced (W4A16_MOE_RING=1): of them the first
 // ceil(items / rounds) take items j, j + that, ... below the item count read on the device
 // ((*total / 8) * R: no host synchronisation), rounds = ceil(items / launched): balanced shares. The weights
 // stream through a per-warp cp.async ring of steps (kT tiles + their scale / zero words, depth
@@ -244,11 +245,14 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   // ring_align: GEMM 1 after its wait, GEMM 2 (index_ready) before it; every block, before any exits.
   const int total = p.ring_direct ? 0 : p.ring_align ? ring_align(p.topk_ids, p.sentinel, p.experts, al_base) : *p.total;
   const int nitems = (p.ring_direct ? p.sentinel : total / kRingSlots) * R;
-  // Balanced persistent grid: the fewest blocks that still finish in the same number of rounds
+  // Round robin (the default, ring_balanced false): every launched block, items blockIdx.x + j grid. Balanced
+  // (ring_balanced, W4A16_MOE_RING=1): the fewest blocks that still finish in the same number of rounds
   // (rounds = ceil(items / launched blocks)), so every block takes `rounds` or `rounds - 1` items
   // instead of a last round on a few blocks (e.g. 1080 items on 264 blocks: 216 blocks x 5 rather
-  // than 4 full rounds and a 24-block tail); the rest exit. Bandwidth-bound, fewer blocks with
-  // equal shares end together. (ring_balanced false: every launched block, round robin; the A/B.)
+  // than 4 full rounds and a 24-block tail); the rest exit. That would pay if the kernel were bound by
+  // DRAM; it is bound by its warps' instruction streams (stop 32), so what counts is the busiest SM: fewer,
+  // fuller blocks put two of them on some SMs and one on others (T = 4: 192 blocks x 2 items; round robin:
+  // 264 blocks x 1-2), and round robin measured 0.96-0.99x the time at T = 4..64 (docs/benchmarks/moe.md).
   const int rounds = (nitems + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
   const int grid = !p.ring_balanced ? static_cast<int>(gridDim.x) : rounds > 0 ? (nitems + rounds - 1) / rounds : 0;
   if (static_cast<int>(blockIdx.x) >= grid) return;
