@@ -10,6 +10,7 @@
 // Paths "chosen" / "forced": the default
 // kernels of each block (blocks 1 and 8: the persistent ring kernel, moe_ring.cuh); "old" (blocks 1
 // and 8 with W4A16_MOE_RING=0), "ring_balanced" (W4A16_MOE_RING=1: the balanced grid; the default is round robin),
+// "unfolded" (block 1 with W4A16_MOE_RING_FOLD=0: GEMM 2 per slot and the reduce launch),
 // "ring_deep", "align_launch" (block 8 with
 // W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels), "mma64" (block 64 on the mma.sync
 // kernel, W4A16_MOE_WGMMA=0), "tiles_c1_c2" (block 128 on other tiles, W4A16_MOE_GROUPED_CONFIGS): the A/B
@@ -322,6 +323,7 @@ int main(int argc, char** argv) {
       const char* wgmma = nullptr;        // W4A16_MOE_WGMMA ("0": block 64 on the mma.sync kernel), or null
       const char* configs = nullptr;      // W4A16_MOE_GROUPED_CONFIGS (the grouped path's tiles), or null
       const char* stages = nullptr;       // W4A16_MOE_DIAG_STAGES (the timing-only diagnostic build), or null
+      const char* fold = nullptr;         // W4A16_MOE_RING_FOLD ("0": the direct path's GEMM 2 per slot + the reduce), or null
     };
     std::vector<Run> runs;
     // W4A16_BENCH_MOE_PATHS=chosen: the chosen row only (and, in the diagnostic build, its stage rows): short A/B calls.
@@ -343,6 +345,11 @@ int main(int argc, char** argv) {
 #endif
     // The chosen decode path on the ring kernel's balanced grid (W4A16_MOE_RING=1; the default is round robin).
     if (chosen <= 8) runs.push_back({chosen, "1", nullptr, "ring_balanced"});
+    if (chosen == 1) {  // the direct path's GEMM 2 per slot and the reduce launch (W4A16_MOE_RING_FOLD=0)
+      Run r{1, nullptr, nullptr, "unfolded"};
+      r.fold = "0";
+      runs.push_back(r);
+    }
     if (!chosen_only) {
       if (T <= 1024) runs.push_back({8, "0", nullptr, "old"});
       if (T <= 1024 && chosen != 8) runs.push_back({8, "1", nullptr, "ring_balanced"});
@@ -374,6 +381,7 @@ int main(int argc, char** argv) {
       knob("W4A16_MOE_WGMMA", run.wgmma);
       knob("W4A16_MOE_GROUPED_CONFIGS", run.configs);
       knob("W4A16_MOE_DIAG_STAGES", run.stages);
+      knob("W4A16_MOE_RING_FOLD", run.fold);
       fused(b)(0, st);
       CK(cudaStreamSynchronize(st));
       CK(cudaMemcpy(got.data(), out, 2 * T * H, cudaMemcpyDeviceToHost));
@@ -385,7 +393,7 @@ int main(int argc, char** argv) {
         den += double(half_to_float(ref[i])) * half_to_float(ref[i]);
       }
       const double err = std::isfinite(num) ? std::sqrt(num / std::max(den, 1e-30)) : INFINITY;
-      const bool default8 = b == 8 && !run.ring && !run.deep && !run.fused_align && !run.wgmma && !run.configs && !run.stages;
+      const bool default8 = b == 8 && !run.ring && !run.deep && !run.fused_align && !run.wgmma && !run.configs && !run.stages && !run.fold;
       if (default8) block8 = got;
       const char* same = b != 8 || block8.empty() ? "-" : got == block8 ? "1" : "0";
       const bench::Timing tf = bench::time_graph(fused(b), opt, st);

@@ -419,11 +419,26 @@ TEST_P(MoeGpuRing, Block8AndDirectMatchTheReference) {
     EXPECT_EQ(ring, ring_rr) << "ring kernel: balanced and round-robin grids differ (each output is one warp's sum)";
     EXPECT_EQ(ring_deep, ring_shallow) << "ring kernel: deep and shallow rings differ";
     EXPECT_EQ(ring, ring_shallow) << "ring kernel: default and shallow rings differ";
+    if (block == 1) {  // GEMM 2 folded with the weighted sum (4 <= k <= 8) against GEMM 2 per slot + the reduce launch
+      std::vector<std::uint16_t> unfolded, unfolded_rr, default_run;
+      {
+        ScopedEnv fold("W4A16_MOE_RING_FOLD", std::string("0"));
+        unfolded = run_gpu(m, p, block);
+        RingKnob rr("2");
+        unfolded_rr = run_gpu(m, p, block);
+      }
+      default_run = run_gpu(m, p, block, /*graph=*/true);  // every knob unset: round robin, folded where it applies
+      EXPECT_EQ(ring, unfolded) << "direct path: folded and unfolded GEMM 2 differ (k = " << c.k << ")";
+      EXPECT_EQ(ring, unfolded_rr) << "direct path: unfolded round-robin run differs";
+      EXPECT_EQ(ring, default_run) << "direct path: the default (graph) differs";
+    }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MoeGpuRing,
                          ::testing::ValuesIn(shared_cases_and({MoeCase{16, 8, 32, 256, 192, 64, ScalarType::uint4, DType::f16},
+                                                               MoeCase{5, 4, 16, 256, 128, 64, ScalarType::uint4, DType::bf16},
+                                                               MoeCase{3, 6, 16, 128, 192, 32, ScalarType::uint4b8, DType::f16},
                                                                MoeCase{16, 1, 8, 512, 128, 64, ScalarType::uint4b8, DType::bf16},
                                                                MoeCase{64, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::bf16}})),
                          moe_case_name);
@@ -476,6 +491,7 @@ void expect_knob_rejected(const char* var, const char* value, int block = 8) {
 TEST(MoeGpuRingEdge, BadKnobIsRejected) {
   REQUIRE_GPU();
   expect_knob_rejected("W4A16_MOE_RING", "yes");
+  expect_knob_rejected("W4A16_MOE_RING_FOLD", "on", 1);
 }
 
 // The grouped path's knobs (block 64 / 128, sm_90a), read before anything is launched.

@@ -113,6 +113,13 @@ struct GemmParams {
                                  // topk_ids in shared memory (ring_align.hpp); sorted / block_expert /
                                  // total unused
   int experts;                   // E (ring_align)
+  // Ring kernel, GEMM 2 of the direct path, folded (ring_fold): item = (token t, 16-row stripe), warp j < fold_k computes
+  // slot t * fold_k + j's expert on that stripe, and the block writes out[t] = sum_j topk_weights[t, j] * y_j (act dtype,
+  // the reduce kernel's float operations in its order) instead of y: no reduce launch.
+  bool ring_fold;
+  int fold_k;                    // top_k (4..8)
+  const float* topk_weights;     // [T, k]
+  void* fold_out;                // [T, H] act
 };
 
 // Programmatic dependent launch (pdl.cuh): each kernel of the chain is launched with

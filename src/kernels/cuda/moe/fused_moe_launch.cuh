@@ -153,6 +153,17 @@ inline int diag_stages() {
 #endif
 }
 
+// W4A16_MOE_RING_FOLD: "1" or unset folds the weighted top-k sum into GEMM 2 of the direct path where 4 <= top_k <= 8
+// (moe_ring.cuh, ring_fold: no y rows, no reduce launch), "0" keeps GEMM 2 per slot and the reduce launch (the A/B
+// knob). Read per call.
+inline bool ring_fold_mode() {
+  const char* env = std::getenv("W4A16_MOE_RING_FOLD");
+  if (!env || !*env) return true;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_MOE_RING_FOLD", "0 or 1", env);
+  return *env == '1';
+}
+inline bool ring_fold_applies(const MoeRunDev& r) { return ring_fold_mode() && r.top_k >= 4 && r.top_k <= kRingSlots; }  // knob read first: refused at any k
+
 // The ring's contract: rows 16-byte aligned, offsets within 32 bits.
 inline bool ring_contract(const MoeRunDev& r, const GemmParams& g1, const GemmParams& g2) {
   const std::int64_t slots = r.tokens * r.top_k;
@@ -169,7 +180,12 @@ bool launch_ring(const MoeRunDev& r, GemmParams g1, GemmParams g2, int nblocks, 
   if (!ring_contract(r, g1, g2)) return false;
   const int rows1 = r.inter / 64, rows2 = (r.hidden / 16 + 7) / 8;  // row blocks per slot block
   launch_ring_gemm<T, kZeros, true>(g1, nblocks * rows1, stream);
-  if (diag_stages() >= 2) launch_ring_gemm<T, kZeros, false>(g2, nblocks * rows2, stream);
+  if (diag_stages() < 2) return true;
+  if (direct && g2.ring_fold) {  // items (token, 16-row stripe); out written here (the caller skips the reduce)
+    launch_ring_gemm<T, kZeros, false>(g2, static_cast<int>(r.tokens) * (r.hidden / 16), stream);
+  } else {
+    launch_ring_gemm<T, kZeros, false>(g2, nblocks * rows2, stream);
+  }
   return true;
 }
 
@@ -312,6 +328,12 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   g2.y_out = r.y;
   g1.experts = g2.experts = r.experts;
   g1.ring_align = g2.ring_align = false;
+  if (r.block == 1 && ring_fold_applies(r)) {  // the knob read before any launch; used by the ring kernel only
+    g2.ring_fold = true;
+    g2.fold_k = r.top_k;
+    g2.topk_weights = r.topk_weights;
+    g2.fold_out = r.out;
+  }
   const bool grouped = grouped_path(r.block);  // blocks 64 / 128 on the grouped wgmma path (read once per call)
   int c1 = -1, c2 = -1;  // its tiles: the knob is read (and refused) before any launch
   if (grouped) grouped_configs(r.block, &c1, &c2);
@@ -321,10 +343,12 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
     launch_align(r.topk_ids, r.tokens, r.top_k, r.experts, lists ? 64 : r.block, r.sorted_ids, r.block_expert, r.total,
                  r.align_scratch, lists ? &r.lists : nullptr, stream);
   };
+  bool folded = false;  // the direct path's GEMM 2 wrote out itself (ring_fold): no reduce launch
   switch (r.block) {
     case 1:
       if (const int ring = ring_mode(); ring == 0 || !launch_ring<T, kZeros>(r, g1, g2, slots, ring == 1, true, stream))
         launch_decode<T, kZeros, true>(r, g1, g2, slots, stream);
+      else folded = g2.ring_fold;
       break;
     case 8: {
       const int ring = ring_mode();
@@ -360,7 +384,7 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
     const T* y = static_cast<const T*>(static_cast<const void*>(r.y));
     if (vec8) launch_pdl(moe_reduce8_kernel<T>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
     else launch_pdl(moe_reduce_kernel<T, T>, rg, rb, 0, stream, y, r.topk_weights, tokens, r.top_k, r.hidden, out);
-  } else if (diag_stages() == 3) {  // the mma.sync and ring paths' fp32 rows
+  } else if (diag_stages() == 3 && !folded) {  // the mma.sync and ring paths' fp32 rows
     launch_pdl(moe_reduce_kernel<T, float>, rg, rb, 0, stream, static_cast<const float*>(r.y), r.topk_weights, tokens, r.top_k,
                r.hidden, out);
   }

@@ -13,6 +13,11 @@
 //   GEMM 2  R = ceil(H / 128): warp w the output tile 8r + w (past H: computes, never stores), fp32 y.
 // A warp owns one 16-row stripe and the whole K of its item: no split-K, every output is one
 // warp's fixed-order sum (deterministic, no atomics).
+// Folded GEMM 2 (ring_fold: the direct path, 4 <= top_k <= 8): item = (token t, stripe r), R = H / 16; warp j < top_k
+// streams slot t k + j's expert's stripe r against the x rows of the token's k slots (h rows t k .. t k + k - 1) and
+// keeps its own column; the block sums the k columns with the routing weights in slot order and stores out[t]
+// (act dtype): no y rows, no reduce launch. The same per-warp sums as the unfolded kernel (an mma column depends
+// on its own B column only) and the reduce kernel's float operations, so the same bits.
 // Grid = resident blocks (2 per SM x SMs, 8 warps each): by default every one takes items j, j + grid, ...
 // (round robin, p.ring_balanced false); balanced (W4A16_MOE_RING=1): of them the first
 // ceil(items / rounds) take items j, j + that, ... below the item count read on the device
@@ -76,7 +81,8 @@ struct RingShape {
   static constexpr int kXGroups = kT * 8;                    // 16-byte chunks of one x row of a step
   static constexpr int kXRows = kRingThreads / kXGroups;     // rows per pass of the block
   static constexpr int kXPasses = kRingSlots / kXRows;
-  static constexpr int kSmemBytes = kDepth * kXSlot + kRingWarps * kDepth * kStepBytes + (kGemm1 ? 4 * 32 * 16 : 0);
+  // + the epilogue's exchange: GEMM 1's up sums (4 warps x 32 lanes x float4), GEMM 2's folded rows (8 warps x 16 floats).
+  static constexpr int kSmemBytes = kDepth * kXSlot + kRingWarps * kDepth * kStepBytes + (kGemm1 ? 4 * 32 * 16 : 8 * 16 * 4);
   // Per-block shared memory that keeps the blocks per SM of __launch_bounds__ (sm_90: 228 KB per
   // SM, 1 KB reserved per block): the ring plus, with ring_align, the alignment (ring_align_fits).
   static constexpr int kSmemCap = (kDeep ? 227 : 113) * 1024;
@@ -193,7 +199,8 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, gid = lane / 4, tq = lane % 4;
   const int KT = p.k / 64, NT = p.n / 16;
   const int inter_tiles = p.inter / 16;
-  const int R = kGemm1 ? p.inter / 64 : (NT + 7) / 8;
+  const bool fold = !kGemm1 && p.ring_fold;  // GEMM 2 direct, folded: item = (token, stripe), warp j = slot j of the token
+  const int R = kGemm1 ? p.inter / 64 : fold ? NT : (NT + 7) / 8;
   const int nsteps = (KT + kT - 1) / kT, nfull = KT / kT;
   const T* in = static_cast<const T*>(p.in);
 
@@ -217,21 +224,25 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   // row in `in` (-1: padding slot, zero-filled).
   const int xg = static_cast<int>(threadIdx.x) % S::kXGroups, xr0 = static_cast<int>(threadIdx.x) / S::kXGroups;
   struct Info {
-    int expert;
+    bool live;   // an item below the count
+    int expert;  // this warp's expert (-1: none; folded: warps past top_k)
     int xrow[S::kXPasses];
   };
   auto load_info = [&](int item, int nitems) {
     Info f;
+    f.live = item < nitems;
     f.expert = -1;
 #pragma unroll
     for (int q = 0; q < S::kXPasses; ++q) f.xrow[q] = -1;
-    if (item < nitems) {
-      const int b = item / R;
-      f.expert = p.ring_direct ? p.topk_ids[b] : p.ring_align ? al_bexp[b] : p.block_expert[b];
+    if (f.live) {
+      const int b = item / R;  // slot block (folded: the token)
+      if (fold) f.expert = warp < p.fold_k ? p.topk_ids[b * p.fold_k + warp] : -1;
+      else f.expert = p.ring_direct ? p.topk_ids[b] : p.ring_align ? al_bexp[b] : p.block_expert[b];
 #pragma unroll
       for (int q = 0; q < S::kXPasses; ++q) {
         const int c = xr0 + q * S::kXRows;  // slot column
-        const int s = p.ring_direct ? (c == 0 ? b : p.sentinel) : sorted_at(b * kRingSlots + c);
+        const int s = fold ? (c < p.fold_k ? b * p.fold_k + c : p.sentinel)
+                           : p.ring_direct ? (c == 0 ? b : p.sentinel) : sorted_at(b * kRingSlots + c);
         f.xrow[q] = s < p.sentinel ? (s / p.in_div) * p.k : -1;
       }
     }
@@ -244,7 +255,7 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   }
   // ring_align: GEMM 1 after its wait, GEMM 2 (index_ready) before it; every block, before any exits.
   const int total = p.ring_direct ? 0 : p.ring_align ? ring_align(p.topk_ids, p.sentinel, p.experts, al_base) : *p.total;
-  const int nitems = (p.ring_direct ? p.sentinel : total / kRingSlots) * R;
+  const int nitems = (fold ? p.sentinel / p.fold_k : p.ring_direct ? p.sentinel : total / kRingSlots) * R;
   // Round robin (the default, ring_balanced false): every launched block, items blockIdx.x + j grid. Balanced
   // (ring_balanced, W4A16_MOE_RING=1): the fewest blocks that still finish in the same number of rounds
   // (rounds = ceil(items / launched blocks)), so every block takes `rounds` or `rounds - 1` items
@@ -263,7 +274,7 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   int iss_stripe = 0;
   unsigned iss_w = 0, iss_s = 0, iss_z = 0;
   auto enter_item = [&]() {
-    iss_stripe = ring_stripe<kGemm1>(iss_item % R, warp, inter_tiles);
+    iss_stripe = fold ? iss_item % R : ring_stripe<kGemm1>(iss_item % R, warp, inter_tiles);
     const unsigned e = static_cast<unsigned>(max(cur.expert, 0));
     iss_w = ((e * NT + iss_stripe) * static_cast<unsigned>(KT)) * 32u + lane;
     iss_s = (e * p.groups * (p.n / 2) + iss_stripe * 8 + cgid) * 4u;
@@ -300,7 +311,7 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
     }
   };
   auto issue_x = [&]() {
-    if (cur.expert < 0) return;
+    if (!cur.live) return;
     const int kg = iss_step * kT * 64 + xg * 8;
     const unsigned dst = xs_sh + iss_slot * S::kXSlot + xr0 * S::kXRow + xg * 16;
 #pragma unroll
@@ -381,7 +392,7 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   constexpr unsigned kHalfEntries = kP * kGs * 8 * kEB;  // entry bytes of kP tiles
   for (int item = static_cast<int>(blockIdx.x); item < nitems; item += grid) {
     const int b = item / R, r = item % R;
-    const int stripe = ring_stripe<kGemm1>(r, warp, inter_tiles);
+    const int stripe = fold ? r : ring_stripe<kGemm1>(r, warp, inter_tiles);
     const int s0 = p.ring_direct ? (tq == 0 ? b : p.sentinel) : sorted_at(b * kRingSlots + 2 * tq);
     const int s1 = p.ring_direct ? p.sentinel : sorted_at(b * kRingSlots + 2 * tq + 1);
     float acc[1][4] = {{0.f, 0.f, 0.f, 0.f}};
@@ -417,6 +428,24 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
           if constexpr (kBf16) *hp = __float2bfloat16_rn(hval);
           else *hp = __float2half_rn(hval);
         }
+      }
+    } else if (fold) {
+      // Warp j's own column (slot j of token b) -> shared memory; warp 0 sums the top_k rows in slot order with the
+      // reduce kernel's operations (acc += w * y) and stores out. The next item's first barrier orders these reads
+      // before the next writes.
+      float* const rows = reinterpret_cast<float*>(red);  // [8 warps][16 rows]
+      if (warp < p.fold_k && tq == warp / 2) {
+        const bool odd = warp % 2;  // column 2 tq + c % 2 = warp: c = odd, odd + 2 (selects, not an indexed array)
+        rows[warp * 16 + gid] = odd ? acc[0][1] : acc[0][0];
+        rows[warp * 16 + gid + 8] = odd ? acc[0][3] : acc[0][2];
+      }
+      __syncthreads();
+      if (warp == 0 && lane < 16) {
+        float o = 0.f;
+        for (int j = 0; j < p.fold_k; ++j) o += p.topk_weights[b * p.fold_k + j] * rows[j * 16 + lane];
+        T* op = static_cast<T*>(p.fold_out) + static_cast<std::int64_t>(b) * p.n + 16 * stripe + lane;
+        if constexpr (kBf16) *op = __float2bfloat16_rn(o);
+        else *op = __float2half_rn(o);
       }
     } else {
       if (stripe < NT) {
