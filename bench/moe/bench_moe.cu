@@ -16,7 +16,7 @@
 // kernel, W4A16_MOE_WGMMA=0), "tiles_c1_c2" (block 128 on other tiles, W4A16_MOE_GROUPED_CONFIGS): the A/B
 // rows (see the runs list); "align_only": the alignment launch alone at the chosen block (fused_us = its time);
 // "gather_only" / "reduce_only" (chosen block >= 64): the grouped path's x-row gather and its weighted reduce alone.
-// W4A16_BENCH_MOE_PATHS=chosen: the chosen row only (short A/B calls). Built with cmake -DW4A16_DIAG_MOE_STAGES=ON (timing only:
+// W4A16_BENCH_MOE_PATHS=chosen: the chosen row only (short A/B calls); W4A16_BENCH_MOE_BLOCK=b takes block b as "chosen". Built with cmake -DW4A16_DIAG_MOE_STAGES=ON (timing only:
 // the library then stops the decode paths' chain early where W4A16_MOE_DIAG_STAGES says), rows "stages1" (GEMM 1 alone)
 // and "stages2" (GEMM 1 + GEMM 2, no reduce) follow the chosen decode path's row.
 // Column same_as_block8: the row's output bit-equal to the default block-8 row's (1 / 0; "-" for
@@ -291,7 +291,10 @@ int main(int argc, char** argv) {
     };
 
     // Correctness of what is timed: set 0 through both, relative L2 difference.
-    const int chosen = CudaMoe::choose_block(T, K8, E);
+    // W4A16_BENCH_MOE_BLOCK=b: block b as the "chosen" row (the first, timed in a process of its own: a path A/B of whole
+    // processes, as the in-process rows after the first read faster).
+    const char* block_env = std::getenv("W4A16_BENCH_MOE_BLOCK");
+    const int chosen = block_env && *block_env ? std::atoi(block_env) : CudaMoe::choose_block(T, K8, E);
     std::vector<int> blocks = {chosen};
     for (int b : {1, 8, 32, 64, 128})
       if (b != chosen && (b > 1 || S <= 256) && (b != 8 || T <= 1024) && (b != 128 || T >= 64))

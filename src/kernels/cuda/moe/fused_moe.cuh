@@ -10,7 +10,8 @@
 //            block b is slot b alone (CTA column 0), expert topk_ids[b]; no alignment launch.
 //   GEMM 1   h[s, i] = silu(x_t . w1_e[i]) * (x_t . w3_e[i])  -> workspace act [T*k, I]
 //   GEMM 2   y[s, n] = h_s . w2_e[n]                           -> workspace fp32 [T*k, H] (grouped path: act)
-//   reduce   out[t, n] = sum_j topk_weights[t, j] * y[t*k + j, n], j ascending (deterministic)
+//   reduce   out[t, n] = sum_j topk_weights[t, j] * y[t*k + j, n], j ascending (deterministic); the direct path's
+//            ring kernel folds it into GEMM 2 where 4 <= k <= 8 (ring_fold: no y rows, no reduce launch, the same bits)
 // Two kernels (every launch PDL-chained, see pdl_wait):
 //   moe_decode_kernel   8 slots per CTA (direct mode or aligned blocks of 8), up to 8 warps split
 //                       K (contiguous k64 tile ranges, summed through shared memory in warp order:

@@ -71,6 +71,7 @@ struct MoeRunDev {
   int max_blocks = 0;
   void* h = nullptr;  // workspace [T*k, I] act: silu(gate) * up per slot
   float* y = nullptr; // workspace [T*k, H] fp32 (the grouped path: act dtype): expert output per slot, before the routing weight
+                      // (unused where the direct path folds the weighted sum into GEMM 2: ring_fold)
   // The grouped wgmma path (grouped_path(block)): x rows gathered in sorted order [max_blocks * block, H]
   // act, then GEMM 1's silu(gate) * up in the same order [max_blocks * block, I] act.
   void* xg = nullptr;
