@@ -47,6 +47,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "decode/decode_device.cuh"
 #include "moe/fused_moe.cuh"
@@ -228,14 +229,18 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
     int expert;  // this warp's expert (-1: none; folded: warps past top_k)
     int xrow[S::kXPasses];
   };
-  auto load_info = [&](int item, int nitems) {
+  // An item and its (slot block b, row block r) = (item / R, item % R), advanced by `grid` items without a division.
+  struct Pos {
+    int item, b, r;
+  };
+  auto load_info = [&](const Pos& q, int nitems) {
     Info f;
-    f.live = item < nitems;
+    f.live = q.item < nitems;
     f.expert = -1;
 #pragma unroll
-    for (int q = 0; q < S::kXPasses; ++q) f.xrow[q] = -1;
+    for (int c = 0; c < S::kXPasses; ++c) f.xrow[c] = -1;
     if (f.live) {
-      const int b = item / R;  // slot block (folded: the token)
+      const int b = q.b;  // slot block (folded: the token)
       if (fold) f.expert = warp < p.fold_k ? p.topk_ids[b * p.fold_k + warp] : -1;
       else f.expert = p.ring_direct ? p.topk_ids[b] : p.ring_align ? al_bexp[b] : p.block_expert[b];
 #pragma unroll
@@ -267,14 +272,24 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   const int rounds = (nitems + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
   const int grid = !p.ring_balanced ? static_cast<int>(gridDim.x) : rounds > 0 ? (nitems + rounds - 1) / rounds : 0;
   if (static_cast<int>(blockIdx.x) >= grid) return;
-  int iss_item = static_cast<int>(blockIdx.x), iss_step = 0, iss_slot = 0;
-  Info cur = load_info(iss_item, nitems), nxt = load_info(iss_item + grid, nitems);
+  const int grid_b = grid / R, grid_r = grid % R;
+  auto next_pos = [&](Pos q) {
+    q.item += grid;
+    q.b += grid_b;
+    q.r += grid_r;
+    if (q.r >= R) q.r -= R, ++q.b;
+    return q;
+  };
+  const Pos first{static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.x) / R, static_cast<int>(blockIdx.x) % R};
+  Pos iss = first;
+  int iss_step = 0, iss_slot = 0;
+  Info cur = load_info(iss, nitems), nxt = load_info(next_pos(iss), nitems);
   // This warp's stripe in the copy side's item and its weight / scale / zero offsets (uint4 index of
   // tile 0, lane; byte offsets of the stripe's entries in group 0).
   int iss_stripe = 0;
   unsigned iss_w = 0, iss_s = 0, iss_z = 0;
   auto enter_item = [&]() {
-    iss_stripe = fold ? iss_item % R : ring_stripe<kGemm1>(iss_item % R, warp, inter_tiles);
+    iss_stripe = fold ? iss.r : ring_stripe<kGemm1>(iss.r, warp, inter_tiles);
     const unsigned e = static_cast<unsigned>(max(cur.expert, 0));
     iss_w = ((e * NT + iss_stripe) * static_cast<unsigned>(KT)) * 32u + lane;
     iss_s = (e * p.groups * (p.n / 2) + iss_stripe * 8 + cgid) * 4u;
@@ -291,18 +306,21 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   const int gsh = p.groups == 1 ? 30 : p.group_shift - 6;
   auto group_of = [&](int kk) { return p.group_shift >= 0 ? kk >> p.group_shift : kk / p.group_len; };
 
-  auto issue_w = [&]() {
-    if (cur.expert < 0 || iss_stripe >= NT) return;  // past the items, or a stripe past N
+  // One step's copies. kFull (a step of kT whole tiles: iss_step < nfull) drops the per-tile bounds, so the step is
+  // unpredicated copies at immediate offsets of one address (the bounded form re-derived each address under its own
+  // predicate: ~50 more instructions a step in a kernel bound by its warps' instructions, stop 32).
+  auto issue_w_step = [&](auto full) {
+    constexpr bool kFull = decltype(full)::value;
     const unsigned sb = static_cast<unsigned>(iss_slot) * kStep;
     const int kt0 = iss_step * kT;
     const uint4* wp = qw + iss_w + kt0 * 32;
 #pragma unroll
     for (int t = 0; t < kT; ++t)
-      if (iss_step < nfull || kt0 + t < KT) cp_async16(w_sh + sb + t * 512, wp + t * 32);
+      if (kFull || kt0 + t < KT) cp_async16(w_sh + sb + t * 512, wp + t * 32);
 #pragma unroll
     for (int c = 0; c < S::kEntryCopies; ++c) {
       const int th = e_sub + 4 * c, kt = kt0 + th / kGs;
-      if (iss_step < nfull || kt < KT) {
+      if (kFull || kt < KT) {
         const unsigned g = static_cast<unsigned>(kHalves ? group_of(kt * 64 + 32 * (th % 2)) : kt >> gsh);
         const unsigned ed = e_copy + sb + c * 32 * kEB;
         cp_async4(ed, sbase + (iss_s + g * s_gbytes));
@@ -310,35 +328,45 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
       }
     }
   };
-  auto issue_x = [&]() {
-    if (!cur.live) return;
+  auto issue_w = [&]() {
+    if (cur.expert < 0 || iss_stripe >= NT) return;  // past the items, or a stripe past N
+    if (iss_step < nfull) issue_w_step(std::true_type{});
+    else issue_w_step(std::false_type{});
+  };
+  auto issue_x_step = [&](auto full) {
+    constexpr bool kFull = decltype(full)::value;
     const int kg = iss_step * kT * 64 + xg * 8;
     const unsigned dst = xs_sh + iss_slot * S::kXSlot + xr0 * S::kXRow + xg * 16;
 #pragma unroll
     for (int q = 0; q < S::kXPasses; ++q) {
-      const bool ok = cur.xrow[q] >= 0 && kg < p.k;
+      const bool ok = cur.xrow[q] >= 0 && (kFull || kg < p.k);
       const T* src = in + (ok ? cur.xrow[q] + kg : 0);
       dd::cp_async16_zfill(dst + q * S::kXRows * S::kXRow, src, ok ? 16u : 0u);
     }
+  };
+  auto issue_x = [&]() {
+    if (!cur.live) return;
+    if (iss_step < nfull) issue_x_step(std::true_type{});
+    else issue_x_step(std::false_type{});
   };
   auto advance = [&]() {
     iss_slot = iss_slot == depth - 1 ? 0 : iss_slot + 1;
     if (++iss_step == nsteps) {
       iss_step = 0;
-      iss_item += grid;
+      iss = next_pos(iss);
       cur = nxt;
-      nxt = load_info(iss_item + grid, nitems);
+      nxt = load_info(next_pos(iss), nitems);
       enter_item();
     }
   };
 
   if (p.index_ready) {  // weights of the first steps before the wait; x (GEMM 1's h) after it
-    const int s_item = iss_item;
+    const Pos s_iss = iss;
     const Info s_cur = cur, s_nxt = nxt;
     for (int st = 0; st < depth - 1; ++st) { issue_w(); advance(); }
     pdl_wait();
     pdl_launch_dependents();
-    iss_item = s_item; iss_step = 0; iss_slot = 0; cur = s_cur; nxt = s_nxt;
+    iss = s_iss; iss_step = 0; iss_slot = 0; cur = s_cur; nxt = s_nxt;
     enter_item();
     for (int st = 0; st < depth - 1; ++st) { issue_x(); cp_async_commit(); advance(); }
   } else {
@@ -390,8 +418,8 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   };
 
   constexpr unsigned kHalfEntries = kP * kGs * 8 * kEB;  // entry bytes of kP tiles
-  for (int item = static_cast<int>(blockIdx.x); item < nitems; item += grid) {
-    const int b = item / R, r = item % R;
+  for (Pos at = first; at.item < nitems; at = next_pos(at)) {
+    const int b = at.b, r = at.r;
     const int stripe = fold ? r : ring_stripe<kGemm1>(r, warp, inter_tiles);
     const int s0 = p.ring_direct ? (tq == 0 ? b : p.sentinel) : sorted_at(b * kRingSlots + 2 * tq);
     const int s1 = p.ring_direct ? p.sentinel : sorted_at(b * kRingSlots + 2 * tq + 1);
