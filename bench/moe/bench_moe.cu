@@ -16,9 +16,10 @@
 // kernel, W4A16_MOE_WGMMA=0), "tiles_c1_c2" (block 128 on other tiles, W4A16_MOE_GROUPED_CONFIGS): the A/B
 // rows (see the runs list); "align_only": the alignment launch alone at the chosen block (fused_us = its time);
 // "gather_only" / "reduce_only" (chosen block >= 64): the grouped path's x-row gather and its weighted reduce alone.
-// W4A16_BENCH_MOE_PATHS=chosen: the chosen row only (short A/B calls); W4A16_BENCH_MOE_BLOCK=b takes block b as "chosen". Built with cmake -DW4A16_DIAG_MOE_STAGES=ON (timing only:
-// the library then stops the decode paths' chain early where W4A16_MOE_DIAG_STAGES says), rows "stages1" (GEMM 1 alone)
-// and "stages2" (GEMM 1 + GEMM 2, no reduce) follow the chosen decode path's row.
+// W4A16_BENCH_MOE_PATHS=chosen: the chosen row only (short A/B calls); W4A16_BENCH_MOE_BLOCK=b takes block b as
+// "chosen". Built with cmake -DW4A16_DIAG_MOE_STAGES=ON (timing only: the library then stops the decode paths' chain
+// early where W4A16_MOE_DIAG_STAGES says), rows "stages1" (GEMM 1 alone) and "stages2" (GEMM 1 + GEMM 2, no reduce)
+// follow the chosen decode path's row.
 // Column same_as_block8: the row's output bit-equal to the default block-8 row's (1 / 0; "-" for
 // rows of other blocks or before that row).
 #include <cublas_v2.h>
@@ -31,6 +32,7 @@
 #include <cstdlib>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -371,11 +373,11 @@ int main(int argc, char** argv) {
     for (const Run& run : runs) {
       const int b = run.block;
       // A row's knobs for its scope; the process's own values (an A/B of whole runs) come back after it.
-      std::vector<std::pair<const char*, std::string>> saved;
+      std::vector<std::pair<const char*, std::optional<std::string>>> saved;  // nullopt: was unset
       auto knob = [&saved](const char* var, const char* value) {
         if (!value) return;
         const char* old = std::getenv(var);
-        saved.push_back({var, old ? std::string(old) : std::string("\x01")});
+        saved.push_back({var, old ? std::optional<std::string>(old) : std::nullopt});
         setenv(var, value, 1);
       };
       knob("W4A16_MOE_RING", run.ring);
@@ -401,8 +403,8 @@ int main(int argc, char** argv) {
       const char* same = b != 8 || block8.empty() ? "-" : got == block8 ? "1" : "0";
       const bench::Timing tf = bench::time_graph(fused(b), opt, st);
       for (const auto& [var, old] : saved) {
-        if (old == "\x01") unsetenv(var);
-        else setenv(var, old.c_str(), 1);
+        if (old) setenv(var, old->c_str(), 1);
+        else unsetenv(var);
       }
       const double tbps = avg_touched / (tf.median_us * 1e-6) / 1e12;
       char line[512];

@@ -181,7 +181,7 @@ bool launch_ring(const MoeRunDev& r, GemmParams g1, GemmParams g2, int nblocks, 
   const int rows1 = r.inter / 64, rows2 = (r.hidden / 16 + 7) / 8;  // row blocks per slot block
   launch_ring_gemm<T, kZeros, true>(g1, nblocks * rows1, stream);
   if (diag_stages() < 2) return true;
-  if (direct && g2.ring_fold) {  // items (token, 16-row stripe); out written here (the caller skips the reduce)
+  if (g2.ring_fold) {  // the direct path: items (token, 16-row stripe); out written here (the caller skips the reduce)
     launch_ring_gemm<T, kZeros, false>(g2, static_cast<int>(r.tokens) * (r.hidden / 16), stream);
   } else {
     launch_ring_gemm<T, kZeros, false>(g2, nblocks * rows2, stream);
