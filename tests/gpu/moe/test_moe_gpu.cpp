@@ -440,7 +440,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MoeGpuRing,
                                                                MoeCase{5, 4, 16, 256, 128, 64, ScalarType::uint4, DType::bf16},
                                                                MoeCase{3, 6, 16, 128, 192, 32, ScalarType::uint4b8, DType::f16},
                                                                MoeCase{16, 1, 8, 512, 128, 64, ScalarType::uint4b8, DType::bf16},
-                                                               MoeCase{64, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::bf16}})),
+                                                               MoeCase{64, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::bf16},
+                                                               // odd tile counts (K = 320, 192) on the tile-pair kernels
+                                                               MoeCase{7, 8, 16, 320, 192, kChannelwise, ScalarType::uint4, DType::bf16}})),
                          moe_case_name);
 
 TEST(MoeGpuRingEdge, Qwen3Shapes) {

@@ -212,39 +212,44 @@ __device__ __forceinline__ uint4 lds128(unsigned smem) {
 }
 
 // The mma work of sub-tile pair h (k16 sub-tiles 2h, 2h + 1) of kP tiles: layout words 2h, 2h + 1
-// of each tile dequantized with the zero constants of their group (zlo / zhi[p][group of the pair]:
+// of each tile dequantized with the zero constants of their group (zlo / zhi[partial][group of the pair]:
 // Dt::zlo_of / zhi_of) and multiplied with the tokens' B fragments (b[p][mb]: .x .y sub-tile 2h,
-// .z .w sub-tile 2h + 1) into the fp32 partials tmp[p][mb]. p innermost: consecutive mma go to
-// independent accumulators.
-template <class D, bool kG32, int kP, int MB>
-__device__ __forceinline__ void mma_pair(int h, const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kP][kG32 ? 2 : 1],
-                                         const std::uint32_t (&zhi)[kP][kG32 ? 2 : 1], const uint4 (&b)[kP][MB], float (&tmp)[kP][MB][4]) {
+// .z .w sub-tile 2h + 1) into the fp32 partials tmp[partial][mb]. kShare tiles share one partial (and
+// one group: tile p is partial p / kShare): 1, or 2 where every group spans the two tiles of a pair (the
+// MoE ring: g >= 128 or channelwise, steps of even tiles). The tiles run in the order that puts
+// consecutive mma on different partials (kShare 2, kP 4: 0, 2, 1, 3).
+template <class D, bool kG32, int kShare = 1, int kP, int MB, int kParts>
+__device__ __forceinline__ void mma_pair(int h, const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kParts][kG32 ? 2 : 1],
+                                         const std::uint32_t (&zhi)[kParts][kG32 ? 2 : 1], const uint4 (&b)[kP][MB], float (&tmp)[kParts][MB][4]) {
+  static_assert(kParts * kShare == kP && (kShare == 1 || !kG32), "one partial per kShare tiles of one group");
 #pragma unroll
   for (int jj = 0; jj < 2; ++jj) {
 #pragma unroll
-    for (int p = 0; p < kP; ++p) {
+    for (int i = 0; i < kP; ++i) {
+      const int p = (i % kParts) * kShare + i / kParts, part = p / kShare;
       const int hg = kG32 ? h : 0;
       const int j = 2 * h + jj;
       const std::uint32_t w = j == 0 ? wv[p].x : j == 1 ? wv[p].y : j == 2 ? wv[p].z : wv[p].w;
       std::uint32_t af[4];
-      D::dequant(w, zlo[p][hg], zhi[p][hg], af);
+      D::dequant(w, zlo[part][hg], zhi[part][hg], af);
 #pragma unroll
       for (int mb = 0; mb < MB; ++mb) {
-        if (jj == 0) D::mma(tmp[p][mb], af, b[p][mb].x, b[p][mb].y);
-        else D::mma(tmp[p][mb], af, b[p][mb].z, b[p][mb].w);
+        if (jj == 0) D::mma(tmp[part][mb], af, b[p][mb].x, b[p][mb].y);
+        else D::mma(tmp[part][mb], af, b[p][mb].z, b[p][mb].w);
       }
     }
   }
 }
 
 // End of a group (after pair h; g = 32: every pair, else pair 1): the fp32 partials of tiles
-// p < valid scaled per row into acc (sc[p][group]: (row gid, row gid + 8)) and reset; tiles past
-// `valid` are dropped whatever they hold.
-template <bool kG32, int kP, int MB>
-__device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)[kP][kG32 ? 2 : 1], float (&tmp)[kP][MB][4], float (&acc)[MB][4]) {
+// p < valid scaled per row into acc (sc[partial][group]: (row gid, row gid + 8)) and reset; tiles past
+// `valid` are dropped whatever they hold (kShare 2: a partial is kept where its first tile is valid; the
+// caller makes what its second tile adds zero).
+template <bool kG32, int kShare = 1, int kParts, int MB>
+__device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)[kParts][kG32 ? 2 : 1], float (&tmp)[kParts][MB][4], float (&acc)[MB][4]) {
 #pragma unroll
-  for (int p = 0; p < kP; ++p) {
-    if (p >= valid) continue;
+  for (int p = 0; p < kParts; ++p) {
+    if (p * kShare >= valid) continue;
     const float2 s2 = sc[p][kG32 ? h : 0];
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {

@@ -30,7 +30,8 @@
 // next item's expert and slot rows are loaded one item ahead.
 // Dequantization and mma: decode_device.cuh (Dt, mma_pair, scale_group; swap AB, 8 slots = n 8).
 // Scale / zero entries are copied once per step per (tile, gid) (kGs = 1: power-of-two groups
-// >= 64, channelwise) or per (tile, half tile, gid) (kGs = 2: g = 32 or any other group length).
+// >= 64, channelwise; uint4: >= 128, per tile pair, see RingShape::kPair) or per (tile, half tile, gid) (kGs = 2:
+// g = 32 or any other group length; uint4: g = 64 too).
 // PDL: GEMM 2 (index_ready) requests its first steps' weights before griddepcontrol.wait; GEMM 1
 // waits first (its expert ids are the alignment's output).
 // Fused alignment (ring_align; aligned mode; the default where it fits, W4A16_MOE_FUSED_ALIGN=0
@@ -63,7 +64,11 @@ constexpr int kRingSlots = 8;  // slots per item (one mma n-group)
 // Step shape per GEMM: GEMM 1 (K = H, long) 8-tile steps in 2 slots; GEMM 2 (K = I, short)
 // 4-tile steps in 3 slots (K = 768: 3 whole steps). Both keep 8 tiles in flight per warp.
 // kGs: scale / zero entries per tile: 1 (group a power of two >= 64, or channelwise: the group of
-// tile kt is kt >> gsh) or 2 (one per half tile: g = 32, or any other group length, by division).
+// tile kt is kt >> gsh) or 2 (one per half tile: g = 32, or any other group length, by shift or division).
+// kPair (uint4 with kGs 1, groups >= 128 there: launch_ring_gemm): tiles 2j, 2j + 1 share one scale / zero
+// entry (copied once per pair: half the 4-byte copies of the scale and zero words) and one fp32 partial;
+// 0.941-0.958x the time of per-tile entries at T = 4..64, fp16 and bf16 (2026-12-04 stop 33). uint4b8 keeps per-tile
+// entries: the same pairs measured 1.00-1.02x there (fp16), so its kernels are unchanged.
 // kDeep: one block per SM (grids of at most one block per SM: T = 1, few items) with 3 x 8 (GEMM 1)
 // or 5 x 4 (GEMM 2) tiles in flight per warp instead of 8: 2 blocks per SM would idle anyway, and
 // one block of 8 warps with 8 tiles each keeps too few bytes in flight (docs/benchmarks/moe.md,
@@ -73,10 +78,14 @@ struct RingShape {
   static constexpr int kT = kGemm1 ? 8 : 4;      // tiles per step
   static constexpr int kDepth = kGemm1 ? (kDeep ? 4 : 2) : (kDeep ? 6 : 3);  // ring slots
   static constexpr int kP = 4;                   // tiles computed together
-  static constexpr int kEntries = kT * kGs * 8;  // (tile, group of the tile, gid) entries of a step
-  static constexpr int kEntryCopies = kEntries / 32;
+  static constexpr int kPair = kGs == 1 && kZeros ? 2 : 1;  // tiles per entry and per fp32 partial (kGs 1)
+  // (entry group, gid) entries of a step: an entry group is kPair tiles (kGs 1) or a half tile (kGs 2).
+  static constexpr int kGroupsPerStep = kGs == 1 ? kT / kPair : kT * 2;
+  static constexpr int kEntries = kGroupsPerStep * 8;
+  static constexpr int kEntryCopies = (kEntries + 31) / 32;  // GEMM 2 with pairs: 16 entries, lanes 0..15 copy
   static constexpr int kEntryBytes = kZeros ? 8 : 4;  // scale word (+ the zero word of its row pair)
   static constexpr int kStepBytes = kT * 512 + kEntries * kEntryBytes;
+  static_assert(kStepBytes % 128 == 0, "slots on 128-byte lines (the decode rings measured 1.00-1.21x unaligned)");
   static constexpr int kXRow = decode_detail::x_row_bytes(kT);  // one slot's x row of a step
   static constexpr int kXSlot = kRingSlots * kXRow;
   static constexpr int kXGroups = kT * 8;                    // 16-byte chunks of one x row of a step
@@ -87,7 +96,7 @@ struct RingShape {
   // Per-block shared memory that keeps the blocks per SM of __launch_bounds__ (sm_90: 228 KB per
   // SM, 1 KB reserved per block): the ring plus, with ring_align, the alignment (ring_align_fits).
   static constexpr int kSmemCap = (kDeep ? 227 : 113) * 1024;
-  static_assert(kT % kP == 0 && kEntries % 32 == 0 && kRingSlots % kXRows == 0, "step shape");
+  static_assert(kT % kP == 0 && (kEntries % 32 == 0 || kEntries < 32) && kRingSlots % kXRows == 0, "step shape");
   static_assert(kStepBytes % 16 == 0 && kXSlot % 16 == 0, "16-byte copies into every slot");
   static_assert(kSmemBytes % 16 == 0, "the alignment's layout starts 16-byte aligned after the ring");
   static_assert(kSmemBytes <= kSmemCap, "fits the blocks per SM of __launch_bounds__ (sm_90: 227 KB)");
@@ -211,7 +220,7 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   const unsigned w_sh = dd::pin(ring + lane * 16);                           // + slot + p * 512
   const unsigned e_read = dd::pin(ring + kEntryOff + gid * kEB);             // + slot + (tile, half) * 8 entries
   const unsigned e_copy = dd::pin(ring + kEntryOff + lane * kEB);            // + slot + c * 32 entries
-  const int cgid = lane % 8, e_sub = lane / 8;  // entry lane + 32 c: gid cgid of (tile, group) e_sub + 4 c
+  const int cgid = lane % 8, e_sub = lane / 8;  // entry lane + 32 c: gid cgid of entry group e_sub + 4 c
   // The alignment: sorted_ids / block_expert from global memory (align_kernel), or from this block's
   // shared memory (ring_align).
   unsigned char* const al_base = ring_smem + S::kSmemBytes;
@@ -319,8 +328,8 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
       if (kFull || kt0 + t < KT) cp_async16(w_sh + sb + t * 512, wp + t * 32);
 #pragma unroll
     for (int c = 0; c < S::kEntryCopies; ++c) {
-      const int th = e_sub + 4 * c, kt = kt0 + th / kGs;
-      if (kFull || kt < KT) {
+      const int th = e_sub + 4 * c, kt = kt0 + (kHalves ? th / 2 : S::kPair * th);  // entry group th: its first tile
+      if ((S::kEntries >= 32 || lane < S::kEntries) && (kFull || kt < KT)) {
         const unsigned g = static_cast<unsigned>(kHalves ? group_of(kt * 64 + 32 * (th % 2)) : kt >> gsh);
         const unsigned ed = e_copy + sb + c * 32 * kEB;
         cp_async4(ed, sbase + (iss_s + g * s_gbytes));
@@ -376,48 +385,53 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   // ---- Compute side.
   const unsigned xl = dd::pin(xs_sh + (lane % 8) * S::kXRow + (lane / 8) * 16);  // ldmatrix row: slot lane % 8
   const unsigned zshift = 8 * (gid % 4);
+  // kPair 2: tiles 2j, 2j + 1 of a step share their group (g >= 128 or channelwise; steps start on even tiles), so
+  // they share one scale / zero entry and one fp32 partial, scaled once. A pair whose second tile lies past K adds
+  // nothing to it: x is zero-filled there (issue_x_step) and the stale weight words dequantize to finite values.
+  constexpr int kShare = S::kPair, kParts = kP / kShare;
   auto compute = [&](unsigned woff, unsigned eoff, unsigned xoff, int valid, float (&acc)[1][4]) {
     uint4 wv[kP];
-    float2 sc[kP][kGs];
-    std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
+    float2 sc[kParts][kGs];
+    std::uint32_t zlo[kParts][kGs], zhi[kParts][kGs];
 #pragma unroll
-    for (int q = 0; q < kP; ++q) {
-      wv[q] = dd::lds128(w_sh + woff + q * 512);
+    for (int q = 0; q < kP; ++q) wv[q] = dd::lds128(w_sh + woff + q * 512);
+#pragma unroll
+    for (int j = 0; j < kParts; ++j) {
 #pragma unroll
       for (int h = 0; h < kGs; ++h) {
-        const unsigned ea = e_read + eoff + (q * kGs + h) * 8 * kEB;
+        const unsigned ea = e_read + eoff + (j * kGs + h) * 8 * kEB;  // entry group (kPair tiles j | tile j, half h)
         if constexpr (kZeros) {
           uint2 e;
           asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(e.x), "=r"(e.y) : "r"(ea) : "memory");
-          sc[q][h] = D::to_float2(e.x);
+          sc[j][h] = D::to_float2(e.x);
           const std::uint32_t z = e.y >> zshift;
-          zlo[q][h] = D::zlo_of(z & 15u);
-          zhi[q][h] = D::zhi_of((z >> 4) & 15u);
+          zlo[j][h] = D::zlo_of(z & 15u);
+          zhi[j][h] = D::zhi_of((z >> 4) & 15u);
         } else {
           std::uint32_t e;
           asm volatile("ld.shared.u32 %0, [%1];" : "=r"(e) : "r"(ea) : "memory");
-          sc[q][h] = D::to_float2(e);
-          zlo[q][h] = D::zlo_of(8u);
-          zhi[q][h] = D::zhi_of(8u);
+          sc[j][h] = D::to_float2(e);
+          zlo[j][h] = D::zlo_of(8u);
+          zhi[j][h] = D::zhi_of(8u);
         }
       }
     }
-    float tmp[kP][1][4];
+    float tmp[kParts][1][4];
 #pragma unroll
-    for (int q = 0; q < kP; ++q)
+    for (int j = 0; j < kParts; ++j)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) tmp[q][0][c] = 0.f;
+      for (int c = 0; c < 4; ++c) tmp[j][0][c] = 0.f;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       uint4 bf[kP][1];
 #pragma unroll
       for (int q = 0; q < kP; ++q) bf[q][0] = dd::ldmatrix_x4(xl + xoff + q * 128 + h * 64);
-      dd::mma_pair<D, kHalves>(h, wv, zlo, zhi, bf, tmp);
-      if (kHalves || h == 1) dd::scale_group<kHalves>(h, valid, sc, tmp, acc);  // end of a group
+      dd::mma_pair<D, kHalves, kShare>(h, wv, zlo, zhi, bf, tmp);
+      if (kHalves || h == 1) dd::scale_group<kHalves, kShare>(h, valid, sc, tmp, acc);  // end of a group
     }
   };
 
-  constexpr unsigned kHalfEntries = kP * kGs * 8 * kEB;  // entry bytes of kP tiles
+  constexpr unsigned kHalfEntries = kParts * kGs * 8 * kEB;  // entry bytes of kP tiles
   for (Pos at = first; at.item < nitems; at = next_pos(at)) {
     const int b = at.b, r = at.r;
     const int stripe = fold ? r : ring_stripe<kGemm1>(r, warp, inter_tiles);
