@@ -32,7 +32,8 @@
 // Bounds: x of the whole K staged per block: m x (K_pad/64 x 128 + 16) bytes plus at least two
 // stages must fit shared memory (decode_bulk_plan_for_sms decides; otherwise decode_plan falls
 // back to the streaming kernel).
-// Instantiated: {fp16, bf16} x {MB 1, 2} x {uint4b8, uint4} x {g == 32, g >= 64 or channelwise}.
+// Instantiated: {fp16, bf16} x {MB 1, 2} x {uint4b8, uint4} x {g == 32, g >= 64 or channelwise}, and for uint4 with
+// g >= 128 or channelwise (even K_pad / 64) the pair variant (kPair: one scale / zero row per tile pair).
 // Checked by: build/tests/gpu/decode/w4a16_test_gpu_decode (tests Bulk*), timed by w4a16_bench_gpu
 // (W4A16_DECODE_BULK=0 / 1 for the A/B).
 // ---------------------------------------------------------------------------------------------
@@ -72,11 +73,15 @@ __device__ __forceinline__ void stripe_sync(int id, int threads) { asm volatile(
 // MB      token halves of 8 computed per mma chain: 1 for <= 8 tokens, 2 for 9..16
 // kZeros  uint4 with per-(row, group) zero points (the zero rows ride in the stages); else uint4b8 (z = 8)
 // kG32    group size 32: two groups per 64-wide tile (two scale / zero rows per tile); else one (g >= 64, channelwise)
-template <bool kBf16, int MB, bool kZeros, bool kG32>
+// kPair   (uint4, g >= 128 or channelwise, K_pad / 64 even: launch_decode_bulk) tiles 2j, 2j + 1 share their group:
+//         the producer copies the scale / zero rows of even tiles only, the consumers read them once per pair and
+//         keep one fp32 partial per pair (tiles_math kShare 2); the stage layout is unchanged
+template <bool kBf16, int MB, bool kZeros, bool kG32, bool kPair = false>
 __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_kernel(const Args a) {
   using D = Dt<kBf16>;
   using St = BulkStage<kZeros, kG32>;
-  constexpr int kGs = St::kGs, kP = kBulkTiles;
+  constexpr int kGs = St::kGs, kP = kBulkTiles, kShare = kPair ? 2 : 1, kParts = kP / kShare;
+  static_assert(!kPair || (kZeros && !kG32), "pairs: the uint4 variant of one group per tile");
   extern __shared__ uint4 smem_v4[];
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
   const int xrow = x_row_bytes(a.kt_count);
@@ -129,7 +134,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
           const int e = lane + 32 * c;
           const int ws = e / (span * kGs), r = (e / kGs) % span, h = e % kGs;
           const int kt = kt0 + r;
-          if (ws < stripes && kt < a.kt_count) {
+          if (ws < stripes && kt < a.kt_count && (!kPair || r % 2 == 0)) {
             const unsigned stripe = static_cast<unsigned>(rb * a.warps_n + ws);
             const unsigned g = static_cast<unsigned>(kG32 ? min(2 * kt + h, a.groups - 1) : kt >> gsh);
             const char* s = sbase + (g * s_gbytes + stripe * 32u);
@@ -178,23 +183,25 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   // the stage into registers (load); then tiles_math (decode_device.cuh) on x tile kt.
   struct Frag {
     uint4 wv[kP];
-    float2 sc[kP][kGs];
-    std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
+    float2 sc[kParts][kGs];
+    std::uint32_t zlo[kParts][kGs], zhi[kParts][kGs];
   };
   auto load = [&](unsigned sb, Frag& f) {
 #pragma unroll
-    for (int p = 0; p < kP; ++p) {
-      f.wv[p] = lds128(w_read + sb + p * 512);
+    for (int p = 0; p < kP; ++p) f.wv[p] = lds128(w_read + sb + p * 512);
+#pragma unroll
+    for (int j = 0; j < kParts; ++j) {
+      const int p = j * kShare;  // the tile whose rows hold the constants
 #pragma unroll
       for (int h = 0; h < kGs; ++h) {
-        f.sc[p][h] = D::to_float2(lds32(s_read + sb + (p * kGs + h) * 32));  // (row gid, row gid + 8)
+        f.sc[j][h] = D::to_float2(lds32(s_read + sb + (p * kGs + h) * 32));  // (row gid, row gid + 8)
         if constexpr (kZeros) {
           const std::uint32_t z = lds32(z_read + sb + (p * kGs + h) * 8) >> zshift;
-          f.zlo[p][h] = D::zlo_of(z & 15u);
-          f.zhi[p][h] = D::zhi_of((z >> 4) & 15u);
+          f.zlo[j][h] = D::zlo_of(z & 15u);
+          f.zhi[j][h] = D::zhi_of((z >> 4) & 15u);
         } else {
-          f.zlo[p][h] = D::zlo_of(8u);
-          f.zhi[p][h] = D::zhi_of(8u);
+          f.zlo[j][h] = D::zlo_of(8u);
+          f.zhi[j][h] = D::zhi_of(8u);
         }
       }
     }
@@ -220,7 +227,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       // refill), so the refill overlaps this stage's math.
       // Past `valid` (the last stage of an item only) the reads land on stale stage words and x past
       // the rows: those tiles' partials are dropped, never scaled into acc.
-      if (valid > 0) tiles_math<D, kG32>(f.wv, f.zlo, f.zhi, f.sc, xl, static_cast<unsigned>(kt) * 128, valid, acc);
+      if (valid > 0) tiles_math<D, kG32, kShare>(f.wv, f.zlo, f.zhi, f.sc, xl, static_cast<unsigned>(kt) * 128, valid, acc);
       __syncwarp();
       if (lane == 0) mbar_arrive(empty0 + 8 * slot);
       if (++slot == a.stages) { slot = 0; phase ^= 1u; }
@@ -263,10 +270,23 @@ struct BulkKernel {
   }
 };
 
+template <bool kBf16, int MB>
+KernelFn bulk_pair_kernel() {
+  static const KernelFn f = smem_opt_in(decode_bulk_kernel<kBf16, MB, true, false, true>, kBulkMaxSmem);
+  return f;
+}
+
+// The pair variant where it applies: uint4 (zeros), groups of two tiles or more (g >= 128, channelwise: gshift 30) and
+// an even tile count (every stage's valid tiles then come in whole pairs).
+bool bulk_pairs(const Args& a, bool zeros, bool g32) { return zeros && !g32 && a.gshift >= 7 && a.kt_count % 2 == 0; }
+
 }  // namespace
 
 void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl, cudaStream_t stream) {
-  KernelFn f = pick_variant<BulkKernel>(bf16, a.m <= 8 ? 1 : 2, zeros, g32);
+  const int mb = a.m <= 8 ? 1 : 2;
+  KernelFn f = !bulk_pairs(a, zeros, g32) ? pick_variant<BulkKernel>(bf16, mb, zeros, g32)
+               : bf16 ? (mb == 1 ? bulk_pair_kernel<true, 1>() : bulk_pair_kernel<true, 2>())
+                      : (mb == 1 ? bulk_pair_kernel<false, 1>() : bulk_pair_kernel<false, 2>());
   launch_pdl(f, dim3(static_cast<unsigned>(grid)), dim3(kBulkThreads), smem, stream, pdl, a);
   W4A16_CUDA_TRY(cudaGetLastError());
 }

@@ -268,13 +268,15 @@ __device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)
 // + p * 128, pair h at + h * 64), dequantize + mma into per-tile fp32 partials (independent chains),
 // scaled into acc at each group's end; tiles past `valid` are computed on whatever the reads find
 // and dropped, never scaled into acc. Both streaming kernels (decode.cu, decode_bulk.cu) run it.
-template <class D, bool kG32, int kP, int MB>
-__device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kP][kG32 ? 2 : 1],
-                                           const std::uint32_t (&zhi)[kP][kG32 ? 2 : 1], const float2 (&sc)[kP][kG32 ? 2 : 1],
+// kShare 2 (the bulk kernel's pair variant): tiles 2j, 2j + 1 share one group, one partial and the
+// constants zlo / zhi / sc[j] (mma_pair); `valid` must then be even (a pair is wholly inside K).
+template <class D, bool kG32, int kShare = 1, int kP, int MB, int kParts>
+__device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kParts][kG32 ? 2 : 1],
+                                           const std::uint32_t (&zhi)[kParts][kG32 ? 2 : 1], const float2 (&sc)[kParts][kG32 ? 2 : 1],
                                            const unsigned (&xl)[MB], unsigned xoff, int valid, float (&acc)[MB][4]) {
-  float tmp[kP][MB][4];
+  float tmp[kParts][MB][4];
 #pragma unroll
-  for (int p = 0; p < kP; ++p)
+  for (int p = 0; p < kParts; ++p)
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
@@ -286,8 +288,8 @@ __device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uin
     for (int p = 0; p < kP; ++p)
 #pragma unroll
       for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(xl[mb] + xoff + p * 128 + h * 64);
-    mma_pair<D, kG32>(h, wv, zlo, zhi, b, tmp);
-    if (kG32 || h == 1) scale_group<kG32>(h, valid, sc, tmp, acc);  // end of a group
+    mma_pair<D, kG32, kShare>(h, wv, zlo, zhi, b, tmp);
+    if (kG32 || h == 1) scale_group<kG32, kShare>(h, valid, sc, tmp, acc);  // end of a group
   }
 }
 
