@@ -84,16 +84,21 @@ __device__ __forceinline__ void cp_async4(unsigned smem, const void* gmem) {
 // lanes, one cp.async each per step instead of one per lane per tile (the 4-byte copies and reads
 // were ~a third of the loop's memory instructions), and read by the 4 lanes of each row pair after
 // a __syncwarp.
-template <bool kZeros, bool kG32, int kTiles>
+// kPair (fp16 uint4 with g >= 128 or channelwise, even tile ranges: launch_decode_streaming): tiles 2j, 2j + 1 share
+// their group, so a step holds one entry per (tile pair, gid), copied once and read once per pair, and the pair keeps
+// one fp32 partial (tiles_math kShare 2).
+template <bool kZeros, bool kG32, int kTiles, bool kPair = false>
 struct Ring {
   static constexpr int kGs = kG32 ? 2 : 1;                             // groups per tile
+  static constexpr int kPairT = kPair ? 2 : 1;                         // tiles per entry group (g >= 64)
   static constexpr int kEntryBytes = kZeros ? 8 : 4;                  // scale word (+ the zero word of its row pair)
-  static constexpr int kStepEntries = kTiles * kGs * 8;                // (tile, group, gid) of one step: 32..128
+  static constexpr int kStepEntries = kTiles / kPairT * kGs * 8;       // (entry group, gid) of one step: 16..128
   static constexpr int kStepEntryBytes = kStepEntries * kEntryBytes;
   static constexpr int kEntryOffset = kTiles * 512;                   // entries after the weights of a slot
   static constexpr int kStepBytes = kEntryOffset + kStepEntryBytes;   // one slot
-  static constexpr int kEntryCopies = kStepEntries / 32;              // entries each lane copies per step
-  static_assert(kStepEntries % 32 == 0, "whole warps copy the entries of a step");
+  static constexpr int kEntryCopies = (kStepEntries + 31) / 32;       // entries each lane copies per step (16: lanes 0..15)
+  static_assert(kStepEntries % 32 == 0 || kStepEntries < 32, "whole warps (or lanes 0..15) copy the entries of a step");
+  static_assert(!kPair || (kZeros && !kG32), "pairs: the uint4 variant of one group per tile");
   static_assert(kStepBytes % 128 == 0, "every slot and every warp's ring on a 128-byte boundary (see x_region_bytes)");
 };
 // Step shape per token variant. A step is what one cp.async wait, one __syncwarp (or block barrier),
@@ -118,12 +123,12 @@ constexpr int ring_depth(int m) { return m <= 8 ? kRingDepth<1> : kRingDepth<2>;
 template <int MB, bool kZeros>
 constexpr int kMinBlocks = 2;
 
-template <bool kBf16, int MB, bool kZeros, bool kG32>
+template <bool kBf16, int MB, bool kZeros, bool kG32, bool kPair = false>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kernel(const Args a) {
   using D = Dt<kBf16>;
   constexpr int kT = kStepTiles<MB>, kP = kComputeTiles, kH = kT / kP;  // tiles per step, computed together, halves
-  using R = Ring<kZeros, kG32, kT>;
-  constexpr int kGs = R::kGs;
+  using R = Ring<kZeros, kG32, kT, kPair>;
+  constexpr int kGs = R::kGs, kShare = R::kPairT, kParts = kP / kShare;
   constexpr int depth = kRingDepth<MB>;
   static_assert(kT % kP == 0, "a step is whole compute groups");
   extern __shared__ uint4 smem_v4[];
@@ -209,11 +214,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
     for (int t = xtok0, i = 0; t < a.m; t += kXTokens, ++i)
       cp_async16_zfill(xdst + static_cast<unsigned>(i * kXTokens * xrow), src + i * kXTokens * a.x_stride, bytes);
   };
-  // Entry c of this lane for the step starting at tile kt0 (its tile kt0 + (e_sub + 4 c) / kGs).
-  static_assert(R::kEntryCopies * 4 == kT * kGs, "entry c of a lane is (tile, group) e_sub + 4 c");
+  // Entry c of this lane for the step starting at tile kt0: entry group e_sub + 4 c, its first tile kt0 + first_tile(c).
+  static_assert(R::kEntryCopies * 32 >= R::kStepEntries, "entry c of a lane is (entry group) e_sub + 4 c");
+  auto first_tile = [&](int c) { return kG32 ? (e_sub + 4 * c) / 2 : (e_sub + 4 * c) * kShare; };
+  constexpr bool kAllLanes = R::kStepEntries >= 32;  // else lanes 0..15 copy (pairs of 4 tiles)
   auto copy_entry = [&](unsigned ed, int c, int kt0) {
+    if (!kAllLanes && lane >= R::kStepEntries) return;
     // g = 32: two groups per tile (the last may lie past K in the padding: clamp); g >= 64: one.
-    const unsigned g = static_cast<unsigned>(kG32 ? min(2 * kt0 + e_sub + 4 * c, a.groups - 1) : (kt0 + e_sub + 4 * c) >> gsh);
+    const unsigned g = static_cast<unsigned>(kG32 ? min(2 * kt0 + e_sub + 4 * c, a.groups - 1) : (kt0 + first_tile(c)) >> gsh);
     cp_async4(ed + c * 32 * R::kEntryBytes, sbase + (iss_s + g * s_gbytes));
     if constexpr (kZeros) cp_async4(ed + c * 32 * R::kEntryBytes + 4, zbase + (iss_z + g * z_gbytes));
   };
@@ -234,7 +242,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
         if (kt0 + p < t1) cp_async16(wd + p * 512, wp + p * 32);
 #pragma unroll
       for (int c = 0; c < R::kEntryCopies; ++c)
-        if (kt0 + (e_sub + 4 * c) / kGs < t1) copy_entry(ed, c, kt0);
+        if (kt0 + first_tile(c) < t1) copy_entry(ed, c, kt0);
     }
   };
   auto advance = [&]() {  // the copy side moves to the next flat step
@@ -299,31 +307,32 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   // xoff of the lane's ldmatrix rows; the partials of the first `valid` tiles scaled into acc.
   auto compute = [&](unsigned woff, unsigned eoff, unsigned xoff, int valid, float (&acc)[MB][4]) {
     uint4 wv[kP];
-    float2 sc[kP][kGs];
-    std::uint32_t zlo[kP][kGs], zhi[kP][kGs];
+    float2 sc[kParts][kGs];
+    std::uint32_t zlo[kParts][kGs], zhi[kParts][kGs];
     const unsigned estep = e_read + eoff;
 #pragma unroll
-    for (int p = 0; p < kP; ++p) {
-      wv[p] = lds128(w_sh + woff + p * 512);
+    for (int p = 0; p < kP; ++p) wv[p] = lds128(w_sh + woff + p * 512);
+#pragma unroll
+    for (int j = 0; j < kParts; ++j) {  // entry group j: tile j, or tiles 2j, 2j + 1 (kPair)
 #pragma unroll
       for (int h = 0; h < kGs; ++h) {
-        const unsigned ea = estep + (p * kGs + h) * 8 * R::kEntryBytes;
+        const unsigned ea = estep + (j * kGs + h) * 8 * R::kEntryBytes;
         if constexpr (kZeros) {
           const uint2 e = lds64(ea);
-          sc[p][h] = D::to_float2(e.x);  // (row gid, row gid + 8)
+          sc[j][h] = D::to_float2(e.x);  // (row gid, row gid + 8)
           const std::uint32_t z = e.y >> zshift;
-          zlo[p][h] = D::zlo_of(z & 15u);
-          zhi[p][h] = D::zhi_of((z >> 4) & 15u);
+          zlo[j][h] = D::zlo_of(z & 15u);
+          zhi[j][h] = D::zhi_of((z >> 4) & 15u);
         } else {
-          sc[p][h] = D::to_float2(lds32(ea));
-          zlo[p][h] = D::zlo_of(8u);
-          zhi[p][h] = D::zhi_of(8u);
+          sc[j][h] = D::to_float2(lds32(ea));
+          zlo[j][h] = D::zlo_of(8u);
+          zhi[j][h] = D::zhi_of(8u);
         }
       }
     }
     // Past `valid` (last step only) the reads land on other tokens' x or the rings: finite or not,
-    // those tiles' partials are dropped, never scaled into acc.
-    tiles_math<D, kG32>(wv, zlo, zhi, sc, xl, xoff, valid, acc);
+    // those tiles' partials are dropped, never scaled into acc (kPair: valid is even, whole pairs).
+    tiles_math<D, kG32, kShare>(wv, zlo, zhi, sc, xl, xoff, valid, acc);
   };
 
   const bool cluster = a.splits > 1;
@@ -355,7 +364,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
       // Byte offset of this step's x: staged, kT tiles further along the rows; streamed, its slot.
       xstep = a.xstream ? static_cast<unsigned>(slot_i) * x_slot_bytes : static_cast<unsigned>(step * kT * 128);
     };
-    constexpr unsigned kHalfEntries = kP * kGs * 8 * R::kEntryBytes;  // entry bytes of kP tiles
+    constexpr unsigned kHalfEntries = kParts * kGs * 8 * R::kEntryBytes;  // entry bytes of kP tiles
     for (int step = 0; step < nfull; ++step) {  // full steps: every tile inside the range, no checks
       unsigned sbytes, xstep;
       begin_step(step, sbytes, xstep);
@@ -440,6 +449,21 @@ std::size_t ring_bytes_of(bool zeros, bool g32) {
   return static_cast<std::size_t>(kWarps) * kRingDepth<MB> * step;
 }
 std::size_t ring_bytes(bool zeros, bool g32, int m) { return m <= 8 ? ring_bytes_of<1>(zeros, g32) : ring_bytes_of<2>(zeros, g32); }
+// (The pair variant's steps are smaller, Ring<.., true>: it runs in the per-tile variant's shared memory and plan.)
+
+template <int MB>
+KernelFn streaming_pair_kernel() {
+  static const KernelFn f = smem_opt_in(decode_kernel<false, MB, true, false, true>, kMaxSmem);
+  return f;
+}
+// The pair variant where it applies: fp16 uint4 (zeros), groups of two tiles or more (g >= 128, channelwise: gshift 30)
+// and every warp's tile range even-aligned and of even length (block_tiles, tiles_per_warp, K_pad / 64 even), so steps
+// and the last partial step hold whole pairs. Measured on the H200 (2026-12-04 stop 33, 5 layers x M = 2..16, 3 rounds):
+// fp16 0.997-1.098x the per-tile variant's speed (llama8b.down M = 4 18.10 -> 16.49 us); bf16 0.959-1.053x (its 1..8-token
+// instantiation spills 8 bytes; 8192x8192 M = 2 / 12 4% slower), so bf16 keeps per-tile entries here.
+bool streaming_pairs(const Args& a, bool bf16, bool zeros, bool g32) {
+  return !bf16 && zeros && !g32 && a.gshift >= 7 && a.kt_count % 2 == 0 && a.block_tiles % 2 == 0 && a.tiles_per_warp % 2 == 0;
+}
 
 // x (m token rows of x_row_bytes: the block's K range when staged, depth slots of a step's tiles
 // when streamed), rounded up to 128 bytes, + the weight rings + the reduction partials.
@@ -480,7 +504,10 @@ void launch_decode_streaming(const Args& a, int splits, int grid_rows, std::size
   }
   cfg.attrs = attr;
   cfg.numAttrs = nattr;
-  W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, pick_variant<StreamingKernel>(bf16, a.m <= 8 ? 1 : 2, zeros, g32), a));
+  const int mb = a.m <= 8 ? 1 : 2;
+  const KernelFn f = !streaming_pairs(a, bf16, zeros, g32) ? pick_variant<StreamingKernel>(bf16, mb, zeros, g32)
+                     : mb == 1 ? streaming_pair_kernel<1>() : streaming_pair_kernel<2>();
+  W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, f, a));
   W4A16_CUDA_TRY(cudaGetLastError());
 }
 
