@@ -84,7 +84,7 @@ __device__ __forceinline__ void cp_async4(unsigned smem, const void* gmem) {
 // lanes, one cp.async each per step instead of one per lane per tile (the 4-byte copies and reads
 // were ~a third of the loop's memory instructions), and read by the 4 lanes of each row pair after
 // a __syncwarp.
-// kPair (fp16 uint4 with g >= 128 or channelwise, even tile ranges: launch_decode_streaming): tiles 2j, 2j + 1 share
+// kPair (fp16 uint4 with g >= 128 or channelwise, even tile ranges: decode_tile_pairs): tiles 2j, 2j + 1 share
 // their group, so a step holds one entry per (tile pair, gid), copied once and read once per pair, and the pair keeps
 // one fp32 partial (tiles_math kShare 2).
 template <bool kZeros, bool kG32, int kTiles, bool kPair = false>
@@ -456,14 +456,8 @@ KernelFn streaming_pair_kernel() {
   static const KernelFn f = smem_opt_in(decode_kernel<false, MB, true, false, true>, kMaxSmem);
   return f;
 }
-// The pair variant where it applies: fp16 uint4 (zeros), groups of two tiles or more (g >= 128, channelwise: gshift 30)
-// and every warp's tile range even-aligned and of even length (block_tiles, tiles_per_warp, K_pad / 64 even), so steps
-// and the last partial step hold whole pairs. Measured on the H200 (2026-12-04 stop 33, 5 layers x M = 2..16, 3 rounds):
-// fp16 0.997-1.098x the per-tile variant's speed (llama8b.down M = 4 18.10 -> 16.49 us); bf16 0.959-1.053x (its 1..8-token
-// instantiation spills 8 bytes; 8192x8192 M = 2 / 12 4% slower), so bf16 keeps per-tile entries here.
-bool streaming_pairs(const Args& a, bool bf16, bool zeros, bool g32) {
-  return !bf16 && zeros && !g32 && a.gshift >= 7 && a.kt_count % 2 == 0 && a.block_tiles % 2 == 0 && a.tiles_per_warp % 2 == 0;
-}
+// (Where it runs: decode_tile_pairs, decode.hpp; fp16 only: the bf16 pair variant measured 0.959-1.053x, its 1..8-token
+// instantiation spilling 8 bytes, so it is not instantiated.)
 
 // x (m token rows of x_row_bytes: the block's K range when staged, depth slots of a step's tiles
 // when streamed), rounded up to 128 bytes, + the weight rings + the reduction partials.
@@ -483,7 +477,7 @@ std::size_t streaming_smem(int block_tiles, int m, bool zeros, bool g32, bool xs
   return smem_of(block_tiles, m, zeros, g32, xstream);
 }
 
-void launch_decode_streaming(const Args& a, int splits, int grid_rows, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl,
+void launch_decode_streaming(const Args& a, int splits, int grid_rows, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl,
                              cudaStream_t stream) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(splits), static_cast<unsigned>(grid_rows), 1);
@@ -505,8 +499,8 @@ void launch_decode_streaming(const Args& a, int splits, int grid_rows, std::size
   cfg.attrs = attr;
   cfg.numAttrs = nattr;
   const int mb = a.m <= 8 ? 1 : 2;
-  const KernelFn f = !streaming_pairs(a, bf16, zeros, g32) ? pick_variant<StreamingKernel>(bf16, mb, zeros, g32)
-                     : mb == 1 ? streaming_pair_kernel<1>() : streaming_pair_kernel<2>();
+  if (pairs && bf16) fail(ErrorCode::internal, "decode pairs", "fp16 (decode_tile_pairs)", "bf16");
+  const KernelFn f = !pairs ? pick_variant<StreamingKernel>(bf16, mb, zeros, g32) : mb == 1 ? streaming_pair_kernel<1>() : streaming_pair_kernel<2>();
   W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, f, a));
   W4A16_CUDA_TRY(cudaGetLastError());
 }

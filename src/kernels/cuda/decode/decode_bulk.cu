@@ -73,7 +73,7 @@ __device__ __forceinline__ void stripe_sync(int id, int threads) { asm volatile(
 // MB      token halves of 8 computed per mma chain: 1 for <= 8 tokens, 2 for 9..16
 // kZeros  uint4 with per-(row, group) zero points (the zero rows ride in the stages); else uint4b8 (z = 8)
 // kG32    group size 32: two groups per 64-wide tile (two scale / zero rows per tile); else one (g >= 64, channelwise)
-// kPair   (uint4, g >= 128 or channelwise, K_pad / 64 even: launch_decode_bulk) tiles 2j, 2j + 1 share their group:
+// kPair   (uint4, g >= 128 or channelwise, K_pad / 64 even: decode_tile_pairs) tiles 2j, 2j + 1 share their group:
 //         the producer copies the scale / zero rows of even tiles only, the consumers read them once per pair and
 //         keep one fp32 partial per pair (tiles_math kShare 2); the stage layout is unchanged
 template <bool kBf16, int MB, bool kZeros, bool kG32, bool kPair = false>
@@ -276,15 +276,11 @@ KernelFn bulk_pair_kernel() {
   return f;
 }
 
-// The pair variant where it applies: uint4 (zeros), groups of two tiles or more (g >= 128, channelwise: gshift 30) and
-// an even tile count (every stage's valid tiles then come in whole pairs).
-bool bulk_pairs(const Args& a, bool zeros, bool g32) { return zeros && !g32 && a.gshift >= 7 && a.kt_count % 2 == 0; }
-
 }  // namespace
 
-void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl, cudaStream_t stream) {
+void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl, cudaStream_t stream) {
   const int mb = a.m <= 8 ? 1 : 2;
-  KernelFn f = !bulk_pairs(a, zeros, g32) ? pick_variant<BulkKernel>(bf16, mb, zeros, g32)
+  KernelFn f = !pairs ? pick_variant<BulkKernel>(bf16, mb, zeros, g32)
                : bf16 ? (mb == 1 ? bulk_pair_kernel<true, 1>() : bulk_pair_kernel<true, 2>())
                       : (mb == 1 ? bulk_pair_kernel<false, 1>() : bulk_pair_kernel<false, 2>());
   launch_pdl(f, dim3(static_cast<unsigned>(grid)), dim3(kBulkThreads), smem, stream, pdl, a);

@@ -357,7 +357,8 @@ constexpr int small_min_blocks(int tiles) { return tiles <= 2 ? 5 : tiles <= 4 ?
 int streaming_ring_depth(int m);
 std::size_t streaming_smem(int block_tiles, int m, bool zeros, bool g32, bool xstream);
 // Launches it on a (splits, grid_rows) grid, clusters of `splits` blocks along K, with `smem` bytes.
-void launch_decode_streaming(const Args& a, int splits, int grid_rows, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl,
+// pairs: the uint4 tile-pair variant (decode_tile_pairs, decode.hpp: fp16 only, even tile ranges).
+void launch_decode_streaming(const Args& a, int splits, int grid_rows, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl,
                              cudaStream_t stream);
 // W4A16_DECODE_XSTREAM (decode_plan.cu): -1 unset, 0 never stream x, 1 stream wherever a plan can.
 int xstream_override();
@@ -400,6 +401,7 @@ inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages) {
          static_cast<std::size_t>(2 * kWarps * mb * 512) + 16 * kBulkMaxStages;
 }
 // Launches the bulk kernel on `grid` blocks (persistent over a.row_blocks items) with `smem` bytes.
-void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pdl, cudaStream_t stream);
+// pairs: the uint4 tile-pair variant (decode_tile_pairs, decode.hpp).
+void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl, cudaStream_t stream);
 
 }  // namespace w4a16::kernels::cuda::decode_detail

@@ -342,6 +342,13 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
   return best;
 }
 
+bool decode_tile_pairs(const DecodePlan& p, int kt_count, bool zeros, int group_size, bool bf16) {
+  const bool groups_of_pairs = zeros && (group_size == kChannelwise || group_size >= 128) && kt_count % 2 == 0;
+  if (!groups_of_pairs || p.small_tiles > 0) return false;
+  if (p.bulk_stages > 0) return true;
+  return !bf16 && p.tiles_per_warp % 2 == 0;
+}
+
 std::string DecodePlan::describe() const {
   if (bulk_stages > 0)
     return "bulk warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) + " row_blocks=" + std::to_string(row_blocks) +

@@ -109,7 +109,8 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
     if (p.bulk_stages > 0) {  // persistent blocks with a bulk-copy ring (decode_bulk.cu)
       a.stages = p.bulk_stages;
       a.block_tiles = a.kt_count;
-      launch_decode_bulk(a, p.grid_rows, p.smem_bytes, bf16, zeros, g32, pdl, stream);
+      launch_decode_bulk(a, p.grid_rows, p.smem_bytes, bf16, zeros, g32, decode_tile_pairs(p, a.kt_count, zeros, w.group_size, bf16), pdl,
+                         stream);
       continue;
     }
     if (p.small_tiles > 0) {  // one wave, all of K per block (decode_small.cu)
@@ -117,7 +118,8 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
       continue;
     }
 
-    launch_decode_streaming(a, p.splits, p.grid_rows, p.smem_bytes, bf16, zeros, g32, pdl, stream);
+    launch_decode_streaming(a, p.splits, p.grid_rows, p.smem_bytes, bf16, zeros, g32, decode_tile_pairs(p, a.kt_count, zeros, w.group_size, bf16),
+                            pdl, stream);
   }
 }
 
