@@ -215,8 +215,9 @@ __device__ __forceinline__ uint4 lds128(unsigned smem) {
 // of each tile dequantized with the zero constants of their group (zlo / zhi[partial][group of the pair]:
 // Dt::zlo_of / zhi_of) and multiplied with the tokens' B fragments (b[p][mb]: .x .y sub-tile 2h,
 // .z .w sub-tile 2h + 1) into the fp32 partials tmp[partial][mb]. kShare tiles share one partial (and
-// one group: tile p is partial p / kShare): 1, or 2 where every group spans the two tiles of a pair (the
-// MoE ring: g >= 128 or channelwise, steps of even tiles). The tiles run in the order that puts
+// one group: tile p is partial p / kShare): 1, or 2 where every group spans the two tiles of a pair (the uint4
+// pair variants of the MoE ring and of the bulk and streaming decode kernels: g >= 128 or channelwise, steps of
+// even tiles). The tiles run in the order that puts
 // consecutive mma on different partials (kShare 2, kP 4: 0, 2, 1, 3).
 template <class D, bool kG32, int kShare = 1, int kP, int MB, int kParts>
 __device__ __forceinline__ void mma_pair(int h, const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kParts][kG32 ? 2 : 1],
@@ -268,7 +269,7 @@ __device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)
 // + p * 128, pair h at + h * 64), dequantize + mma into per-tile fp32 partials (independent chains),
 // scaled into acc at each group's end; tiles past `valid` are computed on whatever the reads find
 // and dropped, never scaled into acc. Both streaming kernels (decode.cu, decode_bulk.cu) run it.
-// kShare 2 (the bulk kernel's pair variant): tiles 2j, 2j + 1 share one group, one partial and the
+// kShare 2 (the bulk and streaming kernels' pair variants): tiles 2j, 2j + 1 share one group, one partial and the
 // constants zlo / zhi / sc[j] (mma_pair); `valid` must then be even (a pair is wholly inside K).
 template <class D, bool kG32, int kShare = 1, int kP, int MB, int kParts>
 __device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kParts][kG32 ? 2 : 1],
