@@ -113,10 +113,16 @@ void launch_ring_kernel(const GemmParams& g, int items, cudaStream_t stream) {
              RingShape<kGemm1, kZeros, kGs, kDeep>::kSmemBytes + align_bytes, stream, g);
 }
 
+// The ring variant of `g`'s groups: kGs 1 where every group is a power of two >= 64 tiles' worth (uint4: >= 128, two
+// tiles' worth: RingShape::kPair) or the whole K (channelwise), else 2 (g = 32, uint4 g = 64, or another length:
+// per-half-tile entries).
+template <bool kZeros>
+bool ring_groups_span_tiles(const GemmParams& g) { return g.groups == 1 || g.group_shift >= (kZeros ? 7 : 6); }
+
 // Whether the fused alignment fits beside the ring of the variant launch_ring_gemm picks for `g`.
 template <bool kZeros, bool kGemm1>
 bool ring_align_fits_gemm(const GemmParams& g, std::int64_t tokens, int top_k) {
-  const bool deep = ring_deep_override() == 1, one = g.groups == 1 || g.group_shift >= (kZeros ? 7 : 6);
+  const bool deep = ring_deep_override() == 1, one = ring_groups_span_tiles<kZeros>(g);
   using A = RingShape<kGemm1, kZeros, 1, false>;
   using B = RingShape<kGemm1, kZeros, 1, true>;
   using C = RingShape<kGemm1, kZeros, 2, false>;
@@ -126,14 +132,11 @@ bool ring_align_fits_gemm(const GemmParams& g, std::int64_t tokens, int top_k) {
   return ring_align_fits(tokens, top_k, g.experts, bytes, cap);
 }
 
-// One GEMM through the ring kernel: kGs 1 where every group is a power of two >= 64 tiles' worth (uint4:
-// >= 128, two tiles' worth: RingShape::kPair) or the whole K (channelwise), else 2 (g = 32, uint4 g = 64, or
-// another length: per-half-tile entries); deep as
-// W4A16_MOE_RING_DEEP says.
+// One GEMM through the ring kernel: kGs as ring_groups_span_tiles says, deep as W4A16_MOE_RING_DEEP says.
 template <class T, bool kZeros, bool kGemm1>
 void launch_ring_gemm(const GemmParams& g, int items, cudaStream_t stream) {
   const bool deep = ring_deep_override() == 1;
-  if (g.groups == 1 || g.group_shift >= (kZeros ? 7 : 6)) {
+  if (ring_groups_span_tiles<kZeros>(g)) {
     if (deep) launch_ring_kernel<T, kZeros, kGemm1, 1, true>(g, items, stream);
     else launch_ring_kernel<T, kZeros, kGemm1, 1, false>(g, items, stream);
   } else {
