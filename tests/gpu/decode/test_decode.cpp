@@ -5,6 +5,7 @@
 // run-to-run determinism, and every rejection path. Skips with the reason when no GPU is present.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -560,6 +561,29 @@ TEST(Decode, BulkChainedLayersAndDeterminism) {
     const std::vector<std::uint16_t> first = check_run(L, DType::bf16, m, 0, 0, "bulk determinism", &xh);
     for (int r = 0; r < 2; ++r)
       EXPECT_EQ(first, check_run(L, DType::bf16, m, 0, 0, "bulk determinism", &xh)) << "run " << r + 1 << " differs, M=" << m;
+  }
+}
+
+// bf16's offset-free dequantization (decode_device.cuh: the fp32 partials carry (128 + q) x, and (128 + z) times the
+// unit's sum of x leaves before the scaling) on activations of one sign and a mean far from zero, where that term is
+// largest against the result: the bound still holds, for every kernel (bulk, streaming, small), scalar type and a
+// group size of each unit width (32, 128: tile pairs with uint4, channelwise), K of many groups.
+TEST(Decode, Bf16OneSignedActivations) {
+  REQUIRE_GPU();
+  for (Kernel kernel : {Kernel::bulk, Kernel::streaming, Kernel::small}) {
+    ScopedEnv small_knob("W4A16_DECODE_SMALL", kernel == Kernel::small ? "1" : "0");
+    ScopedEnv bulk_knob("W4A16_DECODE_BULK", kernel == Kernel::bulk ? "1" : "0");
+    const std::int64_t n = kernel == Kernel::small ? 896 : 1040, k = kernel == Kernel::small ? 4864 : 14336;
+    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
+      for (int g : {32, 128, kChannelwise}) {
+        QuantSpec spec{n, k, g, st};
+        Layer L = make_layer(spec, DType::bf16, false, false, DType::bf16);
+        for (std::int64_t m : {1, 6, 16}) {
+          std::vector<std::uint16_t> xh = test::random_act(m, k, DType::bf16);
+          for (std::uint16_t& v : xh) v = float_to_f16x(DType::bf16, std::fabs(f16x_to_float(DType::bf16, v)) + 2.f);
+          check_run(L, DType::bf16, m, 0, 0, spec.describe() + " one-signed x" + (kernel == Kernel::bulk ? " bulk" : ""), &xh);
+        }
+      }
   }
 }
 

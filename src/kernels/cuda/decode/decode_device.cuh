@@ -219,10 +219,13 @@ __device__ __forceinline__ uint4 lds128(unsigned smem) {
 // pair variants of the MoE ring and of the bulk and streaming decode kernels: g >= 128 or channelwise, steps of
 // even tiles). The tiles run in the order that puts
 // consecutive mma on different partials (kShare 2, kP 4: 0, 2, 1, 3).
-template <class D, bool kG32, int kShare = 1, int kP, int MB, int kParts>
+// kSplit: words 2h and 2h + 1 of a tile accumulate into two chains (tmp[part] and tmp[kParts + part], summed by
+// scale_group), so dependent mma are 2 kParts mma apart instead of kParts.
+template <class D, bool kG32, int kShare = 1, bool kSplit = false, int kP, int MB, int kParts, int kChains>
 __device__ __forceinline__ void mma_pair(int h, const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kParts][kG32 ? 2 : 1],
-                                         const std::uint32_t (&zhi)[kParts][kG32 ? 2 : 1], const uint4 (&b)[kP][MB], float (&tmp)[kParts][MB][4]) {
+                                         const std::uint32_t (&zhi)[kParts][kG32 ? 2 : 1], const uint4 (&b)[kP][MB], float (&tmp)[kChains][MB][4]) {
   static_assert(kParts * kShare == kP && (kShare == 1 || !kG32), "one partial per kShare tiles of one group");
+  static_assert(kChains == kParts * (kSplit ? 2 : 1), "two accumulator chains per partial where split");
 #pragma unroll
   for (int jj = 0; jj < 2; ++jj) {
 #pragma unroll
@@ -233,10 +236,11 @@ __device__ __forceinline__ void mma_pair(int h, const uint4 (&wv)[kP], const std
       const std::uint32_t w = j == 0 ? wv[p].x : j == 1 ? wv[p].y : j == 2 ? wv[p].z : wv[p].w;
       std::uint32_t af[4];
       D::dequant(w, zlo[part][hg], zhi[part][hg], af);
+      const int chain = part + (kSplit && jj == 1 ? kParts : 0);
 #pragma unroll
       for (int mb = 0; mb < MB; ++mb) {
-        if (jj == 0) D::mma(tmp[part][mb], af, b[p][mb].x, b[p][mb].y);
-        else D::mma(tmp[part][mb], af, b[p][mb].z, b[p][mb].w);
+        if (jj == 0) D::mma(tmp[chain][mb], af, b[p][mb].x, b[p][mb].y);
+        else D::mma(tmp[chain][mb], af, b[p][mb].z, b[p][mb].w);
       }
     }
   }
@@ -246,14 +250,24 @@ __device__ __forceinline__ void mma_pair(int h, const uint4 (&wv)[kP], const std
 // p < valid scaled per row into acc (sc[partial][group]: (row gid, row gid + 8)) and reset; tiles past
 // `valid` are dropped whatever they hold (kShare 2: a partial is kept where its first tile is valid; the
 // caller makes what its second tile adds zero).
-template <bool kG32, int kShare = 1, int kParts, int MB>
-__device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)[kParts][kG32 ? 2 : 1], float (&tmp)[kParts][MB][4], float (&acc)[MB][4]) {
+// kSplit: partial p is tmp[p] + tmp[kParts + p] (mma_pair's two chains), both reset.
+template <bool kG32, int kShare = 1, bool kSplit = false, int kParts, int MB, int kChains>
+__device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)[kParts][kG32 ? 2 : 1], float (&tmp)[kChains][MB][4], float (&acc)[MB][4]) {
+  static_assert(kChains == kParts * (kSplit ? 2 : 1), "two accumulator chains per partial where split");
 #pragma unroll
   for (int p = 0; p < kParts; ++p) {
     if (p * kShare >= valid) continue;
     const float2 s2 = sc[p][kG32 ? h : 0];
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
+      if constexpr (kSplit) {
+        constexpr int q = kChains - kParts;  // the second chain of partial p is p + q
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          tmp[p][mb][c] += tmp[p + q][mb][c];
+          tmp[p + q][mb][c] = 0.f;
+        }
+      }
       acc[mb][0] = fmaf(tmp[p][mb][0], s2.x, acc[mb][0]);
       acc[mb][1] = fmaf(tmp[p][mb][1], s2.x, acc[mb][1]);
       acc[mb][2] = fmaf(tmp[p][mb][2], s2.y, acc[mb][2]);
@@ -271,13 +285,14 @@ __device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)
 // and dropped, never scaled into acc. Both streaming kernels (decode.cu, decode_bulk.cu) run it.
 // kShare 2 (the bulk and streaming kernels' pair variants): tiles 2j, 2j + 1 share one group, one partial and the
 // constants zlo / zhi / sc[j] (mma_pair); `valid` must then be even (a pair is wholly inside K).
-template <class D, bool kG32, int kShare = 1, int kP, int MB, int kParts>
+template <class D, bool kG32, int kShare = 1, bool kSplit = false, int kP, int MB, int kParts>
 __device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kParts][kG32 ? 2 : 1],
                                            const std::uint32_t (&zhi)[kParts][kG32 ? 2 : 1], const float2 (&sc)[kParts][kG32 ? 2 : 1],
                                            const unsigned (&xl)[MB], unsigned xoff, int valid, float (&acc)[MB][4]) {
-  float tmp[kParts][MB][4];
+  constexpr int kChains = kParts * (kSplit ? 2 : 1);
+  float tmp[kChains][MB][4];
 #pragma unroll
-  for (int p = 0; p < kParts; ++p)
+  for (int p = 0; p < kChains; ++p)
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
@@ -289,8 +304,8 @@ __device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uin
     for (int p = 0; p < kP; ++p)
 #pragma unroll
       for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(xl[mb] + xoff + p * 128 + h * 64);
-    mma_pair<D, kG32, kShare>(h, wv, zlo, zhi, b, tmp);
-    if (kG32 || h == 1) scale_group<kG32, kShare>(h, valid, sc, tmp, acc);  // end of a group
+    mma_pair<D, kG32, kShare, kSplit>(h, wv, zlo, zhi, b, tmp);
+    if (kG32 || h == 1) scale_group<kG32, kShare, kSplit>(h, valid, sc, tmp, acc);  // end of a group
   }
 }
 

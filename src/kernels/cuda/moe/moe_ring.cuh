@@ -389,6 +389,12 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
   // they share one scale / zero entry and one fp32 partial, scaled once. A pair whose second tile lies past K adds
   // nothing to it: x is zero-filled there (issue_x_step) and the stale weight words dequantize to finite values.
   constexpr int kShare = S::kPair, kParts = kP / kShare;
+  // kSplit (the pair variant: only kParts = 2 mma chains): each partial in two accumulator chains (mma_pair kSplit), so
+  // a warp's dependent mma are 4 apart: 0.972-0.987x the time at T = 4..64, fp16 and bf16 (2026-12-04 stop 34; Nsight
+  // Compute put the ring at ~1.2 eligible warps per scheduler, waiting on dependent mma). The 4-chain variants measured
+  // 1.025-1.032x with 8 chains and keep 4.
+  constexpr bool kSplit = kShare == 2;
+  constexpr int kChains = kParts * (kSplit ? 2 : 1);
   auto compute = [&](unsigned woff, unsigned eoff, unsigned xoff, int valid, float (&acc)[1][4]) {
     uint4 wv[kP];
     float2 sc[kParts][kGs];
@@ -416,9 +422,9 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
         }
       }
     }
-    float tmp[kParts][1][4];
+    float tmp[kChains][1][4];
 #pragma unroll
-    for (int j = 0; j < kParts; ++j)
+    for (int j = 0; j < kChains; ++j)
 #pragma unroll
       for (int c = 0; c < 4; ++c) tmp[j][0][c] = 0.f;
 #pragma unroll
@@ -426,8 +432,8 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
       uint4 bf[kP][1];
 #pragma unroll
       for (int q = 0; q < kP; ++q) bf[q][0] = dd::ldmatrix_x4(xl + xoff + q * 128 + h * 64);
-      dd::mma_pair<D, kHalves, kShare>(h, wv, zlo, zhi, bf, tmp);
-      if (kHalves || h == 1) dd::scale_group<kHalves, kShare>(h, valid, sc, tmp, acc);  // end of a group
+      dd::mma_pair<D, kHalves, kShare, kSplit>(h, wv, zlo, zhi, bf, tmp);
+      if (kHalves || h == 1) dd::scale_group<kHalves, kShare, kSplit>(h, valid, sc, tmp, acc);  // end of a group
     }
   };
 
