@@ -31,7 +31,8 @@
 // Dequantization and mma: decode_device.cuh (Dt, mma_pair, scale_group; swap AB, 8 slots = n 8).
 // Scale / zero entries are copied once per step per (tile, gid) (kGs = 1: power-of-two groups
 // >= 64, channelwise; uint4: >= 128, per tile pair, see RingShape::kPair) or per (tile, half tile, gid) (kGs = 2:
-// g = 32 or any other group length; uint4: g = 64 too).
+// g = 32 or any other group length; uint4: g = 64 too). The pair variant keeps each partial in two accumulator chains
+// (kSplit below): the loop waits on dependent mma, not on issue (docs/benchmarks/moe.md, stop 34).
 // PDL: GEMM 2 (index_ready) requests its first steps' weights before griddepcontrol.wait; GEMM 1
 // waits first (its expert ids are the alignment's output).
 // Fused alignment (ring_align; aligned mode; the default where it fits, W4A16_MOE_FUSED_ALIGN=0
