@@ -261,11 +261,10 @@ __device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
       if constexpr (kSplit) {
-        constexpr int q = kChains - kParts;  // the second chain of partial p is p + q
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
-          tmp[p][mb][c] += tmp[p + q][mb][c];
-          tmp[p + q][mb][c] = 0.f;
+          tmp[p][mb][c] += tmp[p + kParts][mb][c];
+          tmp[p + kParts][mb][c] = 0.f;
         }
       }
       acc[mb][0] = fmaf(tmp[p][mb][0], s2.x, acc[mb][0]);
@@ -285,14 +284,13 @@ __device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)
 // and dropped, never scaled into acc. Both streaming kernels (decode.cu, decode_bulk.cu) run it.
 // kShare 2 (the bulk and streaming kernels' pair variants): tiles 2j, 2j + 1 share one group, one partial and the
 // constants zlo / zhi / sc[j] (mma_pair); `valid` must then be even (a pair is wholly inside K).
-template <class D, bool kG32, int kShare = 1, bool kSplit = false, int kP, int MB, int kParts>
+template <class D, bool kG32, int kShare = 1, int kP, int MB, int kParts>
 __device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kParts][kG32 ? 2 : 1],
                                            const std::uint32_t (&zhi)[kParts][kG32 ? 2 : 1], const float2 (&sc)[kParts][kG32 ? 2 : 1],
                                            const unsigned (&xl)[MB], unsigned xoff, int valid, float (&acc)[MB][4]) {
-  constexpr int kChains = kParts * (kSplit ? 2 : 1);
-  float tmp[kChains][MB][4];
+  float tmp[kParts][MB][4];
 #pragma unroll
-  for (int p = 0; p < kChains; ++p)
+  for (int p = 0; p < kParts; ++p)
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
@@ -304,8 +302,8 @@ __device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uin
     for (int p = 0; p < kP; ++p)
 #pragma unroll
       for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(xl[mb] + xoff + p * 128 + h * 64);
-    mma_pair<D, kG32, kShare, kSplit>(h, wv, zlo, zhi, b, tmp);
-    if (kG32 || h == 1) scale_group<kG32, kShare, kSplit>(h, valid, sc, tmp, acc);  // end of a group
+    mma_pair<D, kG32, kShare>(h, wv, zlo, zhi, b, tmp);
+    if (kG32 || h == 1) scale_group<kG32, kShare>(h, valid, sc, tmp, acc);  // end of a group
   }
 }
 
