@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The prefill plan's cost model (src/kernels/cuda/prefill/prefill.cu, prefill_plan_estimate_us) against
+"""The prefill plan's cost model (src/kernels/cuda/prefill/prefill_plan.cu, prefill_plan_estimate_us) against
 `prefill_bench out.csv tune_tma` (every TMA tile x splits 1..8): for every (shape, M), the measured
 time of the plan the model picks among the candidates allowed by the workspace bound
 (split x round_up(M, bm) <= 512), over the fastest such candidate; and the same for the
@@ -7,7 +7,7 @@ default plan of the run (the rule of 2026-12-02). --search refits the constants.
 
     python3 bench/gpu/fit_prefill_plan.py docs/benchmarks/night_2026-12-02/prefill_tune_tma_r3.csv [--search] [-v]
 
-The split term has one pair of constants per reduce mode (prefill.cu kSplitKernel* / kSplitCluster*):
+The split term has one pair of constants per reduce mode (prefill_plan.cu kSplitKernel* / kSplitCluster*):
 tune_tma measures the mode W4A16_PREFILL_SPLIT_REDUCE forces. With `--cluster CSV2 --clusters LOG`
 (CSV = the run with =kernel, CSV2 = the run with =cluster, LOG = prefill_gpu_test output with its
 "resident clusters" lines) every split is a candidate in both modes, the cluster's waves counted over
@@ -23,14 +23,14 @@ stop 22 it ranked the measured candidates only, and tune_tma timed splits 1/2/3/
 M = 1024), so a refit could prefer an untimed split (llama8b.qkv M = 32 / 64 went to split 5 and
 measured 1.07-1.09x slower through the registry); tune_tma now times every split at every M.
 
---table MARGIN (with --cluster; CSVs of several runs separated by commas): prefill.cu's
+--table MARGIN (with --cluster; CSVs of several runs separated by commas): prefill_plan.cu's
 kMeasuredPrefillPlans, an entry wherever the fastest timed plan beats the model's pick by more than
 MARGIN; --drop / --force SHAPE:M,... leave points out / give them an entry whatever the margin (where
 an A/B through prefill_dq_ab contradicted the tune run).
 
 A `prefill_bench out.csv reduce_ab` CSV (rows ab_<variant>:s<split>) instead gets a
 least-squares fit of the split term alone per variant: measured time minus the model's time without
-the split term (tile constants as in prefill.cu), against the MB of fp32 partials.
+the split term (tile constants as in prefill_plan.cu), against the MB of fp32 partials.
 """
 import collections
 import csv
@@ -45,13 +45,13 @@ SHAPES = {"qwen0.5b.qkv": (1152, 896), "qwen0.5b.o": (896, 896), "qwen0.5b.gate_
 TILES = {"wgmma_bm256_bn128_s5_ov_tma": (256, 128, 1), "wgmma_bm128_bn256_s6_ov_tma": (128, 256, 1),
          "wgmma_bm64_bn128_s6_ov_occ2_tma": (64, 128, 2), "wgmma_bm128_bn128_s8_ov_tma": (128, 128, 1)}
 NAMES = list(TILES)
-# Tiles the measured table may take but the cost model never picks (prefill.cu kModelTiles leaves them out; since stop 27
+# Tiles the measured table may take but the cost model never picks (prefill_plan.cu kModelTiles leaves them out; since stop 27
 # the model also weighs the 2-CTA bm128_bn128 up to 128 tokens, kModelSmallMTiles, which this fit does not score yet):
 # read from the tune CSVs for --table only, never scored or fitted.
 TABLE_ONLY = {"wgmma_bm128_bn128_s4_ov_occ2_tma": (128, 128, 2), "wgmma_bm192_bn192_s6_ov_tma": (192, 192, 1)}
 ALL_TILES = {**TILES, **TABLE_ONLY}
 # t_tile per TILES entry, launch, kernel reduce, its us per MB of partials, cluster reduce, its us
-# per MB (prefill.cu; estimate() uses the kernel reduce's pair)
+# per MB (prefill_plan.cu; estimate() uses the kernel reduce's pair)
 NOW = (0.73, 0.82, 0.65, 1.2, 1.6, 3.815, 0.372, 2.347, 0.214, 0.485, 0.245)  # + cluster us per rank beyond 2, kernel's
 
 
@@ -103,7 +103,7 @@ def fit_split_term(rows):
             continue
         per_mb = (k * sxy - sx * sy) / det
         fixed = (sy - per_mb * sx) / k
-        print(f"{variant:12s} split term: {fixed:.2f} us + {per_mb:.3f} us/MB of partials ({k} points; prefill.cu now {NOW[5]} + {NOW[6]})")
+        print(f"{variant:12s} split term: {fixed:.2f} us + {per_mb:.3f} us/MB of partials ({k} points; prefill_plan.cu now {NOW[5]} + {NOW[6]})")
 
 
 def tile_name(name):
@@ -168,7 +168,7 @@ def estimate_mode(shape, m, tile, split, mode, c, cap):
 
 
 def print_table(d, cands, est, margin, force=frozenset()):
-    """prefill.cu's kMeasuredPrefillPlans: for every (shape, M) where the fastest measured candidate beats the
+    """prefill_plan.cu's kMeasuredPrefillPlans: for every (shape, M) where the fastest measured candidate beats the
     cost model's pick by more than `margin` (or the pick was not timed), an entry for the tokens
     (previous measured M, M] whose m blocks are those of M (the same grid: every such M runs the same CTAs
     over the same k tiles, only the epilogue's valid rows differ)."""
@@ -278,7 +278,7 @@ def main():
         ap.add_argument("--clusters", help="prefill_gpu_test output with the resident clusters lines"),
         ap.add_argument("--loso", action="store_true", help="with --cluster --search: leave each shape out of the fit in turn"),
         ap.add_argument("--table", type=float, metavar="MARGIN",
-                        help="with --cluster: print prefill.cu's measured-plan entries where the best beats the model's pick by > MARGIN (0.03)"),
+                        help="with --cluster: print prefill_plan.cu's measured-plan entries where the best beats the model's pick by > MARGIN (0.03)"),
         ap.add_argument("--drop", default="", metavar="SHAPE:M,...",
                         help="with --table: points left out (an A/B through prefill_dq_ab did not reproduce their gain)"),
         ap.add_argument("--force", default="", metavar="SHAPE:M,...",
@@ -295,7 +295,7 @@ def main():
     worst = max(default[k] / min(t for kk, t in v.items() if allowed(k[1], *kk)) for k, v in d.items())
     print(f"default plan of the run: {len(d)} points, sum of log(plan / best allowed) {tot:.2f}, worst x{worst:.2f}")
     tot, worst = score(d, NOW, a.v)
-    print(f"prefill.cu cost model:   {len(d)} points, sum of log(pick / best allowed) {tot:.2f}, worst x{worst:.2f}")
+    print(f"prefill_plan.cu cost model:   {len(d)} points, sum of log(pick / best allowed) {tot:.2f}, worst x{worst:.2f}")
     if a.search:
         lo, hi = [0.1] * 4 + [0, 0, 0], [2.5] * 4 + [10, 10, 0.5]
         best = fit_search.search(lambda c: score(d, c)[0], NOW[:7], lo, hi, 8000, 3000, 4, (0.8, 1.25), 0.02)

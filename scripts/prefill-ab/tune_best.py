@@ -3,7 +3,7 @@
 
 usage: tune_best.py TUNE.csv[.gz]
 Per (shape, M): cuBLAS fp16 us, then for every forced tile the fastest split (`tile=us:sN`), then the
-default plan's us (the faster of its two timings: first and after the tiles) and description. The candidates for prefill.cu kMeasuredPrefillPlans are the lines
+default plan's us (the faster of its two timings: first and after the tiles) and description. The candidates for prefill_plan.cu kMeasuredPrefillPlans are the lines
 where a tile beats the default by more than the runs' spread (~3-5% on one tune sample: A/B before
 adding an entry, scripts/prefill-ab/ab_table.py).
 """

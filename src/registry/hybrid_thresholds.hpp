@@ -49,7 +49,7 @@
 // 0.69-0.84 up to 8, 0.98-1.02 at 9 / 10, 1.05-1.34 from 11 (uint4 1.18-1.32 from 9); llama8b.o and
 // qwen0.5b.down decode at or ahead up to 16 (worst 1.04x). The threshold of least summed log ratio
 // per layer and scalar type (both dtypes) is the table below.
-// 2026-12-03 stop 23 (the measured prefill plans, prefill.cu kMeasuredPrefillPlans: llama8b.o at M <= 32
+// 2026-12-03 stop 23 (the measured prefill plans, prefill_plan.cu kMeasuredPrefillPlans: llama8b.o at M <= 32
 // runs bm64 with 4 splits, 0.70-0.74x the time at M = 8 / 16): the fp16 sweep missed llama8b.o M = 16
 // (decode 8.42 us, prefill 7.59). Both paths at every M = 4..16 (call 2, session_2026-12-03_stop23/
 // call2_hybrid_4to16.csv), decode / prefill time: 0.81-0.92 up to M = 8, 1.08-1.14 from 9 (fp16 and

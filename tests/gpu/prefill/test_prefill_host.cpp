@@ -354,7 +354,7 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
   EXPECT_THROW(prefill_plan_estimate_us(1024, 1024, 64, 0, 1, 132), w4a16::Error);  // a cp.async tile: no estimate
 }
 
-// The measured plans (prefill.cu kMeasuredPrefillPlans) apply to their shape, token range and device
+// The measured plans (prefill_plan.cu kMeasuredPrefillPlans) apply to their shape, token range and device
 // only, and W4A16_PREFILL_TABLE=0 or a forced reduce mode gives the cost model back. No GPU needed for
 // the entries without a cluster (llama8b.o M = 1..32: bm64, 4 splits, reduce kernel).
 TEST(PrefillPlan, MeasuredPlansApplyWhereMeasuredOnly) {

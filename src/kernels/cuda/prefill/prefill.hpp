@@ -53,7 +53,7 @@ bool prefill_supported(int capability);
 // How split-K partials are summed (deterministic, in split order, bias added last, either way):
 //   automatic  W4A16_PREFILL_SPLIT_REDUCE ("kernel" or "cluster"; anything else throws
 //              invalid_argument), read at each call; unset: the mode of the smaller estimate
-//              (prefill_plan_estimate_us with the device's resident clusters; prefill.cu). The
+//              (prefill_plan_estimate_us with the device's resident clusters; prefill_plan.cu). The
 //              default plan names its mode (kernel or cluster) itself.
 //   kernel     fp32 partials (split, M, N) in the workspace + reduce_kernel (the path up to 2026-12-02)
 //   cluster    the TMA configs on sm_90: one cluster (1, 1, split) per output tile, reduced in the
@@ -124,7 +124,7 @@ constexpr std::int64_t kPrefillMaxSplitRows = 512;  // split * round_up(M, bm) b
 int prefill_config_count();
 const PrefillConfig& prefill_config(int i);
 
-// The plan (documented in prefill.cu). x_load = tma (default): a measured plan where one applies
+// The plan (documented in prefill_plan.cu). x_load = tma (default): a measured plan where one applies
 // (prefill_measured_plan), else the TMA tile and split of least prefill_plan_estimate_us, a cost model
 // measured on the H200; est_us holds its estimate.
 // x_load = cp_async: the rule of 2026-12-02 (tile by M, the smallest split that fills the SMs),
@@ -139,7 +139,7 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
 // Taken where prefill_plan has no measured plan for M (kMeasuredPrefillPlans decides those), head is
 // M rounded down to a multiple b of 64, 128, 192 or 256, one b less, or M / 2 rounded down to a
 // multiple of b (the candidate of least estimate), and the two plans' summed estimate is below
-// kPrefillTokenSplitMargin x the one-call plan's (a margin for the model's error; measured: prefill.cu). Each token's row is
+// kPrefillTokenSplitMargin x the one-call plan's (a margin for the model's error; measured: prefill_plan.cu). Each token's row is
 // computed by one of the two calls, from its own x row: rows differ from the one-call plan's only by
 // the fp32 summation order of a different K split. head = 0: one call (the wgmma path only;
 // W4A16_PREFILL_TOKEN_SPLIT=0 turns it off, "1" or unset on, anything else is refused).
@@ -154,7 +154,7 @@ PrefillTokenSplit prefill_token_split(std::int64_t n, std::int64_t k, std::int64
 // What prefill_run runs at M, printable: the token split's describe() where it splits, else the plan's.
 std::string prefill_default_describe(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count);
 
-// The measured plan the TMA plan takes instead of the cost model's pick (prefill.cu kMeasuredPrefillPlans:
+// The measured plan the TMA plan takes instead of the cost model's pick (prefill_plan.cu kMeasuredPrefillPlans:
 // PERF.md shapes at token ranges where a plan timed on the H200 beat the pick by more than 3%): true and
 // *plan (est_us = its estimate) where an entry applies; false for any other shape, M or device, with
 // W4A16_PREFILL_TABLE=0 or W4A16_PREFILL_SPLIT_REDUCE set, or where the entry's cluster cannot be
@@ -167,7 +167,7 @@ bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int c
 // stop 31), so prefill_measured_plan leaves an entry to the model where this is false.
 bool prefill_cluster_waves_hold(std::int64_t clusters, int active_clusters, int sm_count, int ctas_per_sm, int split);
 
-// The plan's estimate in us of a planned TMA tile config (12..15, 30, 31, 33) with `split` K splits (prefill.cu); throws
+// The plan's estimate in us of a planned TMA tile config (12..15, 30, 31, 33) with `split` K splits (prefill_plan.cu); throws
 // invalid_argument for other configs. The split term's constants are per reduce mode (automatic
 // resolves W4A16_PREFILL_SPLIT_REDUCE; unset: the kernel's). A cluster estimate counts its waves over
 // `active_clusters` resident clusters (prefill_max_active_clusters; <= 0: SMs x occupancy / split).
@@ -179,7 +179,7 @@ double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, 
 int prefill_max_active_clusters(int config, int split);
 // The config with the same tile, ring and x path as `config` and k-loop order `sched` (0, 1, 2:
 // PrefillConfig::sched), or -1 where none is compiled. The default plan takes the twin of its
-// tile for W4A16_PREFILL_SCHED=1|2 (0: the measured order; unset: prefill.cu kDefaultSched, 0).
+// tile for W4A16_PREFILL_SCHED=1|2 (0: the measured order; unset: prefill_plan.cu kDefaultSched, 0).
 int prefill_sched_twin(int config, int sched);
 // Whether the default plan's cost model covers the config (a planned TMA tile or its early-issue
 // twin): prefill_plan_estimate_us throws for the others.
@@ -189,7 +189,7 @@ bool prefill_config_planned(int config);
 bool prefill_config_modeled(int config, std::int64_t m);
 // The split rule of the cp.async plan applied to a given config (benchmarks force every config with it).
 PrefillPlan prefill_plan_for_config(std::int64_t n, std::int64_t k, std::int64_t m, int config, int sm_count);
-// The plan's split target: CTAs >= this factor x SMs (by the config's tile; prefill.cu says why).
+// The plan's split target: CTAs >= this factor x SMs (by the config's tile; prefill_plan.cu says why).
 double prefill_fill_factor(const PrefillConfig& c);
 
 // prefill_run with a forced plan (tests and benchmarks exercise every config). plan.split and

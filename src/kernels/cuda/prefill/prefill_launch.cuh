@@ -16,8 +16,8 @@ struct KernelEntry {
   int smem_bytes;  // dynamic shared memory: smem_bytes<...>() in prefill_kernel.cuh
 };
 
-// The configurations, in the order of kPrefillConfigs (prefill.cu). Keep the two in sync:
-// prefill.cu static_asserts the count.
+// The configurations, in the order of kConfigs (prefill_plan.cu). Keep the two in sync:
+// prefill_plan.cu static_asserts the count.
 // X(wgmma, BM, WG, MB, STAGES, OVERLAP, MINB, XL, SCHED). Shared memory per stage: BM * 128 bytes of x plus
 // 24 (uint4b8) or 32 (uint4) bytes of W slot per thread and block; at most 227 KB per CTA.
 // XL (XLoad, prefill_kernel.cuh): cp_async = HEAD's measured kernels (0-11); tma / tma_eb = x by
@@ -32,7 +32,7 @@ struct KernelEntry {
 // 192-token blocks pad less (M = 129..192, 257..384, 513..768, 1025..1344 on some shapes; stop 25). 31-32: bm128_bn128 with 4 stages and two
 // CTAs per SM (122-127 registers, no spills; 89 / 97 KB of shared memory): one CTA's prologue and
 // epilogue run beside the other's k loop, for short K (the Qwen2.5-0.5B shapes' 14 k tiles) and
-// mid M. Planned through the measured table only (prefill.cu kMeasuredPrefillPlans). 33-34: 192
+// mid M. Planned through the measured table only (prefill_plan.cu kMeasuredPrefillPlans). 33-34: 192
 // rows x 128 tokens (three warpgroups of m64n128k16, 64 accumulators a thread): the tile area of
 // 24576 gives other wave counts than the 32768 of bm256 / bm128_bn256 / bm192 (llama8b.qkv at M =
 // 1024: 256 CTAs, 1.94 waves, against 192 CTAs, 1.45 waves, for every other tile); table only.
@@ -90,7 +90,7 @@ inline constexpr ConfigParams kConfigParams[kNumConfigs] = {W4A16_PREFILL_CONFIG
 
 // The configs with a ONE_GROUP variant (prefill_kernel.cuh: one scale / zero entry per k tile, for
 // g >= 64 and channelwise): the early-issue (SCHED 1) twins of the planned TMA tiles that have one
-// (20, 22, 23, 28, 32, 34; 15 has none), the kernels the default plan runs (prefill.cu checks the list).
+// (20, 22, 23, 28, 32, 34; 15 has none), the kernels the default plan runs (prefill_plan.cu checks the list).
 // Only these are instantiated twice (compile time); every other config runs its per-half kernel at
 // any group size.
 using OneGroupConfigs = std::integer_sequence<int, 20, 22, 23, 28, 32, 34>;
