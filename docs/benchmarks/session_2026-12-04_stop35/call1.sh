@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 2026-12-04 stop 35, call 1 (PREPARED, NOT RUN: no device was lent in stop 35). Carry .carry-s35 (bins1.tar.xz,
 # sm_90a, stripped: base = main 6fd6703 (w4a16_bench_moe, w4a16_test_gpu_moe, w4a16_bench_gpu, w4a16_test_gpu_decode);
-# newa = branch moe-b8-pairs acf09fb (the MoE pair): bench_moe + test_moe; newb = branch bulk-b8-pairs b463bc8: bench_gpu +
+# newa = branch moe-b8-pairs ef463ac (the MoE pair): bench_moe + test_moe; newb = branch bulk-b8-pairs b463bc8: bench_gpu +
 # test_gpu_decode). Both candidates give uint4b8 the tile-pair variant with two accumulator chains per partial, as uint4
 # has (one scale entry per tile pair: half the scale copies and FFMAs; 2 partials x 2 chains = 4 chains, as before):
 #   A: the MoE ring (only the 8 uint4b8 kGs-1 ring kernels differ from base; uint4b8 g = 64 to the half-tile variant);
