@@ -32,8 +32,7 @@ namespace {
 
 bool config_runs_on(const PrefillConfig& c, int capability) {
   if (c.path == PrefillPath::wgmma) return capability == 90 && has_sm90a();
-  // mma.sync kernels exist in the sm_90a cubin (capability 90) and the sm_80 cubin (80..89, 100+).
-  return (capability == 90 && has_sm90a()) || (capability >= 80 && has_sm80());
+  return prefill_supported(capability);  // the mma.sync kernels: in every cubin of the build
 }
 
 // W4A16_PREFILL_ONE_GROUP: "0" runs the per-half kernels at every group size (A/B measurement), "1"

@@ -1,5 +1,5 @@
 // Internal: the host helpers that the prefill plan (prefill_plan.cu) and the launch (prefill.cu) share.
-// Not a public header. has_sm90a / has_sm80 read the cubin definitions that prefill/CMakeLists.txt sets
+// Not a public header. has_sm90a reads the cubin definitions that prefill/CMakeLists.txt sets
 // on both files.
 #pragma once
 #include <algorithm>
@@ -13,10 +13,6 @@ namespace w4a16::kernels::cuda::prefill_detail {
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 inline std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
-// Output tiles of `cfg` over N rows (padded to 64) and M tokens: the CTAs of one K split (grid x * y).
-inline std::int64_t output_tiles(std::int64_t n, std::int64_t m, const PrefillConfig& cfg) {
-  return ceil_div(round_up(n, 64), cfg.bn()) * ceil_div(std::max<std::int64_t>(m, 1), cfg.bm);
-}
 
 inline bool has_sm90a() {
 #ifdef W4A16_PREFILL_HAS_SM90A
@@ -25,15 +21,6 @@ inline bool has_sm90a() {
   return false;
 #endif
 }
-inline bool has_sm80() {
-#ifdef W4A16_PREFILL_HAS_SM80
-  return true;
-#else
-  return false;
-#endif
-}
-
-inline PrefillPath path_for(int capability) { return capability == 90 && has_sm90a() ? PrefillPath::wgmma : PrefillPath::mma; }
 
 inline std::int64_t normalize_split(std::int64_t k_tiles, std::int64_t split, std::int64_t* kts) {
   split = std::clamp<std::int64_t>(split, 1, std::max<std::int64_t>(1, k_tiles));
@@ -48,8 +35,7 @@ inline std::size_t gather_bytes(bool act_order, std::int64_t m, std::int64_t k) 
 inline bool is_tma_config(const PrefillConfig& c) { return c.x_load == PrefillXLoad::tma || c.x_load == PrefillXLoad::tma_eb; }
 
 // prefill_plan.cu
-// A plan's on/off switch: 0 / 1 as given, -1 = the environment variable `env` ("0" off, "1" or unset
-// on); anything else is refused naming `field` or `env`.
+// A plan's on/off switch: 0 / 1 as given, -1 = the environment variable `env` (contract at the definition).
 bool resolve_switch(int value, const char* field, const char* env);
 // W4A16_PREFILL_SPLIT_REDUCE over an automatic `r`.
 PrefillSplitReduce resolve_reduce(PrefillSplitReduce r);

@@ -67,6 +67,21 @@ using namespace prefill_detail;
 
 namespace {
 
+// Output tiles of `cfg` over N rows (padded to 64) and M tokens: the CTAs of one K split (grid x * y).
+std::int64_t output_tiles(std::int64_t n, std::int64_t m, const PrefillConfig& cfg) {
+  return ceil_div(round_up(n, 64), cfg.bn()) * ceil_div(std::max<std::int64_t>(m, 1), cfg.bm);
+}
+
+bool has_sm80() {
+#ifdef W4A16_PREFILL_HAS_SM80
+  return true;
+#else
+  return false;
+#endif
+}
+
+PrefillPath path_for(int capability) { return capability == 90 && has_sm90a() ? PrefillPath::wgmma : PrefillPath::mma; }
+
 #define W4A16_MODEL(WGMMA, BM, WG, MB, ST, OV, MINB, XL, SC) \
   PrefillConfig{(WGMMA) ? PrefillPath::wgmma : PrefillPath::mma, BM, WG, MB, ST, OV, MINB, PrefillXLoad::XL, SC},
 const PrefillConfig kConfigs[] = {W4A16_PREFILL_CONFIGS(W4A16_MODEL)};
@@ -442,6 +457,7 @@ int prefill_sched_twin(int config, int sched) {
 
 double prefill_fill_factor(const PrefillConfig& c) { return c.bm == 64 ? 1.5 : (c.bm == 128 ? 0.8 : 0.9); }
 
+// mma.sync kernels exist in the sm_90a cubin (capability 90) and the sm_80 cubin (80..89, 100+).
 bool prefill_supported(int capability) {
   return (capability == 90 && has_sm90a()) || (capability >= 80 && has_sm80());
 }
