@@ -64,7 +64,10 @@ int run_explain(const ParsedArgs& a) {
   if (!d.text().empty() && d.text().back() != '\n') std::printf("\n");
   if (!ms.empty()) {
     std::printf("how %s runs M tokens%s:\n", std::string(d.chosen->name()).c_str(),
-                c.device == Device::cuda ? (cuda_device_present() ? " (plans for this GPU)" : " (no GPU here: plans for an H200, 132 SMs, no cluster split weighed)") : "");
+                c.device == Device::cuda ? (cuda_device_present()      ? " (plans for this GPU)"
+                                           : c.capability < 90 ? " (no GPU here: plans for an A100, 108 SMs)"
+                                                               : " (no GPU here: plans for an H200, 132 SMs, no cluster split weighed)")
+                                 : "");
     for (std::int64_t m : ms) {
       const std::string how = d.chosen->describe_run(c, m);
       std::printf("  M=%lld: %s\n", static_cast<long long>(m), how.empty() ? "one path at every M" : how.c_str());

@@ -19,44 +19,18 @@
 #include "tc/tc_weights.hpp"
 #include "w4a16/core/error.hpp"
 
-#ifndef W4A16_REGISTRY_CUDA_ARCHS
-#error "W4A16_REGISTRY_CUDA_ARCHS (the W4A16_CUDA_ARCHS list, comma-separated) must be defined by CMake"
-#endif
-
 namespace w4a16::registry_detail {
 
 namespace kc = w4a16::kernels::cuda;
 
 namespace {
 
-constexpr std::string_view kBuildArchs = W4A16_REGISTRY_CUDA_ARCHS;
-
-// True if this build holds a cubin that runs on `capability`: "90a" runs on exactly 9.0;
-// a plain "80" / "86" runs on the same major at or above its minor. No PTX is embedded
-// (code=sm_XX only), so nothing is JIT-compiled for a newer GPU.
-bool build_runs_on(int capability) {
-  std::string_view s = kBuildArchs;
-  while (!s.empty()) {
-    std::size_t c = s.find(',');
-    std::string_view a = s.substr(0, c);
-    s = c == std::string_view::npos ? std::string_view{} : s.substr(c + 1);
-    bool specific = !a.empty() && (a.back() == 'a' || a.back() == 'f');
-    if (specific) a.remove_suffix(1);
-    int v = 0;
-    for (char ch : a) v = ch >= '0' && ch <= '9' ? v * 10 + (ch - '0') : -1000000;
-    if (v <= 0) continue;
-    if (specific ? capability == v : (capability / 10 == v / 10 && capability >= v)) return true;
-  }
-  return false;
-}
-
 std::string arch_refusal(const LinearConfig& c, int min_capability) {
   if (c.device != Device::cuda) return "device " + std::string(device_name(c.device)) + ": a CUDA kernel";
   if (c.capability < min_capability)
     return "capability " + std::to_string(c.capability) + " below its minimum " + std::to_string(min_capability);
-  if (!build_runs_on(c.capability))
-    return "this build holds no cubin for sm_" + std::to_string(c.capability) + " (W4A16_CUDA_ARCHS=" +
-           std::string(kBuildArchs) + ")";
+  if (kc::code_arch(c.capability) == 0)  // sm_90a runs on exactly 9.0, sm_80 on 8.0 (its PTX, where embedded, on newer)
+    return "this build holds no code for sm_" + std::to_string(c.capability) + " (W4A16_CUDA_ARCHS=" + kc::build_archs() + ")";
   return {};
 }
 
@@ -76,13 +50,13 @@ std::string tc_refusal(const LinearConfig& c, int min_capability) {
 
 std::string decode_refusal(const LinearConfig& c) {
   if (std::string r = tc_refusal(c, 80); !r.empty()) return r;
-  if (!kc::decode_fits(c.k, 1, c.has_zeros, c.group_size))
+  if (!kc::decode_fits(c.k, 1, c.has_zeros, c.group_size, kc::decode_device_for(c.capability)))
     return "K=" + std::to_string(c.k) + " above the decode kernel's shared-memory bound (x staged per block) even at 1 token";
   return {};
 }
 
 std::string prefill_refusal(const LinearConfig& c) {
-  if (std::string r = tc_refusal(c, 90); !r.empty()) return r;
+  if (std::string r = tc_refusal(c, 80); !r.empty()) return r;
   if (!kc::prefill_supported(c.capability))
     return "prefill_supported(" + std::to_string(c.capability) + ") is false in this build";
   return {};
@@ -96,30 +70,32 @@ int current_device() {
 
 cudaStream_t stream_of(void* s) { return static_cast<cudaStream_t>(s); }
 
-// What the plans of describe_run are made for: this machine's GPU, else an H200 (132 SMs; prefill_max_active_clusters
-// then finds no device and the plans weigh no cluster split).
-int plan_sm_count() {
+// What the plans of describe_run are made for: this machine's GPU, else an H200 (132 SMs) or, below capability 90, an
+// A100 (108 SMs); prefill_max_active_clusters then finds no device and the plans weigh no cluster split.
+int plan_sm_count(int capability) {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
     cudaGetLastError();
-    return 132;
+    return capability < 90 ? 108 : 132;
   }
   return kc::device_sm_count();
 }
 
-// decode_run's plan of m tokens (16-token chunks past 16; x rows 16-byte aligned unless act-order, as the hybrid asks).
+// decode_run's plan of m tokens (its chunks of decode_chunk tokens; x rows 16-byte aligned unless act-order, as the hybrid asks).
 std::string decode_run_text(const LinearConfig& c, std::int64_t m) {
-  const int chunk = static_cast<int>(std::min<std::int64_t>(m, 16));
+  const kc::DecodeDevice dev = kc::decode_device_for(c.capability);
+  const int per_launch = kc::decode_chunk(c.k, m, c.has_zeros, c.group_size, !c.act_order, dev);
+  const int chunk = static_cast<int>(std::min<std::int64_t>(m, per_launch));
   try {
-    return "decode: " + kc::decode_plan_for_sms(c.n, c.k, chunk, c.has_zeros, c.group_size, !c.act_order, plan_sm_count()).describe() +
-           (m > 16 ? " (per 16-token chunk)" : "");
+    return "decode: " + kc::decode_plan_for_sms(c.n, c.k, chunk, c.has_zeros, c.group_size, !c.act_order, plan_sm_count(c.capability), dev).describe() +
+           (m > chunk ? " (per " + std::to_string(chunk) + "-token chunk)" : "");
   } catch (const Error& e) {
     return std::string("decode: no plan (") + e.what() + ")";
   }
 }
 
 std::string prefill_run_text(const LinearConfig& c, std::int64_t m) {
-  return "prefill: " + kc::prefill_default_describe(c.n, c.k, m, c.capability, plan_sm_count());
+  return "prefill: " + kc::prefill_default_describe(c.n, c.k, m, c.capability, plan_sm_count(c.capability));
 }
 
 // ---- "cuda.tc16x64.v1": one TcWeights, shared by decode, prefill and the hybrid.
@@ -206,7 +182,7 @@ IoAlignment prefill_alignment(const LinearConfig& c) { return {c.act_order ? 1u 
 class CudaPrefill final : public TcKernel {
  public:
   std::string_view name() const override { return "cuda_prefill"; }
-  int min_capability() const override { return 90; }
+  int min_capability() const override { return 80; }  // mma.sync below 9.0 (and on sm_80 code), wgmma on sm_90a
   std::string can_implement(const LinearConfig& c) const override { return prefill_refusal(c); }
   std::size_t workspace_bytes(const LinearConfig& c, std::int64_t max_m) const override {
     return kc::prefill_workspace_bytes(c.n, c.k, c.group_size, c.act_order, max_m);
@@ -226,7 +202,7 @@ class CudaPrefill final : public TcKernel {
 class CudaHybrid final : public TcKernel {
  public:
   std::string_view name() const override { return "cuda_hybrid"; }
-  int min_capability() const override { return 90; }
+  int min_capability() const override { return 80; }
   // The prefill path takes every M, so it decides what the hybrid claims; a K the decode path
   // cannot stage even at 1 token sends every M to the prefill path.
   std::string can_implement(const LinearConfig& c) const override {
@@ -234,9 +210,10 @@ class CudaHybrid final : public TcKernel {
     return {};
   }
   // Everything else the decode path needs is already implied by the prefill path's claim
-  // (same layout and dtypes, a higher minimum capability): only its K bound can differ.
+  // (same layout, dtypes and minimum capability): only its K bound can differ.
   static std::int64_t decode_max_m(const LinearConfig& c) {
-    return kc::decode_fits(c.k, 1, c.has_zeros, c.group_size) ? hybrid_decode_max_m(c.n, c.k, c.has_zeros) : 0;
+    return kc::decode_fits(c.k, 1, c.has_zeros, c.group_size, kc::decode_device_for(c.capability)) ? hybrid_decode_max_m(c.n, c.k, c.has_zeros)
+                                                                                                   : 0;
   }
   // The smallest M of the dense path (0: never): hybrid_dense_min_m_table, or W4A16_HYBRID_DENSE_MIN_M
   // (0: off, m: from m tokens on, for every layer; the A/B knob, read per call). Never for act-order.
@@ -360,7 +337,7 @@ const Kernel& cuda_dense_cache_kernel() {
   return k;
 }
 
-bool cuda_build_runs_on(int capability) { return build_runs_on(capability); }
+bool cuda_build_runs_on(int capability) { return kc::code_arch(capability) != 0; }
 
 int cuda_capability(int device_index) { return kc::device_capability(device_index); }
 

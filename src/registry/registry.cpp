@@ -15,7 +15,7 @@ namespace w4a16 {
 using namespace registry_detail;
 
 #if W4A16_HAVE_CUDA
-// Whether this build runs on some sm_8x GPU (W4A16_CUDA_ARCHS holds an 8x cubin).
+// Whether this build runs on some sm_8x GPU (W4A16_CUDA_ARCHS holds 80).
 static bool sm80_build() {
   for (int cap = 80; cap < 90; ++cap)
     if (cuda_build_runs_on(cap)) return true;
@@ -32,11 +32,10 @@ const std::vector<KernelEntry>& all_kernels() {
 #if W4A16_HAVE_CUDA
     e.push_back({&cuda_hybrid_kernel(), ""});
     e.push_back({&cuda_decode_kernel(),
-                 sm80_build() ? ""
-                              : "on sm_90 cuda_hybrid runs it for small M on the same weights (it claims the same "
-                                "configurations), and this build holds no sm_80 cubin, where it would lead the list"});
+                 "cuda_hybrid runs it for small M on the same weights (it claims the same configurations); forced, "
+                 "every M takes the decode path (16-token chunks)"});
     e.push_back({&cuda_prefill_kernel(),
-                 "on sm_90 cuda_hybrid runs it for large M on the same weights (it claims the same configurations); "
+                 "cuda_hybrid runs it for large M on the same weights (it claims the same configurations); "
                  "forced, every M takes the prefill path"});
     e.push_back({&cuda_dense_cache_kernel(), "holds an fp16/bf16 copy of the weights; opt-in per layer"});
 #endif
@@ -74,13 +73,12 @@ std::vector<std::string_view> priority_names(Platform p) {
   switch (p) {
     case Platform::cpu: return {"cpu_fast"};
 #if W4A16_HAVE_CUDA
-    // sm_80 has no wgmma, so neither the prefill kernel nor the hybrid exists there.
+    // The hybrid alone: one weight copy, the faster path per M (on sm_80 code its prefill path is the mma.sync kernel).
+    // Decode and prefill claim the same configurations as the hybrid, so behind it they would be dead entries; they
+    // stay forcible by name (override-only, reasons in all_kernels()). sm80: only where the build holds sm_80 code.
     case Platform::sm80:
-      if (sm80_build()) return {"cuda_decode"};
+      if (sm80_build()) return {"cuda_hybrid"};
       return {};
-    // The hybrid alone: one weight copy, the faster path per M. Decode and prefill claim the
-    // same configurations as the hybrid, so behind it they would be dead entries; they stay
-    // forcible by name (override-only, reasons in all_kernels()).
     case Platform::sm90: return {"cuda_hybrid"};
 #else
     case Platform::sm80: case Platform::sm90: return {};

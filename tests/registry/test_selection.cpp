@@ -10,6 +10,9 @@
 
 #include "grid.hpp"
 #include "hybrid_thresholds.hpp"  // src/registry: the hybrid's switch point, to know which path an M takes
+#if W4A16_HAVE_CUDA
+#include "common.cuh"  // src/kernels/cuda: code_arch, which code of this build runs on a capability
+#endif
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
 
@@ -201,7 +204,9 @@ TEST(Claims, DecodeRefusesAKBeyondItsBoundAndTheHybridRoutesItToPrefill) {
   std::string why = find_kernel("cuda_decode")->can_implement(c);
   EXPECT_NE(why.find("K=16777216 above the decode kernel's shared-memory bound"), std::string::npos) << why;
   EXPECT_EQ(find_kernel("cuda_hybrid")->can_implement(c), find_kernel("cuda_prefill")->can_implement(c));
-  c.k = c.k_full = 65536;  // beyond the 16-token bound only: accepted, decode_run takes smaller chunks
+  // Beyond the 16-token bound only: accepted, decode_run takes smaller chunks. (That bound counts 8 cluster ranks
+  // staging K / 8 each: a build whose code on 9.0 is sm_80, without clusters, stages all of K per block.)
+  c.k = c.k_full = kernels::cuda::code_arch(90) == 90 ? 65536 : 32768;
   EXPECT_EQ(find_kernel("cuda_decode")->can_implement(c), "");
 }
 

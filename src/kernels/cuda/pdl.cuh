@@ -8,7 +8,8 @@
 //                            Called right after pdl_wait(), so that what the next kernel reads before
 //                            its wait is older than this kernel's predecessor.
 // The host side, launch_pdl(): one launch with programmatic stream serialization where `pdl` asks
-// for it (graph capture keeps the programmatic edges); plain stream order otherwise.
+// for it and the device runs this build's sm_90a code (graph capture keeps the programmatic edges); plain stream order
+// otherwise.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -41,7 +42,7 @@ void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t sm
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = pdl ? 1 : 0;
+  cfg.numAttrs = pdl && device_code_arch() == 90 ? 1 : 0;  // sm_80 code has no griddepcontrol: plain stream order
   W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, args...));
 }
 

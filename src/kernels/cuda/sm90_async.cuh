@@ -1,11 +1,14 @@
 // sm_90 mbarriers (the prefill kernel's TMA x tiles; also what a kernel with cp.async.bulk copies
-// would wait on). Thin wrappers over PTX; every function is device-only and the project builds for
-// sm_90a only (CMakeLists.txt).
+// would wait on). Thin wrappers over PTX; every function is device-only. Compiled below sm_90 (an sm_8x build's copies
+// of the kernels that use them: the wgmma prefill configs, the bulk decode kernel) they trap instead: the plans pick
+// those kernels only where the code that runs on the device was compiled for sm_90a (kernel_arch.hpp).
 //   mbar_*  an mbarrier in shared memory (a 64-bit word, 8-byte aligned, by its shared address)
 #pragma once
 #include <cstdint>
 
 namespace w4a16::kernels::cuda {
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 
 __device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
@@ -34,4 +37,11 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
       "r"(parity)
       : "memory");
 }
+#else
+__device__ __forceinline__ void mbar_init(std::uint32_t, std::uint32_t) { __trap(); }
+__device__ __forceinline__ void mbar_fence_init() { __trap(); }
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint32_t, std::uint32_t) { __trap(); }
+__device__ __forceinline__ void mbar_arrive(std::uint32_t) { __trap(); }
+__device__ __forceinline__ void mbar_wait(std::uint32_t, std::uint32_t) { __trap(); }
+#endif
 }  // namespace w4a16::kernels::cuda

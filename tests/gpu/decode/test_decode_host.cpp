@@ -5,6 +5,7 @@
 #include <iterator>
 #include <string>
 
+#include "common.cuh"  // code_arch
 #include "decode/decode.hpp"
 #include "w4a16/core/error.hpp"
 
@@ -409,4 +410,71 @@ TEST(DecodeHost, TilePairsOnlyWhereGroupsSpanPairsAndRangesAreEven) {
     EXPECT_GT(p.bulk_stages, 0) << p.describe();
     EXPECT_TRUE(decode_tile_pairs(p, static_cast<int>(l.k / 64), true, 128, true)) << p.describe();
   }
+}
+
+// Which code of a build runs on a capability (common.cuh code_arch_for): sm_90a only on 9.0, sm_80 only on 8.0, the
+// compute_80 PTX (W4A16_CUDA_PTX) on every newer GPU, sm_90a first where both could.
+TEST(DecodeHost, CodeArchOfABuild) {
+  struct C { const char* archs; bool ptx; int cap, want; };
+  for (C c : {C{"90a", false, 90, 90}, C{"90a", false, 80, 0}, C{"90a", false, 100, 0}, C{"80", false, 80, 80},
+              C{"80", false, 86, 0}, C{"80", false, 90, 0}, C{"80", true, 90, 80}, C{"80", true, 86, 80},
+              C{"80", true, 75, 0}, C{"90a,80", false, 90, 90}, C{"90a,80", true, 90, 90}, C{"90a,80", false, 80, 80},
+              C{"90a,80", false, 89, 0}, C{"", true, 90, 0}})
+    EXPECT_EQ(code_arch_for(c.archs, c.ptx, c.cap), c.want) << c.archs << (c.ptx ? "+ptx" : "") << " on " << c.cap;
+  // This build: the rule over its own list.
+  EXPECT_EQ(code_arch(90), code_arch_for(build_archs().substr(0, build_archs().find('+')), build_archs().find("+ptx") != std::string::npos, 90));
+  const DecodeDevice h200 = decode_device_for(90), a100 = decode_device_for(80);
+  EXPECT_EQ(h200.sm90, code_arch(90) == 90);
+  EXPECT_FALSE(a100.sm90);
+  EXPECT_EQ(a100.smem_per_block, 163u * 1024);
+  EXPECT_EQ(a100.smem_per_sm, 164u * 1024);
+  EXPECT_EQ(h200.smem_per_block, 227u * 1024);
+}
+
+// Plans for a device that runs sm_80 code (an A100, or the PTX on a Hopper GPU): no cluster split, no bulk kernel (not
+// even when its knobs force it), every plan within the A100's shared memory, and a forced cluster plan refused by name.
+TEST(DecodeHost, Sm80CodePlansNeitherClustersNorBulkCopies) {
+  DecodeDevice a100;
+  a100.sm90 = false;
+  a100.smem_per_block = 163 * 1024;
+  a100.smem_per_sm = 164 * 1024;
+  struct S { std::int64_t n, k; };
+  int plans = 0;
+  for (S s : {S{8192, 8192}, S{28672, 4096}, S{4096, 14336}, S{6144, 4096}, S{57344, 8192}, S{1152, 896}, S{9728, 896}, S{896, 4864}})
+    for (int m = 1; m <= 16; ++m)
+      for (bool zeros : {false, true})
+        for (int g : {32, 128, -1})
+          for (bool xs : {true, false}) {
+            if (!xs && !decode_fits(s.k, m, zeros, g, a100)) {  // act-order rows: decode_run halves the chunk
+              EXPECT_THROW(decode_plan_for_sms(s.n, s.k, m, zeros, g, xs, 108, a100), w4a16::Error);
+              continue;
+            }
+            const DecodePlan p = decode_plan_for_sms(s.n, s.k, m, zeros, g, xs, 108, a100);
+            const std::string what = std::to_string(s.n) + "x" + std::to_string(s.k) + " m=" + std::to_string(m) + " " + p.describe();
+            EXPECT_EQ(p.splits, 1) << what;
+            EXPECT_EQ(p.bulk_stages, 0) << what;
+            EXPECT_LE(p.smem_bytes, a100.smem_per_block) << what;
+            EXPECT_GT(p.row_blocks, 0) << what;
+            ++plans;
+          }
+  EXPECT_GT(plans, 1000);
+  EXPECT_TRUE(decode_fits(4096, 1, false, 128, a100));
+  {
+    ScopedEnv bulk("W4A16_DECODE_BULK", "1"), forced("W4A16_DECODE_BULK_PLAN", "8,1");
+    EXPECT_EQ(decode_plan_for_sms(8192, 8192, 1, false, 128, true, 108, a100).bulk_stages, 0);
+    EXPECT_EQ(decode_bulk_plan_for_sms(8192, 8192, 1, false, 128, 108, a100).bulk_stages, 0);
+    EXPECT_GT(decode_bulk_plan_for_sms(8192, 8192, 1, false, 128, 132).bulk_stages, 0);  // the same knobs on sm_90a code
+  }
+  {
+    ScopedEnv bad("W4A16_DECODE_BULK_PLAN", "3,1");  // malformed: refused on sm_80 code too
+    EXPECT_THROW(decode_bulk_plan_for_sms(8192, 8192, 1, false, 128, 108, a100), w4a16::Error);
+  }
+  ScopedEnv cluster("W4A16_DECODE_PLAN", "8,2");
+  try {
+    decode_plan_for_sms(8192, 8192, 1, false, 128, true, 108, a100);
+    ADD_FAILURE() << "a forced cluster split planned on sm_80 code";
+  } catch (const w4a16::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("W4A16_DECODE_PLAN"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(decode_plan_for_sms(8192, 8192, 1, false, 128, true, 132).splits, 2);  // sm_90a code takes it
 }

@@ -772,7 +772,7 @@ std::vector<std::uint16_t> run_bits(const Case& c, Layer& l, const PrefillPlan& 
 // TMA config and split (the numbers bench/gpu/fit_prefill_plan.py fits the cluster waves with).
 TEST(PrefillGpu, AutomaticReduceTakesTheModeOfTheSmallerEstimate) {
   SKIP_WITHOUT_GPU();
-  if (device_capability() != 90) GTEST_SKIP() << "the cluster reduce runs on the sm_90a TMA configs only";
+  if (device_code_arch() != 90) GTEST_SKIP() << "the cluster reduce runs on the sm_90a TMA configs only";
   const char* old = std::getenv("W4A16_PREFILL_SPLIT_REDUCE");
   const std::string saved = old ? old : "";
   unsetenv("W4A16_PREFILL_SPLIT_REDUCE");

@@ -101,6 +101,33 @@ struct Ring {
   static_assert(!kPair || (kZeros && !kG32), "pairs: the uint4 variant of one group per tile");
   static_assert(kStepBytes % 128 == 0, "every slot and every warp's ring on a 128-byte boundary (see x_region_bytes)");
 };
+// Thread-block clusters (the K split over blocks) are sm_90. Compiled below it (an sm_8x build) these trap: decode_plan
+// keeps splits = 1 wherever the device runs code without clusters (decode_clusters_available), so they are not reached.
+__device__ __forceinline__ void cluster_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cg::this_cluster().sync();
+#else
+  __trap();
+#endif
+}
+__device__ __forceinline__ int cluster_rank() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return static_cast<int>(cg::this_cluster().block_rank());
+#else
+  __trap();
+  return 0;
+#endif
+}
+// `red` of cluster rank r (distributed shared memory).
+__device__ __forceinline__ const float4* cluster_peer(float* red, int r) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return reinterpret_cast<const float4*>(cg::this_cluster().map_shared_rank(red, r));
+#else
+  __trap();
+  return nullptr;
+#endif
+}
+
 // Step shape per token variant. A step is what one cp.async wait, one __syncwarp (or block barrier),
 // one round of copies and one advance of the copy side cover; its tiles are computed kComputeTiles at
 // a time (4 independent mma chains). 1..8 tokens: 8 tiles per step in a ring of 2 slots (the copies
@@ -394,7 +421,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
       }
     }
     if (cluster) {
-      cg::this_cluster().sync();  // every rank's block sums are complete and visible
+      cluster_sync();  // every rank's block sums are complete and visible
     } else {
       __syncthreads();
     }
@@ -402,7 +429,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
     // sum on every run, whichever rank computes it); all remote loads are issued before the adds.
     const int rb = static_cast<int>(blockIdx.y) + item * static_cast<int>(gridDim.y);
     const int vals4 = vals / 4;
-    const int rank = cluster ? static_cast<int>(cg::this_cluster().block_rank()) : 0;
+    const int rank = cluster ? cluster_rank() : 0;
     const int slice = (vals4 + a.splits - 1) / a.splits;
     const int i_end = min(vals4, (rank + 1) * slice);
     for (int i4 = rank * slice + threadIdx.x; i4 < i_end; i4 += kThreads) {
@@ -411,7 +438,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
         float4 v[kMaxSplits];
 #pragma unroll
         for (int r = 0; r < kMaxSplits; ++r)
-          if (r < a.splits) v[r] = reinterpret_cast<const float4*>(cg::this_cluster().map_shared_rank(red, r))[i4];
+          if (r < a.splits) v[r] = cluster_peer(red, r)[i4];
         s = v[0];
 #pragma unroll
         for (int r = 1; r < kMaxSplits; ++r)
@@ -424,7 +451,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
     // Every rank's partials stay alive (and unchanged) until all ranks have read them: the next
     // item writes `red` only after this barrier.
     if (cluster) {
-      cg::this_cluster().sync();
+      cluster_sync();
     } else {
       __syncthreads();
     }

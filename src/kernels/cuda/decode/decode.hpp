@@ -43,6 +43,20 @@ struct DecodePlan {
   std::string describe() const;
 };
 
+// What a decode plan needs to know of the device besides its SM count: pure data, so that plans stay host arithmetic.
+// The defaults are an H200 (or H100) running this build's sm_90a code; decode_device_for gives any capability's.
+struct DecodeDevice {
+  bool sm90 = true;                         // the device runs sm_90a code (code_arch 90): thread-block clusters (splits
+                                            // > 1) and the bulk kernel exist; otherwise neither is planned
+  std::size_t smem_per_block = 227 * 1024;  // opt-in shared memory per block (sm_90: 227 KB; sm_80: 163 KB)
+  std::size_t smem_per_sm = 228 * 1024;     // shared memory per SM (sm_90: 228 KB; sm_80: 164 KB)
+};
+// The DecodeDevice of a device of `capability` running this build (code_arch; shared memory per the CUDA programming
+// guide's table of compute capabilities: 8.0 163 / 164 KB, 8.6 / 8.9 99 / 100 KB, 9.0 227 / 228 KB). Pure.
+DecodeDevice decode_device_for(int capability);
+// decode_device_for the current device (read once per process, as decode_plan reads its SM count).
+const DecodeDevice& decode_device();
+
 // The plan decode_run uses for M-chunks of `m_chunk` tokens (1..16) of a layer with/without zero
 // points and this group size (the cp.async ring holds their words). xstream_ok: x rows are 16-byte
 // aligned without act-order perm (decode_run), so x may be streamed and the small-layer kernel
@@ -67,7 +81,8 @@ DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros =
                        bool xstream_ok = false);
 // decode_plan for a device of `sms` multiprocessors: pure host arithmetic, no device is queried
 // (decode_plan passes the current device's count).
-DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok, int sms);
+DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok, int sms,
+                               const DecodeDevice& dev = {});
 // x bytes (row_blocks x M x K x 2: every block of the small kernel copies the m rows of x) up to
 // which decode_plan picks the small-layer kernel by default. Measured on the H200 (2026-12-02 night,
 // docs/benchmarks/decode.md, A/B in one process against the streaming kernel): it won where those
@@ -82,7 +97,7 @@ constexpr std::int64_t kDecodeSmallMaxXBytes = std::int64_t{2} << 20;
 // ceil(K_pad/64 / warps_k), row_blocks = ceil(N_pad/16 / warps_n) <= sms x resident blocks per SM
 // (small_min_blocks(T) by registers, fewer where the staged x needs more shared memory). The smallest
 // T that fits gives the most warps and blocks (latency-bound layers want more loads in flight).
-DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, int sms, int min_tiles = 2);
+DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, int sms, int min_tiles = 2, const DecodeDevice& dev = {});
 // The bulk kernel's plan (decode_bulk.cu) for a device of `sms` multiprocessors, or a plan with
 // bulk_stages = 0 where it does not fit (x of all of K staged per block plus two ring stages must fit
 // the shared memory of one or two blocks per SM). Pure host arithmetic. Over warps_n in 1, 2, 4, 8 and
@@ -91,7 +106,9 @@ DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk
 // where the ring holds fewer than 96 KB in flight per SM. W4A16_DECODE_BULK_PLAN="warps_n,blocks_per_sm"
 // forces one where it fits (malformed: invalid_argument; not fitting: the automatic choice), and with
 // the kernel enabled decode_plan then takes it before the small-layer kernel's rule.
-DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms);
+// Below sm_90 code (dev.sm90 false) it never fits.
+DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms,
+                                    const DecodeDevice& dev = {});
 // Whether the launch of plan `p` runs the uint4 tile-pair variant of its kernel (tiles 2j, 2j + 1 share one scale / zero
 // entry, copied and read once, and one fp32 partial; docs/benchmarks/decode.md version 15): uint4 (zeros) with groups
 // of two tiles or more (g >= 128, channelwise) and an even K_pad / 64 = kt_count, so that every step holds whole pairs;
@@ -101,7 +118,10 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
 bool decode_tile_pairs(const DecodePlan& p, int kt_count, bool zeros, int group_size, bool bf16);
 // Whether some plan stages an m_chunk-token x chunk of this K in shared memory (what decode_plan
 // needs not to throw unsupported). Pure host arithmetic: no device is queried.
-bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size);
+bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size, const DecodeDevice& dev = {});
+// The tokens per launch decode_run takes for M tokens: 16, halved while the chunk's x (staged: !xstream_ok) does not fit
+// (decode_fits; decode_plan throws if even one token does not). Pure host arithmetic.
+int decode_chunk(std::int64_t k, std::int64_t m, bool zeros, int group_size, bool xstream_ok, const DecodeDevice& dev = {});
 
 // Workspace decode_run needs: 0 (the reduction lives in shared memory); kept for the registry API.
 std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m);

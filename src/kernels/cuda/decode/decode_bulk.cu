@@ -48,6 +48,7 @@
 namespace w4a16::kernels::cuda::decode_detail {
 namespace {
 
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900  // the kernel body below is sm_90 only
 __device__ __forceinline__ void bulk_copy_g2s(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst), "l"(src),
                "r"(bytes), "r"(bar)
@@ -68,6 +69,7 @@ __device__ __forceinline__ void cp_async_arrive_noinc(unsigned bar) {
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
 // The warps of one stripe (`threads` = warps_k x 32): barrier `id` (2 + the stripe's index in the item).
 __device__ __forceinline__ void stripe_sync(int id, int threads) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory"); }
+#endif
 
 // kBf16   activations (x, scales, bias, y) bf16; else fp16
 // MB      token halves of 8 computed per mma chain: 1 for <= 8 tokens, 2 for 9..16
@@ -78,6 +80,9 @@ __device__ __forceinline__ void stripe_sync(int id, int threads) { asm volatile(
 //         keep one fp32 partial per pair (tiles_math kShare 2); the stage layout is unchanged
 template <bool kBf16, int MB, bool kZeros, bool kG32, bool kPair = false>
 __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_kernel(const Args a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  __trap();  // cp.async.bulk and mbarrier transactions are sm_90: decode_plan never picks this kernel below it
+#else
   using D = Dt<kBf16>;
   using St = BulkStage<kZeros, kG32>;
   constexpr int kGs = St::kGs, kP = kBulkTiles, kShare = kPair ? 2 : 1, kParts = kP / kShare;
@@ -259,6 +264,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       store_outputs<D, MB>(a, sum, i4, rb);
     }
   }
+#endif  // __CUDA_ARCH__ >= 900
 }
 
 // The bulk kernel's instantiations (pick_variant), up to kBulkMaxSmem of shared memory.

@@ -10,6 +10,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -332,10 +333,15 @@ __device__ __forceinline__ void store_outputs(const Args& a, float4 s, int i4, i
 
 // ---- Host: picking an instantiation ----
 using KernelFn = void (*)(const Args);
-// f with its dynamic shared memory limit raised to `limit` bytes; each kernel's K<...>::fn() calls it
-// once per instantiation (a function-local static).
+// f with its dynamic shared memory limit raised to `limit` bytes, or to the device's opt-in maximum where that is less
+// (an A100's 163 KB: its plans stay within it, decode_device_for); each kernel's K<...>::fn() calls it once per
+// instantiation (a function-local static).
 inline KernelFn smem_opt_in(KernelFn f, std::size_t limit) {
-  W4A16_CUDA_TRY(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
+  int device = 0, optin = 0;
+  W4A16_CUDA_TRY(cudaGetDevice(&device));
+  W4A16_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const std::size_t bytes = std::min(limit, static_cast<std::size_t>(optin));
+  W4A16_CUDA_TRY(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   return f;
 }
 // The instantiation K<bf16, MB, zeros, g32>::fn() of a kernel family by the runtime flags

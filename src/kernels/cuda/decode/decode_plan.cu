@@ -38,6 +38,8 @@ int cached_sm_count() {
   static const int n = device_sm_count();
   return n;
 }
+// Shared memory the streaming and small kernels may take per block on `dev`.
+std::size_t smem_limit(const DecodeDevice& dev) { return std::min(kMaxSmem, dev.smem_per_block); }
 
 DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted, int m, bool zeros, bool g32, bool xstream = false) {
   DecodePlan p;
@@ -56,8 +58,8 @@ DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted
 }
 
 // Blocks of this plan resident per SM: 2 by registers (kMinBlocks), fewer when shared memory runs out.
-int blocks_per_sm(const DecodePlan& p) {
-  return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(2, (227 * 1024) / (p.smem_bytes + 1024))));
+int blocks_per_sm(const DecodePlan& p, const DecodeDevice& dev) {
+  return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(2, (dev.smem_per_sm - 1024) / (p.smem_bytes + 1024))));
 }
 
 // W4A16_DECODE_PERSIST: "0" launches one block per row block (A/B measurement), "1" or unset lets
@@ -78,9 +80,9 @@ bool persist_enabled() {
 // per SM for every plan (leaving each SM a slot for the next kernel of the stream to prefetch in)
 // was slower everywhere it changed the grid (8192x8192 M = 1 12.7 -> 15.2 us, llama70b.gate_up
 // 68.1 -> 91.0 us): 8 warps per SM do not keep the bytes in flight that 16 do.
-void make_persistent(DecodePlan& p, int sms, int m_chunk) {
+void make_persistent(DecodePlan& p, int sms, int m_chunk, const DecodeDevice& dev) {
   if (m_chunk > 8) return;
-  const int resident_rows = std::max(1, sms * blocks_per_sm(p) / p.splits);
+  const int resident_rows = std::max(1, sms * blocks_per_sm(p, dev) / p.splits);
   if (p.row_blocks > resident_rows) p.grid_rows = resident_rows;
 }
 
@@ -102,10 +104,10 @@ struct CostConstants {
   double c0 = 17, c1 = 30, cs = 1.07, wl = 0.2, cf = 0.13, cc = 0.2, xf = 1.11, st = 2100;
 };
 
-double plan_cost(const DecodePlan& p, int sms, int m_chunk) {
+double plan_cost(const DecodePlan& p, int sms, int m_chunk, const DecodeDevice& dev) {
   constexpr CostConstants c;
   const double cyc_scale = m_chunk > 8 ? c.cs : 1.0;
-  const std::int64_t bps = blocks_per_sm(p);
+  const std::int64_t bps = blocks_per_sm(p, dev);
   const std::int64_t slots = static_cast<std::int64_t>(sms) * bps;
   const std::int64_t blocks = static_cast<std::int64_t>(p.row_blocks) * p.splits;
   const std::int64_t waves = (blocks + slots - 1) / slots;
@@ -192,8 +194,9 @@ bool measured_plans_enabled() {
   return *env == '1';
 }
 
-const MeasuredPlan* measured_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok, int sms) {
-  if (zeros || group_size != 128 || sms != kMeasuredPlanSms || !measured_plans_enabled()) return nullptr;
+const MeasuredPlan* measured_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok, int sms,
+                                  const DecodeDevice& dev) {
+  if (zeros || group_size != 128 || sms != kMeasuredPlanSms || !dev.sm90 || !measured_plans_enabled()) return nullptr;
   for (const MeasuredPlan& e : kMeasuredPlans)
     if (e.n == n && e.k == k && m_chunk >= e.m_lo && m_chunk <= e.m_hi && (xstream_ok || !e.xstream)) return &e;
   return nullptr;
@@ -315,22 +318,25 @@ bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePl
 
 }  // namespace
 
-DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms) {
+DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms,
+                                    const DecodeDevice& dev) {
   if (sms < 1) fail(ErrorCode::invalid_argument, "sms", ">= 1", std::to_string(sms));
   if (m_chunk < 1 || m_chunk > 16) fail(ErrorCode::invalid_argument, "m_chunk", "1..16", std::to_string(m_chunk));
   const bool g32 = group_size == 32;
   const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
+  DecodePlan best;  // bulk_stages = 0: none fits
   if (const char* env = std::getenv("W4A16_DECODE_BULK_PLAN"); env && *env) {
     int wn = 0, b = 0, used = 0;
     if (std::sscanf(env, "%d,%d%n", &wn, &b, &used) != 2 || env[used] != '\0' || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || (b != 1 && b != 2))
       fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK_PLAN", "\"warps_n,blocks_per_sm\" with warps_n in {1,2,4,8}, blocks_per_sm 1 or 2", env);
+    if (!dev.sm90) return best;
     // Where the forced plan does not fit (two blocks per SM at 9..16 tokens, x too large), the
     // automatic choice below (sweeps force one plan over many shapes; describe() tells what ran).
     const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms);
     if (p.bulk_stages > 0) return p;
   }
-  DecodePlan best;
+  if (!dev.sm90) return best;  // cp.async.bulk and mbarrier transactions: sm_90 code only
   double best_cost = 1e30;
   for (int b : {1, 2})
     for (int wn : {8, 4, 2, 1}) {
@@ -364,7 +370,7 @@ std::string DecodePlan::describe() const {
          " smem=" + std::to_string(smem_bytes) + (xstream ? " xstream" : "");
 }
 
-DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, int sms, int min_tiles) {
+DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, int sms, int min_tiles, const DecodeDevice& dev) {
   if (sms < 1) fail(ErrorCode::invalid_argument, "sms", ">= 1", std::to_string(sms));
   if (m_chunk < 1 || m_chunk > 16) fail(ErrorCode::invalid_argument, "m_chunk", "1..16", std::to_string(m_chunk));
   const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
@@ -383,8 +389,8 @@ DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk
     p.depth = 0;
     p.row_blocks = p.grid_rows = static_cast<int>((nt + p.warps_n - 1) / p.warps_n);
     p.smem_bytes = small_smem(p.tiles_per_warp * wk, m_chunk);
-    if (p.smem_bytes > kMaxSmem) continue;
-    const int by_smem = static_cast<int>((227 * 1024) / (p.smem_bytes + 1024));  // 1 KB per block reserved by the runtime
+    if (p.smem_bytes > smem_limit(dev)) continue;
+    const int by_smem = static_cast<int>((dev.smem_per_sm - 1024) / (p.smem_bytes + 1024));  // 1 KB per block reserved by the runtime
     const int resident = std::min({small_min_blocks(t), by_smem, 2048 / kThreads});
     if (p.row_blocks <= static_cast<std::int64_t>(sms) * resident) return p;
   }
@@ -393,11 +399,30 @@ DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk
   return none;
 }
 
-DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok) {
-  return decode_plan_for_sms(n, k, m_chunk, zeros, group_size, xstream_ok, cached_sm_count());
+DecodeDevice decode_device_for(int capability) {
+  DecodeDevice d;
+  d.sm90 = code_arch(capability) == 90;
+  if (capability == 86 || capability == 89 || capability == 120) {  // consumer Ampere / Ada / Blackwell
+    d.smem_per_block = 99 * 1024;
+    d.smem_per_sm = 100 * 1024;
+  } else if (capability < 90) {  // 8.0 (A100), 8.7
+    d.smem_per_block = 163 * 1024;
+    d.smem_per_sm = 164 * 1024;
+  }
+  return d;
 }
 
-DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok, int sms) {
+const DecodeDevice& decode_device() {
+  static const DecodeDevice d = decode_device_for(device_capability());
+  return d;
+}
+
+DecodePlan decode_plan(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok) {
+  return decode_plan_for_sms(n, k, m_chunk, zeros, group_size, xstream_ok, cached_sm_count(), decode_device());
+}
+
+DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, bool xstream_ok, int sms,
+                               const DecodeDevice& dev) {
   if (sms < 1) fail(ErrorCode::invalid_argument, "sms", ">= 1", std::to_string(sms));
   if (m_chunk < 1 || m_chunk > 16) fail(ErrorCode::invalid_argument, "m_chunk", "1..16", std::to_string(m_chunk));
   const bool g32 = group_size == 32;
@@ -421,52 +446,56 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
            "allows), depth 0 or the fixed ring depth (2 at 1..8 tokens, 3 at 9..16)",
            env);
     DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1 && xstream_ok);
-    if (p.smem_bytes > kMaxSmem) fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within 200 KB of shared memory", env);
-    if (persist) make_persistent(p, sms, m_chunk);
+    if (p.smem_bytes > smem_limit(dev))
+      fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within " + std::to_string(smem_limit(dev) / 1024) + " KB of shared memory", env);
+    if (p.splits > 1 && !dev.sm90)
+      fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "splits 1 on a device without sm_90 code (no thread-block clusters)", env);
+    if (persist) make_persistent(p, sms, m_chunk, dev);
     return p;
   }
   // The bulk kernel (decode_bulk.cu) where its plan fits: first when forced on; by default where
   // bulk_by_default says, unless the small-layer kernel is forced on.
   const int so = small_override();
   if (bo == 1 || (bo == -1 && so != 1 && m_chunk <= 8)) {  // (bulk_by_default: never from 9 tokens)
-    const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms);
+    const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms, dev);
     if (bp.bulk_stages > 0 && (bo == 1 || bulk_by_default(m_chunk, n, k, bp, sms))) return bp;
   }
   // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).
   if (so != 0 && rows16) {
-    const DecodePlan sp = decode_small_plan_for_sms(n, k, m_chunk, sms, small_min_tiles(m_chunk));
+    const DecodePlan sp = decode_small_plan_for_sms(n, k, m_chunk, sms, small_min_tiles(m_chunk), dev);
     const std::int64_t x_bytes = static_cast<std::int64_t>(sp.row_blocks) * m_chunk * k * 2;  // x rows the blocks copy
     if (sp.row_blocks > 0 && (so == 1 || x_bytes <= kDecodeSmallMaxXBytes)) return sp;
   }
   // A plan measured faster than the model's on this layer (kMeasuredPlans), built like a forced one.
   // (Not while W4A16_DECODE_XSTREAM=1 forces streaming for exploration.)
-  if (const MeasuredPlan* e = xo == 1 ? nullptr : measured_plan(n, k, m_chunk, zeros, group_size, xstream_ok, sms)) {
+  if (const MeasuredPlan* e = xo == 1 ? nullptr : measured_plan(n, k, m_chunk, zeros, group_size, xstream_ok, sms, dev)) {
     DecodePlan p = make_plan(nt, kt, e->warps_n, e->splits, m_chunk, zeros, g32, e->xstream);
-    if (p.smem_bytes <= kMaxSmem && p.splits == e->splits && p.xstream == e->xstream) {
-      if (persist) make_persistent(p, sms, m_chunk);
+    if (p.smem_bytes <= smem_limit(dev) && p.splits == e->splits && p.xstream == e->xstream) {
+      if (persist) make_persistent(p, sms, m_chunk, dev);
       return p;
     }
   }
   DecodePlan best;
   double best_cost = 1e30;
   for (int wn : {8, 4, 2, 1}) {
-    // Splits 1, 2, 4, 8: the set the cost model was fitted on (3, 5..7 never measured).
-    for (int s = 1; s <= kMaxSplits; s *= 2) for (int xsm = 0; xsm <= (xstream_ok && wn == kWarps ? 1 : 0); ++xsm) {
+    // Splits 1, 2, 4, 8: the set the cost model was fitted on (3, 5..7 never measured); 1 without clusters.
+    for (int s = 1; s <= (dev.sm90 ? kMaxSplits : 1); s *= 2) for (int xsm = 0; xsm <= (xstream_ok && wn == kWarps ? 1 : 0); ++xsm) {
       if (xo == 1 && xstream_ok && xsm == 0) continue;  // forced streaming: only streamed plans
       DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1);
-      if (p.smem_bytes > kMaxSmem || p.splits != s) continue;
-      const double cost = plan_cost(p, sms, m_chunk);
+      if (p.smem_bytes > smem_limit(dev) || p.splits != s) continue;
+      const double cost = plan_cost(p, sms, m_chunk, dev);
       if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
     }
   }
-  // Each block stages its K range of x in shared memory next to the weight rings: 8 cluster ranks
-  // x 200 KB bound K (decode.hpp lists the bounds per variant).
+  // Each block stages its K range of x in shared memory next to the weight rings: 8 cluster ranks (1 without
+  // clusters) x 200 KB (an A100: 163 KB) bound K (decode.hpp lists the bounds per variant).
   if (best.row_blocks == 0)
     fail(ErrorCode::unsupported, "weights",
-         "K whose x chunk (K/8 per block, 128 B per 64 k per token) fits 200 KB of shared memory beside the weight ring",
+         std::string("K whose x chunk (K/") + (dev.sm90 ? "8" : "1") + " per block, 128 B per 64 k per token) fits " +
+             std::to_string(smem_limit(dev) / 1024) + " KB of shared memory beside the weight ring",
          "K=" + std::to_string(k) + " M-chunk=" + std::to_string(m_chunk) + (zeros ? " uint4" : " uint4b8") + " g=" +
              std::to_string(group_size));
-  if (persist) make_persistent(best, sms, m_chunk);
+  if (persist) make_persistent(best, sms, m_chunk, dev);
   // Persistent at 1..2 tokens (more row blocks than resident ones: only llama70b.gate_up-sized layers
   // among the PERF.md shapes): 2-stripe row blocks instead of the cost model's 8. Measured on the H200
   // (2026-12-02 late, docs/benchmarks/decode.md version 7, one device call, fp16 uint4b8):
@@ -475,20 +504,27 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   // cost model (no term for that balance) cannot be refitted to it without losing elsewhere.
   if (persist && m_chunk <= 2 && best.grid_rows < best.row_blocks && best.warps_n == kWarps && !best.xstream) {
     DecodePlan p = make_plan(nt, kt, 2, best.splits, m_chunk, zeros, g32);
-    if (p.smem_bytes <= kMaxSmem && p.splits == best.splits) {
-      make_persistent(p, sms, m_chunk);
+    if (p.smem_bytes <= smem_limit(dev) && p.splits == best.splits) {
+      make_persistent(p, sms, m_chunk, dev);
       best = p;
     }
   }
   return best;
 }
 
-bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size) {
+int decode_chunk(std::int64_t k, std::int64_t m, bool zeros, int group_size, bool xstream_ok, const DecodeDevice& dev) {
+  int chunk = 16;  // streamed x fits any K at 16 tokens
+  while (!xstream_ok && chunk > 1 && !decode_fits(k, static_cast<int>(std::min<std::int64_t>(chunk, std::max<std::int64_t>(m, 1))), zeros, group_size, dev))
+    chunk /= 2;
+  return chunk;
+}
+
+bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size, const DecodeDevice& dev) {
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   for (int wn : {8, 4, 2, 1})
-    for (int s = 1; s <= kMaxSplits; ++s) {
+    for (int s = 1; s <= (dev.sm90 ? kMaxSplits : 1); ++s) {
       const DecodePlan p = make_plan(1, kt, wn, s, m_chunk, zeros, group_size == 32);
-      if (p.smem_bytes <= kMaxSmem && p.splits == s) return true;  // decode_plan's own acceptance test
+      if (p.smem_bytes <= smem_limit(dev) && p.splits == s) return true;  // decode_plan's own acceptance test
     }
   return false;
 }

@@ -86,13 +86,9 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
   const bool rows16 = a.xvec && !w.perm;  // what decode_plan calls xstream_ok (it applies W4A16_DECODE_XSTREAM itself)
   const bool xstream_ok = rows16 && xstream_override() != 0;
   const bool bf16 = w.act_dtype == DType::bf16, zeros = w.zeros != nullptr, g32 = w.group_size == 32;
-  const bool pdl = pdl_enabled();
+  const bool pdl = pdl_enabled() && device_code_arch() == 90;  // sm_80 code has no griddepcontrol
 
-  // Tokens per launch: 16, halved while the x chunk of this K does not fit in shared memory
-  // (a smaller chunk stages fewer tokens; decode_plan throws if even one does not fit).
-  std::int64_t chunk = 16;  // streamed x fits any K at 16 tokens
-  while (!xstream_ok && chunk > 1 && !decode_fits(w.k, static_cast<int>(std::min(chunk, std::max<std::int64_t>(m, 1))), zeros, w.group_size))
-    chunk /= 2;
+  const std::int64_t chunk = decode_chunk(w.k, m, zeros, w.group_size, xstream_ok, decode_device());
   for (std::int64_t m0 = 0; m0 < m; m0 += chunk) {
     const int mc = static_cast<int>(std::min<std::int64_t>(chunk, m - m0));
     const DecodePlan p = decode_plan(w.n, w.k, mc, zeros, w.group_size, rows16);

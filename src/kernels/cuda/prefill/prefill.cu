@@ -31,8 +31,8 @@ using namespace prefill_detail;
 namespace {
 
 bool config_runs_on(const PrefillConfig& c, int capability) {
-  if (c.path == PrefillPath::wgmma) return capability == 90 && has_sm90a();
-  return prefill_supported(capability);  // the mma.sync kernels: in every cubin of the build
+  if (c.path == PrefillPath::wgmma) return sm90a_code(capability);
+  return prefill_supported(capability);  // the mma.sync kernels: in the code of every architecture of the build
 }
 
 // W4A16_PREFILL_ONE_GROUP: "0" runs the per-half kernels at every group size (A/B measurement), "1"
@@ -177,7 +177,7 @@ bool cluster_reduce_for(const PrefillConfig& c, int config, const KernelEntry& e
                         std::int64_t n, std::int64_t k, std::int64_t m) {
   const PrefillSplitReduce r = resolve_reduce(reduce);
   if (split <= 1 || split > kPrefillMaxSplit || r == PrefillSplitReduce::kernel || !is_tma_config(c)) return false;
-  if (device_capability() != 90 || !has_sm90a()) return false;
+  if (!sm90a_code(device_capability())) return false;
   const int clusters = active_clusters(e, c.threads(), static_cast<int>(split));
   if (clusters < 1) return false;
   // A tile without an estimate takes the cluster: it needs no partials, so no workspace either.
@@ -312,7 +312,7 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
 
   const KernelEntry& e = entry(w, plan);
   const bool cluster = split > 1 && cluster_reduce_for(cfg, plan.config, e, split, plan.reduce, w.n, w.k, m);
-  const bool pdl = resolve_pdl(plan.pdl) && cap >= 90;
+  const bool pdl = resolve_pdl(plan.pdl) && code_arch(cap) == 90;  // sm_80 code has no griddepcontrol
   // W4A16_PREFILL_TAIL_BOX: "0" loads the last m block through the full box, zero-filled past M (A/B
   // baseline); "1" or unset only its M % bm real rows (prefill_kernel.cuh tmap_tail). Read before any launch.
   const bool tail_box = resolve_switch(-1, "the tail box", "W4A16_PREFILL_TAIL_BOX");
@@ -447,7 +447,7 @@ std::string prefill_grouped_refusal(int config, std::int64_t n, std::int64_t sil
   return "";
 }
 
-bool prefill_grouped_supported(int capability) { return capability == 90 && has_sm90a(); }
+bool prefill_grouped_supported(int capability) { return sm90a_code(capability); }
 
 void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream) {
   if (const std::string why = prefill_grouped_refusal(g.config, g.n, g.silu_inter); !why.empty())
@@ -529,7 +529,7 @@ void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream) {
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   lc.attrs = attr;
-  lc.numAttrs = g.pdl && stream != nullptr && cap >= 90 ? 1 : 0;
+  lc.numAttrs = g.pdl && stream != nullptr && code_arch(cap) == 90 ? 1 : 0;
   W4A16_CUDA_TRY(cudaLaunchKernelEx(&lc, e.fn, p, tmap, tmap));
   W4A16_CUDA_TRY(cudaGetLastError());
 }

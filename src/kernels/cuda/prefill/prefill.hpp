@@ -46,8 +46,8 @@
 
 namespace w4a16::kernels::cuda {
 
-// What this build/kernel can run on: capability 90 with the sm_90a cubin (wgmma path), or
-// capability >= 80 with the sm_80 cubin (mma.sync path).
+// What this build/kernel can run on: wherever code of the build runs (code_arch, common.cuh): the wgmma path where
+// that code is sm_90a (capability 9.0), the mma.sync path where it is sm_80 (8.0; with W4A16_CUDA_PTX any newer GPU).
 bool prefill_supported(int capability);
 
 // How split-K partials are summed (deterministic, in split order, bias added last, either way):
@@ -246,7 +246,7 @@ struct PrefillGrouped {
 };
 // "" where config can run the grouped mode for a layer with these N (rows per expert) and silu_inter, else why not.
 std::string prefill_grouped_refusal(int config, std::int64_t n, std::int64_t silu_inter);
-// Whether the grouped mode runs on a device of this capability in this build (90 with the sm_90a cubin).
+// Whether the grouped mode runs on a device of this capability in this build (where it runs sm_90a code).
 bool prefill_grouped_supported(int capability);
 void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream);
 

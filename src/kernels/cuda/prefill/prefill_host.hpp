@@ -1,11 +1,11 @@
 // Internal: the host helpers that the prefill plan (prefill_plan.cu) and the launch (prefill.cu) share.
-// Not a public header. has_sm90a reads the cubin definitions that prefill/CMakeLists.txt sets
-// on both files.
+// Not a public header.
 #pragma once
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
+#include "common.cuh"
 #include "prefill/prefill.hpp"
 #include "prefill/prefill_launch.cuh"
 
@@ -14,13 +14,9 @@ namespace w4a16::kernels::cuda::prefill_detail {
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 inline std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
 
-inline bool has_sm90a() {
-#ifdef W4A16_PREFILL_HAS_SM90A
-  return true;
-#else
-  return false;
-#endif
-}
+// Whether a device of `capability` runs this build's sm_90a code (code_arch, common.cuh): the wgmma / TMA configs,
+// clusters and PDL; otherwise the mma.sync configs alone.
+inline bool sm90a_code(int capability) { return code_arch(capability) == 90; }
 
 inline std::int64_t normalize_split(std::int64_t k_tiles, std::int64_t split, std::int64_t* kts) {
   split = std::clamp<std::int64_t>(split, 1, std::max<std::int64_t>(1, k_tiles));

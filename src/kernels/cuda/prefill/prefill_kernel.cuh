@@ -297,6 +297,12 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 #endif
 }
+// Generic-proxy writes (cp.async x) made visible to async-proxy reads (wgmma's shared-memory operand).
+__device__ __forceinline__ void fence_proxy_async() {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
 
 // wgmma shared-memory descriptor of a K-major tile with 128-byte swizzle: rows of 128 bytes,
 // 8-row core-matrix groups 1024 bytes apart (SBO); LBO unused for swizzled K-major (encoded 1).
@@ -708,7 +714,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       // t-2's with wait 1). The proxy fence becomes MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S, with the
       // later tiles' cp.asyncs in flight: the suspected per-tile drain that the TMA configs avoid.
       if constexpr (WGMMA && XL == XLoad::cp_async)
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // generic writes -> async-proxy reads
+        fence_proxy_async();
       if constexpr (!kEarly) {
         if constexpr (XL != XLoad::tma_eb) __syncthreads();  // tma_eb: the empty barriers order the refill
         if (t + kAhead < nkt) load_tile(t + kAhead, stage_of(u, kAhead));

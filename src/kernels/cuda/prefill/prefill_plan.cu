@@ -72,15 +72,7 @@ std::int64_t output_tiles(std::int64_t n, std::int64_t m, const PrefillConfig& c
   return ceil_div(round_up(n, 64), cfg.bn()) * ceil_div(std::max<std::int64_t>(m, 1), cfg.bm);
 }
 
-bool has_sm80() {
-#ifdef W4A16_PREFILL_HAS_SM80
-  return true;
-#else
-  return false;
-#endif
-}
-
-PrefillPath path_for(int capability) { return capability == 90 && has_sm90a() ? PrefillPath::wgmma : PrefillPath::mma; }
+PrefillPath path_for(int capability) { return sm90a_code(capability) ? PrefillPath::wgmma : PrefillPath::mma; }
 
 #define W4A16_MODEL(WGMMA, BM, WG, MB, ST, OV, MINB, XL, SC) \
   PrefillConfig{(WGMMA) ? PrefillPath::wgmma : PrefillPath::mma, BM, WG, MB, ST, OV, MINB, PrefillXLoad::XL, SC},
@@ -337,7 +329,7 @@ bool cluster_bound_holds() {
     cudaGetLastError();
     return false;
   }
-  if (device_capability() != 90 || !has_sm90a()) return false;
+  if (!sm90a_code(device_capability())) return false;
   for (int c : kPlannedTiles)
     for (const KernelEntry* t : {prefill_detail::kernels_f16_sym(), prefill_detail::kernels_f16_zeros()})
       if (!cluster_schedulable(t[c], kConfigs[c].threads(), static_cast<int>(kPrefillMaxSplit))) return false;
@@ -457,10 +449,8 @@ int prefill_sched_twin(int config, int sched) {
 
 double prefill_fill_factor(const PrefillConfig& c) { return c.bm == 64 ? 1.5 : (c.bm == 128 ? 0.8 : 0.9); }
 
-// mma.sync kernels exist in the sm_90a cubin (capability 90) and the sm_80 cubin (80..89, 100+).
-bool prefill_supported(int capability) {
-  return (capability == 90 && has_sm90a()) || (capability >= 80 && has_sm80());
-}
+// mma.sync kernels exist in the code of every architecture of the build: wherever some of it runs (code_arch).
+bool prefill_supported(int capability) { return code_arch(capability) != 0; }
 
 namespace {
 // The cost model's plan over the TMA tiles (kModelTiles; kModelSmallMTiles up to kModelOcc2MaxM tokens), splits and reduce modes: the least
@@ -607,7 +597,7 @@ bool prefill_cluster_waves_hold(std::int64_t clusters, int active_clusters, int 
 }
 
 bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count, PrefillPlan* plan) {
-  if (capability != 90 || sm_count != kMeasuredPrefillSms || !has_sm90a()) return false;
+  if (!sm90a_code(capability) || sm_count != kMeasuredPrefillSms) return false;
   if (!resolve_switch(-1, "the measured prefill plans", "W4A16_PREFILL_TABLE")) return false;
   if (resolve_reduce(PrefillSplitReduce::automatic) != PrefillSplitReduce::automatic) return false;  // a forced mode: the model's
   for (const MeasuredPrefillPlan& e : kMeasuredPrefillPlans) {
@@ -685,7 +675,7 @@ int prefill_max_active_clusters(int config, int split) {
   }
   int least = 0, count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) cudaGetLastError();
-  if (count > 0 && device_capability() == 90 && has_sm90a()) {
+  if (count > 0 && sm90a_code(device_capability())) {
     least = std::numeric_limits<int>::max();
     for (const KernelEntry* t : {prefill_detail::kernels_f16_sym(), prefill_detail::kernels_f16_zeros()})  // their W slots differ
       least = std::min(least, active_clusters(t[config], c.threads(), split));
