@@ -75,11 +75,13 @@ std::vector<std::string_view> priority_names(Platform p) {
 #if W4A16_HAVE_CUDA
     // The hybrid alone: one weight copy, the faster path per M (on sm_80 code its prefill path is the mma.sync kernel).
     // Decode and prefill claim the same configurations as the hybrid, so behind it they would be dead entries; they
-    // stay forcible by name (override-only, reasons in all_kernels()). sm80: only where the build holds sm_80 code.
+    // stay forcible by name (override-only, reasons in all_kernels()). Each list only where the build runs code there.
     case Platform::sm80:
       if (sm80_build()) return {"cuda_hybrid"};
       return {};
-    case Platform::sm90: return {"cuda_hybrid"};
+    case Platform::sm90:
+      if (cuda_build_runs_on(90)) return {"cuda_hybrid"};  // sm_90a, or the sm_80 PTX
+      return {};
 #else
     case Platform::sm80: case Platform::sm90: return {};
 #endif

@@ -8,7 +8,14 @@
 #include "w4a16/core/error.hpp"
 #include "w4a16/core/half.hpp"
 
+#if W4A16_HAVE_CUDA
+#include "common.cuh"  // src/kernels/cuda: code_arch
+#endif
 namespace w4a16::test {
+
+#if W4A16_HAVE_CUDA
+Platform cuda_platform() { return kernels::cuda::code_arch(90) != 0 ? Platform::sm90 : Platform::sm80; }
+#endif
 
 void set_platform(LinearConfig& c, Platform p) {
   c.device = p == Platform::cpu ? Device::cpu : Device::cuda;

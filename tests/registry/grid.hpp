@@ -15,6 +15,9 @@ namespace w4a16::test {
 
 // Device and capability of a platform as LinearConfig carries them (cpu 0, sm80 80, sm90 90).
 void set_platform(LinearConfig& c, Platform p);
+// The CUDA platform this build runs code for, whose grid the tests of the CUDA kernels' claims walk: sm90 where code of
+// the build runs on 9.0 (the sm_90a cubin, or the compute_80 PTX), else sm80 (a build of 80 alone). CUDA builds only.
+Platform cuda_platform();
 
 struct GridOptions {
   bool small_shapes_only = false;  // only shapes cheap enough to compute with the f64 oracle

@@ -199,22 +199,21 @@ TEST(Claims, DecodeRefusesAKBeyondItsBoundAndTheHybridRoutesItToPrefill) {
   c.k = c.k_full = std::int64_t{1} << 24;
   c.group_size = 128;
   c.scalar = ScalarType::uint4b8;
-  c.device = Device::cuda;
-  c.capability = 90;
+  test::set_platform(c, test::cuda_platform());
   std::string why = find_kernel("cuda_decode")->can_implement(c);
   EXPECT_NE(why.find("K=16777216 above the decode kernel's shared-memory bound"), std::string::npos) << why;
   EXPECT_EQ(find_kernel("cuda_hybrid")->can_implement(c), find_kernel("cuda_prefill")->can_implement(c));
   // Beyond the 16-token bound only: accepted, decode_run takes smaller chunks. (That bound counts 8 cluster ranks
   // staging K / 8 each: a build whose code on 9.0 is sm_80, without clusters, stages all of K per block.)
-  c.k = c.k_full = kernels::cuda::code_arch(90) == 90 ? 65536 : 32768;
+  c.k = c.k_full = kernels::cuda::code_arch(c.capability) == 90 ? 65536 : 32768;
   EXPECT_EQ(find_kernel("cuda_decode")->can_implement(c), "");
 }
 
 TEST(Disabled, DisablingTheHybridLeavesItsPathsForcibleByName) {
-  // A config the hybrid accepts on sm90; disabled, nothing is left in the list, and the error
+  // A config the hybrid accepts (on sm90, or sm80 in a build of 80 alone); disabled, nothing is left in the list, and the error
   // says that its two paths accept the config and how to force them.
   std::optional<LinearConfig> hc;
-  for (const LinearConfig& c : test::config_grid(Platform::sm90, {.small_shapes_only = false, .with_invalid = false}))
+  for (const LinearConfig& c : test::config_grid(test::cuda_platform(), {.small_shapes_only = false, .with_invalid = false}))
     if (find_kernel("cuda_hybrid")->can_implement(c).empty()) {
       hc = c;
       break;
@@ -240,7 +239,7 @@ TEST(Hybrid, WorkspaceCoversBothPaths) {
   const Kernel* h = find_kernel("cuda_hybrid");
   const Kernel* d = find_kernel("cuda_decode");
   const Kernel* p = find_kernel("cuda_prefill");
-  for (const LinearConfig& c : test::config_grid(Platform::sm90, {.small_shapes_only = false, .with_invalid = false})) {
+  for (const LinearConfig& c : test::config_grid(test::cuda_platform(), {.small_shapes_only = false, .with_invalid = false})) {
     if (!h->can_implement(c).empty()) continue;
     for (std::int64_t max_m : {1, 16, 17, 64, 4096}) {
       const std::size_t ws = h->workspace_bytes(c, max_m);
@@ -260,7 +259,7 @@ TEST(Hybrid, WorkspaceCoversBothPaths) {
 TEST(Hybrid, DensePathWorkspaceOnlyWhereTheDensePathRuns) {
   const Kernel* h = find_kernel("cuda_hybrid");
   std::size_t checked = 0;
-  for (const LinearConfig& c : test::config_grid(Platform::sm90, {.small_shapes_only = false, .with_invalid = false})) {
+  for (const LinearConfig& c : test::config_grid(test::cuda_platform(), {.small_shapes_only = false, .with_invalid = false})) {
     if (!h->can_implement(c).empty()) continue;
     SCOPED_TRACE(c.describe());
     const std::size_t dense = static_cast<std::size_t>(c.n * c.k) * 2;
@@ -281,7 +280,7 @@ TEST(Hybrid, DensePathWorkspaceOnlyWhereTheDensePathRuns) {
     }
   }
   EXPECT_GT(checked, 0u);
-  LinearConfig c = test::config_grid(Platform::sm90, {.small_shapes_only = true, .with_invalid = false}).front();
+  LinearConfig c = test::config_grid(test::cuda_platform(), {.small_shapes_only = true, .with_invalid = false}).front();
   test::ScopedEnv bad("W4A16_HYBRID_DENSE_MIN_M", "many");
   Error e = expect_error([&] { h->workspace_bytes(c, 4096); }, ErrorCode::invalid_argument);
   EXPECT_NE(std::string(e.what()).find("W4A16_HYBRID_DENSE_MIN_M"), std::string::npos) << e.what();
@@ -298,7 +297,7 @@ TEST(Hybrid, DescribeRunNamesThePathRunTakes) {
   const Kernel* p = find_kernel("cuda_prefill");
   auto starts = [](const std::string& s, const std::string& with) { return s.rfind(with, 0) == 0; };
   std::size_t checked = 0;
-  for (const LinearConfig& c : test::config_grid(Platform::sm90, {.small_shapes_only = true, .with_invalid = false})) {
+  for (const LinearConfig& c : test::config_grid(test::cuda_platform(), {.small_shapes_only = true, .with_invalid = false})) {
     if (!h->can_implement(c).empty()) continue;
     SCOPED_TRACE(c.describe());
     const std::int64_t t = registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros);
