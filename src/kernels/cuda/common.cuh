@@ -15,8 +15,8 @@ int device_capability(int device = -1);
 int device_sm_count(int device = -1);
 
 // The architecture of the code this build runs on a device of `capability`: 90 (the sm_90a cubin, on exactly 9.0),
-// 80 (the sm_80 cubin on exactly 8.0, or - W4A16_CUDA_PTX - the compute_80 PTX, which the driver compiles for any newer
-// device), or 0 (no code of this build runs there). Host code asks this, not the capability, before it plans an sm_90
+// 80 (the sm_80 cubin on exactly 8.0: A100 / A800; or - W4A16_CUDA_PTX - the compute_80 PTX, which the driver compiles
+// for any newer device), or 0 (no code of this build runs there). Host code asks this, not the capability, before it plans an sm_90
 // feature (thread-block clusters, bulk copies, programmatic dependent launch, wgmma): an H200 running a build of 80 with
 // the PTX runs sm_80 code, whose copies of those kernels trap.
 int code_arch(int capability);

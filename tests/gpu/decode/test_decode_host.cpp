@@ -429,6 +429,9 @@ TEST(DecodeHost, CodeArchOfABuild) {
   EXPECT_EQ(a100.smem_per_block, 163u * 1024);
   EXPECT_EQ(a100.smem_per_sm, 164u * 1024);
   EXPECT_EQ(h200.smem_per_block, 227u * 1024);
+  const DecodeDevice l40s = decode_device_for(89);
+  EXPECT_EQ(l40s.smem_per_block, 99u * 1024);
+  EXPECT_EQ(l40s.threads_per_sm, 1536);
 }
 
 // Plans for a device that runs sm_80 code (an A100, or the PTX on a Hopper GPU): no cluster split, no bulk kernel (not
@@ -439,6 +442,31 @@ TEST(DecodeHost, Sm80CodePlansNeitherClustersNorBulkCopies) {
   a100.smem_per_block = 163 * 1024;
   a100.smem_per_sm = 164 * 1024;
   struct S { std::int64_t n, k; };
+  // A device of 99 KB a block and 1536 threads an SM (8.6 / 8.9; 142 SMs as an L40S): the same rules in less memory.
+  DecodeDevice l40s = a100;
+  l40s.smem_per_block = 99 * 1024;
+  l40s.smem_per_sm = 100 * 1024;
+  l40s.threads_per_sm = 1536;
+  // (Such a device runs this build's code only through the PTX: code_arch. decode_chunk halves the tokens per launch until
+  // a plan fits, streamed or staged.)
+  for (S s : {S{8192, 8192}, S{28672, 4096}, S{4096, 14336}, S{1152, 896}, S{9728, 896}})
+    for (int m = 1; m <= 16; ++m)
+      for (bool xs : {true, false}) {
+        const int chunk = std::min(m, decode_chunk(s.k, m, true, 32, xs, l40s));
+        const std::string what = std::to_string(s.n) + "x" + std::to_string(s.k) + " m=" + std::to_string(m) + (xs ? " streamable" : " staged");
+        try {
+          const DecodePlan p = decode_plan_for_sms(s.n, s.k, chunk, true, 32, xs, 142, l40s);
+          EXPECT_EQ(p.splits, 1) << what << " " << p.describe();
+          EXPECT_EQ(p.bulk_stages, 0) << what << " " << p.describe();
+          EXPECT_LE(p.smem_bytes, l40s.smem_per_block) << what << " " << p.describe();
+        } catch (const w4a16::Error& e) {  // no plan even at one token: the registry's claim refuses such a layer first
+          EXPECT_EQ(chunk, 1) << what << ": " << e.what();
+          EXPECT_FALSE(decode_fits(s.k, 1, true, 32, l40s)) << what;
+        }
+      }
+  // Streamable rows of uint4b8 g = 128 (the common checkpoint) keep a plan at some chunk on every PERF.md layer.
+  for (S s : {S{8192, 8192}, S{28672, 4096}, S{4096, 14336}})
+    EXPECT_NO_THROW(decode_plan_for_sms(s.n, s.k, decode_chunk(s.k, 16, false, 128, true, l40s), false, 128, true, 142, l40s)) << s.k;
   int plans = 0;
   for (S s : {S{8192, 8192}, S{28672, 4096}, S{4096, 14336}, S{6144, 4096}, S{57344, 8192}, S{1152, 896}, S{9728, 896}, S{896, 4864}})
     for (int m = 1; m <= 16; ++m)

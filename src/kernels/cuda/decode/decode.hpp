@@ -50,9 +50,11 @@ struct DecodeDevice {
                                             // > 1) and the bulk kernel exist; otherwise neither is planned
   std::size_t smem_per_block = 227 * 1024;  // opt-in shared memory per block (sm_90: 227 KB; sm_80: 163 KB)
   std::size_t smem_per_sm = 228 * 1024;     // shared memory per SM (sm_90: 228 KB; sm_80: 164 KB)
+  int threads_per_sm = 2048;                // resident threads per SM (8.6 / 8.9: 1536)
 };
-// The DecodeDevice of a device of `capability` running this build (code_arch; shared memory per the CUDA programming
-// guide's table of compute capabilities: 8.0 163 / 164 KB, 8.6 / 8.9 99 / 100 KB, 9.0 227 / 228 KB). Pure.
+// The DecodeDevice of a device of `capability` running this build (code_arch; shared memory and threads per the CUDA
+// programming guide's table of compute capabilities: 8.0 / 8.7 163 / 164 KB, 8.6 / 8.9 99 / 100 KB and 1536 threads,
+// 9.0 227 / 228 KB). Pure.
 DecodeDevice decode_device_for(int capability);
 // decode_device_for the current device (read once per process, as decode_plan reads its SM count).
 const DecodeDevice& decode_device();

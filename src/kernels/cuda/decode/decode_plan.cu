@@ -391,7 +391,7 @@ DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk
     p.smem_bytes = small_smem(p.tiles_per_warp * wk, m_chunk);
     if (p.smem_bytes > smem_limit(dev)) continue;
     const int by_smem = static_cast<int>((dev.smem_per_sm - 1024) / (p.smem_bytes + 1024));  // 1 KB per block reserved by the runtime
-    const int resident = std::min({small_min_blocks(t), by_smem, 2048 / kThreads});
+    const int resident = std::min({small_min_blocks(t), by_smem, dev.threads_per_sm / kThreads});
     if (p.row_blocks <= static_cast<std::int64_t>(sms) * resident) return p;
   }
   DecodePlan none;
@@ -402,9 +402,10 @@ DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk
 DecodeDevice decode_device_for(int capability) {
   DecodeDevice d;
   d.sm90 = code_arch(capability) == 90;
-  if (capability == 86 || capability == 89 || capability == 120) {  // consumer Ampere / Ada / Blackwell
+  if (capability == 86 || capability == 89 || capability == 120) {  // A10, L4, L40S, RTX 30xx / 40xx / 50xx
     d.smem_per_block = 99 * 1024;
     d.smem_per_sm = 100 * 1024;
+    d.threads_per_sm = 1536;
   } else if (capability < 90) {  // 8.0 (A100), 8.7
     d.smem_per_block = 163 * 1024;
     d.smem_per_sm = 164 * 1024;
@@ -513,9 +514,15 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
 }
 
 int decode_chunk(std::int64_t k, std::int64_t m, bool zeros, int group_size, bool xstream_ok, const DecodeDevice& dev) {
-  int chunk = 16;  // streamed x fits any K at 16 tokens
-  while (!xstream_ok && chunk > 1 && !decode_fits(k, static_cast<int>(std::min<std::int64_t>(chunk, std::max<std::int64_t>(m, 1))), zeros, group_size, dev))
-    chunk /= 2;
+  // Some plan of `c` tokens fits: staged x (decode_fits), or where x may stream, the streamed ring (its shared memory
+  // does not grow with K: on 200 KB every variant fits at 16 tokens; on a device of less, not every one).
+  auto fits = [&](int c) {
+    if (decode_fits(k, c, zeros, group_size, dev)) return true;
+    const DecodePlan p = make_plan(1, (k + kTcPadK - 1) / kTcPadK, kWarps, 1, c, zeros, group_size == 32, true);
+    return xstream_ok && p.xstream && p.smem_bytes <= smem_limit(dev);
+  };
+  int chunk = 16;
+  while (chunk > 1 && !fits(static_cast<int>(std::min<std::int64_t>(chunk, std::max<std::int64_t>(m, 1))))) chunk /= 2;
   return chunk;
 }
 
