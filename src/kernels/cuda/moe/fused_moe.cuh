@@ -385,6 +385,7 @@ struct PrefillSmem {
   static constexpr int kBytes = kStages * kStageBytes;
   static_assert(kBM % 16 == 0, "B block staged 16 rows per pass of 128 threads x 16 bytes");
   static_assert(kStageBytes % 16 == 0, "16-byte cp.async and ldmatrix addresses in every stage");
+  static_assert(kBytes <= 163 * 1024, "runs on sm_80 code too: an A100's 163 KB a block");
 };
 
 template <class T, bool kZeros, int kBM, bool kGemm1>

@@ -101,6 +101,7 @@ struct RingShape {
   static_assert(kStepBytes % 16 == 0 && kXSlot % 16 == 0, "16-byte copies into every slot");
   static_assert(kSmemBytes % 16 == 0, "the alignment's layout starts 16-byte aligned after the ring");
   static_assert(kSmemBytes <= kSmemCap, "fits the blocks per SM of __launch_bounds__ (sm_90: 227 KB)");
+  static_assert(kDeep || kSmemBytes <= 163 * 1024, "the shallow ring (the default) also runs on sm_80 code: an A100's 163 KB a block");
 };
 static_assert(kRingAlignWarps == kRingWarps, "ring_align.hpp: one count row per warp of a ring block");
 

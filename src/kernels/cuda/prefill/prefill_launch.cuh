@@ -88,6 +88,17 @@ struct ConfigParams {
 inline constexpr ConfigParams kConfigParams[kNumConfigs] = {W4A16_PREFILL_CONFIGS(W4A16_PARAMS)};
 #undef W4A16_PARAMS
 
+// The mma.sync configs are what sm_80 code runs (code_arch 80: no wgmma, TMA or clusters): each within an A100's
+// opt-in 163 KB of shared memory per block (uint4, the larger of the scalar types).
+template <std::size_t... I>
+constexpr bool mma_configs_fit_sm80(std::index_sequence<I...>) {
+  constexpr int kA100Smem = 163 * 1024;
+  return ((kConfigParams[I].wgmma || smem_bytes<kConfigParams[I].bm, kConfigParams[I].wg, kConfigParams[I].mb, kConfigParams[I].stages,
+                                                 true, kConfigParams[I].xl>() <= kA100Smem) &&
+          ...);
+}
+static_assert(mma_configs_fit_sm80(std::make_index_sequence<kNumConfigs>{}), "an mma.sync config above an A100's 163 KB a block");
+
 // The configs with a ONE_GROUP variant (prefill_kernel.cuh: one scale / zero entry per k tile, for
 // g >= 64 and channelwise): the early-issue (SCHED 1) twins of the planned TMA tiles that have one
 // (20, 22, 23, 28, 32, 34; 15 has none), the kernels the default plan runs (prefill_plan.cu checks the list).
