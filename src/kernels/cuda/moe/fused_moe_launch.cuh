@@ -63,15 +63,18 @@ inline bool fused_align_mode() {
 }
 
 // Dynamic shared memory a block of ring shape S may take (its ring + the fused alignment) with the
-// same blocks per SM: kSmemCap, or the device's per-block opt-in limit where that is lower (never
-// below the ring's own). Once per shape.
+// same blocks per SM: kSmemCap, or the device's per-block opt-in limit where that is lower; a ring larger than that
+// limit (the deep one on an A100) is refused by name. Once per shape.
 template <class S>
 int ring_smem_cap() {
   static const int cap = [] {
     int dev = 0, optin = 0;
     W4A16_CUDA_TRY(cudaGetDevice(&dev));
     W4A16_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    return std::max(S::kSmemBytes, std::min(S::kSmemCap, optin));
+    if (S::kSmemBytes > optin)  // the deep ring (W4A16_MOE_RING_DEEP=1) on a GPU of less than the H200's shared memory
+      fail(ErrorCode::unsupported, "MoE ring", "a ring within this GPU's " + std::to_string(optin) + " bytes of shared memory a block",
+           std::to_string(S::kSmemBytes) + " bytes (the deep ring of W4A16_MOE_RING_DEEP=1, sized for the H200: unset it)");
+    return std::min(S::kSmemCap, optin);
   }();
   return cap;
 }
