@@ -12,6 +12,8 @@ namespace w4a16::cli {
 namespace {
 
 int list_kernels() {
+  const std::string archs = cuda_archs();
+  std::printf("CUDA code in this build: %s\n", archs.empty() ? "none (W4A16_ENABLE_CUDA off)" : archs.c_str());
   std::printf("registered kernels (any name works with --backend and W4A16_LINEAR_BACKEND):\n");
   for (const auto& e : all_kernels()) {
     const Kernel& k = *e.kernel;

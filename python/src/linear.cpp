@@ -193,6 +193,7 @@ void bind_linear(nb::module_& m) {
       nb::arg("capability"), nb::arg("bias"), nb::arg("act_order"), nb::arg("backend") = "",
       nb::arg("disabled") = std::vector<std::string>{}, nb::arg("ms") = std::vector<std::int64_t>{});
 
+  m.attr("cuda_archs") = w4a16::cuda_archs();
 #ifdef W4A16_PY_HAVE_CUDA
   m.attr("has_cuda") = true;
 #else

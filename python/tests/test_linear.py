@@ -30,6 +30,14 @@ def test_kernels_lists_the_cpu_reference():
         assert set(k) == {"name", "device", "min_capability", "layout", "override_only_reason"}
 
 
+def test_cuda_archs_says_which_gpus_the_build_serves():
+    # "" exactly when the CUDA kernels are not built; otherwise a list of 90a / 80, "+ptx" where the PTX rides along.
+    assert (w4a16.cuda_archs == "") == (not w4a16.has_cuda)
+    if w4a16.has_cuda:
+        archs = w4a16.cuda_archs.removesuffix("+ptx").split(",")
+        assert archs and set(archs) <= {"90a", "80"}, w4a16.cuda_archs
+
+
 @pytest.mark.parametrize("backend", CPU_KERNELS)
 @pytest.mark.parametrize("m", [1, 3, 16, 33])
 @pytest.mark.parametrize("g,bias", [(128, False), (32, True), (-1, False)])

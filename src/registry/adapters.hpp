@@ -21,6 +21,7 @@ const Kernel& cuda_hybrid_kernel();       // "cuda_hybrid",      cuda.tc16x64.v1
 const Kernel& cuda_dense_cache_kernel();  // "cuda_dense_cache", cuda.dense_cache.v1 (opt-in fp16/bf16 copy)
 
 bool cuda_build_runs_on(int capability);  // this build holds code that runs on it (kernels::cuda::code_arch)
+std::string cuda_build_archs();           // kernels::cuda::build_archs
 int cuda_capability(int device_index);    // 10 * major + minor
 std::shared_ptr<void> cuda_alloc(std::size_t bytes, int device_index);  // cudaMalloc, freed by the deleter
 

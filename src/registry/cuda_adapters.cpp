@@ -338,6 +338,7 @@ const Kernel& cuda_dense_cache_kernel() {
 }
 
 bool cuda_build_runs_on(int capability) { return kc::code_arch(capability) != 0; }
+std::string cuda_build_archs() { return kc::build_archs(); }
 
 int cuda_capability(int device_index) { return kc::device_capability(device_index); }
 

@@ -44,6 +44,14 @@ const std::vector<KernelEntry>& all_kernels() {
   return entries;
 }
 
+std::string cuda_archs() {
+#if W4A16_HAVE_CUDA
+  return cuda_build_archs();
+#else
+  return {};
+#endif
+}
+
 const Kernel* find_kernel(std::string_view name) {
   for (const KernelEntry& e : all_kernels())
     if (e.kernel->name() == name) return e.kernel;

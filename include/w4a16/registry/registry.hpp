@@ -30,6 +30,10 @@ const std::vector<KernelEntry>& all_kernels();
 const Kernel* find_kernel(std::string_view name);  // nullptr if unknown
 // The priority list of a platform, first = preferred.
 std::vector<const Kernel*> priority_list(Platform p);
+// The CUDA code this build holds: its W4A16_CUDA_ARCHS, comma-separated, "+ptx" where the compute_80 PTX rides along
+// ("90a", "90a,80", "80+ptx"); "" in a build without the CUDA kernels. 90a runs on exactly 9.0 (H100 / H200), 80 on 8.0
+// (A100), the PTX on any newer GPU (docs/REGISTRY.md).
+std::string cuda_archs();
 
 struct SelectOptions {
   std::string backend;                  // forced kernel name, "" = choose (falls back to W4A16_LINEAR_BACKEND)
