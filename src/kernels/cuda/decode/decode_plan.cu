@@ -40,6 +40,8 @@ int cached_sm_count() {
 }
 // Shared memory the streaming and small kernels may take per block on `dev`.
 std::size_t smem_limit(const DecodeDevice& dev) { return std::min(kMaxSmem, dev.smem_per_block); }
+// Blocks of a cluster that may split K on `dev`: none beyond one without sm_90 code.
+int max_splits(const DecodeDevice& dev) { return dev.sm90 ? kMaxSplits : 1; }
 
 DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted, int m, bool zeros, bool g32, bool xstream = false) {
   DecodePlan p;
@@ -449,7 +451,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
     DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1 && xstream_ok);
     if (p.smem_bytes > smem_limit(dev))
       fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within " + std::to_string(smem_limit(dev) / 1024) + " KB of shared memory", env);
-    if (p.splits > 1 && !dev.sm90)
+    if (p.splits > max_splits(dev))
       fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "splits 1 on a device without sm_90 code (no thread-block clusters)", env);
     if (persist) make_persistent(p, sms, m_chunk, dev);
     return p;
@@ -480,7 +482,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   double best_cost = 1e30;
   for (int wn : {8, 4, 2, 1}) {
     // Splits 1, 2, 4, 8: the set the cost model was fitted on (3, 5..7 never measured); 1 without clusters.
-    for (int s = 1; s <= (dev.sm90 ? kMaxSplits : 1); s *= 2) for (int xsm = 0; xsm <= (xstream_ok && wn == kWarps ? 1 : 0); ++xsm) {
+    for (int s = 1; s <= max_splits(dev); s *= 2) for (int xsm = 0; xsm <= (xstream_ok && wn == kWarps ? 1 : 0); ++xsm) {
       if (xo == 1 && xstream_ok && xsm == 0) continue;  // forced streaming: only streamed plans
       DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1);
       if (p.smem_bytes > smem_limit(dev) || p.splits != s) continue;
@@ -518,8 +520,8 @@ int decode_chunk(std::int64_t k, std::int64_t m, bool zeros, int group_size, boo
   // does not grow with K: on 200 KB every variant fits at 16 tokens; on a device of less, not every one).
   auto fits = [&](int c) {
     if (decode_fits(k, c, zeros, group_size, dev)) return true;
-    const DecodePlan p = make_plan(1, (k + kTcPadK - 1) / kTcPadK, kWarps, 1, c, zeros, group_size == 32, true);
-    return xstream_ok && p.xstream && p.smem_bytes <= smem_limit(dev);
+    if (!xstream_ok) return false;
+    return make_plan(1, (k + kTcPadK - 1) / kTcPadK, kWarps, 1, c, zeros, group_size == 32, true).smem_bytes <= smem_limit(dev);
   };
   int chunk = 16;
   while (chunk > 1 && !fits(static_cast<int>(std::min<std::int64_t>(chunk, std::max<std::int64_t>(m, 1))))) chunk /= 2;
@@ -529,7 +531,7 @@ int decode_chunk(std::int64_t k, std::int64_t m, bool zeros, int group_size, boo
 bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size, const DecodeDevice& dev) {
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   for (int wn : {8, 4, 2, 1})
-    for (int s = 1; s <= (dev.sm90 ? kMaxSplits : 1); ++s) {
+    for (int s = 1; s <= max_splits(dev); ++s) {
       const DecodePlan p = make_plan(1, kt, wn, s, m_chunk, zeros, group_size == 32);
       if (p.smem_bytes <= smem_limit(dev) && p.splits == s) return true;  // decode_plan's own acceptance test
     }

@@ -86,7 +86,7 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
   const bool rows16 = a.xvec && !w.perm;  // what decode_plan calls xstream_ok (it applies W4A16_DECODE_XSTREAM itself)
   const bool xstream_ok = rows16 && xstream_override() != 0;
   const bool bf16 = w.act_dtype == DType::bf16, zeros = w.zeros != nullptr, g32 = w.group_size == 32;
-  const bool pdl = pdl_enabled() && device_code_arch() == 90;  // sm_80 code has no griddepcontrol
+  const bool pdl = pdl_enabled() && decode_device().sm90;  // sm_80 code has no griddepcontrol
 
   const std::int64_t chunk = decode_chunk(w.k, m, zeros, w.group_size, xstream_ok, decode_device());
   for (std::int64_t m0 = 0; m0 < m; m0 += chunk) {
