@@ -209,6 +209,28 @@ TEST(Claims, DecodeRefusesAKBeyondItsBoundAndTheHybridRoutesItToPrefill) {
   EXPECT_EQ(find_kernel("cuda_decode")->can_implement(c), "");
 }
 
+// A GPU that no code of this build runs on (code_arch 0: an A100 under a 90a build, an RTX 4090 under any): every CUDA
+// kernel refuses it, naming the capability and the build's code, before anything is launched.
+TEST(Claims, ACapabilityWithoutCodeOfThisBuildIsRefusedByName) {
+  int cap = 0;
+  for (int c : {80, 86, 89, 90, 100, 120})
+    if (kernels::cuda::code_arch(c) == 0) {
+      cap = c;
+      break;
+    }
+  if (cap == 0) GTEST_SKIP() << "this build's code (" << cuda_archs() << ") runs on every capability from 80 on";
+  LinearConfig c = cpu_config();
+  c.device = Device::cuda;
+  c.capability = cap;
+  for (const KernelEntry& e : all_kernels()) {
+    if (e.kernel->device() != Device::cuda) continue;
+    const std::string why = e.kernel->can_implement(c);
+    EXPECT_NE(why.find("this build holds no code for sm_" + std::to_string(cap) + " (W4A16_CUDA_ARCHS=" + cuda_archs() + ")"),
+              std::string::npos)
+        << e.kernel->name() << ": " << why;
+  }
+}
+
 TEST(Disabled, DisablingTheHybridLeavesItsPathsForcibleByName) {
   // A config the hybrid accepts (on sm90, or sm80 in a build of 80 alone); disabled, nothing is left in the list, and the error
   // says that its two paths accept the config and how to force them.
