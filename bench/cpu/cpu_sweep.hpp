@@ -10,7 +10,7 @@
 // against reference_gemm, relative error <= the dtype's tolerance (2e-3 f16, 1e-2 bf16).
 //
 // CSV columns: kernel, shape, n, k, M, dtype, format, group (-1 = channelwise), us, GB/s,
-// pct_of_bw, GFLOP/s, bw_GBps (the measured read bandwidth), threads, isa, rel_err, check.
+// pct_of_bw, GFLOP/s, bw_GBps (the measured read bandwidth), threads, isa (the implementation that ran), rel_err, check.
 // GB/s counts the bytes a call must move (shared/PERF.md): N*K/2 + N*G*2 (scales) + N*G/2
 // (zeros, uint4 only) + M*K*2 + M*N*2.
 #pragma once
@@ -39,6 +39,9 @@ struct CpuSweepOptions {
   std::vector<DType> dtypes{DType::f16};
   std::vector<ScalarType> scalars{ScalarType::uint4b8, ScalarType::uint4};
   std::vector<int> groups{128};
+  // fast_gemm implementations timed per row, one after the other (an in-process A/B): "best" (what fast_gemm runs),
+  // "scalar", "avx2", "amx"; one this CPU does not run is skipped with a log line.
+  std::vector<std::string> isas{"best"};
   std::string csv_path;      // empty: CSV to stdout
   int threads = 0;           // 0: all
   int repeats = 7;           // samples per median (>= 1)

@@ -1,6 +1,6 @@
 // w4a16_bench_cpu: the CPU sweep of bench/cpu/cpu_sweep.hpp from the command line.
 //   w4a16_bench_cpu [--shapes LIST] [--m LIST] [--dtype f16,bf16] [--format uint4b8,uint4]
-//                   [--group LIST] [--threads T] [--repeats R] [--rounds R] [--csv FILE]
+//                   [--group LIST] [--isa LIST] [--threads T] [--repeats R] [--rounds R] [--csv FILE]
 //                   [--bw-mb MB] [--no-check]
 #include <cstdio>
 #include <cstdlib>
@@ -32,13 +32,14 @@ long long to_int(const std::string& s, const std::string& arg) {
 
 const char* kUsage =
     "usage: w4a16_bench_cpu [--shapes LIST] [--m LIST] [--dtype f16,bf16] [--format uint4b8,uint4]\n"
-    "                       [--group LIST] [--threads T] [--repeats R] [--rounds R] [--csv FILE]\n"
+    "                       [--group LIST] [--isa LIST] [--threads T] [--repeats R] [--rounds R] [--csv FILE]\n"
     "                       [--bw-mb MB] [--no-check]\n"
     "  --shapes   N x K or PERF.md names, e.g. 8192x8192,llama8b.down (default: the 10 PERF.md shapes)\n"
     "  --m        M values (default 1,4,16,64)\n"
     "  --dtype    activation dtypes (default f16)\n"
     "  --format   scalar types (default uint4b8,uint4)\n"
     "  --group    group sizes, -1 = channelwise (default 128)\n"
+    "  --isa      fast_gemm implementations, each timed per row: best, scalar, avx2, amx (default best)\n"
     "  --threads  0 = all (default)\n"
     "  --repeats  samples per median (default 7); --rounds: medians per row, best kept (default 1)\n"
     "  --csv      write the CSV to FILE instead of stdout\n"
@@ -82,6 +83,8 @@ int main(int argc, char** argv) {
       } else if (a == "--group") {
         o.groups.clear();
         for (const auto& s : split(value())) o.groups.push_back(static_cast<int>(to_int(s, "--group")));
+      } else if (a == "--isa") {
+        o.isas = split(value());
       } else if (a == "--threads") {
         o.threads = static_cast<int>(to_int(value(), "--threads"));
       } else if (a == "--repeats") {

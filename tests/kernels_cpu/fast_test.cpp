@@ -1,4 +1,4 @@
-// fast_gemm (every implementation this CPU runs: scalar always, avx2 where present) against
+// fast_gemm (every implementation this CPU runs: scalar always, avx2 and amx where present) against
 // reference_gemm within the named tolerance (test::tolerance), its prepared layout, and its
 // rejection paths.
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@ using namespace kernels::cpu;
 std::vector<FastIsa> isas() {
   std::vector<FastIsa> v{FastIsa::scalar};
   if (fast_isa_available(FastIsa::avx2)) v.push_back(FastIsa::avx2);
+  if (fast_isa_available(FastIsa::amx)) v.push_back(FastIsa::amx);
   return v;
 }
 

@@ -1,5 +1,5 @@
 // cpu.fast.v1: prepare, argument checks, activation gather and run-time ISA dispatch.
-// Contract and layout in fast.hpp; the kernels are fast_avx2.cpp and fast_scalar.cpp.
+// Contract and layout in fast.hpp; the kernels are fast_amx.cpp, fast_avx2.cpp and fast_scalar.cpp.
 #include "fast.hpp"
 
 #include <cstdlib>
@@ -83,10 +83,20 @@ FastWeights fast_prepare(const CanonicalView& w, DType act_dtype) {
 
 namespace {
 
+// W4A16_CPU_ISA caps the implementation fast_gemm may run: "scalar" (the portable path on any machine, and the way the
+// tests reach the refusals on machines that have more), "avx2" (no AMX), "amx" or unset (the best this CPU runs).
+int isa_cap() {
+  const char* e = std::getenv("W4A16_CPU_ISA");
+  if (!e || !*e) return 2;
+  const std::string_view v(e);
+  if (v == "scalar") return 0;
+  if (v == "avx2") return 1;
+  if (v == "amx") return 2;
+  fail(ErrorCode::invalid_argument, "W4A16_CPU_ISA", "scalar, avx2 or amx", e);
+}
+
 bool cpu_has_avx2() {
-  // W4A16_CPU_ISA=scalar switches the AVX2 path off: the portable path on any machine, and the
-  // way the tests reach the "no AVX2" refusal on machines that have AVX2.
-  if (const char* e = std::getenv("W4A16_CPU_ISA"); e && std::string_view(e) == "scalar") return false;
+  if (isa_cap() < 1) return false;
 #if defined(W4A16_CPU_HAVE_AVX2_TU) && (defined(__GNUC__) || defined(__clang__))
   static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   return ok;
@@ -95,7 +105,25 @@ bool cpu_has_avx2() {
 #endif
 }
 
-FastIsa resolve(FastIsa isa) { return isa == FastIsa::best ? (cpu_has_avx2() ? FastIsa::avx2 : FastIsa::scalar) : isa; }
+// AMX-BF16 tiles plus the AVX-512 subsets fast_amx.cpp is compiled for, and the tile state granted by the OS.
+bool cpu_has_amx() {
+  if (isa_cap() < 2 || !cpu_has_avx2()) return false;
+#if defined(W4A16_CPU_HAVE_AMX_TU) && (defined(__GNUC__) || defined(__clang__))
+  static const bool ok = __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") &&
+                         __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512vl") && impl::amx_usable();
+  return ok;
+#else
+  return false;
+#endif
+}
+
+// best: AMX from kAmxMinM rows on (below it the AVX2 decode kernel streams the weights as fast), else AVX2, else scalar.
+FastIsa resolve(FastIsa isa, std::int64_t m) {
+  if (isa != FastIsa::best) return isa;
+  if (cpu_has_amx() && m >= kAmxMinM) return FastIsa::amx;
+  return cpu_has_avx2() ? FastIsa::avx2 : FastIsa::scalar;
+}
 
 int thread_count(int requested) {
 #if defined(_OPENMP)
@@ -149,11 +177,28 @@ bool fast_isa_available(FastIsa isa) {
     case FastIsa::best:
     case FastIsa::scalar: return true;
     case FastIsa::avx2: return cpu_has_avx2();
+    case FastIsa::amx: return cpu_has_amx();
   }
   return false;
 }
 
-std::string_view fast_isa_name(FastIsa isa) { return resolve(isa) == FastIsa::avx2 ? "avx2" : "scalar"; }
+FastIsa fast_isa_for(FastIsa isa, std::int64_t m) { return resolve(isa, m); }
+
+std::optional<FastIsa> fast_isa_from_name(std::string_view name) {
+  if (name == "best") return FastIsa::best;
+  if (name == "scalar") return FastIsa::scalar;
+  if (name == "avx2") return FastIsa::avx2;
+  if (name == "amx") return FastIsa::amx;
+  return std::nullopt;
+}
+
+std::string_view fast_isa_name(FastIsa isa) {
+  switch (resolve(isa, kAmxMinM)) {
+    case FastIsa::amx: return "amx";
+    case FastIsa::avx2: return "avx2";
+    default: return "scalar";
+  }
+}
 
 void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& out, FastIsa isa, int num_threads) {
   if (w.blocks <= 0 || w.qweight.empty())
@@ -166,9 +211,12 @@ void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& 
   const std::int64_t M = x.shape[0];
   detail::check_matrix(out, "out", "[M, N]", M, N, {w.act_dtype});
   if (num_threads < 0) fail(ErrorCode::invalid_argument, "num_threads", ">= 0 (0 = all)", std::to_string(num_threads));
-  const FastIsa chosen = resolve(isa);
+  const FastIsa chosen = resolve(isa, M);
   if (chosen == FastIsa::avx2 && !cpu_has_avx2())
     fail(ErrorCode::unsupported, "isa", "an implementation this CPU runs (scalar)", "avx2 (needs AVX2, FMA and F16C)");
+  if (chosen == FastIsa::amx && !cpu_has_amx())
+    fail(ErrorCode::unsupported, "isa", std::string("an implementation this CPU runs (") + (cpu_has_avx2() ? "avx2, scalar)" : "scalar)"),
+         "amx (needs AMX-BF16, AVX-512 F/BW/VL and Linux's tile state)");
   if (M == 0) return;
 
   impl::Problem p;
@@ -182,12 +230,14 @@ void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& 
   p.out_stride = out.stride[0];
   p.out_dtype = out.dtype;
   p.threads = thread_count(num_threads);
-  const impl::XPrep prep = chosen == FastIsa::avx2 ? impl::avx2_xprep(M) : impl::XPrep{false, true};
+  const impl::XPrep prep = chosen == FastIsa::avx2 ? impl::avx2_xprep(M) : chosen == FastIsa::amx ? impl::XPrep{false, false} : impl::XPrep{false, true};
   Scratch& sc = scratch();
   gather_x(w, x, prep, sc, p.threads);
   p.xf = sc.xf.data();
   p.xsum = prep.sums ? sc.xsum.data() : nullptr;
-  if (chosen == FastIsa::avx2)
+  if (chosen == FastIsa::amx)
+    impl::run_amx(p);
+  else if (chosen == FastIsa::avx2)
     impl::run_avx2(p);
   else
     impl::run_scalar(p);
@@ -209,6 +259,12 @@ void store_row(const Problem& p, std::int64_t m, std::int64_t n0, const float* v
 namespace impl {
 XPrep avx2_xprep(std::int64_t) { return {}; }
 void run_avx2(const Problem&) { fail(ErrorCode::internal, "run_avx2 called in a build without the AVX2 kernels"); }
+}  // namespace impl
+#endif
+#if !defined(W4A16_CPU_HAVE_AMX_TU)
+namespace impl {
+bool amx_usable() { return false; }
+void run_amx(const Problem&) { fail(ErrorCode::internal, "run_amx called in a build without the AMX kernel"); }
 }  // namespace impl
 #endif
 

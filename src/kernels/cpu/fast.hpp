@@ -22,6 +22,9 @@
 // decode call streams are the canonical N*K/2 + N*G*2 (+ N*G/2).
 //
 // Paths (fast.cpp chooses; all accumulate in fp32):
+//   AMX-BF16 + AVX-512 (fast_amx.cpp), where the CPU has them (Sapphire Rapids and later) and Linux grants the tile
+//     state, from kAmxMinM rows of x: 32-row panels dequantized to bf16 (128 + q, exact) 512 k at a time and
+//     multiplied by x as bf16 (float16 x as an exact hi + lo pair) in 16 x 16 tiles, scaled per group in fp32.
 //   AVX2+FMA+F16C (fast_avx2.cpp), when __builtin_cpu_supports says so at run time:
 //     decode   M < kPrefillMinM: reads the packed weights from memory once (a panel is reread
 //              from L2 by each further 4 rows of x); per group
@@ -35,6 +38,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +50,7 @@ namespace w4a16::kernels::cpu {
 
 constexpr std::int64_t kBlockRows = 8;     // rows of W per block: one 8-lane fp32 vector
 constexpr std::int64_t kPrefillMinM = 17;  // M at which the dequantize-to-panel path takes over
+constexpr std::int64_t kAmxMinM = 2;       // M from which `best` runs the AMX kernel where the CPU has one
 
 // 64-byte aligned storage, so 32-byte vector loads never split a cache line.
 template <class T>
@@ -88,11 +93,15 @@ void fast_gemm(const FastWeights& w, const TensorView& x, const TensorView& out,
 // condition failed (why may be null).
 bool fast_supports(DType act_dtype, const QuantSpec& spec, std::string* why);
 
-// The implementations behind fast_gemm. `best` is what fast_gemm runs: avx2 when this CPU
-// has AVX2, FMA and F16C (and the library was built for x86-64), else scalar. Tests run both.
-enum class FastIsa { best, scalar, avx2 };
+// The implementations behind fast_gemm. `best` is what fast_gemm runs: amx for M >= kAmxMinM where this CPU has
+// AMX-BF16 and AVX-512 F/BW/VL (and Linux grants the tile state), else avx2 where it has AVX2, FMA and F16C (and the
+// library was built for x86-64), else scalar. W4A16_CPU_ISA=scalar / avx2 caps the choice (invalid values throw).
+// Tests run every one available.
+enum class FastIsa { best, scalar, avx2, amx };
 bool fast_isa_available(FastIsa isa);
-std::string_view fast_isa_name(FastIsa isa);  // "avx2" / "scalar"; best resolves to the one chosen
+std::string_view fast_isa_name(FastIsa isa);  // "amx" / "avx2" / "scalar"; best: what it runs at M >= kAmxMinM
+FastIsa fast_isa_for(FastIsa isa, std::int64_t m);  // the implementation fast_gemm_isa(isa) runs for M = m
+std::optional<FastIsa> fast_isa_from_name(std::string_view name);  // "best", "scalar", "avx2", "amx"; else nullopt
 // fast_gemm on a named implementation; throws `unsupported` naming `isa` if it is not available.
 void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& out, FastIsa isa, int num_threads = 0);
 

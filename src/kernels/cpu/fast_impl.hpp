@@ -1,5 +1,5 @@
 // Internal to src/kernels/cpu: the problem description fast.cpp hands to an implementation
-// (fast_scalar.cpp, fast_avx2.cpp) after validating arguments and gathering x.
+// (fast_scalar.cpp, fast_avx2.cpp, fast_amx.cpp) after validating arguments and gathering x.
 #pragma once
 #include <cstdint>
 
@@ -30,6 +30,10 @@ struct XPrep {
 XPrep avx2_xprep(std::int64_t m);
 void run_avx2(const Problem& p);
 void run_scalar(const Problem& p);
+// fast_amx.cpp (x unscaled, no sums: it converts x itself). amx_usable: the OS grants this process the tile state
+// (false in builds without that file).
+bool amx_usable();
+void run_amx(const Problem& p);
 
 // Writes fp32 values v[0..count) + bias (if any) to out row `m`, columns n0 .. n0 + count.
 void store_row(const Problem& p, std::int64_t m, std::int64_t n0, const float* v, std::int64_t count);
