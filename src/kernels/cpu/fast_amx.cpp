@@ -54,6 +54,7 @@ constexpr i64 kPanelRows = 32;     // weight rows per task: 2 B tiles = 4 blocks
 constexpr i64 kPanelBlocks = kPanelRows / kBlockRows;
 constexpr i64 kChunkK = 512;       // k per dequantized chunk: 16 steps x 2 B tiles x 1 KB = 32 KB
 constexpr i64 kTaskTokens = 128;   // tokens per task (8 A tiles), each chunk's weights reused by all of them
+constexpr i64 kTaskPanels = 4;     // panels per task beyond one token tile: each chunk of x reused by all of them (L2)
 constexpr i64 kTileBytes = 1024;   // 16 rows x 64 bytes
 static_assert(kChunkK % 256 == 0, "every group (32..256 k) lies inside one chunk");
 
@@ -79,24 +80,23 @@ struct AmxX {
   i64 rows = 0;          // tokens padded to a multiple of 16 (padding rows are zero)
   i64 steps = 0;         // K padded to 32, in 32-k steps
   int parts = 1;         // bf16 parts of x: 1 (bfloat16), 2 (float16: hi, lo)
-  i64 row_bytes = 0;     // steps x parts x 64
   i64 span = 0;          // k per span (the group, or kChunkK channelwise)
   i64 spans = 0;
-  AlignedVector<std::uint16_t> a;  // [rows][steps][parts][32] bf16, k permuted (see the top)
+  AlignedVector<std::uint16_t> a;  // [rows / 16][steps][parts][16 rows][32] bf16, k permuted (see the top): A tiles of 1 KB
   AlignedVector<float> sums;       // [rows][spans] sum of x over each span
 };
 
-inline std::uint16_t bf16_rne(float f) {  // finite inputs (x are fp16 / bf16 values)
-  std::uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+// fp32 -> bf16 bits, round to nearest even, NaN kept quiet (as float_to_bf16 in core/half.hpp).
+inline __m256i to_bf16(__m512 v) {
+  const __m512i u = _mm512_castps_si512(v);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+  const __m512i nan = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), r, nan));
 }
-inline float bf16_value(std::uint16_t h) {
-  const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+
+// 16 bf16 bits -> fp32 (exact).
+inline __m512 bf16_to_ps(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
 
 // x (p.xf, fp32 [m][k], exact 16-bit values) -> ax.a, ax.sums. Position 2r + h of a 32-k step holds
 // k = 8 (r / 4) + r % 4 + 4 h: the k pair of the weights' lane r (dequant_chunk).
@@ -105,37 +105,46 @@ void convert_x(const Problem& p, AmxX& ax) {
   ax.rows = (M + kTile - 1) / kTile * kTile;
   ax.steps = (K + kStepK - 1) / kStepK;
   ax.parts = p.w->act_dtype == DType::f16 ? 2 : 1;
-  ax.row_bytes = ax.steps * ax.parts * 64;
   ax.span = p.groups == 1 ? kChunkK : p.group_len;  // one scale per row: any span (a multiple of 32) will do
   ax.spans = (ax.steps * kStepK + ax.span - 1) / ax.span;
-  ax.a.resize(static_cast<std::size_t>(ax.rows * ax.row_bytes / 2));
+  ax.a.resize(static_cast<std::size_t>(ax.rows * ax.steps * ax.parts * 32));
   ax.sums.resize(static_cast<std::size_t>(ax.rows * ax.spans));
-  const i64 words_per_row = ax.row_bytes / 2;
 #pragma omp parallel for schedule(static) num_threads(p.threads) if (M * K >= (1 << 16))
   for (i64 m = 0; m < ax.rows; ++m) {
-    std::uint16_t* dst = ax.a.data() + m * words_per_row;
+    std::uint16_t* tiles = ax.a.data() + (m / kTile) * ax.steps * ax.parts * 512 + (m % kTile) * 32;  // this row of each tile
     float* sums = ax.sums.data() + m * ax.spans;
-    if (m >= M) {
-      std::fill(dst, dst + words_per_row, std::uint16_t{0});
+    if (m >= M) {  // padding rows: zero
+      for (i64 s = 0; s < ax.steps * ax.parts; ++s) _mm512_storeu_si512(tiles + s * 512, _mm512_setzero_si512());
       std::fill(sums, sums + ax.spans, 0.f);
       continue;
     }
     const float* x = p.xf + m * K;
+    // Position d = 2 r + h of a step holds k = 8 (r / 4) + r % 4 + 4 h of the step's 32: two permutes of its two halves.
+    const __m512i perm_lo = _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15);
+    const __m512i perm_hi = _mm512_add_epi32(perm_lo, _mm512_set1_epi32(16));
+    __m512d acc = _mm512_setzero_pd();  // f64 sums, so the zero-point term adds no error of its own
+    const i64 steps_per_span = ax.span / kStepK;
     for (i64 s = 0; s < ax.steps; ++s) {
-      std::uint16_t* d = dst + s * ax.parts * 32;
-      for (int r = 0; r < 16; ++r)
-        for (int h = 0; h < 2; ++h) {
-          const i64 k = s * kStepK + 8 * (r / 4) + r % 4 + 4 * h;
-          const float v = k < K ? x[k] : 0.f;
-          const std::uint16_t hi = bf16_rne(v);
-          d[2 * r + h] = hi;
-          if (ax.parts == 2) d[32 + 2 * r + h] = bf16_rne(v - bf16_value(hi));  // exact
-        }
-    }
-    for (i64 e = 0; e < ax.spans; ++e) {
-      double acc = 0;  // f64, so the zero-point term adds no error of its own
-      for (i64 k = e * ax.span; k < std::min(K, (e + 1) * ax.span); ++k) acc += x[k];
-      sums[e] = static_cast<float>(acc);
+      const i64 k0 = s * kStepK;
+      const __mmask16 m0 = static_cast<__mmask16>(K - k0 >= 16 ? 0xFFFF : (1u << (K - k0)) - 1u);
+      const __mmask16 m1 = static_cast<__mmask16>(K - k0 >= 32 ? 0xFFFF : K - k0 <= 16 ? 0u : (1u << (K - k0 - 16)) - 1u);
+      const __m512 v0 = _mm512_maskz_loadu_ps(m0, x + k0), v1 = _mm512_maskz_loadu_ps(m1, x + k0 + 16);
+      acc = _mm512_add_pd(acc, _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v0)),
+                                             _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v0), 1)))));
+      acc = _mm512_add_pd(acc, _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v1)),
+                                             _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v1), 1)))));
+      const __m512 a = _mm512_permutex2var_ps(v0, perm_lo, v1), b = _mm512_permutex2var_ps(v0, perm_hi, v1);
+      const __m256i ha = to_bf16(a), hb = to_bf16(b);
+      std::uint16_t* d = tiles + s * ax.parts * 512;
+      _mm512_storeu_si512(d, _mm512_inserti64x4(_mm512_castsi256_si512(ha), hb, 1));
+      if (ax.parts == 2) {  // lo = x - hi, exact in bf16
+        const __m512 la = _mm512_sub_ps(a, bf16_to_ps(ha)), lb = _mm512_sub_ps(b, bf16_to_ps(hb));
+        _mm512_storeu_si512(d + 512, _mm512_inserti64x4(_mm512_castsi256_si512(to_bf16(la)), to_bf16(lb), 1));
+      }
+      if ((s + 1) % steps_per_span == 0 || s + 1 == ax.steps) {
+        sums[s / steps_per_span] = static_cast<float>(_mm512_reduce_add_pd(acc));
+        acc = _mm512_setzero_pd();
+      }
     }
   }
 }
@@ -169,6 +178,21 @@ void dequant_chunk(const Problem& p, i64 b0, i64 k0, i64 kc, std::uint32_t* buf)
   }
 }
 
+// Asks for the weights and scales dequant_chunk(p, b0, k0, kc) will read, into L2, while the tiles work on the chunk
+// before it: without it each chunk's 8 KB arrive at the latency of a cold stream, after the tiles' work.
+void prefetch_chunk(const Problem& p, i64 b0, i64 k0, i64 kc) {
+  const FastWeights& w = *p.w;
+  const i64 words = p.k / 8, G = p.groups;
+  const i64 j0 = k0 / 8, j1 = std::min(words, (k0 + kc) / 8);
+  const i64 g0 = std::min(G - 1, k0 / p.group_len), g1 = std::min(G - 1, (k0 + kc - 1) / p.group_len);
+  for (i64 b = b0; b < std::min(b0 + kPanelBlocks, w.blocks); ++b) {
+    const auto* q = reinterpret_cast<const char*>(w.qweight.data() + (b * words + j0) * kBlockRows);
+    for (i64 off = 0; off < (j1 - j0) * kBlockRows * 4; off += 64) _mm_prefetch(q + off, _MM_HINT_T1);
+    const auto* sc = reinterpret_cast<const char*>(w.scales.data() + (b * G + g0) * kBlockRows);
+    for (i64 off = 0; off < (g1 - g0 + 1) * kBlockRows * 2; off += 64) _mm_prefetch(sc + off, _MM_HINT_T1);
+  }
+}
+
 // 16 scales of blocks b, b + 1 (group g) as fp32; zero past the last block.
 inline __m512 load_scales16(const FastWeights& w, i64 b, i64 g, i64 G) {
   const bool bf16 = w.scale_dtype == DType::bf16;
@@ -191,86 +215,120 @@ inline __m512 load_zeros16(const FastWeights& w, i64 b, i64 g, i64 G) {
   return _mm512_add_ps(_mm512_cvtepi32_ps(z), _mm512_set1_ps(128.f));
 }
 
-// fp32 -> bf16 bits, round to nearest even, NaN kept quiet (as float_to_bf16 in core/half.hpp).
-inline __m256i to_bf16(__m512 v) {
-  const __m512i u = _mm512_castps_si512(v);
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-  const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
-  const __m512i nan = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
-  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), r, nan));
-}
-
 // Per-thread buffers (OpenMP pool threads persist: allocated once per thread).
 struct Scratch {
   AlignedVector<std::uint32_t> b = AlignedVector<std::uint32_t>(static_cast<std::size_t>(kChunkK / kStepK * 2 * kTileBytes / 4));
   AlignedVector<float> c = AlignedVector<float>(4 * kTileBytes / 4);
-  AlignedVector<float> y = AlignedVector<float>(static_cast<std::size_t>(kTaskTokens * kPanelRows));
+  // Per span of the chunk (<= 16) and weight tile: the 16 scales and the 16 values 128 + z, fp32.
+  AlignedVector<float> sz = AlignedVector<float>(static_cast<std::size_t>(kChunkK / kStepK * 2 * 2 * 16));
+  AlignedVector<float> y = AlignedVector<float>(static_cast<std::size_t>(kTaskTokens * kTaskPanels * kPanelRows));
 };
 
-// One task: tokens [m0, m0 + tokens) (a multiple of 16, padding included) x the panel of blocks b0 .. b0 + 3.
-void run_task(const Problem& p, const AmxX& ax, i64 m0, i64 tokens, i64 b0, Scratch& sc) {
+// One task: tokens [m0, m0 + tokens) (a multiple of 16, padding included) x `panels` panels from block b0.
+void run_task(const Problem& p, const AmxX& ax, i64 m0, i64 tokens, i64 b0, i64 panels, Scratch& sc) {
   const FastWeights& w = *p.w;
-  const i64 G = p.groups, kp = ax.steps * kStepK;
+  const i64 G = p.groups, kp = ax.steps * kStepK, yw = panels * kPanelRows;  // y row width
   const bool split = ax.parts == 2, one_group = p.groups == 1;
   float* y = sc.y.data();
-  std::fill(y, y + tokens * kPanelRows, 0.f);
+  std::fill(y, y + tokens * yw, 0.f);
   const auto* abase = reinterpret_cast<const unsigned char*>(ax.a.data());
   const auto* bbuf = reinterpret_cast<const unsigned char*>(sc.b.data());
+  const i64 tile_step_bytes = ax.parts * kTileBytes, tile_bytes = ax.steps * tile_step_bytes;  // per step, per token tile
   for (i64 k0 = 0; k0 < kp; k0 += kChunkK) {
     const i64 kc = std::min(kChunkK, kp - k0);
-    dequant_chunk(p, b0, k0, kc, sc.b.data());
-    for (i64 t0 = 0; t0 < tokens; t0 += 2 * kTile) {
-      const bool pair = t0 + kTile < tokens;  // two token tiles (else one)
-      const unsigned char* arow = abase + (m0 + t0) * ax.row_bytes;
-      const unsigned char* arow1 = arow + kTile * ax.row_bytes;
-      for (i64 e0 = k0; e0 < k0 + kc; e0 += ax.span) {
-        const i64 e1 = std::min(e0 + ax.span, k0 + kc);
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        _tile_zero(3);
-        for (i64 s = e0 / kStepK; s < e1 / kStepK; ++s) {
-          const unsigned char* bt = bbuf + (s - k0 / kStepK) * 2 * kTileBytes;
-          _tile_loadd(6, bt, 64);
-          _tile_loadd(7, bt + kTileBytes, 64);
-          const i64 aoff = s * ax.parts * 64;
-          _tile_loadd(4, arow + aoff, ax.row_bytes);
-          _tile_dpbf16ps(0, 4, 6);
-          _tile_dpbf16ps(1, 4, 7);
-          if (pair) {
-            _tile_loadd(5, arow1 + aoff, ax.row_bytes);
-            _tile_dpbf16ps(2, 5, 6);
-            _tile_dpbf16ps(3, 5, 7);
-          }
-          if (split) {
-            _tile_loadd(4, arow + aoff + 64, ax.row_bytes);
-            _tile_dpbf16ps(0, 4, 6);
-            _tile_dpbf16ps(1, 4, 7);
-            if (pair) {
-              _tile_loadd(5, arow1 + aoff + 64, ax.row_bytes);
+    for (i64 pi = 0; pi < panels; ++pi) {
+      const i64 bp = b0 + pi * kPanelBlocks;
+      if (bp >= w.blocks) break;
+      dequant_chunk(p, bp, k0, kc, sc.b.data());
+      for (i64 e0 = k0, i = 0; e0 < k0 + kc; e0 += ax.span, ++i) {
+        const i64 g = one_group ? 0 : e0 / ax.span;
+        for (int h = 0; h < 2; ++h) {
+          _mm512_store_ps(sc.sz.data() + ((i * 2 + h) * 2) * 16, load_scales16(w, bp + 2 * h, g, G));
+          _mm512_store_ps(sc.sz.data() + ((i * 2 + h) * 2 + 1) * 16, load_zeros16(w, bp + 2 * h, g, G));
+        }
+      }
+      // The chunk after this one: the next panel of the task at this k, or the first at the next k.
+      if (pi + 1 < panels && bp + kPanelBlocks < w.blocks)
+        prefetch_chunk(p, bp + kPanelBlocks, k0, kc);
+      else if (k0 + kChunkK < kp)
+        prefetch_chunk(p, b0, k0 + kChunkK, std::min(kChunkK, kp - k0 - kChunkK));
+      for (i64 t0 = 0; t0 < tokens; t0 += 2 * kTile) {
+        const bool pair = t0 + kTile < tokens;  // two token tiles (else one)
+        const unsigned char* a0 = abase + (m0 + t0) / kTile * tile_bytes;
+        const unsigned char* a1 = a0 + tile_bytes;
+        for (i64 e0 = k0; e0 < k0 + kc; e0 += ax.span) {
+          const i64 e1 = std::min(e0 + ax.span, k0 + kc);
+          _tile_zero(0);
+          _tile_zero(1);
+          _tile_zero(2);
+          _tile_zero(3);
+          if (pair) {  // C 0..3 = token tiles 0, 1 x weight tiles 6, 7: four independent chains
+            for (i64 s = e0 / kStepK; s < e1 / kStepK; ++s) {
+              const unsigned char* bt = bbuf + (s - k0 / kStepK) * 2 * kTileBytes;
+              const i64 aoff = s * tile_step_bytes;
+              _tile_loadd(6, bt, 64);
+              _tile_loadd(7, bt + kTileBytes, 64);
+              _tile_loadd(4, a0 + aoff, 64);
+              _tile_loadd(5, a1 + aoff, 64);
+              _tile_dpbf16ps(0, 4, 6);
+              _tile_dpbf16ps(1, 4, 7);
               _tile_dpbf16ps(2, 5, 6);
               _tile_dpbf16ps(3, 5, 7);
+              if (split) {
+                _tile_loadd(4, a0 + aoff + kTileBytes, 64);
+                _tile_loadd(5, a1 + aoff + kTileBytes, 64);
+                _tile_dpbf16ps(0, 4, 6);
+                _tile_dpbf16ps(1, 4, 7);
+                _tile_dpbf16ps(2, 5, 6);
+                _tile_dpbf16ps(3, 5, 7);
+              }
+            }
+          } else {  // one token tile: C 2, 3 take the lo parts (float16) or every other step, so four chains still run
+            for (i64 s = e0 / kStepK; s < e1 / kStepK; ++s) {
+              const unsigned char* bt = bbuf + (s - k0 / kStepK) * 2 * kTileBytes;
+              const i64 aoff = s * tile_step_bytes;
+              _tile_loadd(6, bt, 64);
+              _tile_loadd(7, bt + kTileBytes, 64);
+              if (split) {
+                _tile_loadd(4, a0 + aoff, 64);
+                _tile_loadd(5, a0 + aoff + kTileBytes, 64);
+                _tile_dpbf16ps(0, 4, 6);
+                _tile_dpbf16ps(1, 4, 7);
+                _tile_dpbf16ps(2, 5, 6);
+                _tile_dpbf16ps(3, 5, 7);
+              } else if ((s & 1) == 0) {
+                _tile_loadd(4, a0 + aoff, 64);
+                _tile_dpbf16ps(0, 4, 6);
+                _tile_dpbf16ps(1, 4, 7);
+              } else {
+                _tile_loadd(5, a0 + aoff, 64);
+                _tile_dpbf16ps(2, 5, 6);
+                _tile_dpbf16ps(3, 5, 7);
+              }
             }
           }
-        }
-        float* c = sc.c.data();
-        _tile_stored(0, c, 64);
-        _tile_stored(1, c + 256, 64);
-        if (pair) {
+          float* c = sc.c.data();
+          _tile_stored(0, c, 64);
+          _tile_stored(1, c + 256, 64);
           _tile_stored(2, c + 512, 64);
           _tile_stored(3, c + 768, 64);
-        }
-        // y += s * (C - (128 + z) * sum x), per weight-row tile h and token tile tt.
-        const i64 e = e0 / ax.span, g = one_group ? 0 : e;
-        for (int h = 0; h < 2; ++h) {
-          const __m512 sv = load_scales16(w, b0 + 2 * h, g, G), zv = load_zeros16(w, b0 + 2 * h, g, G);
-          for (int tt = 0; tt < (pair ? 2 : 1); ++tt) {
-            const float* ct = c + (2 * tt + h) * 256;
-            const float* xs = ax.sums.data() + (m0 + t0 + tt * kTile) * ax.spans + e;
-            float* yt = y + (t0 + tt * kTile) * kPanelRows + h * kTile;
-            for (int r = 0; r < kTile; ++r) {
-              const __m512 d = _mm512_fnmadd_ps(zv, _mm512_set1_ps(xs[r * ax.spans]), _mm512_load_ps(ct + r * 16));
-              _mm512_store_ps(yt + r * kPanelRows, _mm512_fmadd_ps(sv, d, _mm512_load_ps(yt + r * kPanelRows)));
+          // y += s * (C - (128 + z) * sum x), per weight-row tile h and token tile tt, real tokens only.
+          const i64 e = e0 / ax.span, ei = (e0 - k0) / ax.span;
+          for (int h = 0; h < 2; ++h) {
+            const __m512 sv = _mm512_load_ps(sc.sz.data() + ((ei * 2 + h) * 2) * 16);
+            const __m512 zv = _mm512_load_ps(sc.sz.data() + ((ei * 2 + h) * 2 + 1) * 16);
+            for (int tt = 0; tt < (pair ? 2 : 1); ++tt) {
+              const i64 row0 = t0 + tt * kTile, real = std::min<i64>(kTile, p.m - m0 - row0);
+              const float* ct = c + (pair ? 2 * tt + h : h) * 256;
+              const float* ct2 = c + (2 + h) * 256;  // one token tile: the second chain of weight tile h
+              const float* xs = ax.sums.data() + (m0 + row0) * ax.spans + e;
+              float* yt = y + row0 * yw + pi * kPanelRows + h * kTile;
+              for (i64 r = 0; r < real; ++r) {
+                __m512 cv = _mm512_load_ps(ct + r * 16);
+                if (!pair) cv = _mm512_add_ps(cv, _mm512_load_ps(ct2 + r * 16));
+                const __m512 d = _mm512_fnmadd_ps(zv, _mm512_set1_ps(xs[r * ax.spans]), cv);
+                _mm512_store_ps(yt + r * yw, _mm512_fmadd_ps(sv, d, _mm512_load_ps(yt + r * yw)));
+              }
             }
           }
         }
@@ -278,17 +336,17 @@ void run_task(const Problem& p, const AmxX& ax, i64 m0, i64 tokens, i64 b0, Scra
     }
   }
   // Store the task's real tokens and rows (+ bias).
-  const i64 n0 = b0 * kBlockRows, ncols = std::min(kPanelRows, p.n - n0), mend = std::min(tokens, p.m - m0);
+  const i64 n0 = b0 * kBlockRows, ncols = std::min(yw, p.n - n0), mend = std::min(tokens, p.m - m0);
   for (i64 r = 0; r < mend; ++r) {
-    const float* yr = y + r * kPanelRows;
+    const float* yr = y + r * yw;
     auto* dst = static_cast<std::uint16_t*>(p.out) + (m0 + r) * p.out_stride + n0;
-    for (i64 h = 0; h < 2 && h * kTile < ncols; ++h) {
-      const i64 cols = std::min(kTile, ncols - h * kTile);
-      __m512 v = _mm512_load_ps(yr + h * kTile);
+    for (i64 c0 = 0; c0 < ncols; c0 += kTile) {
+      const i64 cols = std::min(kTile, ncols - c0);
       const auto keep = static_cast<__mmask16>((1u << cols) - 1u);
-      if (p.w->has_bias()) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, p.w->bias.data() + n0 + h * kTile));
+      __m512 v = _mm512_load_ps(yr + c0);
+      if (p.w->has_bias()) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, p.w->bias.data() + n0 + c0));
       const __m256i o = p.out_dtype == DType::bf16 ? to_bf16(v) : _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      _mm256_mask_storeu_epi16(dst + h * kTile, keep, o);
+      _mm256_mask_storeu_epi16(dst + c0, keep, o);
     }
   }
 }
@@ -305,9 +363,11 @@ bool amx_usable() {
 void run_amx(const Problem& p) {
   static thread_local AmxX ax;  // the caller's thread converts x; the pool threads read it
   convert_x(p, ax);
-  const i64 panels = (p.w->blocks + kPanelBlocks - 1) / kPanelBlocks;
+  // One token tile: a task per panel (the chunk of x is tiny); more: kTaskPanels panels per task share it.
+  const i64 task_panels = ax.rows > kTile ? kTaskPanels : 1;
+  const i64 panels = (p.w->blocks + kPanelBlocks - 1) / kPanelBlocks, ntasks_n = (panels + task_panels - 1) / task_panels;
   const i64 mblocks = (ax.rows + kTaskTokens - 1) / kTaskTokens;
-  const i64 tasks = panels * mblocks;
+  const i64 tasks = ntasks_n * mblocks;
   const AmxX& cx = ax;
 #pragma omp parallel num_threads(p.threads)
   {
@@ -316,8 +376,8 @@ void run_amx(const Problem& p) {
     // Tasks m-block major, handed out one at a time: the threads share a block of x while walking the panels.
 #pragma omp for schedule(dynamic, 1)
     for (i64 t = 0; t < tasks; ++t) {
-      const i64 m0 = (t / panels) * kTaskTokens;
-      run_task(p, cx, m0, std::min(kTaskTokens, cx.rows - m0), (t % panels) * kPanelBlocks, sc);
+      const i64 m0 = (t / ntasks_n) * kTaskTokens;
+      run_task(p, cx, m0, std::min(kTaskTokens, cx.rows - m0), (t % ntasks_n) * task_panels * kPanelBlocks, task_panels, sc);
     }
     _tile_release();
   }
