@@ -52,11 +52,11 @@ constexpr i64 kTile = 16;          // tokens per A tile, weight rows per B tile
 constexpr i64 kStepK = 32;         // k per tile product (16 bf16 pairs)
 constexpr i64 kPanelRows = 32;     // weight rows per task: 2 B tiles = 4 blocks of kBlockRows
 constexpr i64 kPanelBlocks = kPanelRows / kBlockRows;
-constexpr i64 kChunkK = 512;       // k per dequantized chunk: 16 steps x 2 B tiles x 1 KB = 32 KB
+constexpr i64 kChunkK = 128;       // k per dequantized chunk: 16 steps x 2 B tiles x 1 KB = 32 KB
 constexpr i64 kTaskTokens = 128;   // tokens per task (8 A tiles), each chunk's weights reused by all of them
 constexpr i64 kTaskPanels = 4;     // panels per task beyond one token tile: each chunk of x reused by all of them (L2)
 constexpr i64 kTileBytes = 1024;   // 16 rows x 64 bytes
-static_assert(kChunkK % 256 == 0, "every group (32..256 k) lies inside one chunk");
+static_assert(kChunkK % 32 == 0, "chunks of whole steps");
 
 // The tile configuration (palette 1): every tile 16 rows x 64 bytes.
 struct alignas(64) TileConfig {
@@ -105,7 +105,9 @@ void convert_x(const Problem& p, AmxX& ax) {
   ax.rows = (M + kTile - 1) / kTile * kTile;
   ax.steps = (K + kStepK - 1) / kStepK;
   ax.parts = p.w->act_dtype == DType::f16 ? 2 : 1;
-  ax.span = p.groups == 1 ? kChunkK : p.group_len;  // one scale per row: any span (a multiple of 32) will do
+  // A span never crosses a chunk or a group: a group longer than a chunk (channelwise, or g > kChunkK) is scaled per
+  // chunk-sized piece (its scale is the same for each).
+  ax.span = p.groups == 1 ? kChunkK : std::min(p.group_len, kChunkK);  // (one group: K may be no multiple of 32)
   ax.spans = (ax.steps * kStepK + ax.span - 1) / ax.span;
   ax.a.resize(static_cast<std::size_t>(ax.rows * ax.steps * ax.parts * 32));
   ax.sums.resize(static_cast<std::size_t>(ax.rows * ax.spans));
@@ -218,22 +220,102 @@ inline __m512 load_zeros16(const FastWeights& w, i64 b, i64 g, i64 G) {
 // Per-thread buffers (OpenMP pool threads persist: allocated once per thread).
 struct Scratch {
   AlignedVector<std::uint32_t> b = AlignedVector<std::uint32_t>(static_cast<std::size_t>(kChunkK / kStepK * 2 * kTileBytes / 4));
-  AlignedVector<float> c = AlignedVector<float>(4 * kTileBytes / 4);
+  AlignedVector<float> c = AlignedVector<float>(2 * 4 * kTileBytes / 4);  // two sets of 4 C tiles
   // Per span of the chunk (<= 16) and weight tile: the 16 scales and the 16 values 128 + z, fp32.
   AlignedVector<float> sz = AlignedVector<float>(static_cast<std::size_t>(kChunkK / kStepK * 2 * 2 * 16));
   AlignedVector<float> y = AlignedVector<float>(static_cast<std::size_t>(kTaskTokens * kTaskPanels * kPanelRows));
 };
 
+// The tile products of one span (k in [e0, e1), whole 32-k steps) for the token tile(s) at a0 (and a1 when pair),
+// into C 0..3 (zeroed first): token tiles 0, 1 x weight tiles 6, 7, four independent chains. One token tile: C 2, 3
+// take the lo parts (float16) or every other step, so that four chains still run. bsteps: the chunk's weight tiles
+// of the span's first step.
+inline void span_products(const unsigned char* a0, const unsigned char* a1, const unsigned char* bsteps, i64 steps, i64 step_bytes,
+                          bool pair, bool split) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (i64 s = 0; s < steps; ++s) {
+    const unsigned char* bt = bsteps + s * 2 * kTileBytes;
+    const i64 aoff = s * step_bytes;
+    _tile_loadd(6, bt, 64);
+    _tile_loadd(7, bt + kTileBytes, 64);
+    if (pair) {
+      _tile_loadd(4, a0 + aoff, 64);
+      _tile_loadd(5, a1 + aoff, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+      if (split) {
+        _tile_loadd(4, a0 + aoff + kTileBytes, 64);
+        _tile_loadd(5, a1 + aoff + kTileBytes, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+      }
+    } else if (split) {
+      _tile_loadd(4, a0 + aoff, 64);
+      _tile_loadd(5, a0 + aoff + kTileBytes, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    } else if ((s & 1) == 0) {
+      _tile_loadd(4, a0 + aoff, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+    } else {
+      _tile_loadd(5, a0 + aoff, 64);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
+  }
+}
+
+// A span's C tiles, stored, waiting to be scaled into y.
+struct StoredSpan {
+  bool valid = false, pair = false;
+  i64 t0 = 0, ei = 0, e = 0;  // first token of the task's tile pair, span of the chunk, span of K
+  float* c = nullptr;         // 4 tiles of 16 x 16 fp32
+};
+
 // One task: tokens [m0, m0 + tokens) (a multiple of 16, padding included) x `panels` panels from block b0.
+// Software-pipelined: a span's C tiles are stored and its products for the next span issued before it is scaled into
+// y, so that the vector units scale one span while the tile unit multiplies the next.
 void run_task(const Problem& p, const AmxX& ax, i64 m0, i64 tokens, i64 b0, i64 panels, Scratch& sc) {
   const FastWeights& w = *p.w;
   const i64 G = p.groups, kp = ax.steps * kStepK, yw = panels * kPanelRows;  // y row width
-  const bool split = ax.parts == 2, one_group = p.groups == 1;
+  const bool split = ax.parts == 2;
   float* y = sc.y.data();
   std::fill(y, y + tokens * yw, 0.f);
   const auto* abase = reinterpret_cast<const unsigned char*>(ax.a.data());
   const auto* bbuf = reinterpret_cast<const unsigned char*>(sc.b.data());
-  const i64 tile_step_bytes = ax.parts * kTileBytes, tile_bytes = ax.steps * tile_step_bytes;  // per step, per token tile
+  const i64 step_bytes = ax.parts * kTileBytes, tile_bytes = ax.steps * step_bytes;  // per step, per token tile
+
+  // y += s * (C - (128 + z) * sum x) for the stored span, real tokens only; panel pi.
+  auto scale_into_y = [&](const StoredSpan& st, i64 pi) {
+    for (int h = 0; h < 2; ++h) {
+      const __m512 sv = _mm512_load_ps(sc.sz.data() + ((st.ei * 2 + h) * 2) * 16);
+      const __m512 zv = _mm512_load_ps(sc.sz.data() + ((st.ei * 2 + h) * 2 + 1) * 16);
+      for (int tt = 0; tt < (st.pair ? 2 : 1); ++tt) {
+        const i64 row0 = st.t0 + tt * kTile, real = std::min<i64>(kTile, p.m - m0 - row0);
+        const float* ct = st.c + (st.pair ? 2 * tt + h : h) * 256;
+        const float* ct2 = st.c + (2 + h) * 256;  // one token tile: the second chain of weight tile h
+        const float* xs = ax.sums.data() + (m0 + row0) * ax.spans + st.e;
+        float* yt = y + row0 * yw + pi * kPanelRows + h * kTile;
+        for (i64 r = 0; r < real; ++r) {
+          __m512 cv = _mm512_load_ps(ct + r * 16);
+          if (!st.pair) cv = _mm512_add_ps(cv, _mm512_load_ps(ct2 + r * 16));
+          const __m512 d = _mm512_fnmadd_ps(zv, _mm512_set1_ps(xs[r * ax.spans]), cv);
+          _mm512_store_ps(yt + r * yw, _mm512_fmadd_ps(sv, d, _mm512_load_ps(yt + r * yw)));
+        }
+      }
+    }
+  };
+
   for (i64 k0 = 0; k0 < kp; k0 += kChunkK) {
     const i64 kc = std::min(kChunkK, kp - k0);
     for (i64 pi = 0; pi < panels; ++pi) {
@@ -241,7 +323,7 @@ void run_task(const Problem& p, const AmxX& ax, i64 m0, i64 tokens, i64 b0, i64 
       if (bp >= w.blocks) break;
       dequant_chunk(p, bp, k0, kc, sc.b.data());
       for (i64 e0 = k0, i = 0; e0 < k0 + kc; e0 += ax.span, ++i) {
-        const i64 g = one_group ? 0 : e0 / ax.span;
+        const i64 g = e0 / p.group_len;
         for (int h = 0; h < 2; ++h) {
           _mm512_store_ps(sc.sz.data() + ((i * 2 + h) * 2) * 16, load_scales16(w, bp + 2 * h, g, G));
           _mm512_store_ps(sc.sz.data() + ((i * 2 + h) * 2 + 1) * 16, load_zeros16(w, bp + 2 * h, g, G));
@@ -252,87 +334,26 @@ void run_task(const Problem& p, const AmxX& ax, i64 m0, i64 tokens, i64 b0, i64 
         prefetch_chunk(p, bp + kPanelBlocks, k0, kc);
       else if (k0 + kChunkK < kp)
         prefetch_chunk(p, b0, k0 + kChunkK, std::min(kChunkK, kp - k0 - kChunkK));
+      StoredSpan prev;
+      int cbuf = 0;  // C tiles alternate between two buffers: a span is stored while the one before is read
       for (i64 t0 = 0; t0 < tokens; t0 += 2 * kTile) {
         const bool pair = t0 + kTile < tokens;  // two token tiles (else one)
         const unsigned char* a0 = abase + (m0 + t0) / kTile * tile_bytes;
-        const unsigned char* a1 = a0 + tile_bytes;
         for (i64 e0 = k0; e0 < k0 + kc; e0 += ax.span) {
           const i64 e1 = std::min(e0 + ax.span, k0 + kc);
-          _tile_zero(0);
-          _tile_zero(1);
-          _tile_zero(2);
-          _tile_zero(3);
-          if (pair) {  // C 0..3 = token tiles 0, 1 x weight tiles 6, 7: four independent chains
-            for (i64 s = e0 / kStepK; s < e1 / kStepK; ++s) {
-              const unsigned char* bt = bbuf + (s - k0 / kStepK) * 2 * kTileBytes;
-              const i64 aoff = s * tile_step_bytes;
-              _tile_loadd(6, bt, 64);
-              _tile_loadd(7, bt + kTileBytes, 64);
-              _tile_loadd(4, a0 + aoff, 64);
-              _tile_loadd(5, a1 + aoff, 64);
-              _tile_dpbf16ps(0, 4, 6);
-              _tile_dpbf16ps(1, 4, 7);
-              _tile_dpbf16ps(2, 5, 6);
-              _tile_dpbf16ps(3, 5, 7);
-              if (split) {
-                _tile_loadd(4, a0 + aoff + kTileBytes, 64);
-                _tile_loadd(5, a1 + aoff + kTileBytes, 64);
-                _tile_dpbf16ps(0, 4, 6);
-                _tile_dpbf16ps(1, 4, 7);
-                _tile_dpbf16ps(2, 5, 6);
-                _tile_dpbf16ps(3, 5, 7);
-              }
-            }
-          } else {  // one token tile: C 2, 3 take the lo parts (float16) or every other step, so four chains still run
-            for (i64 s = e0 / kStepK; s < e1 / kStepK; ++s) {
-              const unsigned char* bt = bbuf + (s - k0 / kStepK) * 2 * kTileBytes;
-              const i64 aoff = s * tile_step_bytes;
-              _tile_loadd(6, bt, 64);
-              _tile_loadd(7, bt + kTileBytes, 64);
-              if (split) {
-                _tile_loadd(4, a0 + aoff, 64);
-                _tile_loadd(5, a0 + aoff + kTileBytes, 64);
-                _tile_dpbf16ps(0, 4, 6);
-                _tile_dpbf16ps(1, 4, 7);
-                _tile_dpbf16ps(2, 5, 6);
-                _tile_dpbf16ps(3, 5, 7);
-              } else if ((s & 1) == 0) {
-                _tile_loadd(4, a0 + aoff, 64);
-                _tile_dpbf16ps(0, 4, 6);
-                _tile_dpbf16ps(1, 4, 7);
-              } else {
-                _tile_loadd(5, a0 + aoff, 64);
-                _tile_dpbf16ps(2, 5, 6);
-                _tile_dpbf16ps(3, 5, 7);
-              }
-            }
-          }
-          float* c = sc.c.data();
+          span_products(a0 + e0 / kStepK * step_bytes, a0 + tile_bytes + e0 / kStepK * step_bytes, bbuf + (e0 - k0) / kStepK * 2 * kTileBytes,
+                        (e1 - e0) / kStepK, step_bytes, pair, split);
+          if (prev.valid) scale_into_y(prev, pi);
+          float* c = sc.c.data() + cbuf * 1024;
           _tile_stored(0, c, 64);
           _tile_stored(1, c + 256, 64);
           _tile_stored(2, c + 512, 64);
           _tile_stored(3, c + 768, 64);
-          // y += s * (C - (128 + z) * sum x), per weight-row tile h and token tile tt, real tokens only.
-          const i64 e = e0 / ax.span, ei = (e0 - k0) / ax.span;
-          for (int h = 0; h < 2; ++h) {
-            const __m512 sv = _mm512_load_ps(sc.sz.data() + ((ei * 2 + h) * 2) * 16);
-            const __m512 zv = _mm512_load_ps(sc.sz.data() + ((ei * 2 + h) * 2 + 1) * 16);
-            for (int tt = 0; tt < (pair ? 2 : 1); ++tt) {
-              const i64 row0 = t0 + tt * kTile, real = std::min<i64>(kTile, p.m - m0 - row0);
-              const float* ct = c + (pair ? 2 * tt + h : h) * 256;
-              const float* ct2 = c + (2 + h) * 256;  // one token tile: the second chain of weight tile h
-              const float* xs = ax.sums.data() + (m0 + row0) * ax.spans + e;
-              float* yt = y + row0 * yw + pi * kPanelRows + h * kTile;
-              for (i64 r = 0; r < real; ++r) {
-                __m512 cv = _mm512_load_ps(ct + r * 16);
-                if (!pair) cv = _mm512_add_ps(cv, _mm512_load_ps(ct2 + r * 16));
-                const __m512 d = _mm512_fnmadd_ps(zv, _mm512_set1_ps(xs[r * ax.spans]), cv);
-                _mm512_store_ps(yt + r * yw, _mm512_fmadd_ps(sv, d, _mm512_load_ps(yt + r * yw)));
-              }
-            }
-          }
+          prev = StoredSpan{true, pair, t0, (e0 - k0) / ax.span, e0 / ax.span, c};
+          cbuf ^= 1;
         }
       }
+      if (prev.valid) scale_into_y(prev, pi);
     }
   }
   // Store the task's real tokens and rows (+ bias).
