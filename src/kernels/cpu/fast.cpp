@@ -230,11 +230,16 @@ void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& 
   p.out_stride = out.stride[0];
   p.out_dtype = out.dtype;
   p.threads = thread_count(num_threads);
-  const impl::XPrep prep = chosen == FastIsa::avx2 ? impl::avx2_xprep(M) : chosen == FastIsa::amx ? impl::XPrep{false, false} : impl::XPrep{false, true};
-  Scratch& sc = scratch();
-  gather_x(w, x, prep, sc, p.threads);
-  p.xf = sc.xf.data();
-  p.xsum = prep.sums ? sc.xsum.data() : nullptr;
+  const impl::XPrep prep = chosen == FastIsa::avx2 ? impl::avx2_xprep(M) : chosen == FastIsa::amx ? impl::XPrep{false, false, false} : impl::XPrep{false, true};
+  p.x = x.ptr<const std::uint16_t>();
+  p.x_stride = x.stride[0];
+  p.perm = w.act_order() ? w.perm.data() : nullptr;
+  if (prep.gather) {
+    Scratch& sc = scratch();
+    gather_x(w, x, prep, sc, p.threads);
+    p.xf = sc.xf.data();
+    p.xsum = prep.sums ? sc.xsum.data() : nullptr;
+  }
   if (chosen == FastIsa::amx)
     impl::run_amx(p);
   else if (chosen == FastIsa::avx2)

@@ -98,7 +98,7 @@ inline __m256i to_bf16(__m512 v) {
 // 16 bf16 bits -> fp32 (exact).
 inline __m512 bf16_to_ps(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
 
-// x (p.xf, fp32 [m][k], exact 16-bit values) -> ax.a, ax.sums. Position 2r + h of a 32-k step holds
+// x (p.x, act dtype, columns through p.perm) -> ax.a, ax.sums. Position 2r + h of a 32-k step holds
 // k = 8 (r / 4) + r % 4 + 4 h: the k pair of the weights' lane r (dequant_chunk).
 void convert_x(const Problem& p, AmxX& ax) {
   const i64 M = p.m, K = p.k;
@@ -120,7 +120,23 @@ void convert_x(const Problem& p, AmxX& ax) {
       std::fill(sums, sums + ax.spans, 0.f);
       continue;
     }
-    const float* x = p.xf + m * K;
+    const std::uint16_t* xrow = p.x + m * p.x_stride;
+    const bool bf16 = p.w->act_dtype == DType::bf16;
+    // 16 values of x from column k (fewer at the end of K: the rest 0), exact in fp32.
+    auto load16 = [&](i64 k) {
+      const i64 n = std::min<i64>(16, K - k);
+      if (n <= 0) return _mm512_setzero_ps();
+      const auto mask = static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1u);
+      __m256i h;
+      if (p.perm) {
+        alignas(32) std::uint16_t g[16] = {};
+        for (i64 i = 0; i < n; ++i) g[i] = xrow[p.perm[k + i]];
+        h = _mm256_load_si256(reinterpret_cast<const __m256i*>(g));
+      } else {
+        h = _mm256_maskz_loadu_epi16(mask, xrow + k);
+      }
+      return bf16 ? bf16_to_ps(h) : _mm512_cvtph_ps(h);
+    };
     // Position d = 2 r + h of a step holds k = 8 (r / 4) + r % 4 + 4 h of the step's 32: two permutes of its two halves.
     const __m512i perm_lo = _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15);
     const __m512i perm_hi = _mm512_add_epi32(perm_lo, _mm512_set1_epi32(16));
@@ -128,9 +144,7 @@ void convert_x(const Problem& p, AmxX& ax) {
     const i64 steps_per_span = ax.span / kStepK;
     for (i64 s = 0; s < ax.steps; ++s) {
       const i64 k0 = s * kStepK;
-      const __mmask16 m0 = static_cast<__mmask16>(K - k0 >= 16 ? 0xFFFF : (1u << (K - k0)) - 1u);
-      const __mmask16 m1 = static_cast<__mmask16>(K - k0 >= 32 ? 0xFFFF : K - k0 <= 16 ? 0u : (1u << (K - k0 - 16)) - 1u);
-      const __m512 v0 = _mm512_maskz_loadu_ps(m0, x + k0), v1 = _mm512_maskz_loadu_ps(m1, x + k0 + 16);
+      const __m512 v0 = load16(k0), v1 = load16(k0 + 16);
       acc = _mm512_add_pd(acc, _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v0)),
                                              _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v0), 1)))));
       acc = _mm512_add_pd(acc, _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v1)),

@@ -15,6 +15,11 @@ struct Problem {
   // by 2^-4(k % 8) for k % 8 < 7 (see fast_avx2.cpp), for the others it is exact.
   const float* xf = nullptr;
   const float* xsum = nullptr;  // [m][G]: sum over each group of the unscaled xf; null for prefill
+  // x as given (fast_amx.cpp reads it itself: XPrep::gather false, xf null): act dtype, row stride x_stride elements,
+  // columns x[:, perm] where perm is not null.
+  const std::uint16_t* x = nullptr;
+  std::int64_t x_stride = 0;
+  const std::int32_t* perm = nullptr;
   void* out = nullptr;          // [m][n] act_dtype, row stride out_stride elements
   std::int64_t out_stride = 0;
   DType out_dtype = DType::f16;
@@ -25,6 +30,7 @@ struct Problem {
 struct XPrep {
   bool prescale = false;  // multiply xf[k] by 2^-4(k % 8) for k % 8 < 7
   bool sums = false;      // compute xsum
+  bool gather = true;     // fill xf (false: the implementation reads Problem::x)
 };
 
 XPrep avx2_xprep(std::int64_t m);
