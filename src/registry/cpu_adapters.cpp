@@ -119,6 +119,9 @@ class CpuFast final : public Kernel {
     return std::make_unique<FastPrepared>(c, kernels::cpu::fast_prepare(w, c.act_dtype));
   }
   std::size_t workspace_bytes(const LinearConfig&, std::int64_t) const override { return 0; }
+  std::string describe_run(const LinearConfig& c, std::int64_t m) const override {
+    return kernels::cpu::fast_describe_run(c.act_dtype, m);
+  }
   void run(const PreparedWeights& w, const RunArgs& a) const override {
     check_run_args(*this, w, a, 0);
     kernels::cpu::fast_gemm(prepared_as<FastPrepared>(w, name()).weights(), a.x, a.out, 0);  // 0 = all threads

@@ -101,6 +101,62 @@ TEST(CpuFast, ModelShapeQwenO) {
       run_case(FastCase{QuantSpec{896, 896, 128, ScalarType::uint4}, act, act, true, false, m, 0, 0});
 }
 
+TEST(CpuFast, ExactSumsComeOutBitExact) {
+  // Where every product and every partial sum is exact in fp32, each implementation must return the exact result
+  // rounded once: x of full 11-bit significands in [0.5, 1) (float16: the AMX kernel's hi + lo pair must keep every
+  // bit; bf16 as hi alone would lose 3), one group of K = 32, scales 2^-3 (exact in both scale dtypes). Then
+  // sum_k x (128 + q) < 2^13 at a resolution of 2^-11 fits fp32's 24 bits, as do the zero-point terms.
+  for (ScalarType st : {ScalarType::uint4, ScalarType::uint4b8})
+    for (int gs : {32, kChannelwise})
+      for (DType act : {DType::f16, DType::bf16})
+        for (std::int64_t m : {1, 3, 16, 21, 40}) {
+          const QuantSpec spec{48, 32, gs, st};
+          SCOPED_TRACE(spec.describe() + " act=" + std::string(dtype_name(act)) + " M=" + std::to_string(m) +
+                       " W4A16_SEED=" + std::to_string(seed()));
+          QuantizedLinear w = random_linear(spec, act, false, false);
+          for (std::int64_t i = 0; i < w.scales().numel(); ++i) w.scales().ptr<std::uint16_t>()[i] = float_to_f16x(act, 0.125f);
+          std::uniform_int_distribution<int> mant(0, 1023), sign(0, 1);
+          std::vector<std::uint16_t> xs(static_cast<std::size_t>(m * 32));
+          for (auto& v : xs) {  // (1024 + mant) / 2048: every float16 significand bit may be set; bf16 keeps 8 of them
+            const float f = static_cast<float>(1024 + mant(rng())) / 2048.f * (sign(rng()) ? -1.f : 1.f);
+            v = float_to_f16x(act, f);
+          }
+          const std::vector<double> ref = gemm_f64(to_f64(xs.data(), act, m, 32, 32), dequant_f64(w), {}, m, 48, 32);
+          FastWeights f = fast_prepare(w.view(), act);
+          for (FastIsa isa : isas()) {
+            SCOPED_TRACE(std::string("isa=") + std::string(fast_isa_name(isa)));
+            PoisonedMatrix o(act, m, 48, 0);
+            fast_gemm_isa(f, TensorView(xs.data(), act, {m, 32}), o.view(), isa, 2);
+            std::int64_t wrong = 0;
+            for (std::int64_t i = 0; i < m * 48; ++i)
+              wrong += o.bits((i / 48) * o.stride + i % 48) != float_to_f16x(act, static_cast<float>(ref[static_cast<std::size_t>(i)]));
+            EXPECT_EQ(wrong, 0) << "outputs not equal to the exact sum rounded once";
+          }
+        }
+}
+
+TEST(CpuFast, LargeMPanelsChunksAndTails) {
+  // Past one AMX task in both directions: 300 rows (3 task blocks of 128, a last pair and single 16-row tile), N = 296
+  // (37 blocks: 4-panel tasks and a panel of one block), K = 1288 channelwise (41 steps of 32 and a padded one; 128-k
+  // chunks with a partial last) and g = 256 over K = 1280 (groups split at the 128-k chunk edges); act-order and bias.
+  for (int gs : {kChannelwise, 256})
+    for (DType act : {DType::f16, DType::bf16})
+      run_case(FastCase{QuantSpec{296, gs == 256 ? 1280 : 1288, gs, ScalarType::uint4}, act, DType::f16, true, gs == 256, 300, 5, 3});
+}
+
+TEST(CpuFast, AmxRunsOnThisMachineOrSaysWhyNot) {
+  // The other tests run every implementation this CPU has; this one says whether the AMX kernel was among them.
+  if (!fast_isa_available(FastIsa::amx))
+    GTEST_SKIP() << "no AMX-BF16 + AVX-512 F/BW/VL on this CPU (or no tile state from the OS, or W4A16_CPU_ISA caps it): "
+                    "the amx implementation is not exercised here";
+  EXPECT_EQ(fast_isa_name(FastIsa::amx), "amx");
+  EXPECT_EQ(fast_isa_name(FastIsa::best), "amx");
+  EXPECT_EQ(fast_isa_for(FastIsa::best, 1, DType::f16), FastIsa::avx2);  // one row: the AVX2 decode kernel streams faster
+  EXPECT_EQ(fast_isa_for(FastIsa::best, amx_min_m(DType::f16), DType::f16), FastIsa::amx);
+  EXPECT_EQ(fast_isa_for(FastIsa::best, amx_min_m(DType::bf16), DType::bf16), FastIsa::amx);
+  EXPECT_NE(fast_describe_run(DType::f16, 64).find("amx"), std::string::npos);
+}
+
 TEST(CpuFast, MZeroWritesNothing) {
   QuantizedLinear w = random_linear(QuantSpec{16, 64, 32, ScalarType::uint4}, DType::f16, true, true);
   FastWeights f = fast_prepare(w.view(), DType::f16);
@@ -187,12 +243,29 @@ TEST_F(CpuFastRejects, NegativeThreads) {
   expect_error([&] { fast_gemm(f, x(), out(), -1); }, ErrorCode::invalid_argument, "num_threads");
 }
 TEST_F(CpuFastRejects, UnavailableIsa) {
-  // W4A16_CPU_ISA=scalar makes AVX2 unavailable on any machine, so the refusal is reachable here.
-  ASSERT_EQ(setenv("W4A16_CPU_ISA", "scalar", 1), 0);
-  EXPECT_FALSE(fast_isa_available(FastIsa::avx2));
-  EXPECT_EQ(fast_isa_name(FastIsa::best), "scalar");
-  expect_error([&] { fast_gemm_isa(f, x(), out(), FastIsa::avx2); }, ErrorCode::unsupported, "isa");
-  unsetenv("W4A16_CPU_ISA");
+  // W4A16_CPU_ISA=scalar makes AVX2 and AMX unavailable on any machine, =avx2 AMX, so the refusals are reachable here.
+  {
+    ScopedEnv env("W4A16_CPU_ISA", "scalar");
+    EXPECT_FALSE(fast_isa_available(FastIsa::avx2));
+    EXPECT_FALSE(fast_isa_available(FastIsa::amx));
+    EXPECT_EQ(fast_isa_name(FastIsa::best), "scalar");
+    expect_error([&] { fast_gemm_isa(f, x(), out(), FastIsa::avx2); }, ErrorCode::unsupported, "isa");
+    expect_error([&] { fast_gemm_isa(f, x(), out(), FastIsa::amx); }, ErrorCode::unsupported, "isa");
+  }
+  {
+    ScopedEnv env("W4A16_CPU_ISA", "avx2");
+    EXPECT_FALSE(fast_isa_available(FastIsa::amx));
+    EXPECT_NE(fast_isa_name(FastIsa::best), "amx");
+    EXPECT_NE(fast_isa_for(FastIsa::best, 1000, DType::bf16), FastIsa::amx);
+    expect_error([&] { fast_gemm_isa(f, x(), out(), FastIsa::amx); }, ErrorCode::unsupported, "isa");
+  }
+  {
+    ScopedEnv env("W4A16_CPU_ISA", "avx512");
+    expect_error([&] { fast_gemm(f, x(), out()); }, ErrorCode::invalid_argument, "W4A16_CPU_ISA");
+  }
+  EXPECT_EQ(fast_isa_from_name("amx"), FastIsa::amx);
+  EXPECT_EQ(fast_isa_from_name("best"), FastIsa::best);
+  EXPECT_FALSE(fast_isa_from_name("AMX").has_value());
 }
 
 }  // namespace
