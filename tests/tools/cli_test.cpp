@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/fast.hpp"  // which implementation cpu_fast runs on this CPU
 #include "../moe/moe_checkpoint.hpp"
 #include "cli_runner.hpp"
 #include "testutil.hpp"
@@ -508,12 +509,15 @@ TEST_F(Cli, ExplainPrintsTheRegistryDecision) {
 }
 
 // explain --m: after the decision, one line per token count with the chosen kernel's describe_run (the hybrid's path
-// and plan on CUDA configurations, in any build that registers the CUDA kernels; a CPU kernel has one path).
+// and plan on CUDA configurations, in any build that registers the CUDA kernels; cpu_fast the implementation it runs).
 TEST_F(Cli, ExplainWithTokenCountsPrintsHowTheChosenKernelRunsThem) {
   Result cpu = cli("explain --device cpu --n 896 --k 896 --m 1,64");
   ASSERT_EQ(cpu.rc, 0) << cpu.err;
-  EXPECT_NE(cpu.out.find("  M=1: one path at every M\n"), std::string::npos) << cpu.out;
-  EXPECT_NE(cpu.out.find("  M=64: one path at every M\n"), std::string::npos) << cpu.out;
+  for (std::int64_t m : {1, 64}) {  // cpu_fast: the implementation this CPU runs at that M (the child process sees the same)
+    using namespace kernels::cpu;
+    const std::string isa(fast_isa_name(fast_isa_for(FastIsa::best, m, DType::f16)));
+    EXPECT_NE(cpu.out.find("  M=" + std::to_string(m) + ": " + isa + ": "), std::string::npos) << cpu.out;
+  }
   LinearConfig c;
   c.n = c.n_full = 4096;
   c.k = c.k_full = 4096;
