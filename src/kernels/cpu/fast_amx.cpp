@@ -53,8 +53,8 @@ constexpr i64 kStepK = 32;         // k per tile product (16 bf16 pairs)
 constexpr i64 kPanelRows = 32;     // weight rows per task: 2 B tiles = 4 blocks of kBlockRows
 constexpr i64 kPanelBlocks = kPanelRows / kBlockRows;
 constexpr i64 kChunkK = 128;       // k per dequantized chunk: 16 steps x 2 B tiles x 1 KB = 32 KB
-constexpr i64 kTaskTokens = 128;   // tokens per task (8 A tiles), each chunk's weights reused by all of them
-constexpr i64 kTaskPanels = 4;     // panels per task beyond one token tile: each chunk of x reused by all of them (L2)
+constexpr i64 kTaskTokens = 256;   // tokens per task (16 A tiles), each chunk's weights reused by all of them
+constexpr i64 kTaskPanels = 4;     // panels per task beyond one token tile (at most): each chunk of x reused by all of them (L2)
 constexpr i64 kTileBytes = 1024;   // 16 rows x 64 bytes
 static_assert(kChunkK % 32 == 0, "chunks of whole steps");
 
@@ -399,9 +399,12 @@ void run_amx(const Problem& p) {
   static thread_local AmxX ax;  // the caller's thread converts x; the pool threads read it
   convert_x(p, ax);
   // One token tile: a task per panel (the chunk of x is tiny); more: kTaskPanels panels per task share it.
-  const i64 task_panels = ax.rows > kTile ? kTaskPanels : 1;
-  const i64 panels = (p.w->blocks + kPanelBlocks - 1) / kPanelBlocks, ntasks_n = (panels + task_panels - 1) / task_panels;
+  // Fewer where that would leave fewer than 4 tasks per thread (narrow layers: Qwen2.5-0.5B's 896 rows are 28 panels).
+  const i64 panels = (p.w->blocks + kPanelBlocks - 1) / kPanelBlocks;
   const i64 mblocks = (ax.rows + kTaskTokens - 1) / kTaskTokens;
+  i64 task_panels = ax.rows > kTile ? kTaskPanels : 1;
+  while (task_panels > 1 && (panels + task_panels - 1) / task_panels * mblocks < 4 * p.threads) task_panels /= 2;
+  const i64 ntasks_n = (panels + task_panels - 1) / task_panels;
   const i64 tasks = ntasks_n * mblocks;
   const AmxX& cx = ax;
 #pragma omp parallel num_threads(p.threads)
