@@ -144,6 +144,48 @@ TEST(CpuFast, LargeMPanelsChunksAndTails) {
       run_case(FastCase{QuantSpec{296, gs == 256 ? 1280 : 1288, gs, ScalarType::uint4}, act, DType::f16, true, gs == 256, 300, 5, 3});
 }
 
+TEST(CpuFast, AmxOnTheCanonicalLayoutEqualsItsPreparedRun) {
+  // amx_gemm_canonical reads the canonical arrays in place (the MoE experts); the same kernel on cpu.fast.v1 must give
+  // the same sums: its fp32 output rounded to the act dtype equals fast_gemm_isa(amx) bit for bit, and is within
+  // tolerance of the reference. Every group size and scalar type, N not a multiple of 8 (uint4b8), act-order, bias,
+  // strided x and out.
+  if (!fast_isa_available(FastIsa::amx)) GTEST_SKIP() << "no AMX here (CpuFast.AmxRunsOnThisMachineOrSaysWhyNot says why)";
+  int cases = 0;
+  for (int gs : kGroupSizes)
+    for (ScalarType st : {ScalarType::uint4, ScalarType::uint4b8})
+      for (DType act : {DType::f16, DType::bf16})
+        for (std::int64_t m : {1, 7, 33}) {
+          const QuantSpec spec = random_spec(gs, st, 3);
+          SCOPED_TRACE(spec.describe() + " act=" + std::string(dtype_name(act)) + " M=" + std::to_string(m) + " W4A16_SEED=" + std::to_string(seed()));
+          const bool extras = (m + cases) % 2 == 0;
+          QuantizedLinear w = random_linear(spec, cases % 2 ? DType::bf16 : DType::f16, extras, extras);
+          const std::int64_t K = spec.k, N = spec.n;
+          std::vector<std::uint16_t> xs = random_act(m, K, act, K + 5);
+          PoisonedMatrix ref(DType::f32, m, N, 0), o(act, m, N, 0), c(DType::f32, m, N, 3);
+          reference_gemm(w.view(), act_view(xs, act, m, K, K + 5), ref.view());
+          fast_gemm_isa(fast_prepare(w.view(), act), act_view(xs, act, m, K, K + 5), o.view(), FastIsa::amx, 2);
+          amx_gemm_canonical(w.view(), act, xs.data(), m, K + 5, reinterpret_cast<float*>(c.storage.data()), N + 3, 2);
+          EXPECT_EQ(c.unwritten(), 0);
+          EXPECT_EQ(c.pad_touched(), 0);
+          std::int64_t differ = 0;
+          for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < N; ++j)
+              differ += float_to_f16x(act, static_cast<float>(c.value(i, j))) != o.bits(i * o.stride + j);
+          EXPECT_EQ(differ, 0) << "canonical and prepared runs of the AMX kernel differ";
+          EXPECT_LE(rel_error(c.values(), ref.values()), 2e-4) << "fp32 output vs reference_gemm";
+          ++cases;
+        }
+  EXPECT_EQ(cases, 5 * 2 * 2 * 3);
+  // Its refusals: no AMX (W4A16_CPU_ISA caps it), bad strides.
+  QuantizedLinear w = random_linear(QuantSpec{16, 64, 32, ScalarType::uint4}, DType::f16, false, false);
+  std::vector<std::uint16_t> xs = random_act(2, 64, DType::f16);
+  std::vector<float> out(2 * 16);
+  expect_error([&] { amx_gemm_canonical(w.view(), DType::f16, xs.data(), 2, 32, out.data(), 16); }, ErrorCode::invalid_argument, "x_stride");
+  expect_error([&] { amx_gemm_canonical(w.view(), DType::f32, xs.data(), 2, 64, out.data(), 16); }, ErrorCode::dtype_mismatch, "act_dtype");
+  ScopedEnv env("W4A16_CPU_ISA", "avx2");
+  expect_error([&] { amx_gemm_canonical(w.view(), DType::f16, xs.data(), 2, 64, out.data(), 16); }, ErrorCode::unsupported, "isa");
+}
+
 TEST(CpuFast, AmxRunsOnThisMachineOrSaysWhyNot) {
   // The other tests run every implementation this CPU has; this one says whether the AMX kernel was among them.
   if (!fast_isa_available(FastIsa::amx))

@@ -262,6 +262,23 @@ void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& 
     impl::run_scalar(p);
 }
 
+void amx_gemm_canonical(const CanonicalView& w, DType act_dtype, const std::uint16_t* x, std::int64_t m, std::int64_t x_stride,
+                        float* out, std::int64_t out_stride, int num_threads) {
+  detail::check_host_weights(w, "w");
+  if (!is_activation_dtype(act_dtype))
+    fail(ErrorCode::dtype_mismatch, "act_dtype", "float16 or bfloat16", std::string(dtype_name(act_dtype)));
+  if (m < 0) fail(ErrorCode::invalid_argument, "m", ">= 0", std::to_string(m));
+  if (x_stride < w.spec.k) fail(ErrorCode::invalid_argument, "x_stride", ">= K = " + std::to_string(w.spec.k), std::to_string(x_stride));
+  if (out_stride < w.spec.n) fail(ErrorCode::invalid_argument, "out_stride", ">= N = " + std::to_string(w.spec.n), std::to_string(out_stride));
+  if (num_threads < 0) fail(ErrorCode::invalid_argument, "num_threads", ">= 0 (0 = all)", std::to_string(num_threads));
+  if (!cpu_has_amx())
+    fail(ErrorCode::unsupported, "isa", "a CPU with AMX-BF16 and AVX-512 F/BW/VL (fast_isa_available(amx))", "none here");
+  if (m == 0) return;
+  if (!x) fail(ErrorCode::invalid_argument, "x", "a host pointer", "null");
+  if (!out) fail(ErrorCode::invalid_argument, "out", "a host pointer", "null");
+  impl::run_amx_canonical(w, act_dtype, x, m, x_stride, out, out_stride, thread_count(num_threads));
+}
+
 void fast_gemm(const FastWeights& w, const TensorView& x, const TensorView& out, int num_threads) {
   fast_gemm_isa(w, x, out, FastIsa::best, num_threads);
 }
@@ -284,6 +301,9 @@ void run_avx2(const Problem&) { fail(ErrorCode::internal, "run_avx2 called in a 
 namespace impl {
 bool amx_usable() { return false; }
 void run_amx(const Problem&) { fail(ErrorCode::internal, "run_amx called in a build without the AMX kernel"); }
+void run_amx_canonical(const CanonicalView&, DType, const std::uint16_t*, std::int64_t, std::int64_t, float*, std::int64_t, int) {
+  fail(ErrorCode::internal, "run_amx_canonical called in a build without the AMX kernel");
+}
 }  // namespace impl
 #endif
 

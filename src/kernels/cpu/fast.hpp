@@ -107,6 +107,12 @@ FastIsa fast_isa_for(FastIsa isa, std::int64_t m, DType act_dtype);  // the impl
 // How fast_gemm runs M = m rows of this dtype on this CPU (the implementation and its path), for `explain`.
 std::string fast_describe_run(DType act_dtype, std::int64_t m);
 std::optional<FastIsa> fast_isa_from_name(std::string_view name);  // "best", "scalar", "avx2", "amx"; else nullopt
+// The AMX kernel straight on a canonical host layer, with no prepared copy (the MoE experts' GEMMs, which keep their
+// weights canonical): out fp32 [M, N] (row stride out_stride) = x[:, perm] . W^T + bias, x act_dtype [M, K] (row
+// stride x_stride elements). Needs fast_isa_available(FastIsa::amx), else throws `unsupported` naming "isa"; the
+// arguments are checked as fast_gemm checks its own.
+void amx_gemm_canonical(const CanonicalView& w, DType act_dtype, const std::uint16_t* x, std::int64_t m, std::int64_t x_stride,
+                        float* out, std::int64_t out_stride, int num_threads = 0);
 // fast_gemm on a named implementation; throws `unsupported` naming `isa` if it is not available.
 void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& out, FastIsa isa, int num_threads = 0);
 

@@ -75,6 +75,19 @@ void load_tile_config() {
   _tile_loadconfig(&c);
 }
 
+// One call of the tile kernel, whatever layout its weights are in (the Src classes below).
+struct Gemm {
+  i64 m = 0, n = 0, k = 0, groups = 0, group_len = 0;
+  DType act = DType::f16;                  // x
+  const std::uint16_t* x = nullptr;        // [m][x_stride], columns x[:, perm] where perm is not null
+  i64 x_stride = 0;
+  const std::int32_t* perm = nullptr;
+  void* out = nullptr;                     // [m][out_stride] of out_dtype: act (16-bit) or f32
+  i64 out_stride = 0;
+  DType out_dtype = DType::f16;
+  int threads = 1;
+};
+
 // The converted activations and the sums of x over every span, for one call.
 struct AmxX {
   i64 rows = 0;          // tokens padded to a multiple of 16 (padding rows are zero)
@@ -98,13 +111,13 @@ inline __m256i to_bf16(__m512 v) {
 // 16 bf16 bits -> fp32 (exact).
 inline __m512 bf16_to_ps(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
 
-// x (p.x, act dtype, columns through p.perm) -> ax.a, ax.sums. Position 2r + h of a 32-k step holds
+// x (g.x, act dtype, columns through g.perm) -> ax.a, ax.sums. Position 2r + h of a 32-k step holds
 // k = 8 (r / 4) + r % 4 + 4 h: the k pair of the weights' lane r (dequant_chunk).
-void convert_x(const Problem& p, AmxX& ax) {
+void convert_x(const Gemm& p, AmxX& ax) {
   const i64 M = p.m, K = p.k;
   ax.rows = (M + kTile - 1) / kTile * kTile;
   ax.steps = (K + kStepK - 1) / kStepK;
-  ax.parts = p.w->act_dtype == DType::f16 ? 2 : 1;
+  ax.parts = p.act == DType::f16 ? 2 : 1;
   // A span never crosses a chunk or a group: a group longer than a chunk (channelwise, or g > kChunkK) is scaled per
   // chunk-sized piece (its scale is the same for each).
   ax.span = p.groups == 1 ? kChunkK : std::min(p.group_len, kChunkK);  // (one group: K may be no multiple of 32)
@@ -121,7 +134,7 @@ void convert_x(const Problem& p, AmxX& ax) {
       continue;
     }
     const std::uint16_t* xrow = p.x + m * p.x_stride;
-    const bool bf16 = p.w->act_dtype == DType::bf16;
+    const bool bf16 = p.act == DType::bf16;
     // 16 values of x from column k (fewer at the end of K: the rest 0), exact in fp32.
     auto load16 = [&](i64 k) {
       const i64 n = std::min<i64>(16, K - k);
@@ -165,70 +178,132 @@ void convert_x(const Problem& p, AmxX& ax) {
   }
 }
 
-// The panel's weights of k in [k0, k0 + kc) -> buf [kc / 32 steps][2 B tiles][16 lane rows][16 weight rows] u32,
-// lane row r = 4 (word in step) + nibble pair i: bf16 pairs (128 + q[k], 128 + q[k + 4]), k = 8 word + i. Rows of
-// blocks past the last and k past K hold q = 0 (multiplied by x = 0 or never stored).
-void dequant_chunk(const Problem& p, i64 b0, i64 k0, i64 kc, std::uint32_t* buf) {
-  const FastWeights& w = *p.w;
-  const i64 words = p.k / 8;
-  const __m512i mask = _mm512_set1_epi32(0x000F000F), magic = _mm512_set1_epi32(0x43004300);
-  for (i64 t = 0; t < 2; ++t) {
-    const i64 b = b0 + 2 * t;
-    const bool lo_ok = b < w.blocks, hi_ok = b + 1 < w.blocks;
-    const std::uint32_t* q0 = w.qweight.data() + b * words * kBlockRows;
-    const std::uint32_t* q1 = q0 + words * kBlockRows;
-    for (i64 j = k0 / 8; j < (k0 + kc) / 8; ++j) {
-      __m512i v = _mm512_setzero_si512();
-      if (j < words) {
-        const __m256i lo = lo_ok ? _mm256_load_si256(reinterpret_cast<const __m256i*>(q0 + j * kBlockRows)) : _mm256_setzero_si256();
-        const __m256i hi = hi_ok ? _mm256_load_si256(reinterpret_cast<const __m256i*>(q1 + j * kBlockRows)) : _mm256_setzero_si256();
-        v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-      }
-      const i64 jl = j - k0 / 8;  // word in the chunk
-      std::uint32_t* d = buf + ((jl / 4 * 2 + t) * 16 + 4 * (jl % 4)) * 16;
-      _mm512_store_si512(d, _mm512_ternarylogic_epi32(v, mask, magic, 0xEA));  // (v & mask) | magic
-      _mm512_store_si512(d + 16, _mm512_ternarylogic_epi32(_mm512_srli_epi32(v, 4), mask, magic, 0xEA));
-      _mm512_store_si512(d + 32, _mm512_ternarylogic_epi32(_mm512_srli_epi32(v, 8), mask, magic, 0xEA));
-      _mm512_store_si512(d + 48, _mm512_ternarylogic_epi32(_mm512_srli_epi32(v, 12), mask, magic, 0xEA));
-    }
-  }
-}
+// Where the tile kernel reads a layer's weights. A Src gives, for blocks b, b + 1 (16 weight rows, lane l = row 8 b + l):
+//   words16(b, j0, nj, v)   v[jj] = the words j0 + jj (jj < nj, and only those < K / 8; else 0) of the 16 rows
+//   scales16(b, g)          their scales of group g as fp32; zeros16(b, g): 128 + z (uint4b8: 136)
+//   bias16(n0, keep)        bias of rows n0 .. n0 + 15 as fp32 (0 without bias), lanes in `keep` only
+//   prefetch(b0, k0, kc)    asks for what a panel's chunk will read
+// Rows past N read nothing and come out 0.
 
-// Asks for the weights and scales dequant_chunk(p, b0, k0, kc) will read, into L2, while the tiles work on the chunk
-// before it: without it each chunk's 8 KB arrive at the latency of a cold stream, after the tiles' work.
-void prefetch_chunk(const Problem& p, i64 b0, i64 k0, i64 kc) {
-  const FastWeights& w = *p.w;
-  const i64 words = p.k / 8, G = p.groups;
-  const i64 j0 = k0 / 8, j1 = std::min(words, (k0 + kc) / 8);
-  const i64 g0 = std::min(G - 1, k0 / p.group_len), g1 = std::min(G - 1, (k0 + kc - 1) / p.group_len);
-  for (i64 b = b0; b < std::min(b0 + kPanelBlocks, w.blocks); ++b) {
-    const auto* q = reinterpret_cast<const char*>(w.qweight.data() + (b * words + j0) * kBlockRows);
-    for (i64 off = 0; off < (j1 - j0) * kBlockRows * 4; off += 64) _mm_prefetch(q + off, _MM_HINT_T1);
-    const auto* sc = reinterpret_cast<const char*>(w.scales.data() + (b * G + g0) * kBlockRows);
-    for (i64 off = 0; off < (g1 - g0 + 1) * kBlockRows * 2; off += 64) _mm_prefetch(sc + off, _MM_HINT_T1);
-  }
-}
+// 16 fp16 / bf16 bits -> fp32 (exact).
+inline __m512 half_to_ps(__m256i h, bool bf16) { return bf16 ? bf16_to_ps(h) : _mm512_cvtph_ps(h); }
 
-// 16 scales of blocks b, b + 1 (group g) as fp32; zero past the last block.
-inline __m512 load_scales16(const FastWeights& w, i64 b, i64 g, i64 G) {
-  const bool bf16 = w.scale_dtype == DType::bf16;
-  auto half = [&](i64 bb) {
-    return bb < w.blocks ? _mm_load_si128(reinterpret_cast<const __m128i*>(w.scales.data() + (bb * G + g) * kBlockRows)) : _mm_setzero_si128();
-  };
-  const __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(half(b)), half(b + 1), 1);
-  if (bf16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-  return _mm512_cvtph_ps(h);
-}
-
-// 128 + z of rows of blocks b, b + 1 (group g) as fp32 (uint4b8: 136).
-inline __m512 load_zeros16(const FastWeights& w, i64 b, i64 g, i64 G) {
-  if (w.zeros.empty()) return _mm512_set1_ps(136.f);
-  const std::uint32_t z0 = b < w.blocks ? w.zeros[static_cast<std::size_t>(b * G + g)] : 0u;
-  const std::uint32_t z1 = b + 1 < w.blocks ? w.zeros[static_cast<std::size_t>((b + 1) * G + g)] : 0u;
+// 128 + z from the packed zero words of blocks b, b + 1 (the same [N / 8][G] in both layouts).
+inline __m512 zeros_of(std::uint32_t z0, std::uint32_t z1) {
   const __m512i shifts = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
   const __m512i words = _mm512_mask_set1_epi32(_mm512_set1_epi32(static_cast<int>(z0)), 0xFF00, static_cast<int>(z1));
   const __m512i z = _mm512_and_si512(_mm512_srlv_epi32(words, shifts), _mm512_set1_epi32(15));
   return _mm512_add_ps(_mm512_cvtepi32_ps(z), _mm512_set1_ps(128.f));
+}
+
+// cpu.fast.v1 (fast.hpp): word (b, j, l) = canonical word (8 b + l, j), scales [Nb][G][8], bias f32 [Nb * 8].
+struct FastSource {
+  const FastWeights& w;
+  i64 words, G;
+  explicit FastSource(const FastWeights& fw) : w(fw), words(fw.spec.k / 8), G(fw.spec.groups()) {}
+  i64 blocks() const { return w.blocks; }
+  void words16(i64 b, i64 j0, i64 nj, __m512i* v) const {
+    const bool lo_ok = b < w.blocks, hi_ok = b + 1 < w.blocks;
+    const std::uint32_t* q0 = w.qweight.data() + b * words * kBlockRows;
+    const std::uint32_t* q1 = q0 + words * kBlockRows;
+    for (i64 jj = 0; jj < nj; ++jj) {
+      const i64 j = j0 + jj;
+      if (j >= words) {
+        v[jj] = _mm512_setzero_si512();
+        continue;
+      }
+      const __m256i lo = lo_ok ? _mm256_load_si256(reinterpret_cast<const __m256i*>(q0 + j * kBlockRows)) : _mm256_setzero_si256();
+      const __m256i hi = hi_ok ? _mm256_load_si256(reinterpret_cast<const __m256i*>(q1 + j * kBlockRows)) : _mm256_setzero_si256();
+      v[jj] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    }
+  }
+  __m512 scales16(i64 b, i64 g) const {
+    auto half = [&](i64 bb) {
+      return bb < w.blocks ? _mm_load_si128(reinterpret_cast<const __m128i*>(w.scales.data() + (bb * G + g) * kBlockRows)) : _mm_setzero_si128();
+    };
+    return half_to_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(half(b)), half(b + 1), 1), w.scale_dtype == DType::bf16);
+  }
+  __m512 zeros16(i64 b, i64 g) const {
+    if (w.zeros.empty()) return _mm512_set1_ps(136.f);
+    return zeros_of(b < w.blocks ? w.zeros[static_cast<std::size_t>(b * G + g)] : 0u,
+                    b + 1 < w.blocks ? w.zeros[static_cast<std::size_t>((b + 1) * G + g)] : 0u);
+  }
+  __m512 bias16(i64 n0, __mmask16 keep) const {
+    return w.has_bias() ? _mm512_maskz_loadu_ps(keep, w.bias.data() + n0) : _mm512_setzero_ps();
+  }
+  // Into L2 while the tiles work on the chunk before: without it each chunk's 8 KB arrive at a cold stream's latency.
+  void prefetch(i64 b0, i64 k0, i64 kc, i64 group_len) const {
+    const i64 j0 = k0 / 8, j1 = std::min(words, (k0 + kc) / 8);
+    const i64 g0 = std::min(G - 1, k0 / group_len), g1 = std::min(G - 1, (k0 + kc - 1) / group_len);
+    for (i64 b = b0; b < std::min(b0 + kPanelBlocks, w.blocks); ++b) {
+      const auto* q = reinterpret_cast<const char*>(w.qweight.data() + (b * words + j0) * kBlockRows);
+      for (i64 off = 0; off < (j1 - j0) * kBlockRows * 4; off += 64) _mm_prefetch(q + off, _MM_HINT_T1);
+      const auto* sc = reinterpret_cast<const char*>(w.scales.data() + (b * G + g0) * kBlockRows);
+      for (i64 off = 0; off < (g1 - g0 + 1) * kBlockRows * 2; off += 64) _mm_prefetch(sc + off, _MM_HINT_T1);
+    }
+  }
+};
+
+// The canonical layout (shared/FORMATS.md): qweight [N][K / 8], scales [N][G] and bias [N] in the scale dtype, zeros
+// [N / 8][G]; read in place (the MoE experts: no prepared copy). A word column of 16 rows is one masked gather.
+struct CanonicalSource {
+  const CanonicalView& w;
+  i64 n, words, G;
+  explicit CanonicalSource(const CanonicalView& cv) : w(cv), n(cv.spec.n), words(cv.spec.k / 8), G(cv.spec.groups()) {}
+  i64 blocks() const { return (n + kBlockRows - 1) / kBlockRows; }
+  __mmask16 rows_of(i64 b) const {  // rows 8 b .. 8 b + 15 that exist
+    const i64 left = n - b * kBlockRows;
+    return static_cast<__mmask16>(left >= 16 ? 0xFFFF : left <= 0 ? 0 : (1u << left) - 1u);
+  }
+  void words16(i64 b, i64 j0, i64 nj, __m512i* v) const {
+    const __mmask16 rows = rows_of(b);
+    const __m512i offs = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(static_cast<int>(words)));
+    const std::int32_t* base = w.qweight + b * kBlockRows * words;
+    for (i64 jj = 0; jj < nj; ++jj) {
+      const i64 j = j0 + jj;
+      v[jj] = j < words ? _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), rows, offs, base + j, 4) : _mm512_setzero_si512();
+    }
+  }
+  __m512 load16(const std::uint16_t* p, i64 stride, __mmask16 keep) const {  // p[l * stride] for lanes in keep, else 0
+    alignas(32) std::uint16_t h[16] = {};
+    for (int l = 0; l < 16; ++l)
+      if (keep >> l & 1) h[l] = p[l * stride];
+    return half_to_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)), w.scale_dtype == DType::bf16);
+  }
+  __m512 scales16(i64 b, i64 g) const { return load16(w.scales + b * kBlockRows * G + g, G, rows_of(b)); }
+  __m512 zeros16(i64 b, i64 g) const {
+    if (!w.zeros.defined()) return _mm512_set1_ps(136.f);
+    const std::int32_t* z = w.zeros.data();  // uint4: N % 8 == 0, so a block exists or not as a whole
+    return zeros_of(b < blocks() ? static_cast<std::uint32_t>(z[b * G + g]) : 0u,
+                    b + 1 < blocks() ? static_cast<std::uint32_t>(z[(b + 1) * G + g]) : 0u);
+  }
+  __m512 bias16(i64 n0, __mmask16 keep) const { return w.has_bias() ? load16(w.bias + n0, 1, keep) : _mm512_setzero_ps(); }
+  void prefetch(i64 b0, i64 k0, i64 kc, i64) const {
+    const i64 j0 = k0 / 8, j1 = std::min(words, (k0 + kc) / 8);
+    for (i64 r = b0 * kBlockRows; r < std::min(n, (b0 + kPanelBlocks) * kBlockRows); ++r)
+      for (i64 off = 0; off < (j1 - j0) * 4; off += 64) _mm_prefetch(reinterpret_cast<const char*>(w.qweight + r * words + j0) + off, _MM_HINT_T1);
+  }
+};
+
+// The panel's weights of k in [k0, k0 + kc) -> buf [kc / 32 steps][2 B tiles][16 lane rows][16 weight rows] u32,
+// lane row r = 4 (word in step) + nibble pair i: bf16 pairs (128 + q[k], 128 + q[k + 4]), k = 8 word + i. Rows past
+// N and k past K hold q = 0 (multiplied by x = 0 or never stored).
+template <class Src>
+void dequant_chunk(const Src& src, i64 b0, i64 k0, i64 kc, std::uint32_t* buf) {
+  static_assert(kChunkK / 8 <= 16, "a chunk's words of 16 rows fit 16 registers");
+  const __m512i mask = _mm512_set1_epi32(0x000F000F), magic = _mm512_set1_epi32(0x43004300);
+  for (i64 t = 0; t < 2; ++t) {
+    __m512i v[16];
+    src.words16(b0 + 2 * t, k0 / 8, kc / 8, v);
+    for (i64 jl = 0; jl < kc / 8; ++jl) {  // word in the chunk
+      std::uint32_t* d = buf + ((jl / 4 * 2 + t) * 16 + 4 * (jl % 4)) * 16;
+      _mm512_store_si512(d, _mm512_ternarylogic_epi32(v[jl], mask, magic, 0xEA));  // (v & mask) | magic
+      _mm512_store_si512(d + 16, _mm512_ternarylogic_epi32(_mm512_srli_epi32(v[jl], 4), mask, magic, 0xEA));
+      _mm512_store_si512(d + 32, _mm512_ternarylogic_epi32(_mm512_srli_epi32(v[jl], 8), mask, magic, 0xEA));
+      _mm512_store_si512(d + 48, _mm512_ternarylogic_epi32(_mm512_srli_epi32(v[jl], 12), mask, magic, 0xEA));
+    }
+  }
 }
 
 // Per-thread buffers (OpenMP pool threads persist: allocated once per thread).
@@ -299,9 +374,9 @@ struct StoredSpan {
 // One task: tokens [m0, m0 + tokens) (a multiple of 16, padding included) x `panels` panels from block b0.
 // Software-pipelined: a span's C tiles are stored and its products for the next span issued before it is scaled into
 // y, so that the vector units scale one span while the tile unit multiplies the next.
-void run_task(const Problem& p, const AmxX& ax, i64 m0, i64 tokens, i64 b0, i64 panels, Scratch& sc) {
-  const FastWeights& w = *p.w;
-  const i64 G = p.groups, kp = ax.steps * kStepK, yw = panels * kPanelRows;  // y row width
+template <class Src>
+void run_task(const Gemm& p, const Src& src, const AmxX& ax, i64 m0, i64 tokens, i64 b0, i64 panels, Scratch& sc) {
+  const i64 kp = ax.steps * kStepK, yw = panels * kPanelRows;  // y row width
   const bool split = ax.parts == 2;
   float* y = sc.y.data();
   std::fill(y, y + tokens * yw, 0.f);
@@ -334,20 +409,20 @@ void run_task(const Problem& p, const AmxX& ax, i64 m0, i64 tokens, i64 b0, i64 
     const i64 kc = std::min(kChunkK, kp - k0);
     for (i64 pi = 0; pi < panels; ++pi) {
       const i64 bp = b0 + pi * kPanelBlocks;
-      if (bp >= w.blocks) break;
-      dequant_chunk(p, bp, k0, kc, sc.b.data());
+      if (bp >= src.blocks()) break;
+      dequant_chunk(src, bp, k0, kc, sc.b.data());
       for (i64 e0 = k0, i = 0; e0 < k0 + kc; e0 += ax.span, ++i) {
         const i64 g = e0 / p.group_len;
         for (int h = 0; h < 2; ++h) {
-          _mm512_store_ps(sc.sz.data() + ((i * 2 + h) * 2) * 16, load_scales16(w, bp + 2 * h, g, G));
-          _mm512_store_ps(sc.sz.data() + ((i * 2 + h) * 2 + 1) * 16, load_zeros16(w, bp + 2 * h, g, G));
+          _mm512_store_ps(sc.sz.data() + ((i * 2 + h) * 2) * 16, src.scales16(bp + 2 * h, g));
+          _mm512_store_ps(sc.sz.data() + ((i * 2 + h) * 2 + 1) * 16, src.zeros16(bp + 2 * h, g));
         }
       }
       // The chunk after this one: the next panel of the task at this k, or the first at the next k.
-      if (pi + 1 < panels && bp + kPanelBlocks < w.blocks)
-        prefetch_chunk(p, bp + kPanelBlocks, k0, kc);
+      if (pi + 1 < panels && bp + kPanelBlocks < src.blocks())
+        src.prefetch(bp + kPanelBlocks, k0, kc, p.group_len);
       else if (k0 + kChunkK < kp)
-        prefetch_chunk(p, b0, k0 + kChunkK, std::min(kChunkK, kp - k0 - kChunkK));
+        src.prefetch(b0, k0 + kChunkK, std::min(kChunkK, kp - k0 - kChunkK), p.group_len);
       StoredSpan prev;
       int cbuf = 0;  // C tiles alternate between two buffers: a span is stored while the one before is read
       for (i64 t0 = 0; t0 < tokens; t0 += 2 * kTile) {
@@ -370,37 +445,31 @@ void run_task(const Problem& p, const AmxX& ax, i64 m0, i64 tokens, i64 b0, i64 
       if (prev.valid) scale_into_y(prev, pi);
     }
   }
-  // Store the task's real tokens and rows (+ bias).
+  // Store the task's real tokens and rows (+ bias): act dtype, or fp32.
   const i64 n0 = b0 * kBlockRows, ncols = std::min(yw, p.n - n0), mend = std::min(tokens, p.m - m0);
   for (i64 r = 0; r < mend; ++r) {
     const float* yr = y + r * yw;
-    auto* dst = static_cast<std::uint16_t*>(p.out) + (m0 + r) * p.out_stride + n0;
     for (i64 c0 = 0; c0 < ncols; c0 += kTile) {
       const i64 cols = std::min(kTile, ncols - c0);
       const auto keep = static_cast<__mmask16>((1u << cols) - 1u);
-      __m512 v = _mm512_load_ps(yr + c0);
-      if (p.w->has_bias()) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(keep, p.w->bias.data() + n0 + c0));
+      const __m512 v = _mm512_add_ps(_mm512_load_ps(yr + c0), src.bias16(n0 + c0, keep));
+      if (p.out_dtype == DType::f32) {
+        _mm512_mask_storeu_ps(static_cast<float*>(p.out) + (m0 + r) * p.out_stride + n0 + c0, keep, v);
+        continue;
+      }
       const __m256i o = p.out_dtype == DType::bf16 ? to_bf16(v) : _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      _mm256_mask_storeu_epi16(dst + c0, keep, o);
+      _mm256_mask_storeu_epi16(static_cast<std::uint16_t*>(p.out) + (m0 + r) * p.out_stride + n0 + c0, keep, o);
     }
   }
 }
 
-}  // namespace
-
-bool amx_usable() {
-  // Linux hands out the 8 KB tile state only on request (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): once
-  // per process, for every thread.
-  static const bool ok = syscall(SYS_arch_prctl, 0x1023, 18) == 0;
-  return ok;
-}
-
-void run_amx(const Problem& p) {
+template <class Src>
+void amx_run(const Gemm& p, const Src& src) {
   static thread_local AmxX ax;  // the caller's thread converts x; the pool threads read it
   convert_x(p, ax);
   // One token tile: a task per panel (the chunk of x is tiny); more: kTaskPanels panels per task share it.
   // Fewer where that would leave fewer than 4 tasks per thread (narrow layers: Qwen2.5-0.5B's 896 rows are 28 panels).
-  const i64 panels = (p.w->blocks + kPanelBlocks - 1) / kPanelBlocks;
+  const i64 panels = (src.blocks() + kPanelBlocks - 1) / kPanelBlocks;
   const i64 mblocks = (ax.rows + kTaskTokens - 1) / kTaskTokens;
   i64 task_panels = ax.rows > kTile ? kTaskPanels : 1;
   while (task_panels > 1 && (panels + task_panels - 1) / task_panels * mblocks < 4 * p.threads) task_panels /= 2;
@@ -415,10 +484,56 @@ void run_amx(const Problem& p) {
 #pragma omp for schedule(dynamic, 1)
     for (i64 t = 0; t < tasks; ++t) {
       const i64 m0 = (t / ntasks_n) * kTaskTokens;
-      run_task(p, cx, m0, std::min(kTaskTokens, cx.rows - m0), (t % ntasks_n) * task_panels * kPanelBlocks, task_panels, sc);
+      run_task(p, src, cx, m0, std::min(kTaskTokens, cx.rows - m0), (t % ntasks_n) * task_panels * kPanelBlocks, task_panels, sc);
     }
     _tile_release();
   }
+}
+
+}  // namespace
+
+bool amx_usable() {
+  // Linux hands out the 8 KB tile state only on request (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): once
+  // per process, for every thread.
+  static const bool ok = syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+  return ok;
+}
+
+void run_amx(const Problem& p) {
+  Gemm g;
+  g.m = p.m;
+  g.n = p.n;
+  g.k = p.k;
+  g.groups = p.groups;
+  g.group_len = p.group_len;
+  g.act = p.w->act_dtype;
+  g.x = p.x;
+  g.x_stride = p.x_stride;
+  g.perm = p.perm;
+  g.out = p.out;
+  g.out_stride = p.out_stride;
+  g.out_dtype = p.out_dtype;
+  g.threads = p.threads;
+  amx_run(g, FastSource(*p.w));
+}
+
+void run_amx_canonical(const CanonicalView& w, DType act, const std::uint16_t* x, std::int64_t m, std::int64_t x_stride, float* out,
+                       std::int64_t out_stride, int threads) {
+  Gemm g;
+  g.m = m;
+  g.n = w.spec.n;
+  g.k = w.spec.k;
+  g.groups = w.spec.groups();
+  g.group_len = w.spec.group_len();
+  g.act = act;
+  g.x = x;
+  g.x_stride = x_stride;
+  g.perm = w.perm;
+  g.out = out;
+  g.out_stride = out_stride;
+  g.out_dtype = DType::f32;
+  g.threads = threads;
+  amx_run(g, CanonicalSource(w));
 }
 
 }  // namespace w4a16::kernels::cpu::impl

@@ -40,6 +40,9 @@ void run_scalar(const Problem& p);
 // (false in builds without that file).
 bool amx_usable();
 void run_amx(const Problem& p);
+// The same kernel on a canonical host layer read in place: out fp32 [m][out_stride] = x[:, perm] . W^T + bias.
+void run_amx_canonical(const CanonicalView& w, DType act, const std::uint16_t* x, std::int64_t m, std::int64_t x_stride, float* out,
+                       std::int64_t out_stride, int threads);
 
 // Writes fp32 values v[0..count) + bias (if any) to out row `m`, columns n0 .. n0 + count.
 void store_row(const Problem& p, std::int64_t m, std::int64_t n0, const float* v, std::int64_t count);
