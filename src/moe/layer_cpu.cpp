@@ -4,7 +4,9 @@
 // Checked by tests/moe/test_moe_cpu.cpp (every T, k, dtype, scalar type, group size there).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include <omp.h>
 #endif
 
+#include "kernels/cpu/fast.hpp"  // amx_gemm_canonical: the AMX tile kernel on canonical weights
 #include "rows_cpu.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/core/half.hpp"
@@ -113,6 +116,11 @@ struct Workspace {  // carved from the caller's bytes, in this order (each 64-by
   std::int32_t* off;  // [E + 1] start of each expert's slots in `slots`
   std::int32_t* slots;  // [S] slot ids grouped by expert, ascending within an expert
   std::int32_t* items;  // [E * max(ceil(I/R), ceil(H/R))] packed (expert, chunk) work items
+  // The AMX experts (kernels/cpu amx_gemm_canonical), rows by sorted slot: their tokens' x, the two GEMMs' outputs.
+  std::uint16_t* xg;  // [S, H] act: x rows of the expert's tokens
+  float* g1;          // [S, 2 I] gate and up rows
+  std::uint16_t* hg;  // [S, I] act: silu(gate) * up, rounded to the act dtype as the CUDA path stores it
+  float* yg;          // [S, H]
 };
 
 std::size_t align64(std::size_t b) { return (b + 63) / 64 * 64; }
@@ -123,11 +131,13 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
   const std::size_t chunks = static_cast<std::size_t>((std::max(s.hidden, s.intermediate) + kRowsPerItem - 1) / kRowsPerItem);
   const std::size_t G = static_cast<std::size_t>(std::max(s.w13_spec().groups(), s.w2_spec().groups()));
   const std::size_t sizes[] = {4 * T * H, 4 * S * I, 4 * S * H, 4 * static_cast<std::size_t>(threads) * std::max(H, I),
-                               4 * (E + 1), 4 * S, 4 * E * chunks, 4 * static_cast<std::size_t>(threads) * 2 * G};
+                               4 * (E + 1), 4 * S, 4 * E * chunks, 4 * static_cast<std::size_t>(threads) * 2 * G,
+                               2 * S * H, 4 * S * 2 * I, 2 * S * I, 4 * S * H};
+  constexpr int kBuffers = sizeof(sizes) / sizeof(sizes[0]);
   std::size_t off = 0;
   unsigned char* p = static_cast<unsigned char*>(base);
-  void* ptrs[8];
-  for (int i = 0; i < 8; ++i) {
+  void* ptrs[kBuffers];
+  for (int i = 0; i < kBuffers; ++i) {
     ptrs[i] = p ? p + off : nullptr;
     off += align64(sizes[i]);
   }
@@ -140,6 +150,10 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
     ws->slots = static_cast<std::int32_t*>(ptrs[5]);
     ws->items = static_cast<std::int32_t*>(ptrs[6]);
     ws->gbuf = static_cast<float*>(ptrs[7]);
+    ws->xg = static_cast<std::uint16_t*>(ptrs[8]);
+    ws->g1 = static_cast<float*>(ptrs[9]);
+    ws->hg = static_cast<std::uint16_t*>(ptrs[10]);
+    ws->yg = static_cast<float*>(ptrs[11]);
   }
   return off + 64;  // + 64: room to align the caller's base
 }
@@ -164,6 +178,20 @@ void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::
   }
   rk.dequant_row(q, K, gl, gbuf, gbuf + G, buf);
   for (std::int32_t i = 0; i < count; ++i) emit(slots[i], rk.dot(buf, x_of(slots[i]), K));
+}
+
+// Slots of one expert from which its GEMMs run on the AMX tiles (kernels/cpu amx_gemm_canonical), or "never" where the
+// CPU has none (or W4A16_CPU_ISA caps it): 2, measured on Qwen3-30B-A3B shapes (docs/benchmarks/cpu.md).
+// W4A16_MOE_CPU_AMX_MIN=n overrides it (A/B measurement; 0 = never; not a number: invalid_argument).
+std::int64_t amx_min_slots() {
+  if (!kernels::cpu::fast_isa_available(kernels::cpu::FastIsa::amx)) return std::numeric_limits<std::int64_t>::max();
+  if (const char* e = std::getenv("W4A16_MOE_CPU_AMX_MIN"); e && *e) {
+    char* end = nullptr;
+    const long v = std::strtol(e, &end, 10);
+    if (*end != '\0' || v < 0) fail(ErrorCode::invalid_argument, "W4A16_MOE_CPU_AMX_MIN", "a count >= 0 (0 = never)", e);
+    return v == 0 ? std::numeric_limits<std::int64_t>::max() : v;
+  }
+  return 2;
 }
 
 int thread_id() {
@@ -216,11 +244,43 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
     std::copy(ws.off, ws.off + E, cursor);
     for (std::int64_t i = 0; i < S; ++i) ws.slots[cursor[ids[i]]++] = static_cast<std::int32_t>(i);
   }
+  // Experts with at least amx_min slots run both GEMMs on the AMX tiles (where the CPU has them): in parallel, one thread
+  // each, where there are enough of them to share out; else one at a time, each GEMM threaded inside. Buffers are
+  // indexed by sorted slot (expert e's rows at off[e] ..), so concurrent experts never share a row.
+  const std::int64_t amx_min = amx_min_slots();
+  std::vector<int> amx_experts;
+  for (int e = 0; e < E; ++e)
+    if (ws.off[e + 1] - ws.off[e] >= amx_min) amx_experts.push_back(e);
+  std::stable_sort(amx_experts.begin(), amx_experts.end(),
+                   [&](int a, int b) { return ws.off[a + 1] - ws.off[a] > ws.off[b + 1] - ws.off[b]; });  // largest first
+  auto amx_expert = [&](int e, int gemm_threads) {
+    const std::int32_t count = ws.off[e + 1] - ws.off[e], base = ws.off[e];
+    const std::int32_t* slots = ws.slots + base;
+    std::uint16_t* xg = ws.xg + static_cast<std::int64_t>(base) * H;
+    float* g1 = ws.g1 + static_cast<std::int64_t>(base) * 2 * I;
+    std::uint16_t* hg = ws.hg + static_cast<std::int64_t>(base) * I;
+    float* yg = ws.yg + static_cast<std::int64_t>(base) * H;
+    for (std::int32_t i = 0; i < count; ++i) std::copy_n(x + (slots[i] / k) * H, H, xg + i * H);
+    kernels::cpu::amx_gemm_canonical(w.w13(e), c.act, xg, count, H, g1, 2 * I, gemm_threads);
+    for (std::int64_t i = 0; i < count * I; ++i) {
+      const float g = g1[(i / I) * 2 * I + i % I], u = g1[(i / I) * 2 * I + I + i % I];
+      hg[i] = float_to_f16x(c.act, g / (1.f + std::exp(-g)) * u);
+    }
+    kernels::cpu::amx_gemm_canonical(w.w2(e), c.act, hg, count, I, yg, H, gemm_threads);
+    for (std::int32_t i = 0; i < count; ++i) std::copy_n(yg + i * H, H, ws.y + slots[i] * H);
+  };
+  const auto n_amx = static_cast<std::int64_t>(amx_experts.size());
+  if (n_amx >= 2 * threads) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (std::int64_t i = 0; i < n_amx; ++i) amx_expert(amx_experts[static_cast<std::size_t>(i)], 1);
+  } else {
+    for (int e : amx_experts) amx_expert(e, threads);
+  }
   auto build_items = [&](std::int64_t rows) {
     const std::int32_t chunks = static_cast<std::int32_t>((rows + kRowsPerItem - 1) / kRowsPerItem);
     std::int32_t n = 0;
     for (int e = 0; e < E; ++e)
-      if (ws.off[e + 1] > ws.off[e])
+      if (ws.off[e + 1] > ws.off[e] && ws.off[e + 1] - ws.off[e] < amx_min)
         for (std::int32_t ch = 0; ch < chunks; ++ch) ws.items[n++] = e * chunks + ch;
     return std::pair<std::int32_t, std::int32_t>(n, chunks);
   };

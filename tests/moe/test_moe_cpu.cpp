@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "kernels/cpu/fast.hpp"  // whether the AMX expert path runs here
 #include "moe_case.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
@@ -115,6 +116,14 @@ TEST_P(MoeCpu, ReferenceAndFastMatchTheOracle) {
   }
   Output fast = run_layer(p, true);
   EXPECT_LT(test::rel_error(fast.f64, want), test::tolerance(c.act));
+  // Where the CPU has AMX, experts with >= 2 slots run on the tiles (kernels/cpu amx_gemm_canonical): every expert on
+  // them, and none, must match the oracle as well.
+  if (kernels::cpu::fast_isa_available(kernels::cpu::FastIsa::amx))
+    for (const char* min : {"1", "0"}) {
+      test::ScopedEnv env("W4A16_MOE_CPU_AMX_MIN", min);
+      SCOPED_TRACE(std::string("W4A16_MOE_CPU_AMX_MIN=") + min);
+      EXPECT_LT(test::rel_error(run_layer(p, true).f64, want), test::tolerance(c.act));
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -153,6 +162,25 @@ TEST(MoeCpuEdge, DeterministicAcrossThreadCounts) {
   Output a = run_layer(p, true, 1), b = run_layer(p, true, 2), c = run_layer(p, true, 2);
   EXPECT_EQ(a.out, b.out);
   EXPECT_EQ(b.out, c.out);
+  // The AMX experts: in parallel one thread each (many of them) or one at a time threaded inside (few: T = 3).
+  if (!kernels::cpu::fast_isa_available(kernels::cpu::FastIsa::amx)) return;
+  test::ScopedEnv env("W4A16_MOE_CPU_AMX_MIN", "1");
+  EXPECT_EQ(run_layer(p, true, 1).out, run_layer(p, true, 2).out);
+  Problem q = make_problem(s, DType::f16, 3, 1);
+  EXPECT_EQ(run_layer(q, true, 1).out, run_layer(q, true, 4).out);
+}
+
+TEST(MoeCpuEdge, AmxThresholdKnobIsChecked) {
+  MoeSpec s{64, 32, 4, 32, ScalarType::uint4};
+  Problem p = make_problem(s, DType::f16, 4, 2);
+  if (!kernels::cpu::fast_isa_available(kernels::cpu::FastIsa::amx)) GTEST_SKIP() << "no AMX here: the knob is not read";
+  test::ScopedEnv env("W4A16_MOE_CPU_AMX_MIN", "two");
+  try {
+    run_layer(p, true);
+    ADD_FAILURE() << "expected an error naming W4A16_MOE_CPU_AMX_MIN";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("W4A16_MOE_CPU_AMX_MIN", 0), 0u) << e.what();
+  }
 }
 
 TEST(MoeCpuEdge, FusedGateUpIsGateRowsThenUpRows) {
