@@ -1,7 +1,8 @@
-// AMX-BF16 kernel of fast_gemm (layout cpu.fast.v1, fast.hpp): Intel's tile matrix unit (Sapphire Rapids and later)
-// for the multiply, AVX-512 for the dequantization and the per-group scaling. This translation unit alone is compiled
-// with -mamx-tile -mamx-bf16 -mavx512f -mavx512bw; fast.cpp calls it only after __builtin_cpu_supports says the CPU
-// has them and amx_usable() has asked Linux for the tile state (arch_prctl ARCH_REQ_XCOMP_PERM).
+// AMX-BF16 kernel of fast_gemm (layout cpu.fast.v1, fast.hpp) and of amx_gemm_canonical (the canonical layout read in
+// place, for the MoE experts): Intel's tile matrix unit (Sapphire Rapids and later) for the multiply, AVX-512 for the
+// dequantization and the per-group scaling. This translation unit alone is compiled with -mamx-tile -mamx-bf16
+// -mavx512f/bw/vl; fast.cpp calls it only after __builtin_cpu_supports says the CPU has them and amx_usable() has asked
+// Linux for the tile state (arch_prctl ARCH_REQ_XCOMP_PERM).
 //
 // Math, exact up to fp32 summation (no weight or activation is rounded):
 //   y[m, n] = sum_g s[n, g] * (C_g[m, n] - (128 + z[n, g]) * sum_{k in g} x[m, k]),
@@ -18,11 +19,13 @@
 // 32-bit lane = rows' k pair). The pair of a lane is (k, k + 4) within each 8-k word (nibbles i and i + 4 of the
 // canonical word): the x rows are permuted the same way when they are converted, so any k order gives the same sum.
 //
-// Work: a task is (up to 128 tokens, a panel of 32 weight rows = 4 cpu.fast.v1 blocks). Per 512-k chunk the panel is
-// dequantized into a 32 KB buffer (L1) and reused by every 16-token tile of the task; per span (a group, or 512 k
-// channelwise) the C tiles are zeroed, accumulated over the span's 32-k steps, stored, and scaled into the fp32
-// outputs of the task (16 KB). Decode sizes (M <= 16) take one token tile: the weights are read once, as in the AVX2
-// decode kernel, with the multiply off the vector units.
+// Work: a task is (up to 256 tokens, up to 4 panels of 32 weight rows = 4 blocks of 8 each). Per 128-k chunk a panel is
+// dequantized into an 8 KB buffer (L1, beside the chunk of x of a token pair) and reused by every 16-token tile of the
+// task; per span (a group, or the chunk's piece of a longer one) the C tiles are zeroed, accumulated over the span's
+// 32-k steps, stored, and scaled into the fp32 outputs of the task while the tiles multiply the next span. Decode sizes
+// (M <= 16) take one token tile and one panel per task: the weights are read once, as in the AVX2 decode kernel, with
+// the multiply off the vector units. The weights come through a source class (FastSource, CanonicalSource).
+// Measured: docs/benchmarks/cpu.md.
 // Check: w4a16_test_kernels_cpu (CpuFast*, isa=amx where the CPU has AMX); bench: w4a16_bench_cpu --isa.
 #include "fast_impl.hpp"
 
@@ -52,7 +55,7 @@ constexpr i64 kTile = 16;          // tokens per A tile, weight rows per B tile
 constexpr i64 kStepK = 32;         // k per tile product (16 bf16 pairs)
 constexpr i64 kPanelRows = 32;     // weight rows per task: 2 B tiles = 4 blocks of kBlockRows
 constexpr i64 kPanelBlocks = kPanelRows / kBlockRows;
-constexpr i64 kChunkK = 128;       // k per dequantized chunk: 16 steps x 2 B tiles x 1 KB = 32 KB
+constexpr i64 kChunkK = 128;       // k per dequantized chunk: 4 steps x 2 B tiles x 1 KB = 8 KB
 constexpr i64 kTaskTokens = 256;   // tokens per task (16 A tiles), each chunk's weights reused by all of them
 constexpr i64 kTaskPanels = 4;     // panels per task beyond one token tile (at most): each chunk of x reused by all of them (L2)
 constexpr i64 kTileBytes = 1024;   // 16 rows x 64 bytes
@@ -500,40 +503,18 @@ bool amx_usable() {
 }
 
 void run_amx(const Problem& p) {
-  Gemm g;
-  g.m = p.m;
-  g.n = p.n;
-  g.k = p.k;
-  g.groups = p.groups;
-  g.group_len = p.group_len;
-  g.act = p.w->act_dtype;
-  g.x = p.x;
-  g.x_stride = p.x_stride;
-  g.perm = p.perm;
-  g.out = p.out;
-  g.out_stride = p.out_stride;
-  g.out_dtype = p.out_dtype;
-  g.threads = p.threads;
-  amx_run(g, FastSource(*p.w));
+  amx_run(Gemm{.m = p.m, .n = p.n, .k = p.k, .groups = p.groups, .group_len = p.group_len, .act = p.w->act_dtype, .x = p.x,
+               .x_stride = p.x_stride, .perm = p.perm, .out = p.out, .out_stride = p.out_stride, .out_dtype = p.out_dtype,
+               .threads = p.threads},
+          FastSource(*p.w));
 }
 
 void run_amx_canonical(const CanonicalView& w, DType act, const std::uint16_t* x, std::int64_t m, std::int64_t x_stride, float* out,
                        std::int64_t out_stride, int threads) {
-  Gemm g;
-  g.m = m;
-  g.n = w.spec.n;
-  g.k = w.spec.k;
-  g.groups = w.spec.groups();
-  g.group_len = w.spec.group_len();
-  g.act = act;
-  g.x = x;
-  g.x_stride = x_stride;
-  g.perm = w.perm;
-  g.out = out;
-  g.out_stride = out_stride;
-  g.out_dtype = DType::f32;
-  g.threads = threads;
-  amx_run(g, CanonicalSource(w));
+  amx_run(Gemm{.m = m, .n = w.spec.n, .k = w.spec.k, .groups = w.spec.groups(), .group_len = w.spec.group_len(), .act = act,
+               .x = x, .x_stride = x_stride, .perm = w.perm, .out = out, .out_stride = out_stride, .out_dtype = DType::f32,
+               .threads = threads},
+          CanonicalSource(w));
 }
 
 }  // namespace w4a16::kernels::cpu::impl
