@@ -193,9 +193,9 @@ TEST(CpuFast, AmxRunsOnThisMachineOrSaysWhyNot) {
                     "the amx implementation is not exercised here";
   EXPECT_EQ(fast_isa_name(FastIsa::amx), "amx");
   EXPECT_EQ(fast_isa_name(FastIsa::best), "amx");
-  EXPECT_EQ(fast_isa_for(FastIsa::best, 1, DType::f16), FastIsa::avx2);  // one row: the AVX2 decode kernel streams faster
-  EXPECT_EQ(fast_isa_for(FastIsa::best, amx_min_m(DType::f16), DType::f16), FastIsa::amx);
-  EXPECT_EQ(fast_isa_for(FastIsa::best, amx_min_m(DType::bf16), DType::bf16), FastIsa::amx);
+  EXPECT_EQ(fast_isa_for(FastIsa::best, kAmxMinM - 1), FastIsa::avx2);  // one row: the AVX2 decode kernel streams faster
+  EXPECT_EQ(fast_isa_for(FastIsa::best, kAmxMinM), FastIsa::amx);
+  EXPECT_EQ(fast_isa_for(FastIsa::amx, 1), FastIsa::amx);  // a named implementation runs at every M
   EXPECT_NE(fast_describe_run(DType::f16, 64).find("amx"), std::string::npos);
 }
 
@@ -298,7 +298,7 @@ TEST_F(CpuFastRejects, UnavailableIsa) {
     ScopedEnv env("W4A16_CPU_ISA", "avx2");
     EXPECT_FALSE(fast_isa_available(FastIsa::amx));
     EXPECT_NE(fast_isa_name(FastIsa::best), "amx");
-    EXPECT_NE(fast_isa_for(FastIsa::best, 1000, DType::bf16), FastIsa::amx);
+    EXPECT_NE(fast_isa_for(FastIsa::best, 1000), FastIsa::amx);
     expect_error([&] { fast_gemm_isa(f, x(), out(), FastIsa::amx); }, ErrorCode::unsupported, "isa");
   }
   {

@@ -23,7 +23,7 @@
 //
 // Paths (fast.cpp chooses; all accumulate in fp32):
 //   AMX-BF16 + AVX-512 (fast_amx.cpp), where the CPU has them (Sapphire Rapids and later) and Linux grants the tile
-//     state, from amx_min_m rows of x: 32-row panels dequantized to bf16 (128 + q, exact) 512 k at a time and
+//     state, from kAmxMinM rows of x: 32-row panels dequantized to bf16 (128 + q, exact) 128 k at a time and
 //     multiplied by x as bf16 (float16 x as an exact hi + lo pair) in 16 x 16 tiles, scaled per group in fp32.
 //   AVX2+FMA+F16C (fast_avx2.cpp), when __builtin_cpu_supports says so at run time:
 //     decode   M < kPrefillMinM: reads the packed weights from memory once (a panel is reread
@@ -51,9 +51,9 @@ namespace w4a16::kernels::cpu {
 constexpr std::int64_t kBlockRows = 8;     // rows of W per block: one 8-lane fp32 vector
 constexpr std::int64_t kPrefillMinM = 17;  // M at which the dequantize-to-panel path takes over
 // M from which `best` runs the AMX kernel where the CPU has one: measured against the AVX2 decode kernel on this
-// project's Sapphire-Rapids-class machine (docs/benchmarks/cpu.md): bfloat16 wins from 2 rows (1.3-1.8x), float16 (two
-// tile products per step: x as hi + lo) from 4 (1.16-1.20x; 2 and 3 rows were 0.96-1.04x).
-constexpr std::int64_t amx_min_m(DType act_dtype) { return act_dtype == DType::bf16 ? 2 : 4; }
+// project's Sapphire-Rapids-class machine (docs/benchmarks/cpu.md): from 2 rows it wins in both dtypes (float16
+// 1.08-1.25x, bfloat16 1.2-1.6x); at one row the AVX2 kernel's weight stream is 1.15-1.5x faster.
+constexpr std::int64_t kAmxMinM = 2;
 
 // 64-byte aligned storage, so 32-byte vector loads never split a cache line.
 template <class T>
@@ -96,14 +96,14 @@ void fast_gemm(const FastWeights& w, const TensorView& x, const TensorView& out,
 // condition failed (why may be null).
 bool fast_supports(DType act_dtype, const QuantSpec& spec, std::string* why);
 
-// The implementations behind fast_gemm. `best` is what fast_gemm runs: amx for M >= amx_min_m where this CPU has
+// The implementations behind fast_gemm. `best` is what fast_gemm runs: amx for M >= kAmxMinM where this CPU has
 // AMX-BF16 and AVX-512 F/BW/VL (and Linux grants the tile state), else avx2 where it has AVX2, FMA and F16C (and the
 // library was built for x86-64), else scalar. W4A16_CPU_ISA=scalar / avx2 caps the choice (invalid values throw).
 // Tests run every one available.
 enum class FastIsa { best, scalar, avx2, amx };
 bool fast_isa_available(FastIsa isa);
-std::string_view fast_isa_name(FastIsa isa);  // "amx" / "avx2" / "scalar"; best: the widest this CPU runs (amx from amx_min_m)
-FastIsa fast_isa_for(FastIsa isa, std::int64_t m, DType act_dtype);  // the implementation fast_gemm_isa(isa) runs for M = m
+std::string_view fast_isa_name(FastIsa isa);  // "amx" / "avx2" / "scalar"; best: the widest this CPU runs (amx from kAmxMinM)
+FastIsa fast_isa_for(FastIsa isa, std::int64_t m);  // the implementation fast_gemm_isa(isa) runs for M = m
 // How fast_gemm runs M = m rows of this dtype on this CPU (the implementation and its path), for `explain`.
 std::string fast_describe_run(DType act_dtype, std::int64_t m);
 std::optional<FastIsa> fast_isa_from_name(std::string_view name);  // "best", "scalar", "avx2", "amx"; else nullopt

@@ -319,9 +319,10 @@ struct Scratch {
 };
 
 // The tile products of one span (k in [e0, e1), whole 32-k steps) for the token tile(s) at a0 (and a1 when pair),
-// into C 0..3 (zeroed first): token tiles 0, 1 x weight tiles 6, 7, four independent chains. One token tile: C 2, 3
-// take the lo parts (float16) or every other step, so that four chains still run. bsteps: the chunk's weight tiles
-// of the span's first step.
+// into C 0..3 (zeroed first): token tiles 0, 1 x weight tiles 6, 7, four independent chains. One token tile: C 0, 1
+// only (four chains, its lo parts or every other step in C 2, 3, measured 5-20% slower at M = 2..16: twice the tile
+// stores, in a loop bound by the weights' stream, not by the chains). bsteps: the chunk's weight tiles of the span's
+// first step.
 inline void span_products(const unsigned char* a0, const unsigned char* a1, const unsigned char* bsteps, i64 steps, i64 step_bytes,
                           bool pair, bool split) {
   _tile_zero(0);
@@ -348,21 +349,15 @@ inline void span_products(const unsigned char* a0, const unsigned char* a1, cons
         _tile_dpbf16ps(2, 5, 6);
         _tile_dpbf16ps(3, 5, 7);
       }
-    } else if (split) {
-      _tile_loadd(4, a0 + aoff, 64);
-      _tile_loadd(5, a0 + aoff + kTileBytes, 64);
-      _tile_dpbf16ps(0, 4, 6);
-      _tile_dpbf16ps(1, 4, 7);
-      _tile_dpbf16ps(2, 5, 6);
-      _tile_dpbf16ps(3, 5, 7);
-    } else if ((s & 1) == 0) {
+    } else {  // one token tile: two chains (C 0, 1); float16's lo part accumulates into the same ones
       _tile_loadd(4, a0 + aoff, 64);
       _tile_dpbf16ps(0, 4, 6);
       _tile_dpbf16ps(1, 4, 7);
-    } else {
-      _tile_loadd(5, a0 + aoff, 64);
-      _tile_dpbf16ps(2, 5, 6);
-      _tile_dpbf16ps(3, 5, 7);
+      if (split) {
+        _tile_loadd(5, a0 + aoff + kTileBytes, 64);
+        _tile_dpbf16ps(0, 5, 6);
+        _tile_dpbf16ps(1, 5, 7);
+      }
     }
   }
 }
@@ -394,14 +389,11 @@ void run_task(const Gemm& p, const Src& src, const AmxX& ax, i64 m0, i64 tokens,
       const __m512 zv = _mm512_load_ps(sc.sz.data() + ((st.ei * 2 + h) * 2 + 1) * 16);
       for (int tt = 0; tt < (st.pair ? 2 : 1); ++tt) {
         const i64 row0 = st.t0 + tt * kTile, real = std::min<i64>(kTile, p.m - m0 - row0);
-        const float* ct = st.c + (st.pair ? 2 * tt + h : h) * 256;
-        const float* ct2 = st.c + (2 + h) * 256;  // one token tile: the second chain of weight tile h
+        const float* ct = st.c + (2 * tt + h) * 256;
         const float* xs = ax.sums.data() + (m0 + row0) * ax.spans + st.e;
         float* yt = y + row0 * yw + pi * kPanelRows + h * kTile;
         for (i64 r = 0; r < real; ++r) {
-          __m512 cv = _mm512_load_ps(ct + r * 16);
-          if (!st.pair) cv = _mm512_add_ps(cv, _mm512_load_ps(ct2 + r * 16));
-          const __m512 d = _mm512_fnmadd_ps(zv, _mm512_set1_ps(xs[r * ax.spans]), cv);
+          const __m512 d = _mm512_fnmadd_ps(zv, _mm512_set1_ps(xs[r * ax.spans]), _mm512_load_ps(ct + r * 16));
           _mm512_store_ps(yt + r * yw, _mm512_fmadd_ps(sv, d, _mm512_load_ps(yt + r * yw)));
         }
       }
@@ -439,8 +431,10 @@ void run_task(const Gemm& p, const Src& src, const AmxX& ax, i64 m0, i64 tokens,
           float* c = sc.c.data() + cbuf * 1024;
           _tile_stored(0, c, 64);
           _tile_stored(1, c + 256, 64);
-          _tile_stored(2, c + 512, 64);
-          _tile_stored(3, c + 768, 64);
+          if (pair) {
+            _tile_stored(2, c + 512, 64);
+            _tile_stored(3, c + 768, 64);
+          }
           prev = StoredSpan{true, pair, t0, (e0 - k0) / ax.span, e0 / ax.span, c};
           cbuf ^= 1;
         }
