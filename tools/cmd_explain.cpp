@@ -14,6 +14,7 @@ namespace {
 int list_kernels() {
   const std::string archs = cuda_archs();
   std::printf("CUDA code in this build: %s\n", archs.empty() ? "none (W4A16_ENABLE_CUDA off)" : archs.c_str());
+  std::printf("CPU implementation of cpu_fast here: %s\n", cpu_isa().c_str());
   std::printf("registered kernels (any name works with --backend and W4A16_LINEAR_BACKEND):\n");
   for (const auto& e : all_kernels()) {
     const Kernel& k = *e.kernel;

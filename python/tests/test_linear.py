@@ -40,6 +40,17 @@ def test_cuda_archs_says_which_gpus_the_build_serves():
         assert archs and set(archs) <= {"90a", "80"}, w4a16.cuda_archs
 
 
+def test_cpu_isa_names_what_cpu_fast_runs_and_the_env_caps_it(monkeypatch):
+    assert w4a16.cpu_isa() in {"amx", "avx2", "scalar"}
+    monkeypatch.setenv("W4A16_CPU_ISA", "scalar")
+    assert w4a16.cpu_isa() == "scalar"
+    monkeypatch.setenv("W4A16_CPU_ISA", "avx2")
+    assert w4a16.cpu_isa() in {"avx2", "scalar"}
+    monkeypatch.setenv("W4A16_CPU_ISA", "sse")
+    with pytest.raises(w4a16.ArgumentError, match="W4A16_CPU_ISA"):
+        w4a16.cpu_isa()
+
+
 @pytest.mark.parametrize("backend", CPU_KERNELS)
 @pytest.mark.parametrize("m", [1, 3, 16, 33])
 @pytest.mark.parametrize("g,bias", [(128, False), (32, True), (-1, False)])

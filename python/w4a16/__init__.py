@@ -55,12 +55,13 @@ _core._register_errors(dict(_BY_CODE))
 __version__ = "0.1.0"
 has_cuda: bool = bool(_core.has_cuda)  # built with the CUDA kernels (W4A16_ENABLE_CUDA=ON)
 cuda_archs: str = str(_core.cuda_archs)  # their code: W4A16_CUDA_ARCHS ("90a", "90a,80", "80+ptx"); "" without CUDA
+cpu_isa = _core.cpu_isa  # cpu_isa() -> "amx" | "avx2" | "scalar": what cpu_fast runs here (W4A16_CPU_ISA caps it)
 
 __all__ = [
     "AlignmentError", "ArgumentError", "Checkpoint", "CudaError", "DTypeError", "Error", "FileError",
     "FormatError", "InternalError", "LayoutError", "MoE", "NotFoundError", "QuantizedLinear", "ShapeError",
     "UnsupportedError", "bfloat16_bits_to_float32", "choose", "dequantize", "explain",
-    "float32_to_bfloat16_bits", "from_awq", "from_canonical", "from_gptq", "has_cuda", "cuda_archs", "kernels",
+    "float32_to_bfloat16_bits", "from_awq", "from_canonical", "from_gptq", "has_cuda", "cuda_archs", "cpu_isa", "kernels",
     "load_linear", "load_moe", "load_safetensors", "open_checkpoint", "pack", "quantize", "save_checkpoint", "save_safetensors",
     "unpack",
 ]

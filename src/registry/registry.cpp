@@ -8,6 +8,7 @@
 #include <string>
 
 #include "adapters.hpp"
+#include "kernels/cpu/fast.hpp"  // cpu_isa: which implementation cpu_fast runs here
 #include "w4a16/core/error.hpp"
 
 namespace w4a16 {
@@ -51,6 +52,8 @@ std::string cuda_archs() {
   return {};
 #endif
 }
+
+std::string cpu_isa() { return std::string(kernels::cpu::fast_isa_name(kernels::cpu::FastIsa::best)); }
 
 const Kernel* find_kernel(std::string_view name) {
   for (const KernelEntry& e : all_kernels())

@@ -499,6 +499,7 @@ TEST_F(Cli, ExplainPrintsTheRegistryDecision) {
   for (const auto& e : all_kernels()) EXPECT_NE(list.out.find(std::string(e.kernel->name())), std::string::npos) << list.out;
   EXPECT_NE(list.out.find("CUDA code in this build: " + (cuda_archs().empty() ? std::string("none") : cuda_archs())), std::string::npos)
       << list.out;
+  EXPECT_NE(list.out.find("CPU implementation of cpu_fast here: " + cpu_isa() + "\n"), std::string::npos) << list.out;
   // Nothing fits: exit 1 and one line naming every kernel with its reason.
   Result none = cli("explain --device cpu --n 4096 --k 4080 --group-size 48");
   expect_one_line_error(none, "explain", 1, {"group_size 48"});

@@ -34,6 +34,9 @@ std::vector<const Kernel*> priority_list(Platform p);
 // ("90a", "90a,80", "80+ptx"); "" in a build without the CUDA kernels. 90a runs on exactly 9.0 (H100 / H200), 80 on 8.0
 // (A100), the PTX on any newer GPU (docs/REGISTRY.md).
 std::string cuda_archs();
+// The widest implementation cpu_fast runs on this CPU: "amx" (AMX-BF16 tiles from 2 rows, the AVX2 kernel below), "avx2"
+// or "scalar"; W4A16_CPU_ISA=avx2 / scalar caps it (read on every call).
+std::string cpu_isa();
 
 struct SelectOptions {
   std::string backend;                  // forced kernel name, "" = choose (falls back to W4A16_LINEAR_BACKEND)
