@@ -134,10 +134,14 @@ TEST(Coverage, PriorityListsNameRegisteredKernelsOfTheirDevice) {
     }
   EXPECT_FALSE(priority_list(Platform::cpu).empty());
 #if W4A16_HAVE_CUDA
-  if (!priority_list(Platform::sm80).empty()) EXPECT_EQ(priority_list(Platform::sm80).front()->name(), "cuda_hybrid");
+  if (!priority_list(Platform::sm80).empty()) {
+    EXPECT_EQ(priority_list(Platform::sm80).front()->name(), "cuda_hybrid");
+  }
   // Each CUDA list holds the hybrid where the build runs code on its capabilities, and is empty otherwise.
   ASSERT_FALSE(priority_list(test::cuda_platform()).empty());
-  if (!priority_list(Platform::sm90).empty()) EXPECT_EQ(priority_list(Platform::sm90).front()->name(), "cuda_hybrid");
+  if (!priority_list(Platform::sm90).empty()) {
+    EXPECT_EQ(priority_list(Platform::sm90).front()->name(), "cuda_hybrid");
+  }
 #endif
 }
 
