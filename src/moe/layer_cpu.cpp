@@ -117,6 +117,10 @@ struct Workspace {  // carved from the caller's bytes, in this order (each 64-by
   std::int32_t* slots;  // [S] slot ids grouped by expert, ascending within an expert
   std::int32_t* items;  // [E * max(ceil(I/R), ceil(H/R))] packed (expert, chunk) work items
   // The AMX experts (kernels/cpu amx_gemm_canonical), rows by sorted slot: their tokens' x, the two GEMMs' outputs.
+  float* xp;          // [T, H] x's nibble planes per token ([8][H / 8], rows_cpu.hpp x_planes), for one-slot experts
+  float* xw;          // [T, H / 8] their word sums
+  float* hp;          // [S, I] h's nibble planes per slot
+  float* hw;          // [S, I / 8]
   std::uint16_t* xg;  // [S, H] act: x rows of the expert's tokens
   float* g1;          // [S, 2 I] gate and up rows
   std::uint16_t* hg;  // [S, I] act: silu(gate) * up, rounded to the act dtype as the CUDA path stores it
@@ -132,6 +136,7 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
   const std::size_t G = static_cast<std::size_t>(std::max(s.w13_spec().groups(), s.w2_spec().groups()));
   const std::size_t sizes[] = {4 * T * H, 4 * S * I, 4 * S * H, 4 * static_cast<std::size_t>(threads) * std::max(H, I),
                                4 * (E + 1), 4 * S, 4 * E * chunks, 4 * static_cast<std::size_t>(threads) * 2 * G,
+                               4 * T * H, 4 * T * H / 8, 4 * S * I, 4 * S * I / 8,
                                2 * S * H, 4 * S * 2 * I, 2 * S * I, 4 * S * H};
   constexpr int kBuffers = sizeof(sizes) / sizeof(sizes[0]);
   std::size_t off = 0;
@@ -150,21 +155,26 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
     ws->slots = static_cast<std::int32_t*>(ptrs[5]);
     ws->items = static_cast<std::int32_t*>(ptrs[6]);
     ws->gbuf = static_cast<float*>(ptrs[7]);
-    ws->xg = static_cast<std::uint16_t*>(ptrs[8]);
-    ws->g1 = static_cast<float*>(ptrs[9]);
-    ws->hg = static_cast<std::uint16_t*>(ptrs[10]);
-    ws->yg = static_cast<float*>(ptrs[11]);
+    ws->xp = static_cast<float*>(ptrs[8]);
+    ws->xw = static_cast<float*>(ptrs[9]);
+    ws->hp = static_cast<float*>(ptrs[10]);
+    ws->hw = static_cast<float*>(ptrs[11]);
+    ws->xg = static_cast<std::uint16_t*>(ptrs[12]);
+    ws->g1 = static_cast<float*>(ptrs[13]);
+    ws->hg = static_cast<std::uint16_t*>(ptrs[14]);
+    ws->yg = static_cast<float*>(ptrs[15]);
   }
   return off + 64;  // + 64: room to align the caller's base
 }
 
 // Row n of a canonical host layer, w = (q - z) * s, times the inputs of `count` token slots (x_of(slot):
-// K floats), each product handed to emit(slot, value), by the row kernels of this CPU (rows_cpu.hpp).
-// One slot (and an ISA with the fused kernel): dequantize and dot fused, no row in memory; otherwise the
+// K floats; planes_of(slot): their nibble planes and word sums, where the ISA has the planar kernel), each product
+// handed to emit(slot, value), by the row kernels of this CPU (rows_cpu.hpp).
+// One slot (and an ISA with a fused kernel): dequantize and dot fused, no row in memory; otherwise the
 // row dequantized once into buf, then one dot per slot. gbuf: 2 G floats of the calling thread (the row's s and z s per group).
-template <class XOf, class Emit>
+template <class XOf, class PlanesOf, class Emit>
 void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::int64_t n, const std::int32_t* slots,
-                     std::int32_t count, float* gbuf, float* buf, XOf x_of, Emit emit) {
+                     std::int32_t count, float* gbuf, float* buf, XOf x_of, PlanesOf planes_of, Emit emit) {
   const std::int64_t K = w.spec.k, G = w.spec.groups(), gl = w.spec.group_len();
   for (std::int64_t g = 0; g < G; ++g) {
     const float sc = w.s(n, g);
@@ -172,6 +182,11 @@ void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::
     gbuf[G + g] = static_cast<float>(w.z(n, g)) * sc;  // (q - z) s = q s - z s
   }
   const std::uint32_t* q = reinterpret_cast<const std::uint32_t*>(w.qweight) + n * (K / 8);
+  if (count == 1 && rk.dequant_dot_planar) {  // the input's nibble planes (built for one-slot experts' slots)
+    const auto [planes, wsum] = planes_of(slots[0]);
+    emit(slots[0], rk.dequant_dot_planar(q, K, gl, gbuf, gbuf + G, planes, wsum));
+    return;
+  }
   if (count == 1 && rk.dequant_dot) {
     emit(slots[0], rk.dequant_dot(q, K, gl, gbuf, gbuf + G, x_of(slots[0])));
     return;
@@ -285,6 +300,28 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
     return std::pair<std::int32_t, std::int32_t>(n, chunks);
   };
 
+  // One-slot experts on an ISA with the planar kernel read their input as nibble planes: of x per token here, of h per
+  // slot after GEMM 1.
+  std::vector<std::int32_t> planar_slots;
+  if (rk.dequant_dot_planar)
+    for (int e = 0; e < E; ++e)
+      if (ws.off[e + 1] - ws.off[e] == 1 && 1 < amx_min) planar_slots.push_back(ws.slots[ws.off[e]]);
+  const auto n_planar = static_cast<std::int64_t>(planar_slots.size());
+  std::vector<std::int64_t> planar_tokens;  // each once (a token may sit in several one-slot experts)
+  for (std::int32_t sl : planar_slots) planar_tokens.push_back(sl / k);
+  std::sort(planar_tokens.begin(), planar_tokens.end());
+  planar_tokens.erase(std::unique(planar_tokens.begin(), planar_tokens.end()), planar_tokens.end());
+  const auto n_tokens = static_cast<std::int64_t>(planar_tokens.size());
+#pragma omp parallel for schedule(static) num_threads(threads) if (n_tokens * H >= (1 << 16))
+  for (std::int64_t i = 0; i < n_tokens; ++i) {
+    const std::int64_t t = planar_tokens[static_cast<std::size_t>(i)];
+    detail::x_planes(ws.xf + t * H, H, ws.xp + t * H, ws.xw + t * (H / 8));
+  }
+  auto x_planes_of = [&](std::int32_t sl) {
+    return std::pair<const float*, const float*>(ws.xp + (sl / k) * H, ws.xw + (sl / k) * (H / 8));
+  };
+  auto h_planes_of = [&](std::int32_t sl) { return std::pair<const float*, const float*>(ws.hp + sl * I, ws.hw + sl * (I / 8)); };
+
   // GEMM 1 + SiLU(gate) * up: item = (expert, 16 rows of I); each weight row dequantized once.
   auto [n1, ch1] = build_items(I);
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
@@ -298,12 +335,18 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
     const std::int32_t count = ws.off[e + 1] - ws.off[e];
     auto x_of = [&](std::int32_t sl) { return ws.xf + (sl / k) * H; };
     for (std::int64_t n = r0; n < std::min(I, r0 + kRowsPerItem); ++n) {
-      row_times_slots(rk, w13, n, slots, count, gbuf, buf, x_of, [&](std::int32_t sl, float v) { ws.h[sl * I + n] = v; });  // gate, for now
-      row_times_slots(rk, w13, I + n, slots, count, gbuf, buf, x_of, [&](std::int32_t sl, float v) {
+      row_times_slots(rk, w13, n, slots, count, gbuf, buf, x_of, x_planes_of,
+                      [&](std::int32_t sl, float v) { ws.h[sl * I + n] = v; });  // gate, for now
+      row_times_slots(rk, w13, I + n, slots, count, gbuf, buf, x_of, x_planes_of, [&](std::int32_t sl, float v) {
         const float g = ws.h[sl * I + n];
         ws.h[sl * I + n] = g / (1.f + std::exp(-g)) * v;
       });
     }
+  }
+#pragma omp parallel for schedule(static) num_threads(threads) if (n_planar * I >= (1 << 16))
+  for (std::int64_t i = 0; i < n_planar; ++i) {
+    const std::int64_t sl = planar_slots[static_cast<std::size_t>(i)];
+    detail::x_planes(ws.h + sl * I, I, ws.hp + sl * I, ws.hw + sl * (I / 8));
   }
   // GEMM 2: item = (expert, 16 rows of H).
   auto [n2, ch2] = build_items(H);
@@ -317,7 +360,7 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
     const std::int32_t* slots = ws.slots + ws.off[e];
     const std::int32_t count = ws.off[e + 1] - ws.off[e];
     for (std::int64_t n = r0; n < std::min(H, r0 + kRowsPerItem); ++n)
-      row_times_slots(rk, w2, n, slots, count, gbuf, buf, [&](std::int32_t sl) { return ws.h + sl * I; },
+      row_times_slots(rk, w2, n, slots, count, gbuf, buf, [&](std::int32_t sl) { return ws.h + sl * I; }, h_planes_of,
                       [&](std::int32_t sl, float v) { ws.y[sl * H + n] = v; });
   }
   // Weighted sum over the k slots of each token, in slot order (deterministic).

@@ -25,14 +25,32 @@ float dot_scalar(const float* a, const float* b, std::int64_t n) {
   return r;
 }
 
+void x_planes(const float* x, std::int64_t k, float* planes, float* wsum) {
+  static constexpr float kPre[8] = {1.f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 1.f};
+  const std::int64_t words = k / 8;
+  for (std::int64_t w = 0; w < words; ++w) {
+    float s = 0.f;
+    for (int i = 0; i < 8; ++i) {
+      planes[i * words + w] = x[8 * w + i] * kPre[i];
+      s += x[8 * w + i];
+    }
+    wsum[w] = s;
+  }
+}
+
 RowKernels row_kernels() {
 #if defined(W4A16_MOE_HAVE_AVX2_TU) && (defined(__GNUC__) || defined(__clang__))
   const char* e = std::getenv("W4A16_CPU_ISA");
-  const bool scalar = e && std::string_view(e) == "scalar";
+  const bool scalar = e && std::string_view(e) == "scalar", no512 = scalar || (e && std::string_view(e) == "avx2");
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (has && !scalar) return {dequant_row_avx2, dot_avx2, dequant_dot_avx2, "avx2"};
+  PlanarDotFn planar = nullptr;
+#if defined(W4A16_MOE_HAVE_AVX512_TU)
+  static const bool has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  if (has && has512 && !no512) planar = dequant_dot_planar_avx512;
 #endif
-  return {dequant_row_scalar, dot_scalar, nullptr, "scalar"};  // (a fused portable loop measured slower)
+  if (has && !scalar) return {dequant_row_avx2, dot_avx2, dequant_dot_avx2, planar, planar ? "avx512" : "avx2"};
+#endif
+  return {dequant_row_scalar, dot_scalar, nullptr, nullptr, "scalar"};  // (a fused portable loop measured slower)
 }
 
 }  // namespace w4a16::moe::detail

@@ -1,9 +1,10 @@
 // Row kernels of the CPU MoE fast path (layer_cpu.cpp): one canonical weight row dequantized to fp32,
-// and fp32 dot products. Two builds: portable (rows_cpu.cpp, any x86-64 or other ISA) and AVX2 + FMA
-// (rows_cpu_avx2.cpp, the only file compiled with -mavx2 -mfma; called only where the CPU has them,
-// as the linear fast kernel does, src/kernels/cpu/fast.cpp). W4A16_CPU_ISA=scalar keeps the portable
-// ones. The two builds sum in different orders (rounding differs in the last bits); each is
-// deterministic and independent of the thread count.
+// and fp32 dot products. Three builds: portable (rows_cpu.cpp, any x86-64 or other ISA), AVX2 + FMA
+// (rows_cpu_avx2.cpp, the only file compiled with -mavx2 -mfma) and AVX-512 (rows_cpu_avx512.cpp: the fused
+// row-times-one-input kernel over x in nibble planes), each called only where the CPU has it, as the linear fast
+// kernel does (src/kernels/cpu/fast.cpp). W4A16_CPU_ISA=scalar keeps the portable ones, =avx2 the AVX2 ones. The
+// builds sum in different orders (rounding differs in the last bits); each is deterministic and independent of the
+// thread count.
 #pragma once
 #include <cstdint>
 
@@ -20,12 +21,22 @@ using DotFn = float (*)(const float* a, const float* b, std::int64_t n);
 using DequantDotFn = float (*)(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs,
                                const float* x);
 
+// The same sum with x given as nibble planes (x_planes below): planes[i * K/8 + w] = x[8 w + i] * 2^-4i (i < 7; plane 7
+// unscaled) and wsum[w] = sum over i of x[8 w + i]; null where the ISA has none. 16 words of the row against 8 planes
+// take one load, 8 and / convert / fma and the group's scale: ~0.25 instructions per weight (dequant_dot: ~0.8).
+using PlanarDotFn = float (*)(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs,
+                              const float* planes, const float* wsum);
+
 struct RowKernels {
   DequantRowFn dequant_row;
   DotFn dot;
   DequantDotFn dequant_dot;
-  const char* isa;  // "avx2" or "scalar"
+  PlanarDotFn dequant_dot_planar;
+  const char* isa;  // "avx512", "avx2" or "scalar"
 };
+
+// x [K] (K % 8 == 0) -> planes [8][K / 8] and wsum [K / 8] for PlanarDotFn (exact: scaling by powers of two).
+void x_planes(const float* x, std::int64_t k, float* planes, float* wsum);
 
 void dequant_row_scalar(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs, float* dst);
 float dot_scalar(const float* a, const float* b, std::int64_t n);
@@ -33,6 +44,10 @@ float dot_scalar(const float* a, const float* b, std::int64_t n);
 void dequant_row_avx2(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs, float* dst);
 float dot_avx2(const float* a, const float* b, std::int64_t n);
 float dequant_dot_avx2(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs, const float* x);
+#endif
+#if defined(W4A16_MOE_HAVE_AVX512_TU)
+float dequant_dot_planar_avx512(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs,
+                                const float* planes, const float* wsum);
 #endif
 
 // The best row kernels for this CPU (and W4A16_CPU_ISA), chosen on every call (cheap).

@@ -47,7 +47,9 @@ TEST(MoeRows, PortableAndAvx2AgreeWithTheExactSums) {
   std::mt19937 rng(7);
   const RowKernels best = row_kernels();
   struct Case { std::int64_t k, group_len; };
-  for (Case c : {Case{8, 8}, Case{24, 24}, Case{40, 40}, Case{2048, 32}, Case{2048, 64}, Case{2048, 128}, Case{768, 256}, Case{4864, 4864}}) {
+  // (+ K = 96 g = 32 / 64: a last 16-word step holding fewer groups than a full one; K = 8 * 137 channelwise: a tail.)
+  for (Case c : {Case{8, 8}, Case{24, 24}, Case{40, 40}, Case{2048, 32}, Case{2048, 64}, Case{2048, 128}, Case{768, 256}, Case{4864, 4864},
+                 Case{96, 32}, Case{96, 64}, Case{1096, 1096}}) {
     const Row r = random_row(c.k, c.group_len, rng);
     SCOPED_TRACE("K=" + std::to_string(c.k) + " group_len=" + std::to_string(c.group_len) + " isa=" + best.isa);
     std::vector<float> portable(static_cast<std::size_t>(c.k)), fast(static_cast<std::size_t>(c.k));
@@ -64,7 +66,23 @@ TEST(MoeRows, PortableAndAvx2AgreeWithTheExactSums) {
     if (best.dequant_dot) {
       EXPECT_NEAR(best.dequant_dot(r.q.data(), c.k, c.group_len, r.sc.data(), r.zs.data(), r.x.data()), exact, tol);
     }
+    if (best.dequant_dot_planar) {  // AVX-512: x as nibble planes
+      std::vector<float> planes(static_cast<std::size_t>(c.k)), wsum(static_cast<std::size_t>(c.k / 8));
+      x_planes(r.x.data(), c.k, planes.data(), wsum.data());
+      EXPECT_NEAR(best.dequant_dot_planar(r.q.data(), c.k, c.group_len, r.sc.data(), r.zs.data(), planes.data(), wsum.data()), exact, tol);
+    }
   }
+}
+
+TEST(MoeRows, ThePlanarKernelRunsHereOrSaysWhyNot) {
+  const RowKernels k = row_kernels();
+  if (!k.dequant_dot_planar) GTEST_SKIP() << "no AVX-512 F/BW/VL here (or W4A16_CPU_ISA caps it): the planar row kernel is not exercised";
+  EXPECT_STREQ(k.isa, "avx512");
+  setenv("W4A16_CPU_ISA", "avx2", 1);
+  const RowKernels a = row_kernels();
+  unsetenv("W4A16_CPU_ISA");
+  EXPECT_STREQ(a.isa, "avx2");
+  EXPECT_EQ(a.dequant_dot_planar, nullptr);
 }
 
 TEST(MoeRows, ScalarKnobSelectsThePortableKernels) {
@@ -74,6 +92,7 @@ TEST(MoeRows, ScalarKnobSelectsThePortableKernels) {
   EXPECT_STREQ(k.isa, "scalar");
   EXPECT_EQ(k.dequant_row, &dequant_row_scalar);
   EXPECT_EQ(k.dequant_dot, nullptr);
+  EXPECT_EQ(k.dequant_dot_planar, nullptr);
 }
 
 }  // namespace
