@@ -77,6 +77,11 @@ int bench_cpu(const ParsedArgs& a, const Common& c) {
   o.bw_buffer_mb = a.get_int("bw-mb", o.bw_buffer_mb);
   if (o.bw_buffer_mb < 1) usage_fail("--bw-mb", "MiB >= 1", std::to_string(o.bw_buffer_mb));
   o.check = !a.has("no-check");
+  if (a.has("isa")) {
+    o.isas = a.get_list("isa");
+    for (const auto& s : o.isas)
+      if (s != "best" && s != "scalar" && s != "avx2" && s != "amx") usage_fail("--isa", "best, scalar, avx2 or amx", s);
+  }
   o.log = &std::cerr;
   const int rc = bench::run_cpu_sweep(o);
   if (rc != 0)
@@ -152,8 +157,8 @@ int run_bench_sweep(const ParsedArgs& a) {
   if (dev == "cuda") {
     parse_device("cuda", "--device");  // a usage error in a build without CUDA
 #ifdef W4A16_TOOL_HAVE_GPU_BENCH
-    if (a.has("threads") || a.has("bw-mb") || a.has("no-check"))
-      usage_fail("--threads/--bw-mb/--no-check", "--device cpu (CPU sweep options)", "--device cuda");
+    if (a.has("threads") || a.has("bw-mb") || a.has("no-check") || a.has("isa"))
+      usage_fail("--threads/--bw-mb/--no-check/--isa", "--device cpu (CPU sweep options)", "--device cuda");
     return bench_gpu(a, c);
 #else
     fail(ErrorCode::unsupported, "--device", "a build with the GPU sweep (bench/gpu, W4A16_BUILD_BENCH=ON)", "cuda");
@@ -185,6 +190,7 @@ Command bench_command() {
             {"threads", "T", "cpu: threads, 0 = all cores", "0"},
             {"bw-mb", "MB", "cpu: buffer of the read-bandwidth measurement, MiB", "1024"},
             {"no-check", "", "cpu: skip the comparison with reference_gemm"},
+            {"isa", "LIST", "cpu: fast_gemm implementations timed side by side (best, scalar, avx2, amx; one the CPU lacks is skipped)", "best"},
             {"no-peers", "", "cuda: skip the cuBLAS rows"},
             {"plots", "DIR", "also a PNG per shape into DIR (needs --csv, python3 with matplotlib)", "no plots"}},
            "Every timed configuration is also checked against a reference in the same run; the\n"

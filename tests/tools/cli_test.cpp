@@ -452,6 +452,22 @@ TEST_F(Cli, BenchCpuWritesCheckedCsvRows) {
     EXPECT_NE(p.err.find("no plots: python3 with matplotlib not found"), std::string::npos) << p.err;
   Result bad = cli("bench --device cpu --shapes 12xfoo");
   expect_one_line_error(bad, "bench", 1, {"--shapes", "12xfoo"});
+  // --isa: one row per implementation, its isa column naming what ran (best: the one fast_gemm takes at that M).
+  Result i = cli("bench --device cpu --shapes 256x512 --m 2 --scalar uint4b8 --repeats 1 --bw-mb 16 --isa scalar,best --csv " + path("i.csv"));
+  ASSERT_EQ(i.rc, 0) << i.err;
+  std::istringstream icsv(slurp(path("i.csv")));
+  std::vector<std::string> isas;
+  for (std::getline(icsv, line); std::getline(icsv, line);) {
+    std::vector<std::string> f;
+    for (std::size_t a = 0, b; a <= line.size(); a = b + 1) f.push_back(line.substr(a, (b = std::min(line.find(',', a), line.size())) - a));
+    ASSERT_GE(f.size(), 17u) << line;
+    isas.push_back(f[14]);
+    EXPECT_EQ(f[16], "ok") << line;
+  }
+  using namespace kernels::cpu;
+  EXPECT_EQ(isas, (std::vector<std::string>{"scalar", std::string(fast_isa_name(fast_isa_for(FastIsa::best, 2)))}));
+  Result badisa = cli("bench --device cpu --isa sse");
+  expect_one_line_error(badisa, "bench", 2, {"--isa", "sse"});
 }
 
 // ---- explain prints the registry's decision ---------------------------------------------
