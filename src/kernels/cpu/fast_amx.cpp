@@ -185,7 +185,7 @@ void convert_x(const Gemm& p, AmxX& ax) {
 //   words16(b, j0, nj, v)   v[jj] = the words j0 + jj (jj < nj, and only those < K / 8; else 0) of the 16 rows
 //   scales16(b, g)          their scales of group g as fp32; zeros16(b, g): 128 + z (uint4b8: 136)
 //   bias16(n0, keep)        bias of rows n0 .. n0 + 15 as fp32 (0 without bias), lanes in `keep` only
-//   prefetch(b0, k0, kc)    asks for what a panel's chunk will read
+//   prefetch(b0, k0, kc, g) asks for what a panel's chunk will read (g: the group length)
 // Rows past N read nothing and come out 0.
 
 // 16 fp16 / bf16 bits -> fp32 (exact).
