@@ -65,7 +65,10 @@ Checked check_args(const MoeWeights& w, const MoeArgs& a) {
   return c;
 }
 
-double silu(double v) { return v / (1.0 + std::exp(-v)); }
+template <class F>
+F silu(F v) {
+  return v / (F(1) + std::exp(-v));
+}
 
 }  // namespace
 
@@ -125,6 +128,7 @@ struct Workspace {  // carved from the caller's bytes, in this order (each 64-by
   float* g1;          // [S, 2 I] gate and up rows
   std::uint16_t* hg;  // [S, I] act: silu(gate) * up, rounded to the act dtype as the CUDA path stores it
   float* yg;          // [S, H]
+  std::int32_t* lists;  // [3 E]: the AMX experts, the one-slot experts' slots, those slots' tokens
 };
 
 std::size_t align64(std::size_t b) { return (b + 63) / 64 * 64; }
@@ -137,7 +141,7 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
   const std::size_t sizes[] = {4 * T * H, 4 * S * I, 4 * S * H, 4 * static_cast<std::size_t>(threads) * std::max(H, I),
                                4 * (E + 1), 4 * S, 4 * E * chunks, 4 * static_cast<std::size_t>(threads) * 2 * G,
                                4 * T * H, 4 * T * H / 8, 4 * S * I, 4 * S * I / 8,
-                               2 * S * H, 4 * S * 2 * I, 2 * S * I, 4 * S * H};
+                               2 * S * H, 4 * S * 2 * I, 2 * S * I, 4 * S * H, 4 * 3 * E};
   constexpr int kBuffers = sizeof(sizes) / sizeof(sizes[0]);
   std::size_t off = 0;
   unsigned char* p = static_cast<unsigned char*>(base);
@@ -163,6 +167,7 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
     ws->g1 = static_cast<float*>(ptrs[13]);
     ws->hg = static_cast<std::uint16_t*>(ptrs[14]);
     ws->yg = static_cast<float*>(ptrs[15]);
+    ws->lists = static_cast<std::int32_t*>(ptrs[16]);
   }
   return off + 64;  // + 64: room to align the caller's base
 }
@@ -263,10 +268,11 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
   // each, where there are enough of them to share out; else one at a time, each GEMM threaded inside. Buffers are
   // indexed by sorted slot (expert e's rows at off[e] ..), so concurrent experts never share a row.
   const std::int64_t amx_min = amx_min_slots();
-  std::vector<int> amx_experts;
+  std::int32_t* const amx_experts = ws.lists;
+  std::int64_t n_amx = 0;
   for (int e = 0; e < E; ++e)
-    if (ws.off[e + 1] - ws.off[e] >= amx_min) amx_experts.push_back(e);
-  std::stable_sort(amx_experts.begin(), amx_experts.end(),
+    if (ws.off[e + 1] - ws.off[e] >= amx_min) amx_experts[n_amx++] = e;
+  std::stable_sort(amx_experts, amx_experts + n_amx,
                    [&](int a, int b) { return ws.off[a + 1] - ws.off[a] > ws.off[b + 1] - ws.off[b]; });  // largest first
   auto amx_expert = [&](int e, int gemm_threads) {
     const std::int32_t count = ws.off[e + 1] - ws.off[e], base = ws.off[e];
@@ -279,17 +285,16 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
     kernels::cpu::amx_gemm_canonical(w.w13(e), c.act, xg, count, H, g1, 2 * I, gemm_threads);
     for (std::int64_t i = 0; i < count * I; ++i) {
       const float g = g1[(i / I) * 2 * I + i % I], u = g1[(i / I) * 2 * I + I + i % I];
-      hg[i] = float_to_f16x(c.act, g / (1.f + std::exp(-g)) * u);
+      hg[i] = float_to_f16x(c.act, silu(g) * u);
     }
     kernels::cpu::amx_gemm_canonical(w.w2(e), c.act, hg, count, I, yg, H, gemm_threads);
     for (std::int32_t i = 0; i < count; ++i) std::copy_n(yg + i * H, H, ws.y + slots[i] * H);
   };
-  const auto n_amx = static_cast<std::int64_t>(amx_experts.size());
   if (n_amx >= 2 * threads) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (std::int64_t i = 0; i < n_amx; ++i) amx_expert(amx_experts[static_cast<std::size_t>(i)], 1);
+    for (std::int64_t i = 0; i < n_amx; ++i) amx_expert(amx_experts[i], 1);
   } else {
-    for (int e : amx_experts) amx_expert(e, threads);
+    for (std::int64_t i = 0; i < n_amx; ++i) amx_expert(amx_experts[i], threads);
   }
   auto build_items = [&](std::int64_t rows) {
     const std::int32_t chunks = static_cast<std::int32_t>((rows + kRowsPerItem - 1) / kRowsPerItem);
@@ -302,19 +307,18 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
 
   // One-slot experts on an ISA with the planar kernel read their input as nibble planes: of x per token here, of h per
   // slot after GEMM 1.
-  std::vector<std::int32_t> planar_slots;
+  std::int32_t* const planar_slots = ws.lists + E;
+  std::int64_t n_planar = 0;
   if (rk.dequant_dot_planar)
     for (int e = 0; e < E; ++e)
-      if (ws.off[e + 1] - ws.off[e] == 1 && 1 < amx_min) planar_slots.push_back(ws.slots[ws.off[e]]);
-  const auto n_planar = static_cast<std::int64_t>(planar_slots.size());
-  std::vector<std::int64_t> planar_tokens;  // each once (a token may sit in several one-slot experts)
-  for (std::int32_t sl : planar_slots) planar_tokens.push_back(sl / k);
-  std::sort(planar_tokens.begin(), planar_tokens.end());
-  planar_tokens.erase(std::unique(planar_tokens.begin(), planar_tokens.end()), planar_tokens.end());
-  const auto n_tokens = static_cast<std::int64_t>(planar_tokens.size());
+      if (ws.off[e + 1] - ws.off[e] == 1 && 1 < amx_min) planar_slots[n_planar++] = ws.slots[ws.off[e]];
+  std::int32_t* const planar_tokens = ws.lists + 2 * E;  // each once (a token may sit in several one-slot experts)
+  for (std::int64_t i = 0; i < n_planar; ++i) planar_tokens[i] = planar_slots[i] / k;
+  std::sort(planar_tokens, planar_tokens + n_planar);
+  const std::int64_t n_tokens = std::unique(planar_tokens, planar_tokens + n_planar) - planar_tokens;
 #pragma omp parallel for schedule(static) num_threads(threads) if (n_tokens * H >= (1 << 16))
   for (std::int64_t i = 0; i < n_tokens; ++i) {
-    const std::int64_t t = planar_tokens[static_cast<std::size_t>(i)];
+    const std::int64_t t = planar_tokens[i];
     detail::x_planes(ws.xf + t * H, H, ws.xp + t * H, ws.xw + t * (H / 8));
   }
   auto x_planes_of = [&](std::int32_t sl) {
@@ -338,14 +342,13 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
       row_times_slots(rk, w13, n, slots, count, gbuf, buf, x_of, x_planes_of,
                       [&](std::int32_t sl, float v) { ws.h[sl * I + n] = v; });  // gate, for now
       row_times_slots(rk, w13, I + n, slots, count, gbuf, buf, x_of, x_planes_of, [&](std::int32_t sl, float v) {
-        const float g = ws.h[sl * I + n];
-        ws.h[sl * I + n] = g / (1.f + std::exp(-g)) * v;
+        ws.h[sl * I + n] = silu(ws.h[sl * I + n]) * v;
       });
     }
   }
 #pragma omp parallel for schedule(static) num_threads(threads) if (n_planar * I >= (1 << 16))
   for (std::int64_t i = 0; i < n_planar; ++i) {
-    const std::int64_t sl = planar_slots[static_cast<std::size_t>(i)];
+    const std::int64_t sl = planar_slots[i];
     detail::x_planes(ws.h + sl * I, I, ws.hp + sl * I, ws.hw + sl * (I / 8));
   }
   // GEMM 2: item = (expert, 16 rows of H).

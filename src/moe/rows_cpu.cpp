@@ -1,8 +1,7 @@
 // The portable row kernels of the CPU MoE fast path and the run-time choice (rows_cpu.hpp).
 #include "rows_cpu.hpp"
 
-#include <cstdlib>
-#include <string_view>
+#include "kernels/cpu/fast.hpp"  // kNibblePrescale, fast_isa_cap
 
 namespace w4a16::moe::detail {
 
@@ -26,12 +25,11 @@ float dot_scalar(const float* a, const float* b, std::int64_t n) {
 }
 
 void x_planes(const float* x, std::int64_t k, float* planes, float* wsum) {
-  static constexpr float kPre[8] = {1.f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 1.f};
   const std::int64_t words = k / 8;
   for (std::int64_t w = 0; w < words; ++w) {
     float s = 0.f;
     for (int i = 0; i < 8; ++i) {
-      planes[i * words + w] = x[8 * w + i] * kPre[i];
+      planes[i * words + w] = x[8 * w + i] * kernels::cpu::kNibblePrescale[i];
       s += x[8 * w + i];
     }
     wsum[w] = s;
@@ -40,8 +38,8 @@ void x_planes(const float* x, std::int64_t k, float* planes, float* wsum) {
 
 RowKernels row_kernels() {
 #if defined(W4A16_MOE_HAVE_AVX2_TU) && (defined(__GNUC__) || defined(__clang__))
-  const char* e = std::getenv("W4A16_CPU_ISA");
-  const bool scalar = e && std::string_view(e) == "scalar", no512 = scalar || (e && std::string_view(e) == "avx2");
+  const kernels::cpu::FastIsa cap = kernels::cpu::fast_isa_cap();  // W4A16_CPU_ISA, as the linear kernel reads it
+  const bool scalar = cap == kernels::cpu::FastIsa::scalar, no512 = cap != kernels::cpu::FastIsa::amx;
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   PlanarDotFn planar = nullptr;
 #if defined(W4A16_MOE_HAVE_AVX512_TU)

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "rows_cpu.hpp"
+#include "w4a16/core/error.hpp"
 
 namespace w4a16::moe::detail {
 namespace {
@@ -93,6 +95,22 @@ TEST(MoeRows, ScalarKnobSelectsThePortableKernels) {
   EXPECT_EQ(k.dequant_row, &dequant_row_scalar);
   EXPECT_EQ(k.dequant_dot, nullptr);
   EXPECT_EQ(k.dequant_dot_planar, nullptr);
+}
+
+TEST(MoeRows, AnUnknownIsaCapIsRefusedByName) {
+  // The row kernels read W4A16_CPU_ISA through kernels/cpu's fast_isa_cap, as the linear kernel does (on x86-64 builds).
+#if defined(__x86_64__)
+  setenv("W4A16_CPU_ISA", "sse", 1);
+  try {
+    row_kernels();
+    ADD_FAILURE() << "expected an error naming W4A16_CPU_ISA";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("W4A16_CPU_ISA", 0), 0u) << e.what();
+  }
+  unsetenv("W4A16_CPU_ISA");
+#else
+  GTEST_SKIP() << "not an x86-64 build: the portable row kernels read no ISA cap";
+#endif
 }
 
 }  // namespace

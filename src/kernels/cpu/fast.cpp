@@ -84,20 +84,8 @@ FastWeights fast_prepare(const CanonicalView& w, DType act_dtype) {
 
 namespace {
 
-// W4A16_CPU_ISA caps the implementation fast_gemm may run: "scalar" (the portable path on any machine, and the way the
-// tests reach the refusals on machines that have more), "avx2" (no AMX), "amx" or unset (the best this CPU runs).
-int isa_cap() {
-  const char* e = std::getenv("W4A16_CPU_ISA");
-  if (!e || !*e) return 2;
-  const std::string_view v(e);
-  if (v == "scalar") return 0;
-  if (v == "avx2") return 1;
-  if (v == "amx") return 2;
-  fail(ErrorCode::invalid_argument, "W4A16_CPU_ISA", "scalar, avx2 or amx", e);
-}
-
 bool cpu_has_avx2() {
-  if (isa_cap() < 1) return false;
+  if (fast_isa_cap() == FastIsa::scalar) return false;
 #if defined(W4A16_CPU_HAVE_AVX2_TU) && (defined(__GNUC__) || defined(__clang__))
   static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   return ok;
@@ -108,7 +96,7 @@ bool cpu_has_avx2() {
 
 // AMX-BF16 tiles plus the AVX-512 subsets fast_amx.cpp is compiled for, and the tile state granted by the OS.
 bool cpu_has_amx() {
-  if (isa_cap() < 2 || !cpu_has_avx2()) return false;
+  if (fast_isa_cap() != FastIsa::amx || !cpu_has_avx2()) return false;
 #if defined(W4A16_CPU_HAVE_AMX_TU) && (defined(__GNUC__) || defined(__clang__))
   static const bool ok = __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-bf16") &&
                          __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -153,8 +141,6 @@ void gather_x(const FastWeights& w, const TensorView& x, impl::XPrep prep, Scrat
   const DType dt = x.dtype;
   float* xf = sc.xf.data();
   float* xsum = sc.xsum.data();
-  // 2^-4i for lane i = k % 8 < 7 (lane 7 is shifted, not masked, in the AVX2 decode kernel).
-  static constexpr float kPre[8] = {1.f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 1.f};
 #pragma omp parallel for schedule(static) num_threads(threads) if (M * K >= (1 << 16))
   for (std::int64_t m = 0; m < M; ++m) {
     const std::uint16_t* row = xb + m * xs;
@@ -167,7 +153,7 @@ void gather_x(const FastWeights& w, const TensorView& x, impl::XPrep prep, Scrat
         xsum[m * G + g] = static_cast<float>(acc);
       }
     if (prep.prescale)
-      for (std::int64_t kk = 0; kk < K; ++kk) dst[kk] *= kPre[kk % 8];  // exact: a power of two
+      for (std::int64_t kk = 0; kk < K; ++kk) dst[kk] *= kNibblePrescale[kk % 8];  // exact: a power of two
   }
 }
 
@@ -184,6 +170,14 @@ bool fast_isa_available(FastIsa isa) {
 }
 
 FastIsa fast_isa_for(FastIsa isa, std::int64_t m) { return resolve(isa, m); }
+
+FastIsa fast_isa_cap() {
+  const char* e = std::getenv("W4A16_CPU_ISA");
+  if (!e || !*e) return FastIsa::amx;
+  const std::optional<FastIsa> v = fast_isa_from_name(e);
+  if (!v || *v == FastIsa::best) fail(ErrorCode::invalid_argument, "W4A16_CPU_ISA", "scalar, avx2 or amx", e);
+  return *v;
+}
 
 std::string fast_describe_run(DType act_dtype, std::int64_t m) {
   switch (resolve(FastIsa::best, m)) {

@@ -50,6 +50,10 @@ namespace w4a16::kernels::cpu {
 
 constexpr std::int64_t kBlockRows = 8;     // rows of W per block: one 8-lane fp32 vector
 constexpr std::int64_t kPrefillMinM = 17;  // M at which the dequantize-to-panel path takes over
+// x[k] * kNibblePrescale[k % 8]: what the weight-stream kernels multiply a nibble masked in place (v & 15 << 4i, i < 7,
+// worth q * 2^4i) by; nibble 7 is shifted down instead. Exact (powers of two). Also the MoE row kernels' x planes.
+inline constexpr float kNibblePrescale[8] = {1.f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 1.f};
+
 // M from which `best` runs the AMX kernel where the CPU has one: measured against the AVX2 decode kernel on this
 // project's Sapphire-Rapids-class machine (docs/benchmarks/cpu.md): from 2 rows it wins in both dtypes (float16
 // 1.08-1.25x, bfloat16 1.2-1.6x); at one row the AVX2 kernel's weight stream is 1.15-1.5x faster.
@@ -107,6 +111,9 @@ FastIsa fast_isa_for(FastIsa isa, std::int64_t m);  // the implementation fast_g
 // How fast_gemm runs M = m rows of this dtype on this CPU (the implementation and its path), for `explain`.
 std::string fast_describe_run(DType act_dtype, std::int64_t m);
 std::optional<FastIsa> fast_isa_from_name(std::string_view name);  // "best", "scalar", "avx2", "amx"; else nullopt
+// The cap W4A16_CPU_ISA sets (read on every call): scalar, avx2, or amx (unset or "amx": no cap); any other value throws
+// invalid_argument naming W4A16_CPU_ISA. The MoE row kernels take the same cap (avx2: nothing wider than AVX2).
+FastIsa fast_isa_cap();
 // The AMX kernel straight on a canonical host layer, with no prepared copy (the MoE experts' GEMMs, which keep their
 // weights canonical): out fp32 [M, N] (row stride out_stride) = x[:, perm] . W^T + bias, x act_dtype [M, K] (row
 // stride x_stride elements). Needs fast_isa_available(FastIsa::amx), else throws `unsupported` naming "isa"; the
