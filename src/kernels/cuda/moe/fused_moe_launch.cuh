@@ -120,7 +120,7 @@ void launch_ring_kernel(const GemmParams& g, int items, cudaStream_t stream) {
 // tiles' worth: RingShape::kPair) or the whole K (channelwise), else 2 (g = 32, uint4 g = 64, or another length:
 // per-half-tile entries).
 template <bool kZeros>
-bool ring_groups_span_tiles(const GemmParams& g) { return g.groups == 1 || g.group_shift >= (kZeros ? 7 : 6); }
+bool ring_groups_span_tiles(const GemmParams& g) { return g.groups == 1 || g.group_shift >= 7; }
 
 // Whether the fused alignment fits beside the ring of the variant launch_ring_gemm picks for `g`.
 template <bool kZeros, bool kGemm1>

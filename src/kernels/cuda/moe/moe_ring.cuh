@@ -79,13 +79,15 @@ struct RingShape {
   static constexpr int kT = kGemm1 ? 8 : 4;      // tiles per step
   static constexpr int kDepth = kGemm1 ? (kDeep ? 4 : 2) : (kDeep ? 6 : 3);  // ring slots
   static constexpr int kP = 4;                   // tiles computed together
-  static constexpr int kPair = kGs == 1 && kZeros ? 2 : 1;  // tiles per entry and per fp32 partial (kGs 1)
+  static constexpr int kPair = kGs == 1 ? 2 : 1;  // tiles per entry and per fp32 partial (kGs 1)
   // (entry group, gid) entries of a step: an entry group is kPair tiles (kGs 1) or a half tile (kGs 2).
   static constexpr int kGroupsPerStep = kGs == 1 ? kT / kPair : kT * 2;
   static constexpr int kEntries = kGroupsPerStep * 8;
   static constexpr int kEntryCopies = (kEntries + 31) / 32;  // GEMM 2 with pairs: 16 entries, lanes 0..15 copy
   static constexpr int kEntryBytes = kZeros ? 8 : 4;  // scale word (+ the zero word of its row pair)
-  static constexpr int kStepBytes = kT * 512 + kEntries * kEntryBytes;
+  // Entries padded to a 128-byte line (GEMM 2 uint4b8 pairs: 16 entries of 4 bytes).
+  static constexpr int kEntryRegion = (kEntries * kEntryBytes + 127) / 128 * 128;
+  static constexpr int kStepBytes = kT * 512 + kEntryRegion;
   static_assert(kStepBytes % 128 == 0, "slots on 128-byte lines (the decode rings measured 1.00-1.21x unaligned)");
   static constexpr int kXRow = decode_detail::x_row_bytes(kT);  // one slot's x row of a step
   static constexpr int kXSlot = kRingSlots * kXRow;
