@@ -442,7 +442,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MoeGpuRing,
                                                                MoeCase{16, 1, 8, 512, 128, 64, ScalarType::uint4b8, DType::bf16},
                                                                MoeCase{64, 2, 32, 256, 128, 32, ScalarType::uint4b8, DType::bf16},
                                                                // odd tile counts (K = 320, 192) on the tile-pair kernels
-                                                               MoeCase{7, 8, 16, 320, 192, kChannelwise, ScalarType::uint4, DType::bf16}})),
+                                                               MoeCase{7, 8, 16, 320, 192, kChannelwise, ScalarType::uint4, DType::bf16},
+                                                               MoeCase{7, 8, 16, 320, 192, kChannelwise, ScalarType::uint4b8, DType::f16}})),
                          moe_case_name);
 
 TEST(MoeGpuRingEdge, Qwen3Shapes) {
