@@ -390,13 +390,15 @@ TEST(DecodeHost, TilePairsOnlyWhereGroupsSpanPairsAndRangesAreEven) {
     EXPECT_FALSE(decode_tile_pairs(bulk, 5, true, cw, bf16)) << "K_pad = 320: the last pair would lie past K";
     EXPECT_FALSE(decode_tile_pairs(bulk, 128, true, 64, bf16)) << "g = 64: tiles 2j, 2j + 1 in different groups";
     EXPECT_FALSE(decode_tile_pairs(bulk, 128, true, 32, bf16));
-    EXPECT_FALSE(decode_tile_pairs(bulk, 128, false, 128, bf16)) << "uint4b8 keeps per-tile entries";
+    EXPECT_TRUE(decode_tile_pairs(bulk, 128, false, 128, bf16)) << "the bulk kernel: uint4b8 too (two chains per partial)";
+    EXPECT_FALSE(decode_tile_pairs(bulk, 128, false, 64, bf16));
   }
   // The streaming kernel: fp16 only, and only where each warp's tile range has even length.
   DecodePlan s;
   s.warps_n = 2, s.warps_k = 4, s.tiles_per_warp = 32, s.row_blocks = 256, s.grid_rows = 256;
   EXPECT_TRUE(decode_tile_pairs(s, 128, true, 128, false));
   EXPECT_FALSE(decode_tile_pairs(s, 128, true, 128, true)) << "bf16: measured slower, not instantiated";
+  EXPECT_FALSE(decode_tile_pairs(s, 128, false, 128, false)) << "the streaming kernel: uint4 only";
   s.tiles_per_warp = 33;
   EXPECT_FALSE(decode_tile_pairs(s, 128, true, 128, false)) << "an odd range splits a pair between warps";
   // The small-layer kernel never.

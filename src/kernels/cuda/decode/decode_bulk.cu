@@ -86,7 +86,9 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   using D = Dt<kBf16>;
   using St = BulkStage<kZeros, kG32>;
   constexpr int kGs = St::kGs, kP = kBulkTiles, kShare = kPair ? 2 : 1, kParts = kP / kShare;
-  static_assert(!kPair || (kZeros && !kG32), "pairs: the uint4 variant of one group per tile");
+  static_assert(!kPair || !kG32, "pairs: one group per tile");
+  // uint4b8 pairs: two accumulator chains per partial (one partial per pair leaves 2 chains a warp).
+  constexpr bool kSplit = kPair && !kZeros;
   extern __shared__ uint4 smem_v4[];
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
   const int xrow = x_row_bytes(a.kt_count);
@@ -232,7 +234,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       // refill), so the refill overlaps this stage's math.
       // Past `valid` (the last stage of an item only) the reads land on stale stage words and x past
       // the rows: those tiles' partials are dropped, never scaled into acc.
-      if (valid > 0) tiles_math<D, kG32, kShare>(f.wv, f.zlo, f.zhi, f.sc, xl, static_cast<unsigned>(kt) * 128, valid, acc);
+      if (valid > 0) tiles_math<D, kG32, kShare, kSplit>(f.wv, f.zlo, f.zhi, f.sc, xl, static_cast<unsigned>(kt) * 128, valid, acc);
       __syncwarp();
       if (lane == 0) mbar_arrive(empty0 + 8 * slot);
       if (++slot == a.stages) { slot = 0; phase ^= 1u; }
@@ -276,19 +278,22 @@ struct BulkKernel {
   }
 };
 
-template <bool kBf16, int MB>
+template <bool kBf16, int MB, bool kZeros>
 KernelFn bulk_pair_kernel() {
-  static const KernelFn f = smem_opt_in(decode_bulk_kernel<kBf16, MB, true, false, true>, kBulkMaxSmem);
+  static const KernelFn f = smem_opt_in(decode_bulk_kernel<kBf16, MB, kZeros, false, true>, kBulkMaxSmem);
   return f;
+}
+template <bool kZeros>
+KernelFn bulk_pair_kernel(bool bf16, int mb) {
+  return bf16 ? (mb == 1 ? bulk_pair_kernel<true, 1, kZeros>() : bulk_pair_kernel<true, 2, kZeros>())
+              : (mb == 1 ? bulk_pair_kernel<false, 1, kZeros>() : bulk_pair_kernel<false, 2, kZeros>());
 }
 
 }  // namespace
 
 void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl, cudaStream_t stream) {
   const int mb = a.m <= 8 ? 1 : 2;
-  KernelFn f = !pairs ? pick_variant<BulkKernel>(bf16, mb, zeros, g32)
-               : bf16 ? (mb == 1 ? bulk_pair_kernel<true, 1>() : bulk_pair_kernel<true, 2>())
-                      : (mb == 1 ? bulk_pair_kernel<false, 1>() : bulk_pair_kernel<false, 2>());
+  KernelFn f = !pairs ? pick_variant<BulkKernel>(bf16, mb, zeros, g32) : zeros ? bulk_pair_kernel<true>(bf16, mb) : bulk_pair_kernel<false>(bf16, mb);
   launch_pdl(f, dim3(static_cast<unsigned>(grid)), dim3(kBulkThreads), smem, stream, pdl, a);
   W4A16_CUDA_TRY(cudaGetLastError());
 }

@@ -285,13 +285,15 @@ __device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)
 // and dropped, never scaled into acc. Both streaming kernels (decode.cu, decode_bulk.cu) run it.
 // kShare 2 (the bulk and streaming kernels' pair variants): tiles 2j, 2j + 1 share one group, one partial and the
 // constants zlo / zhi / sc[j] (mma_pair); `valid` must then be even (a pair is wholly inside K).
-template <class D, bool kG32, int kShare = 1, int kP, int MB, int kParts>
+// kSplit (the bulk kernel's uint4b8 pair variant): each partial in two accumulator chains (mma_pair / scale_group).
+template <class D, bool kG32, int kShare = 1, bool kSplit = false, int kP, int MB, int kParts>
 __device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kParts][kG32 ? 2 : 1],
                                            const std::uint32_t (&zhi)[kParts][kG32 ? 2 : 1], const float2 (&sc)[kParts][kG32 ? 2 : 1],
                                            const unsigned (&xl)[MB], unsigned xoff, int valid, float (&acc)[MB][4]) {
-  float tmp[kParts][MB][4];
+  constexpr int kChains = kParts * (kSplit ? 2 : 1);
+  float tmp[kChains][MB][4];
 #pragma unroll
-  for (int p = 0; p < kParts; ++p)
+  for (int p = 0; p < kChains; ++p)
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
@@ -303,8 +305,8 @@ __device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uin
     for (int p = 0; p < kP; ++p)
 #pragma unroll
       for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(xl[mb] + xoff + p * 128 + h * 64);
-    mma_pair<D, kG32, kShare>(h, wv, zlo, zhi, b, tmp);
-    if (kG32 || h == 1) scale_group<kG32, kShare>(h, valid, sc, tmp, acc);  // end of a group
+    mma_pair<D, kG32, kShare, kSplit>(h, wv, zlo, zhi, b, tmp);
+    if (kG32 || h == 1) scale_group<kG32, kShare, kSplit>(h, valid, sc, tmp, acc);  // end of a group
   }
 }
 

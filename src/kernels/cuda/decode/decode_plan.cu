@@ -351,10 +351,10 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
 }
 
 bool decode_tile_pairs(const DecodePlan& p, int kt_count, bool zeros, int group_size, bool bf16) {
-  const bool groups_of_pairs = zeros && (group_size == kChannelwise || group_size >= 128) && kt_count % 2 == 0;
+  const bool groups_of_pairs = (group_size == kChannelwise || group_size >= 128) && kt_count % 2 == 0;
   if (!groups_of_pairs || p.small_tiles > 0) return false;
-  if (p.bulk_stages > 0) return true;
-  return !bf16 && p.tiles_per_warp % 2 == 0;
+  if (p.bulk_stages > 0) return true;  // the bulk kernel: both scalar types (uint4b8 with two chains per partial)
+  return zeros && !bf16 && p.tiles_per_warp % 2 == 0;
 }
 
 std::string DecodePlan::describe() const {
