@@ -5,3 +5,4 @@
 for d in /usr/local/cuda/lib64 /usr/local/cuda/lib $(python3 -c 'import nvidia, os; p = os.path.dirname(nvidia.__path__[0]); print(" ".join(os.path.join(p, "nvidia", s, "lib") for s in ("cublas", "cuda_runtime")))' 2>/dev/null); do
   [ -d "$d" ] && export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
 done
+: # the last test of the loop may be false: a script that sources this under set -e must not stop here
