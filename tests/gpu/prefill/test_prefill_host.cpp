@@ -438,6 +438,9 @@ TEST(PrefillPlan, ReduceKnobRejectsInvalidValues) {
   w4a16::test::ScopedEnv reduce("W4A16_PREFILL_SPLIT_REDUCE", std::string("clusters"));
   EXPECT_THROW(prefill_plan_estimate_us(1152, 896, 64, 14, 2, 132), w4a16::Error);
   EXPECT_THROW(prefill_workspace_bytes(1152, 896, 128, false, 64), w4a16::Error);
+  // The plan refuses it on every path, the mma path (sm_80 code, no cluster reduce) included.
+  EXPECT_THROW(prefill_plan(1152, 896, 64, 90, 132), w4a16::Error);
+  EXPECT_THROW(prefill_plan(1152, 896, 64, 80, 108), w4a16::Error);
   // An explicit mode does not read the environment.
   EXPECT_NO_THROW(prefill_plan_estimate_us(1152, 896, 64, 14, 2, 132, PrefillSplitReduce::cluster));
   setenv("W4A16_PREFILL_SPLIT_REDUCE", "kernel", 1);
