@@ -41,24 +41,6 @@ int resolve_threads(int t) {
 #endif
 }
 
-// Last-level cache size in bytes: sysfs first (a VM's sysconf may report the host's L3),
-// then glibc sysconf, else a generous 32 MiB.
-std::int64_t llc_bytes() {
-  std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index3/size");
-  std::string s;
-  if (f >> s && !s.empty()) {
-    std::int64_t n = std::atoll(s.c_str());
-    if (s.back() == 'K') n <<= 10;
-    if (s.back() == 'M') n <<= 20;
-    if (n > 0) return n;
-  }
-#if defined(_SC_LEVEL3_CACHE_SIZE)
-  long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (v > 0) return v;
-#endif
-  return std::int64_t{32} << 20;
-}
-
 // splitmix64: fast, full-period filler (the bench must not time on zeros).
 struct Rng {
   std::uint64_t s;
@@ -106,6 +88,24 @@ CanonicalView row_slice(const CanonicalView& w, std::int64_t n0, std::int64_t ro
 std::string group_text(int g) { return std::to_string(g); }
 
 }  // namespace
+
+// Last-level cache size in bytes: sysfs first (a VM's sysconf may report the host's L3),
+// then glibc sysconf, else a generous 32 MiB.
+std::int64_t llc_bytes() {
+  std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index3/size");
+  std::string s;
+  if (f >> s && !s.empty()) {
+    std::int64_t n = std::atoll(s.c_str());
+    if (s.back() == 'K') n <<= 10;
+    if (s.back() == 'M') n <<= 20;
+    if (n > 0) return n;
+  }
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+  long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (v > 0) return v;
+#endif
+  return std::int64_t{32} << 20;
+}
 
 std::vector<CpuShape> cpu_perf_shapes() {
   return {{"qwen0.5b.o", 896, 896},          {"qwen0.5b.qkv", 1152, 896},  {"qwen0.5b.down", 896, 4864},

@@ -52,6 +52,9 @@ struct CpuSweepOptions {
   std::ostream* log = nullptr;  // progress and the summary; null: std::cerr
 };
 
+// Last-level cache size in bytes: sysfs first (a VM's sysconf may report the host's L3), then glibc sysconf, else 32 MiB.
+std::int64_t llc_bytes();
+
 // GB/s of a multithreaded streaming read (sum) over `buffer_mb` MiB: median of `repeats`,
 // best of `rounds` medians.
 double measure_read_bandwidth(int threads, std::int64_t buffer_mb, int repeats, int rounds);

@@ -1,7 +1,9 @@
 // w4a16_bench_moe_cpu: the CPU MoE fast path (moe::moe_cpu) on Qwen3-30B-A3B shapes (H 2048, I 768,
 // E 128, top 8, fp16 uint4b8 g 128, random weights and routing), T tokens: median ms per call, the
 // touched experts' bytes (w13 + w2 + scales of the distinct experts routed to) and their GB/s.
-//   usage: w4a16_bench_moe_cpu [threads (default: all)] [T list, default 1,4,16,64] [repeats, default 7]
+// Cold caches, as the linear sweep times: a sample is one call on each of C copies of the layer's weights in turn
+// (C copies >= 3x the last-level cache; the same routing, so the same experts' bytes at other addresses), per call.
+//   usage: w4a16_bench_moe_cpu [threads (default: all)] [T list, default 1,4,16,64] [repeats, default 7] [copies, default: 3x LLC]
 // W4A16_CPU_ISA=scalar times the portable row kernels. docs/benchmarks/cpu.md has the numbers.
 #include <algorithm>
 #include <chrono>
@@ -13,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu_sweep.hpp"  // llc_bytes
 #include "w4a16/moe/moe.hpp"
 
 using namespace w4a16;
@@ -26,8 +29,9 @@ int main(int argc, char** argv) {
     for (std::string t; std::getline(ss, t, ',');) ts.push_back(std::atoi(t.c_str()));
   }
   const int repeats = argc > 3 ? std::atoi(argv[3]) : 7;
-  if (threads < 1 || repeats < 1 || ts.empty() || *std::min_element(ts.begin(), ts.end()) < 1) {
-    std::fprintf(stderr, "usage: %s [threads >= 1] [T,T,... >= 1] [repeats >= 1]\n", argv[0]);
+  int copies = argc > 4 ? std::atoi(argv[4]) : 0;
+  if (threads < 1 || repeats < 1 || ts.empty() || *std::min_element(ts.begin(), ts.end()) < 1 || copies < 0) {
+    std::fprintf(stderr, "usage: %s [threads >= 1] [T,T,... >= 1] [repeats >= 1] [copies >= 1, 0 = 3x LLC]\n", argv[0]);
     return 2;
   }
   MoeSpec s;
@@ -46,8 +50,14 @@ int main(int argc, char** argv) {
     auto* p = static_cast<std::uint16_t*>(t->data());
     for (std::size_t i = 0; i < t->nbytes() / 2; ++i) p[i] = static_cast<std::uint16_t>(0x1000 + (rng() & 0x3ff));
   }
+  if (copies == 0)
+    copies = static_cast<int>(std::clamp<std::int64_t>(
+        (3 * bench::llc_bytes() + static_cast<std::int64_t>(w.nbytes()) - 1) / static_cast<std::int64_t>(w.nbytes()), 1, 16));
+  std::vector<MoeWeights> ws_copies(static_cast<std::size_t>(copies - 1), w);  // the same bytes at other addresses
+  auto copy_of = [&](int c) -> const MoeWeights& { return c == 0 ? w : ws_copies[static_cast<std::size_t>(c - 1)]; };
   const int k = 8;
-  std::printf("moe_cpu, %s, top %d, fp16 uint4b8 g128, %d threads\n", s.describe().c_str(), k, threads);
+  std::printf("moe_cpu, %s, top %d, fp16 uint4b8 g128, %d threads, %d weight copies (%.0f MB each, LLC %lld MiB)\n",
+              s.describe().c_str(), k, threads, copies, w.nbytes() / 1e6, static_cast<long long>(bench::llc_bytes() >> 20));
   for (int T : ts) {
     std::vector<std::uint16_t> x(static_cast<std::size_t>(T) * s.hidden), out(x.size());
     for (auto& v : x) v = static_cast<std::uint16_t>(0x3000 + (rng() & 0x3ff));  // fp16 in [0.125, 0.25)
@@ -65,12 +75,12 @@ int main(int argc, char** argv) {
     a.topk_weights = TensorView(tw.data(), DType::f32, {T, k});
     a.out = TensorView(out.data(), DType::f16, {T, s.hidden});
     std::vector<unsigned char> ws(moe_cpu_workspace_bytes(s, T, k, threads));
-    moe_cpu(w, a, ws.data(), ws.size(), threads);  // warm-up
+    for (int c = 0; c < copies; ++c) moe_cpu(copy_of(c), a, ws.data(), ws.size(), threads);  // warm-up
     std::vector<double> ms;
     for (int r = 0; r < repeats; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
-      moe_cpu(w, a, ws.data(), ws.size(), threads);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      for (int c = 0; c < copies; ++c) moe_cpu(copy_of(c), a, ws.data(), ws.size(), threads);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / copies);
     }
     std::sort(ms.begin(), ms.end());
     std::vector<char> used(static_cast<std::size_t>(s.experts), 0);

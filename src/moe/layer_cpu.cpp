@@ -181,11 +181,8 @@ template <class XOf, class PlanesOf, class Emit>
 void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::int64_t n, const std::int32_t* slots,
                      std::int32_t count, float* gbuf, float* buf, XOf x_of, PlanesOf planes_of, Emit emit) {
   const std::int64_t K = w.spec.k, G = w.spec.groups(), gl = w.spec.group_len();
-  for (std::int64_t g = 0; g < G; ++g) {
-    const float sc = w.s(n, g);
-    gbuf[g] = sc;
-    gbuf[G + g] = static_cast<float>(w.z(n, g)) * sc;  // (q - z) s = q s - z s
-  }
+  rk.group_scales(w.scales + n * G, w.scale_dtype == DType::bf16, w.zeros.defined() ? w.zeros.data() + (n / 8) * G : nullptr,
+                  static_cast<int>(4 * (n % 8)), G, gbuf, gbuf + G);
   const std::uint32_t* q = reinterpret_cast<const std::uint32_t*>(w.qweight) + n * (K / 8);
   if (count == 1 && rk.dequant_dot_planar) {  // the input's nibble planes (built for one-slot experts' slots)
     const auto [planes, wsum] = planes_of(slots[0]);

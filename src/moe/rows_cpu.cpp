@@ -2,8 +2,18 @@
 #include "rows_cpu.hpp"
 
 #include "kernels/cpu/fast.hpp"  // kNibblePrescale, fast_isa_cap
+#include "w4a16/core/half.hpp"
 
 namespace w4a16::moe::detail {
+
+void group_scales_scalar(const std::uint16_t* s, bool bf16, const std::int32_t* zero_words, int zero_shift, std::int64_t groups, float* sc,
+                         float* zs) {
+  for (std::int64_t g = 0; g < groups; ++g) {
+    sc[g] = f16x_to_float(bf16 ? DType::bf16 : DType::f16, s[g]);
+    const int z = zero_words ? static_cast<int>((static_cast<std::uint32_t>(zero_words[g]) >> zero_shift) & 0xfu) : 8;
+    zs[g] = static_cast<float>(z) * sc[g];  // (q - z) s = q s - z s
+  }
+}
 
 void dequant_row_scalar(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs, float* dst) {
   for (std::int64_t g = 0; g < k / group_len; ++g)
@@ -40,15 +50,15 @@ RowKernels row_kernels() {
 #if defined(W4A16_MOE_HAVE_AVX2_TU) && (defined(__GNUC__) || defined(__clang__))
   const kernels::cpu::FastIsa cap = kernels::cpu::fast_isa_cap();  // W4A16_CPU_ISA, as the linear kernel reads it
   const bool scalar = cap == kernels::cpu::FastIsa::scalar, no512 = cap != kernels::cpu::FastIsa::amx;
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   PlanarDotFn planar = nullptr;
 #if defined(W4A16_MOE_HAVE_AVX512_TU)
   static const bool has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
   if (has && has512 && !no512) planar = dequant_dot_planar_avx512;
 #endif
-  if (has && !scalar) return {dequant_row_avx2, dot_avx2, dequant_dot_avx2, planar, planar ? "avx512" : "avx2"};
+  if (has && !scalar) return {group_scales_f16c, dequant_row_avx2, dot_avx2, dequant_dot_avx2, planar, planar ? "avx512" : "avx2"};
 #endif
-  return {dequant_row_scalar, dot_scalar, nullptr, nullptr, "scalar"};  // (a fused portable loop measured slower)
+  return {group_scales_scalar, dequant_row_scalar, dot_scalar, nullptr, nullptr, "scalar"};  // (a fused portable loop measured slower)
 }
 
 }  // namespace w4a16::moe::detail

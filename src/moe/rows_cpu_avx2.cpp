@@ -1,11 +1,35 @@
-// The AVX2 + FMA row kernels of the CPU MoE fast path (rows_cpu.hpp); this file alone is compiled with
-// -mavx2 -mfma, and rows_cpu.cpp hands them out only where __builtin_cpu_supports says so.
+// The AVX2 + FMA (+ F16C) row kernels of the CPU MoE fast path (rows_cpu.hpp); this file alone is compiled with
+// -mavx2 -mfma -mf16c, and rows_cpu.cpp hands them out only where __builtin_cpu_supports says so.
 #include "rows_cpu.hpp"
 
 #if defined(W4A16_MOE_HAVE_AVX2_TU)
 #include <immintrin.h>
 
+#include "w4a16/core/half.hpp"
+
 namespace w4a16::moe::detail {
+
+// 8 groups per step: float16 by vcvtph2ps, bfloat16 by a shift (both exact), z s in fp32 as the portable loop.
+void group_scales_f16c(const std::uint16_t* s, bool bf16, const std::int32_t* zero_words, int zero_shift, std::int64_t groups, float* sc,
+                       float* zs) {
+  const __m128i shift = _mm_cvtsi32_si128(zero_shift);
+  std::int64_t g = 0;
+  for (; g + 8 <= groups; g += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + g));
+    const __m256 v = bf16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)) : _mm256_cvtph_ps(h);
+    const __m256 z = zero_words ? _mm256_cvtepi32_ps(_mm256_and_si256(
+                                      _mm256_srl_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(zero_words + g)), shift),
+                                      _mm256_set1_epi32(0xf)))
+                                : _mm256_set1_ps(8.f);
+    _mm256_storeu_ps(sc + g, v);
+    _mm256_storeu_ps(zs + g, _mm256_mul_ps(z, v));
+  }
+  for (; g < groups; ++g) {
+    sc[g] = f16x_to_float(bf16 ? DType::bf16 : DType::f16, s[g]);
+    const int z = zero_words ? static_cast<int>((static_cast<std::uint32_t>(zero_words[g]) >> zero_shift) & 0xfu) : 8;
+    zs[g] = static_cast<float>(z) * sc[g];
+  }
+}
 
 // One word = 8 consecutive k: broadcast, shift nibble i down in lane i, mask, convert, q s - z s.
 // 5 instructions per 8 values (the portable loop: ~4 per value).
@@ -18,6 +42,7 @@ void dequant_row_avx2(const std::uint32_t* q, std::int64_t k, std::int64_t group
     const std::uint32_t* qg = q + g * words_per_group;
     float* dg = dst + g * group_len;
     for (std::int64_t j = 0; j < words_per_group; ++j) {
+      if (((g * words_per_group + j) & 15) == 0) _mm_prefetch(reinterpret_cast<const char*>(qg + j) + kPrefetchBytes, _MM_HINT_T0);
       const __m256i v = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(qg[j])), shifts), mask);
       _mm256_storeu_ps(dg + 8 * j, _mm256_fmsub_ps(_mm256_cvtepi32_ps(v), s, z));
     }
@@ -36,6 +61,7 @@ float dequant_dot_avx2(const std::uint32_t* q, std::int64_t k, std::int64_t grou
     const float* xg = x + g * group_len;
     std::int64_t j = 0;
     for (; j + 2 <= words_per_group; j += 2) {
+      if (((g * words_per_group + j) & 15) == 0) _mm_prefetch(reinterpret_cast<const char*>(qg + j) + kPrefetchBytes, _MM_HINT_T0);
       const __m256i v0 = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(qg[j])), shifts), mask);
       const __m256i v1 = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(qg[j + 1])), shifts), mask);
       acc0 = _mm256_fmadd_ps(_mm256_fmsub_ps(_mm256_cvtepi32_ps(v0), s, z), _mm256_loadu_ps(xg + 8 * j), acc0);

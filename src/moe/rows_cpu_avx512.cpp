@@ -30,6 +30,7 @@ float dequant_dot_planar_avx512(const std::uint32_t* q, std::int64_t k, std::int
   __m512 y = _mm512_setzero_ps();
   for (std::int64_t w0 = 0; w0 < words; w0 += 16) {
     const __mmask16 m = static_cast<__mmask16>(words - w0 >= 16 ? 0xFFFF : (1u << (words - w0)) - 1u);
+    _mm_prefetch(reinterpret_cast<const char*>(q + w0) + kPrefetchBytes, _MM_HINT_T0);
     const __m512i v = _mm512_maskz_loadu_epi32(m, q + w0);
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     auto plane = [&](int i) { return _mm512_maskz_loadu_ps(m, planes + i * words + w0); };

@@ -136,7 +136,10 @@ INSTANTIATE_TEST_SUITE_P(
                       MoeCase{64, 8, 16, 256, 256, 256, ScalarType::uint4b8, DType::f16},
                       MoeCase{64, 1, 4, 96, 32, 32, ScalarType::uint4, DType::bf16},
                       MoeCase{1000, 2, 8, 64, 32, 32, ScalarType::uint4b8, DType::bf16},
-                      MoeCase{1000, 8, 16, 32, 16, kChannelwise, ScalarType::uint4, DType::f16}),
+                      MoeCase{1000, 8, 16, 32, 16, kChannelwise, ScalarType::uint4, DType::f16},
+                      // >= 8 groups per row (the row kernels' vector step of group factors, and its tail: G = 16 / 8, 9 / 4)
+                      MoeCase{5, 4, 8, 512, 256, 32, ScalarType::uint4, DType::f16},
+                      MoeCase{3, 2, 8, 576, 256, 64, ScalarType::uint4, DType::bf16}),
     moe_case_name);
 
 TEST(MoeCpuEdge, EmptyExpertsAndAllOnOneExpert) {

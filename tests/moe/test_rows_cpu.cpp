@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -76,6 +77,52 @@ TEST(MoeRows, PortableAndAvx2AgreeWithTheExactSums) {
   }
 }
 
+// A row's group factors from its scale bits and packed zero points: every group count around the 8-wide steps (and its
+// tail), float16 (normal, subnormal, negative) and bfloat16 bits, uint4b8 (z = 8) and every nibble position of the zero
+// words; bit-exact against the scale decoded here (float16's value by ldexp, bfloat16's by the bit shift) times z.
+TEST(MoeRows, GroupScalesDecodeTheBitsExactly) {
+  std::mt19937 rng(11);
+  const RowKernels best = row_kernels();
+  auto f16_value = [](std::uint16_t h) {
+    const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    const double v = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
+    return static_cast<float>(h & 0x8000 ? -v : v);
+  };
+  auto bf16_value = [](std::uint16_t b) {
+    const std::uint32_t u = static_cast<std::uint32_t>(b) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  for (const std::int64_t groups : {1, 7, 8, 9, 16, 17, 56}) {
+    std::vector<std::uint16_t> s(static_cast<std::size_t>(groups));
+    std::vector<std::int32_t> words(static_cast<std::size_t>(groups));
+    for (auto& w : words) w = static_cast<std::int32_t>(rng());
+    for (const bool bf16 : {false, true}) {
+      for (std::int64_t g = 0; g < groups; ++g)  // finite values of either format; g % 5 == 4: a float16 subnormal
+        s[static_cast<std::size_t>(g)] = static_cast<std::uint16_t>(
+            bf16 ? (rng() & 0x807f) | (0x3c00 + (rng() % 0x600)) : (g % 5 == 4 ? rng() & 0x83ff : (rng() & 0x83ff) | (0x0400 + (rng() % 0x7400))));
+      for (const bool zeros : {false, true})
+        for (int shift = 0; shift < (zeros ? 32 : 4); shift += 4) {
+          SCOPED_TRACE("groups=" + std::to_string(groups) + (bf16 ? " bf16" : " f16") + (zeros ? " zero shift " + std::to_string(shift) : " uint4b8") +
+                       " isa=" + best.isa);
+          std::vector<float> sc(static_cast<std::size_t>(groups), -1.f), zs(sc), sc0(sc), zs0(sc);
+          best.group_scales(s.data(), bf16, zeros ? words.data() : nullptr, shift, groups, sc.data(), zs.data());
+          group_scales_scalar(s.data(), bf16, zeros ? words.data() : nullptr, shift, groups, sc0.data(), zs0.data());
+          for (std::int64_t g = 0; g < groups; ++g) {
+            const std::size_t i = static_cast<std::size_t>(g);
+            const float want = bf16 ? bf16_value(s[i]) : f16_value(s[i]);
+            const int z = zeros ? static_cast<int>((static_cast<std::uint32_t>(words[i]) >> shift) & 0xfu) : 8;
+            EXPECT_EQ(sc[i], want) << "g=" << g;
+            EXPECT_EQ(zs[i], static_cast<float>(z) * want) << "g=" << g;
+            EXPECT_EQ(sc0[i], want) << "portable, g=" << g;
+            EXPECT_EQ(zs0[i], static_cast<float>(z) * want) << "portable, g=" << g;
+          }
+        }
+    }
+  }
+}
+
 TEST(MoeRows, ThePlanarKernelRunsHereOrSaysWhyNot) {
   const RowKernels k = row_kernels();
   if (!k.dequant_dot_planar) GTEST_SKIP() << "no AVX-512 F/BW/VL here (or W4A16_CPU_ISA caps it): the planar row kernel is not exercised";
@@ -93,6 +140,7 @@ TEST(MoeRows, ScalarKnobSelectsThePortableKernels) {
   unsetenv("W4A16_CPU_ISA");
   EXPECT_STREQ(k.isa, "scalar");
   EXPECT_EQ(k.dequant_row, &dequant_row_scalar);
+  EXPECT_EQ(k.group_scales, &group_scales_scalar);
   EXPECT_EQ(k.dequant_dot, nullptr);
   EXPECT_EQ(k.dequant_dot_planar, nullptr);
 }

@@ -97,6 +97,10 @@ inline void store8(const Problem& p, i64 m, i64 n0, __m256 v) {
 // MT: rows of x in the register tile (1..4); NV: blocks of 8 rows of W (1..4);
 // S: accumulator sets per (row, block), alternating over the 8 nibbles, so that MT * NV * S
 //    independent FMA chains hide the 4-5 cycle FMA latency (MT = 1 needs S = 2).
+// Each block's words are asked for this far ahead of their use: the hardware prefetcher alone left M = 1 at 0.99-1.21x
+// (median 1.06x) the time on the 10 PERF.md shapes (2026-12-05, 2 threads of an Intel Xeon; docs/benchmarks/cpu.md).
+constexpr i64 kDecodePrefetchBytes = 4096;
+
 template <int MT, int NV, int S>
 void decode_tile(const Problem& p, i64 m0, i64 b0) {
   const FastWeights& w = *p.w;
@@ -118,6 +122,9 @@ void decode_tile(const Problem& p, i64 m0, i64 b0) {
         _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) acc[s][i][v] = _mm256_setzero_ps();
     for (i64 j = g * wpg; j < (g + 1) * wpg; ++j) {
       __m256i wv[NV];
+      if ((j & 1) == 0)  // one 64-byte line of each block per two words
+        _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v)
+          _mm_prefetch(reinterpret_cast<const char*>(qb[v] + j * kBlockRows) + kDecodePrefetchBytes, _MM_HINT_T0);
       _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) wv[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(qb[v] + j * kBlockRows));
       auto step = [&]<int I>(std::integral_constant<int, I>) {
         __m256 u[NV];
