@@ -42,7 +42,6 @@ void dequant_row_avx2(const std::uint32_t* q, std::int64_t k, std::int64_t group
     const std::uint32_t* qg = q + g * words_per_group;
     float* dg = dst + g * group_len;
     for (std::int64_t j = 0; j < words_per_group; ++j) {
-      if (((g * words_per_group + j) & 15) == 0) _mm_prefetch(reinterpret_cast<const char*>(qg + j) + kPrefetchBytes, _MM_HINT_T0);
       const __m256i v = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(qg[j])), shifts), mask);
       _mm256_storeu_ps(dg + 8 * j, _mm256_fmsub_ps(_mm256_cvtepi32_ps(v), s, z));
     }
