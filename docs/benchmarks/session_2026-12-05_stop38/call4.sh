@@ -3,7 +3,7 @@
 # stripped: w4a16_bench_gpu, w4a16_test_gpu_decode, w4a16_test_gpu_moe, w4a16_bench_moe) and .carry-sm80 (the same main, built
 # by `scripts/gpu-check-sm80 pack`: W4A16_CUDA_ARCHS=80 + compute_80 PTX).
 #  1. every decode and MoE GPU test of the merged build, and the sm_80 code's prefill tests (the two fixed expectations);
-#  2. Nsight Compute of the decode kernels where issue 4 misses most (stop 35 call 2's cases, on the merged build);
+#  2. Nsight Compute of the decode kernels where issue 4 misses most (8192x8192 M = 16 streaming, M = 8 bulk; merged build);
 #  3. the hybrid through the registry, sm_90a build against the sm_80 code on the same H200 (stop 36 call 2), one round.
 T0=$(date +%s)
 . scripts/lib/device-env.sh
@@ -16,7 +16,7 @@ timeout 300 $W/s90/w4a16_test_gpu_moe --gtest_brief=1 > $W/out/test_moe.log 2>&1
 timeout 300 $W/s80/prefill_gpu_test --gtest_brief=1 > $W/out/test_prefill_sm80.log 2>&1 &
 wait
 for t in decode moe prefill_sm80; do echo "$t tests t=$(($(date +%s)-T0)): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' $W/out/test_$t.log | tr '\n' ' ')"; grep -E '^\[  FAILED' $W/out/test_$t.log | head -5; done
-for c in 8192x8192:16 llama8b.gate_up:16 8192x8192:8 llama8b.gate_up:4; do
+for c in 8192x8192:16 8192x8192:8; do  # (trimmed from 4 cases: ~15 min of device time left after failed starts)
   s=${c%%:*}; m=${c##*:}; tag="${s}_m${m}"
   timeout 150 ncu --clock-control none --kernel-name regex:'decode_(bulk_)?kernel' --launch-count 1 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section SchedulerStats \
@@ -30,7 +30,7 @@ for c in 8192x8192:16 llama8b.gate_up:16 8192x8192:8 llama8b.gate_up:4; do
     "$W/out/$tag.details.txt" | head -30
 done
 rm -f $W/out/*.ncu-rep
-ARGS="--shapes 8192x8192,llama8b.gate_up,llama8b.down,qwen0.5b.qkv --ms 1,4,16,64,256,1024 --dtypes f16,bf16 --scalars uint4b8 --no-extra-groups --registry cuda_hybrid"
+ARGS="--shapes 8192x8192,llama8b.gate_up,qwen0.5b.qkv --ms 1,4,16,64,256,1024 --dtypes f16,bf16 --scalars uint4b8 --no-extra-groups --registry cuda_hybrid"
 timeout 120 $W/s90/w4a16_bench_gpu $ARGS --csv $W/out/sm90.csv > $W/out/sm90.txt 2>&1; echo "sm90 rc=$? t=$(($(date +%s)-T0))"
 timeout 150 $W/s80/w4a16_bench_gpu $ARGS --csv $W/out/sm80.csv > $W/out/sm80.txt 2>&1; echo "sm80 rc=$? t=$(($(date +%s)-T0))"
 python3 bench/gpu/ab_compare.py $W/out/sm90.csv $W/out/sm80.csv > $W/out/sm90_vs_sm80.md
