@@ -5,8 +5,6 @@
 #if defined(W4A16_MOE_HAVE_AVX2_TU)
 #include <immintrin.h>
 
-#include "w4a16/core/half.hpp"
-
 namespace w4a16::moe::detail {
 
 // 8 groups per step: float16 by vcvtph2ps, bfloat16 by a shift (both exact), z s in fp32 as the portable loop.
@@ -24,11 +22,7 @@ void group_scales_f16c(const std::uint16_t* s, bool bf16, const std::int32_t* ze
     _mm256_storeu_ps(sc + g, v);
     _mm256_storeu_ps(zs + g, _mm256_mul_ps(z, v));
   }
-  for (; g < groups; ++g) {
-    sc[g] = f16x_to_float(bf16 ? DType::bf16 : DType::f16, s[g]);
-    const int z = zero_words ? static_cast<int>((static_cast<std::uint32_t>(zero_words[g]) >> zero_shift) & 0xfu) : 8;
-    zs[g] = static_cast<float>(z) * sc[g];
-  }
+  if (g < groups) group_scales_scalar(s + g, bf16, zero_words ? zero_words + g : nullptr, zero_shift, groups - g, sc + g, zs + g);
 }
 
 // One word = 8 consecutive k: broadcast, shift nibble i down in lane i, mask, convert, q s - z s.
