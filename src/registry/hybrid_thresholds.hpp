@@ -81,10 +81,16 @@ inline constexpr HybridShape kHybridShapes[] = {
 // 896x4864 to 57344x8192, and lost or tied at M = 32 on all of them: 2026-12-03 evening, stops 20, 22, 23).
 inline constexpr std::int64_t kHybridDefaultDecodeMaxM = 16;
 
-// The largest M the hybrid runs on its decode path for this layer.
-inline std::int64_t hybrid_decode_max_m(std::int64_t n, std::int64_t k, bool has_zeros) {
-  for (const HybridShape& s : kHybridShapes)
-    if (s.n == n && s.k == k) return has_zeros ? s.decode_max_m_asym : s.decode_max_m_sym;
+// The largest M the hybrid runs on its decode path for this layer, on the code a device runs (code_arch: 90 for the
+// sm_90a kernels, 80 for sm_80's). The table above was measured against the sm_90a prefill path (wgmma); sm_80 code's
+// prefill path (mma.sync) is slower at small M, and its decode path ran ahead at M = 16 on every layer measured
+// (2026-12-05 stop 38 call 4, the sm_80 code on the H200 through its PTX: qwen0.5b.qkv M = 16 decode 3.47 us against
+// prefill 8.58; 8192x8192 / llama8b.gate_up decode already; prefill ahead at M = 64 on all three), so it takes the
+// default on every layer.
+inline std::int64_t hybrid_decode_max_m(std::int64_t n, std::int64_t k, bool has_zeros, int code_arch) {
+  if (code_arch == 90)
+    for (const HybridShape& s : kHybridShapes)
+      if (s.n == n && s.k == k) return has_zeros ? s.decode_max_m_asym : s.decode_max_m_sym;
   return kHybridDefaultDecodeMaxM;
 }
 

@@ -268,7 +268,7 @@ TEST(Hybrid, WorkspaceCoversBothPaths) {
       const std::size_t ws = h->workspace_bytes(c, max_m);
       for (std::int64_t m = 1; m <= max_m; m = m < 32 ? m + 1 : m * 2) {
         ASSERT_GE(ws, d->workspace_bytes(c, m)) << c.describe() << " max_m=" << max_m << " m=" << m;
-        if (m > registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros)) {
+        if (m > registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros, kernels::cuda::code_arch(c.capability))) {
           ASSERT_GE(ws, p->workspace_bytes(c, m)) << c.describe() << " max_m=" << max_m << " m=" << m;
         }
       }
@@ -311,6 +311,18 @@ TEST(Hybrid, DensePathWorkspaceOnlyWhereTheDensePathRuns) {
 #endif
 
 #if W4A16_HAVE_CUDA
+// The hybrid's per-layer switch points were measured against the sm_90a prefill path; sm_80 code (mma.sync prefill,
+// slower at small M) keeps the decode path up to the default on every layer, those of the table included.
+TEST(Hybrid, Sm80CodeTakesTheDefaultSwitchOnEveryLayer) {
+  std::size_t moved = 0;
+  for (const registry_detail::HybridShape& s : registry_detail::kHybridShapes)
+    for (bool zeros : {false, true}) {
+      EXPECT_EQ(registry_detail::hybrid_decode_max_m(s.n, s.k, zeros, 80), registry_detail::kHybridDefaultDecodeMaxM) << s.n << "x" << s.k;
+      moved += registry_detail::hybrid_decode_max_m(s.n, s.k, zeros, 90) != registry_detail::kHybridDefaultDecodeMaxM;
+    }
+  EXPECT_GT(moved, 0u) << "the sm_90a table moves no layer: nothing left to test here";
+}
+
 // describe_run names the path each M takes, the same switch points run() uses: the hybrid's decode path up to
 // hybrid_decode_max_m, the prefill path above, the dense path from W4A16_HYBRID_DENSE_MIN_M (never for act-order);
 // decode and prefill alone name their own path at every M; no M < 1.
@@ -323,7 +335,7 @@ TEST(Hybrid, DescribeRunNamesThePathRunTakes) {
   for (const LinearConfig& c : test::config_grid(test::cuda_platform(), {.small_shapes_only = true, .with_invalid = false})) {
     if (!h->can_implement(c).empty()) continue;
     SCOPED_TRACE(c.describe());
-    const std::int64_t t = registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros);
+    const std::int64_t t = registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros, kernels::cuda::code_arch(c.capability));
     test::ScopedEnv off("W4A16_HYBRID_DENSE_MIN_M", "0");
     EXPECT_TRUE(starts(h->describe_run(c, t + 1), "prefill: ")) << h->describe_run(c, t + 1);
     EXPECT_TRUE(starts(p->describe_run(c, 1), "prefill: ")) << p->describe_run(c, 1);
