@@ -423,7 +423,7 @@ inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages) {
          static_cast<std::size_t>(2 * kWarps * mb * 512) + 16 * kBulkMaxStages;
 }
 // Launches the bulk kernel on `grid` blocks (persistent over a.row_blocks items) with `smem` bytes.
-// pairs: the uint4 tile-pair variant (decode_tile_pairs, decode.hpp).
+// pairs: the tile-pair variant (decode_tile_pairs, decode.hpp: uint4 and uint4b8).
 void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl, cudaStream_t stream);
 
 }  // namespace w4a16::kernels::cuda::decode_detail

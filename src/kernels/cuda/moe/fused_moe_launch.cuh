@@ -116,9 +116,8 @@ void launch_ring_kernel(const GemmParams& g, int items, cudaStream_t stream) {
              RingShape<kGemm1, kZeros, kGs, kDeep>::kSmemBytes + align_bytes, stream, g);
 }
 
-// The ring variant of `g`'s groups: kGs 1 where every group is a power of two >= 64 tiles' worth (uint4: >= 128, two
-// tiles' worth: RingShape::kPair) or the whole K (channelwise), else 2 (g = 32, uint4 g = 64, or another length:
-// per-half-tile entries).
+// The ring variant of `g`'s groups: kGs 1 where every group is a power of two >= 128, two tiles' worth
+// (RingShape::kPair), or the whole K (channelwise), else 2 (g = 32, g = 64, or another length: per-half-tile entries).
 template <bool kZeros>
 bool ring_groups_span_tiles(const GemmParams& g) { return g.groups == 1 || g.group_shift >= 7; }
 

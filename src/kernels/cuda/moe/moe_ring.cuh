@@ -30,8 +30,8 @@
 // next item's expert and slot rows are loaded one item ahead.
 // Dequantization and mma: decode_device.cuh (Dt, mma_pair, scale_group; swap AB, 8 slots = n 8).
 // Scale / zero entries are copied once per step per (tile, gid) (kGs = 1: power-of-two groups
-// >= 64, channelwise; uint4: >= 128, per tile pair, see RingShape::kPair) or per (tile, half tile, gid) (kGs = 2:
-// g = 32 or any other group length; uint4: g = 64 too). The pair variant keeps each partial in two accumulator chains
+// >= 128 or channelwise, per tile pair, see RingShape::kPair) or per (tile, half tile, gid) (kGs = 2:
+// g = 32, g = 64 or any other group length). The pair variant keeps each partial in two accumulator chains
 // (kSplit below): the loop waits on dependent mma, not on issue (docs/benchmarks/moe.md, stop 34).
 // PDL: GEMM 2 (index_ready) requests its first steps' weights before griddepcontrol.wait; GEMM 1
 // waits first (its expert ids are the alignment's output).
@@ -64,12 +64,12 @@ constexpr int kRingSlots = 8;  // slots per item (one mma n-group)
 
 // Step shape per GEMM: GEMM 1 (K = H, long) 8-tile steps in 2 slots; GEMM 2 (K = I, short)
 // 4-tile steps in 3 slots (K = 768: 3 whole steps). Both keep 8 tiles in flight per warp.
-// kGs: scale / zero entries per tile: 1 (group a power of two >= 64, or channelwise: the group of
-// tile kt is kt >> gsh) or 2 (one per half tile: g = 32, or any other group length, by shift or division).
-// kPair (uint4 with kGs 1, groups >= 128 there: launch_ring_gemm): tiles 2j, 2j + 1 share one scale / zero
-// entry (copied once per pair: half the 4-byte copies of the scale and zero words) and one fp32 partial;
-// 0.941-0.958x the time of per-tile entries at T = 4..64, fp16 and bf16 (2026-12-04 stop 33). uint4b8 keeps per-tile
-// entries: the same pairs measured 1.00-1.02x there (fp16), so its kernels are unchanged.
+// kGs: scale / zero entries per tile: 1 (group a power of two >= 128, or channelwise: the group of
+// tile kt is kt >> gsh) or 2 (one per half tile: g = 32, g = 64, or any other group length, by shift or division).
+// kPair (kGs 1, groups >= 128 there: launch_ring_gemm): tiles 2j, 2j + 1 share one scale / zero entry (copied once
+// per pair: half the 4-byte copies of the scale and zero words) and one fp32 partial; uint4 0.941-0.958x the time of
+// per-tile entries at T = 4..64, fp16 and bf16 (2026-12-04 stop 33); uint4b8 with the pairs' two accumulator chains
+// per partial (kSplit) 0.976-0.998x (2026-12-05 stop 38; the pairs alone had measured 1.00-1.02x in stop 33).
 // kDeep: one block per SM (grids of at most one block per SM: T = 1, few items) with 3 x 8 (GEMM 1)
 // or 5 x 4 (GEMM 2) tiles in flight per warp instead of 8: 2 blocks per SM would idle anyway, and
 // one block of 8 warps with 8 tiles each keeps too few bytes in flight (docs/benchmarks/moe.md,
