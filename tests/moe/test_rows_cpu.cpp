@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -12,6 +11,7 @@
 
 #include "rows_cpu.hpp"
 #include "w4a16/core/error.hpp"
+#include "w4a16/core/half.hpp"
 
 namespace w4a16::moe::detail {
 namespace {
@@ -79,21 +79,10 @@ TEST(MoeRows, PortableAndAvx2AgreeWithTheExactSums) {
 
 // A row's group factors from its scale bits and packed zero points: every group count around the 8-wide steps (and its
 // tail), float16 (normal, subnormal, negative) and bfloat16 bits, uint4b8 (z = 8) and every nibble position of the zero
-// words; bit-exact against the scale decoded here (float16's value by ldexp, bfloat16's by the bit shift) times z.
+// words; bit-exact against the scale decoded by core/half.hpp (exhaustively tested in tests/core) times z.
 TEST(MoeRows, GroupScalesDecodeTheBitsExactly) {
   std::mt19937 rng(11);
   const RowKernels best = row_kernels();
-  auto f16_value = [](std::uint16_t h) {
-    const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    const double v = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
-    return static_cast<float>(h & 0x8000 ? -v : v);
-  };
-  auto bf16_value = [](std::uint16_t b) {
-    const std::uint32_t u = static_cast<std::uint32_t>(b) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  };
   for (const std::int64_t groups : {1, 7, 8, 9, 16, 17, 56}) {
     std::vector<std::uint16_t> s(static_cast<std::size_t>(groups));
     std::vector<std::int32_t> words(static_cast<std::size_t>(groups));
@@ -111,7 +100,7 @@ TEST(MoeRows, GroupScalesDecodeTheBitsExactly) {
           group_scales_scalar(s.data(), bf16, zeros ? words.data() : nullptr, shift, groups, sc0.data(), zs0.data());
           for (std::int64_t g = 0; g < groups; ++g) {
             const std::size_t i = static_cast<std::size_t>(g);
-            const float want = bf16 ? bf16_value(s[i]) : f16_value(s[i]);
+            const float want = f16x_to_float(bf16 ? DType::bf16 : DType::f16, s[i]);
             const int z = zeros ? static_cast<int>((static_cast<std::uint32_t>(words[i]) >> shift) & 0xfu) : 8;
             EXPECT_EQ(sc[i], want) << "g=" << g;
             EXPECT_EQ(zs[i], static_cast<float>(z) * want) << "g=" << g;

@@ -494,7 +494,6 @@ PrefillPlan model_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capab
 
 PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count, PrefillXLoad x_load) {
   const bool wgmma = path_for(capability) == PrefillPath::wgmma;
-  (void)resolve_reduce(PrefillSplitReduce::automatic);  // an invalid W4A16_PREFILL_SPLIT_REDUCE is refused on every path
   if (wgmma && x_load != PrefillXLoad::cp_async && x_load != PrefillXLoad::tma)
     fail(ErrorCode::invalid_argument, "x_load", "tma or cp_async (the planned paths)", std::to_string(static_cast<int>(x_load)));
   const bool tma = wgmma && x_load == PrefillXLoad::tma;
@@ -508,6 +507,9 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
     }
     return best;
   }
+  // The TMA plans above resolve W4A16_PREFILL_SPLIT_REDUCE in their cost model; these fixed tiles never weigh a mode,
+  // so they read it here only to refuse an invalid value, as every path does.
+  (void)resolve_reduce(PrefillSplitReduce::automatic);
   int c;
   if (wgmma)
     c = m <= 64 ? kCfgBm64 : (m <= 128 ? kCfgBm128 : kCfgBm256);
