@@ -4,8 +4,8 @@
 # scale copies and FFMAs (ptxas: the 9..16-token kernel 112 -> 101 registers, no spills). Branch stream-b8-pairs; carry
 # .carry-s38 (base: main 89f8ea1, decode kernels identical to main's) and .carry-s39 (new1.tar.xz: new/w4a16_bench_gpu,
 # new/w4a16_test_gpu_decode). The new build's decode GPU tests, then whole processes, 3 interleaved rounds, fp16 uint4b8
-# g = 128 at M = 4, 8, 12, 16 on 6 layers (rows where the bulk / small kernel runs are controls), and base with
-# W4A16_DECODE_XSTREAM=0 (x staged where it fits) as a third column for the M = 9..16 staging question of call 1.
+# g = 128, fp16 and bf16 (candidate E: bf16 uint4b8 pairs too, 100 / 124 registers) at M = 4, 8, 12, 16 on 6 layers (rows where the bulk / small kernel runs are controls), and base with
+# W4A16_DECODE_XSTREAM=0 (x staged where it fits; fp16, M = 12 / 16) as a third column for the M = 9..16 staging question of call 1.
 T0=$(date +%s)
 . scripts/lib/device-env.sh
 W=/tmp/s39c2; mkdir -p $W/out $W/base && tar -xJf .carry-s39/new1.tar.xz -C $W && tar -xJf .carry-s38/bins.tar.xz -C $W/base
@@ -16,8 +16,9 @@ echo "tests rc=$? t=$(($(date +%s)-T0))"; grep -E '^\[  (PASSED|FAILED)|FAILED|F
 SH=8192x8192,llama8b.gate_up,llama8b.qkv,llama8b.o,llama8b.down,qwen0.5b.gate_up
 for r in 1 2 3; do
   for v in base new xs0; do
-    b=$W/$v/w4a16_bench_gpu; env=(); [ $v = xs0 ] && { b=$W/base/w4a16_bench_gpu; env=(W4A16_DECODE_XSTREAM=0); }
-    env "${env[@]}" timeout 150 $b --shapes $SH --ms 4,8,12,16 --dtypes f16 --scalars uint4b8 --no-extra-groups --no-cublas \
+    b=$W/$v/w4a16_bench_gpu; env=(); ms=4,8,12,16; dt=f16,bf16
+    [ $v = xs0 ] && { b=$W/base/w4a16_bench_gpu; env=(W4A16_DECODE_XSTREAM=0); ms=12,16; dt=f16; }
+    env "${env[@]}" timeout 150 $b --shapes $SH --ms $ms --dtypes $dt --scalars uint4b8 --no-extra-groups --no-cublas \
       --decode-max-m 16 --csv $W/out/dec_${v}_$r.csv > /dev/null 2>$W/out/err_${v}_$r.log || echo "$v round $r rc=$?"
   done
   echo "round $r t=$(($(date +%s)-T0))"
