@@ -378,39 +378,51 @@ TEST(DecodeHost, BulkByDefaultWhereMeasuredFaster) {
   EXPECT_GT(decode_plan_for_sms(1152, 896, 1, false, 128, true, 132).small_tiles, 0);
 }
 
-// The uint4 tile-pair variant (decode.hpp decode_tile_pairs): only where every step holds whole pairs of one group.
+// The tile-pair variants (decode.hpp decode_tile_pairs): only where every step holds whole pairs of one group, and only
+// the instantiated ones.
 TEST(DecodeHost, TilePairsOnlyWhereGroupsSpanPairsAndRangesAreEven) {
   constexpr int cw = w4a16::kChannelwise;
   const DecodePlan bulk = decode_bulk_plan_for_sms(8192, 8192, 1, true, 128, 132);
   ASSERT_GT(bulk.bulk_stages, 0) << bulk.describe();
-  for (bool bf16 : {false, true}) {
-    EXPECT_TRUE(decode_tile_pairs(bulk, 128, true, 128, bf16));
-    EXPECT_TRUE(decode_tile_pairs(bulk, 128, true, 256, bf16));
-    EXPECT_TRUE(decode_tile_pairs(bulk, 128, true, cw, bf16));
-    EXPECT_FALSE(decode_tile_pairs(bulk, 5, true, cw, bf16)) << "K_pad = 320: the last pair would lie past K";
-    EXPECT_FALSE(decode_tile_pairs(bulk, 128, true, 64, bf16)) << "g = 64: tiles 2j, 2j + 1 in different groups";
-    EXPECT_FALSE(decode_tile_pairs(bulk, 128, true, 32, bf16));
-    EXPECT_TRUE(decode_tile_pairs(bulk, 128, false, 128, bf16)) << "the bulk kernel: uint4b8 too (two chains per partial)";
-    EXPECT_FALSE(decode_tile_pairs(bulk, 128, false, 64, bf16));
-  }
-  // The streaming kernel: fp16 only, and only where each warp's tile range has even length.
+  for (bool bf16 : {false, true})
+    for (int m : {1, 16}) {
+      EXPECT_TRUE(decode_tile_pairs(bulk, 128, m, true, 128, bf16));
+      EXPECT_TRUE(decode_tile_pairs(bulk, 128, m, true, 256, bf16));
+      EXPECT_TRUE(decode_tile_pairs(bulk, 128, m, true, cw, bf16));
+      EXPECT_FALSE(decode_tile_pairs(bulk, 5, m, true, cw, bf16)) << "K_pad = 320: the last pair would lie past K";
+      EXPECT_FALSE(decode_tile_pairs(bulk, 128, m, true, 64, bf16)) << "g = 64: tiles 2j, 2j + 1 in different groups";
+      EXPECT_FALSE(decode_tile_pairs(bulk, 128, m, true, 32, bf16));
+      EXPECT_TRUE(decode_tile_pairs(bulk, 128, m, false, 128, bf16)) << "the bulk kernel: uint4b8 too (two chains per partial)";
+      EXPECT_FALSE(decode_tile_pairs(bulk, 128, m, false, 64, bf16));
+    }
+  // The streaming kernel: uint4 in fp16 at every token count, uint4b8 in both dtypes at <= 8 tokens, and only where each
+  // warp's tile range has even length.
   DecodePlan s;
   s.warps_n = 2, s.warps_k = 4, s.tiles_per_warp = 32, s.row_blocks = 256, s.grid_rows = 256;
-  EXPECT_TRUE(decode_tile_pairs(s, 128, true, 128, false));
-  EXPECT_FALSE(decode_tile_pairs(s, 128, true, 128, true)) << "bf16: measured slower, not instantiated";
-  EXPECT_FALSE(decode_tile_pairs(s, 128, false, 128, false)) << "the streaming kernel: uint4 only";
+  for (int m : {1, 8, 9, 16}) {
+    EXPECT_TRUE(decode_tile_pairs(s, 128, m, true, 128, false)) << m;
+    EXPECT_FALSE(decode_tile_pairs(s, 128, m, true, 128, true)) << "bf16 uint4: measured slower, not instantiated";
+    EXPECT_FALSE(decode_tile_pairs(s, 128, m, true, 64, false));
+    for (bool bf16 : {false, true}) {
+      EXPECT_EQ(decode_tile_pairs(s, 128, m, false, 128, bf16), m <= 8) << "uint4b8: 1..8 tokens only, m = " << m;
+      EXPECT_EQ(decode_tile_pairs(s, 128, m, false, cw, bf16), m <= 8) << m;
+      EXPECT_FALSE(decode_tile_pairs(s, 128, m, false, 32, bf16));
+    }
+  }
   s.tiles_per_warp = 33;
-  EXPECT_FALSE(decode_tile_pairs(s, 128, true, 128, false)) << "an odd range splits a pair between warps";
+  EXPECT_FALSE(decode_tile_pairs(s, 128, 1, true, 128, false)) << "an odd range splits a pair between warps";
+  EXPECT_FALSE(decode_tile_pairs(s, 128, 1, false, 128, false)) << "an odd range splits a pair between warps";
   // The small-layer kernel never.
   const DecodePlan small = decode_small_plan_for_sms(1152, 896, 1, 132);
   ASSERT_GT(small.small_tiles, 0) << small.describe();
-  EXPECT_FALSE(decode_tile_pairs(small, 14, true, 128, false));
+  EXPECT_FALSE(decode_tile_pairs(small, 14, 1, true, 128, false));
+  EXPECT_FALSE(decode_tile_pairs(small, 14, 1, false, 128, false));
   // At 1 token every large PERF.md layer (the bulk kernel) runs the pairs in both dtypes: what call 5 of stop 33 measured.
   struct L { std::int64_t n, k; };
   for (L l : {L{6144, 4096}, L{28672, 4096}, L{4096, 14336}, L{8192, 8192}, L{57344, 8192}}) {
     const DecodePlan p = decode_plan_for_sms(l.n, l.k, 1, true, 128, true, 132);
     EXPECT_GT(p.bulk_stages, 0) << p.describe();
-    EXPECT_TRUE(decode_tile_pairs(p, static_cast<int>(l.k / 64), true, 128, true)) << p.describe();
+    EXPECT_TRUE(decode_tile_pairs(p, static_cast<int>(l.k / 64), 1, true, 128, true)) << p.describe();
   }
 }
 

@@ -84,9 +84,9 @@ __device__ __forceinline__ void cp_async4(unsigned smem, const void* gmem) {
 // lanes, one cp.async each per step instead of one per lane per tile (the 4-byte copies and reads
 // were ~a third of the loop's memory instructions), and read by the 4 lanes of each row pair after
 // a __syncwarp.
-// kPair (fp16 uint4 with g >= 128 or channelwise, even tile ranges: decode_tile_pairs): tiles 2j, 2j + 1 share
-// their group, so a step holds one entry per (tile pair, gid), copied once and read once per pair, and the pair keeps
-// one fp32 partial (tiles_math kShare 2).
+// kPair (g >= 128 or channelwise, even tile ranges: decode_tile_pairs): tiles 2j, 2j + 1 share their group, so a step
+// holds one entry per (tile pair, gid), copied once and read once per pair, and the pair keeps one fp32 partial
+// (tiles_math kShare 2; uint4b8 in two accumulator chains, kSplit).
 template <bool kZeros, bool kG32, int kTiles, bool kPair = false>
 struct Ring {
   static constexpr int kGs = kG32 ? 2 : 1;                             // groups per tile
@@ -98,7 +98,7 @@ struct Ring {
   static constexpr int kStepBytes = kEntryOffset + kStepEntryBytes;   // one slot
   static constexpr int kEntryCopies = (kStepEntries + 31) / 32;       // entries each lane copies per step (16: lanes 0..15)
   static_assert(kStepEntries % 32 == 0 || kStepEntries < 32, "whole warps (or lanes 0..15) copy the entries of a step");
-  static_assert(!kPair || (kZeros && !kG32), "pairs: the uint4 variant of one group per tile");
+  static_assert(!kPair || !kG32, "pairs: one group per tile");
   static_assert(kStepBytes % 128 == 0, "every slot and every warp's ring on a 128-byte boundary (see x_region_bytes)");
 };
 // Thread-block clusters (the K split over blocks) are sm_90. Compiled below it (an sm_8x build) these trap: decode_plan
@@ -156,6 +156,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   constexpr int kT = kStepTiles<MB>, kP = kComputeTiles, kH = kT / kP;  // tiles per step, computed together, halves
   using R = Ring<kZeros, kG32, kT, kPair>;
   constexpr int kGs = R::kGs, kShare = R::kPairT, kParts = kP / kShare;
+  constexpr bool kSplit = kPair && !kZeros;  // uint4b8 pairs: two accumulator chains per partial (as in the bulk kernel)
   constexpr int depth = kRingDepth<MB>;
   static_assert(kT % kP == 0, "a step is whole compute groups");
   extern __shared__ uint4 smem_v4[];
@@ -359,7 +360,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
     }
     // Past `valid` (last step only) the reads land on other tokens' x or the rings: finite or not,
     // those tiles' partials are dropped, never scaled into acc (kPair: valid is even, whole pairs).
-    tiles_math<D, kG32, kShare>(wv, zlo, zhi, sc, xl, xoff, valid, acc);
+    tiles_math<D, kG32, kShare, kSplit>(wv, zlo, zhi, sc, xl, xoff, valid, acc);
   };
 
   const bool cluster = a.splits > 1;
@@ -478,13 +479,20 @@ std::size_t ring_bytes_of(bool zeros, bool g32) {
 std::size_t ring_bytes(bool zeros, bool g32, int m) { return m <= 8 ? ring_bytes_of<1>(zeros, g32) : ring_bytes_of<2>(zeros, g32); }
 // (The pair variant's steps are smaller, Ring<.., true>: it runs in the per-tile variant's shared memory and plan.)
 
-template <int MB>
+template <bool kBf16, int MB, bool kZeros>
 KernelFn streaming_pair_kernel() {
-  static const KernelFn f = smem_opt_in(decode_kernel<false, MB, true, false, true>, kMaxSmem);
+  static const KernelFn f = smem_opt_in(decode_kernel<kBf16, MB, kZeros, false, true>, kMaxSmem);
   return f;
 }
-// (Where it runs: decode_tile_pairs, decode.hpp; fp16 only: the bf16 pair variant measured 0.959-1.053x, its 1..8-token
-// instantiation spilling 8 bytes, so it is not instantiated.)
+// The pair variants decode_tile_pairs (decode.hpp) sends here: uint4 in fp16 at 1..16 tokens (stop 33: 0.997-1.098x; bf16
+// uint4 measured 0.959-1.053x, its 1..8-token instantiation spilling 8 bytes: not instantiated), uint4b8 in fp16 and bf16
+// at 1..8 tokens (stop 39: 1.004-1.043x; at 9..16 tokens 0.979-1.015x, median 0.997: not instantiated).
+KernelFn streaming_pair_kernel(bool bf16, int mb, bool zeros) {
+  if (zeros && !bf16) return mb == 1 ? streaming_pair_kernel<false, 1, true>() : streaming_pair_kernel<false, 2, true>();
+  if (!zeros && mb == 1) return bf16 ? streaming_pair_kernel<true, 1, false>() : streaming_pair_kernel<false, 1, false>();
+  fail(ErrorCode::internal, "decode pairs", "fp16 uint4, or uint4b8 at <= 8 tokens (decode_tile_pairs)",
+       std::string(bf16 ? "bf16 " : "fp16 ") + (zeros ? "uint4" : "uint4b8") + " at " + std::to_string(mb * 8) + " tokens");
+}
 
 // x (m token rows of x_row_bytes: the block's K range when staged, depth slots of a step's tiles
 // when streamed), rounded up to 128 bytes, + the weight rings + the reduction partials.
@@ -526,8 +534,7 @@ void launch_decode_streaming(const Args& a, int splits, int grid_rows, std::size
   cfg.attrs = attr;
   cfg.numAttrs = nattr;
   const int mb = a.m <= 8 ? 1 : 2;
-  if (pairs && bf16) fail(ErrorCode::internal, "decode pairs", "fp16 (decode_tile_pairs)", "bf16");
-  const KernelFn f = !pairs ? pick_variant<StreamingKernel>(bf16, mb, zeros, g32) : mb == 1 ? streaming_pair_kernel<1>() : streaming_pair_kernel<2>();
+  const KernelFn f = !pairs ? pick_variant<StreamingKernel>(bf16, mb, zeros, g32) : streaming_pair_kernel(bf16, mb, zeros);
   W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, f, a));
   W4A16_CUDA_TRY(cudaGetLastError());
 }

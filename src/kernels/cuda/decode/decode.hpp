@@ -115,11 +115,12 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
 // entry, copied and read once, and one fp32 partial; docs/benchmarks/decode.md versions 15 and 17): groups of two tiles
 // or more (g >= 128, channelwise) and an even K_pad / 64 = kt_count, so that every step holds whole pairs; the bulk
 // kernel for both scalar types and dtypes (uint4 1.05-1.135x on the H200; uint4b8, with two accumulator chains per
-// partial, 1.017-1.057x at M = 1 and 0.985-1.029x at 2..8, stop 38), the streaming kernel for uint4 in fp16 where its
-// warps' tile ranges are even too (tiles_per_warp, and so tiles_per_warp x warps_k per block; 0.997-1.098x; bf16
-// measured 0.959-1.053x and keeps per-tile entries), never the small-layer kernel. Pure host arithmetic; decode_run
-// passes it to the launchers.
-bool decode_tile_pairs(const DecodePlan& p, int kt_count, bool zeros, int group_size, bool bf16);
+// partial, 1.017-1.057x at M = 1 and 0.985-1.029x at 2..8, stop 38); the streaming kernel where its warps' tile ranges
+// are even too (tiles_per_warp, and so tiles_per_warp x warps_k per block) for uint4 in fp16 (0.997-1.098x; bf16
+// measured 0.959-1.053x and keeps per-tile entries) and for uint4b8 in both dtypes at m_chunk <= 8 (two chains:
+// 1.004-1.043x, stop 39; at 9..16 tokens 0.979-1.015x, per-tile entries kept); never the small-layer kernel. Pure host
+// arithmetic; decode_run passes it to the launchers.
+bool decode_tile_pairs(const DecodePlan& p, int kt_count, int m_chunk, bool zeros, int group_size, bool bf16);
 // Whether some plan stages an m_chunk-token x chunk of this K in shared memory (what decode_plan
 // needs not to throw unsupported). Pure host arithmetic: no device is queried.
 bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size, const DecodeDevice& dev = {});

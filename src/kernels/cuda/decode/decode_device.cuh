@@ -379,7 +379,7 @@ constexpr int small_min_blocks(int tiles) { return tiles <= 2 ? 5 : tiles <= 4 ?
 int streaming_ring_depth(int m);
 std::size_t streaming_smem(int block_tiles, int m, bool zeros, bool g32, bool xstream);
 // Launches it on a (splits, grid_rows) grid, clusters of `splits` blocks along K, with `smem` bytes.
-// pairs: the uint4 tile-pair variant (decode_tile_pairs, decode.hpp: fp16 only, even tile ranges).
+// pairs: the tile-pair variant (decode_tile_pairs, decode.hpp: fp16 uint4, uint4b8 at <= 8 tokens; even tile ranges).
 void launch_decode_streaming(const Args& a, int splits, int grid_rows, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl,
                              cudaStream_t stream);
 // W4A16_DECODE_XSTREAM (decode_plan.cu): -1 unset, 0 never stream x, 1 stream wherever a plan can.

@@ -186,6 +186,9 @@ constexpr MeasuredPlan kMeasuredPlans[] = {
     {4096, 14336, 9, 10, 4, 2, false},   // llama8b.down M = 10: 22.06 -> 16.43 (staged x fits up to 10 tokens)
     {4096, 14336, 11, 16, 8, 8, true},   //              M = 12..16: 22.14-22.60 -> 20.61-21.05
     {57344, 8192, 9, 16, 8, 2, true},    // llama70b.gate_up M = 10..16: 95.0-103.7 -> 89.1-95.2
+    // x staged (no block barrier per step) where the cost model streams it: one block per SM either way (128 blocks),
+    // 2026-12-05 stop 39 (session_2026-12-05_stop39: forced plans, and W4A16_DECODE_XSTREAM=0 in 3 interleaved rounds)
+    {8192, 8192, 9, 16, 8, 2, false},    // 8192x8192 M = 12 / 16: 16.86 / 17.73 -> 16.55 / 17.02 (8,2 streamed 17.68, staged 17.04)
 };
 constexpr int kMeasuredPlanSms = 132;
 
@@ -350,11 +353,12 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
   return best;
 }
 
-bool decode_tile_pairs(const DecodePlan& p, int kt_count, bool zeros, int group_size, bool bf16) {
+bool decode_tile_pairs(const DecodePlan& p, int kt_count, int m_chunk, bool zeros, int group_size, bool bf16) {
   const bool groups_of_pairs = (group_size == kChannelwise || group_size >= 128) && kt_count % 2 == 0;
   if (!groups_of_pairs || p.small_tiles > 0) return false;
   if (p.bulk_stages > 0) return true;  // the bulk kernel: both scalar types (uint4b8 with two chains per partial)
-  return zeros && !bf16 && p.tiles_per_warp % 2 == 0;
+  const bool variant = zeros ? !bf16 : m_chunk <= 8;  // the streaming kernel's pair instantiations (decode.cu)
+  return variant && p.tiles_per_warp % 2 == 0;
 }
 
 std::string DecodePlan::describe() const {
