@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Stop 39, call 3: main a2b78f7 (the streaming kernel's uint4b8 pairs at 1..8 tokens, 8192x8192 staged at 9..16), sm_90a
+# binaries in .carry-s39/main3.tar.xz (w4a16_test_gpu_decode, w4a16_test_gpu_registry, w4a16_bench_gpu). Its decode and
+# registry GPU tests, then the decode sweep of the PERF.md shapes at M = 1..16, fp16 / bf16 uint4b8 g = 128, with cuBLAS
+# fp16 / bf16 in the same process (the top table's decode rows).
+T0=$(date +%s)
+. scripts/lib/device-env.sh
+W=/tmp/s39c3; mkdir -p $W/out && tar -xJf .carry-s39/main3.tar.xz -C $W
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+timeout 200 $W/main/w4a16_test_gpu_decode --gtest_brief=1 > $W/out/test_decode.log 2>&1 &
+timeout 200 $W/main/w4a16_test_gpu_registry --gtest_brief=1 > $W/out/test_registry.log 2>&1 &
+wait
+for t in decode registry; do echo "$t tests t=$(($(date +%s)-T0))"; grep -E '^\[  (PASSED|FAILED)|FAILED|Failure|SKIPPED' $W/out/test_$t.log | head -8; done
+timeout 300 $W/main/w4a16_bench_gpu --shapes qwen0.5b.qkv,qwen0.5b.o,qwen0.5b.gate_up,qwen0.5b.down,llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,8192x8192,llama70b.gate_up \
+  --ms 1,2,4,8,12,16 --dtypes f16,bf16 --scalars uint4b8 --no-extra-groups --decode-max-m 16 --csv $W/out/sweep.csv > $W/out/sweep.log 2>&1
+echo "sweep rc=$? t=$(($(date +%s)-T0))"
+python3 - <<'PY'
+import csv
+rows = list(csv.DictReader(open('/tmp/s39c3/out/sweep.csv')))
+cub = {(r['shape'], r['dtype'], r['m']): float(r['us']) for r in rows if r['kernel'].startswith('cublas')}
+bad = [r for r in rows if r['ok'] != '1']
+print('rows', len(rows), 'not ok', len(bad))
+for r in rows:
+    if r['kernel'] == 'cuda_decode':
+        c = cub.get((r['shape'], r['dtype'], r['m']))
+        print(f"{r['shape']:17s} {r['dtype']:8s} M={r['m']:2s} {float(r['us']):7.2f} us {float(r['pct_of_4.4TBps']):5.1f}%  cublas {c if c else 0:7.2f}  {r['plan'][:48]}")
+PY
+tar -czf $OUT/call3.tar.gz -C $W/out .
+echo "total $(($(date +%s)-T0)) s"
