@@ -2,10 +2,12 @@
 # Stop 39, call 3: main a2b78f7 (the streaming kernel's uint4b8 pairs at 1..8 tokens, 8192x8192 staged at 9..16), sm_90a
 # binaries in .carry-s39/main3.tar.xz (w4a16_test_gpu_decode, w4a16_test_gpu_registry, w4a16_bench_gpu). Its decode and
 # registry GPU tests, then the decode sweep of the PERF.md shapes at M = 1..16, fp16 / bf16 uint4b8 g = 128, with cuBLAS
-# fp16 / bf16 in the same process (the top table's decode rows).
+# fp16 / bf16 in the same process (the top table's decode rows). Then candidate F (branch xcopy-lean, new2.tar.xz: the
+# streaming kernel's x copies at 9..16 tokens in two unrolled passes, 11-22 fewer loop instructions statically, no spills)
+# against main: its decode tests, 3 interleaved rounds, 6 layers x M = 12 / 16 x fp16 / bf16 x uint4b8 / uint4.
 T0=$(date +%s)
 . scripts/lib/device-env.sh
-W=/tmp/s39c3; mkdir -p $W/out && tar -xJf .carry-s39/main3.tar.xz -C $W
+W=/tmp/s39c3; mkdir -p $W/out && tar -xJf .carry-s39/main3.tar.xz -C $W && tar -xJf .carry-s39/new2.tar.xz -C $W
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 timeout 200 $W/main/w4a16_test_gpu_decode --gtest_brief=1 > $W/out/test_decode.log 2>&1 &
 timeout 200 $W/main/w4a16_test_gpu_registry --gtest_brief=1 > $W/out/test_registry.log 2>&1 &
@@ -25,5 +27,19 @@ for r in rows:
         c = cub.get((r['shape'], r['dtype'], r['m']))
         print(f"{r['shape']:17s} {r['dtype']:8s} M={r['m']:2s} {float(r['us']):7.2f} us {float(r['pct_of_4.4TBps']):5.1f}%  cublas {c if c else 0:7.2f}  {r['plan'][:48]}")
 PY
+timeout 200 $W/new2/w4a16_test_gpu_decode --gtest_brief=1 > $W/out/test_decode_new2.log 2>&1
+echo "new2 decode tests rc=$? t=$(($(date +%s)-T0))"; grep -E '^\[  (PASSED|FAILED)|FAILED|Failure' $W/out/test_decode_new2.log | head -6
+SH=8192x8192,llama8b.gate_up,llama8b.qkv,llama8b.o,llama8b.down,qwen0.5b.gate_up
+for r in 1 2 3; do
+  for v in main new2; do
+    timeout 120 $W/$v/w4a16_bench_gpu --shapes $SH --ms 12,16 --dtypes f16,bf16 --scalars uint4b8,uint4 --no-extra-groups --no-cublas \
+      --decode-max-m 16 --csv $W/out/ab_${v}_$r.csv > /dev/null 2>&1 || echo "$v round $r rc=$?"
+  done
+  echo "round $r t=$(($(date +%s)-T0))"
+done
+python3 bench/gpu/ab_compare.py $W/out/ab_main_1.csv,$W/out/ab_main_2.csv,$W/out/ab_main_3.csv \
+  $W/out/ab_new2_1.csv,$W/out/ab_new2_2.csv,$W/out/ab_new2_3.csv > $W/out/ab_new2.md 2>&1
+echo "== main -> new2: $(grep -E 'rows;' $W/out/ab_new2.md); rows not ok: $(grep -c '| NO |' $W/out/ab_new2.md)"
+grep "cuda_decode" $W/out/ab_new2.md | awk -F'|' '{printf "%-17s %-9s %-8s M=%-2s %8s %8s %s\n", $3, $4, $5, $7, $8, $9, $10}'
 tar -czf $OUT/call3.tar.gz -C $W/out .
 echo "total $(($(date +%s)-T0)) s"
