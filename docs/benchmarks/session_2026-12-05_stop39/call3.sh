@@ -11,6 +11,7 @@ W=/tmp/s39c3; mkdir -p $W/out && tar -xJf .carry-s39/main3.tar.xz -C $W && tar -
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 timeout 200 $W/main/w4a16_test_gpu_decode --gtest_brief=1 > $W/out/test_decode.log 2>&1 &
 timeout 200 $W/main/w4a16_test_gpu_registry --gtest_brief=1 > $W/out/test_registry.log 2>&1 &
+timeout 200 $W/new2/w4a16_test_gpu_decode --gtest_brief=1 > $W/out/test_decode_new2.log 2>&1 &
 wait
 for t in decode registry; do echo "$t tests t=$(($(date +%s)-T0))"; grep -E '^\[  (PASSED|FAILED)|FAILED|Failure|SKIPPED' $W/out/test_$t.log | head -8; done
 timeout 300 $W/main/w4a16_bench_gpu --shapes qwen0.5b.qkv,qwen0.5b.o,qwen0.5b.gate_up,qwen0.5b.down,llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,8192x8192,llama70b.gate_up \
@@ -27,8 +28,7 @@ for r in rows:
         c = cub.get((r['shape'], r['dtype'], r['m']))
         print(f"{r['shape']:17s} {r['dtype']:8s} M={r['m']:2s} {float(r['us']):7.2f} us {float(r['pct_of_4.4TBps']):5.1f}%  cublas {c if c else 0:7.2f}  {r['plan'][:48]}")
 PY
-timeout 200 $W/new2/w4a16_test_gpu_decode --gtest_brief=1 > $W/out/test_decode_new2.log 2>&1
-echo "new2 decode tests rc=$? t=$(($(date +%s)-T0))"; grep -E '^\[  (PASSED|FAILED)|FAILED|Failure' $W/out/test_decode_new2.log | head -6
+echo "new2 decode tests"; grep -E '^\[  (PASSED|FAILED)|FAILED|Failure' $W/out/test_decode_new2.log | head -6
 SH=8192x8192,llama8b.gate_up,llama8b.qkv,llama8b.o,llama8b.down,qwen0.5b.gate_up
 for r in 1 2 3; do
   for v in main new2; do
