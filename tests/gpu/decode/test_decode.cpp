@@ -221,6 +221,31 @@ TEST(Decode, StreamedX) {
   unsetenv("W4A16_DECODE_XSTREAM");
 }
 
+// x streamed with warps_k > 1 (decode.cu kXWin: a window of x per K group of the block, 9..16 tokens, g >= 64): every
+// such plan shape, both dtypes and scalar types, K ranges that split unevenly over the K groups (shorter groups take the
+// block's last steps empty), clusters, strided rows; at 1..8 tokens and g = 32 the same forced plans stage x.
+TEST(Decode, StreamedXWindows) {
+  REQUIRE_GPU();
+  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");
+  for (DType act : {DType::f16, DType::bf16})
+    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
+      for (int g : {64, 128, kChannelwise}) {
+        // K = 4864 = 76 tiles: 4,2 gives K groups of 19 tiles (steps of 4: partial), 2,1 of 19, 2,3 of 7 (the last rank's
+        // 20 tiles: groups of 7, 7, 6 and an empty one, which takes the block's steps without tiles).
+        QuantSpec spec{g == 64 ? 392 : 1000, g == kChannelwise ? 4800 : 4864, g, st};
+        Layer L = make_layer(spec, act, g != 64, false, act);
+        for (const char* plan : {"4,2,1", "2,1,1", "2,3,1", "4,1,1"}) {
+          if (plan_splits(plan) > 1 && !sm90_code()) continue;  // no clusters in sm_80 code
+          ScopedEnv forced("W4A16_DECODE_PLAN", plan);
+          const DecodePlan p = decode_plan(spec.n, spec.k, 16, st == ScalarType::uint4, g, true);
+          EXPECT_TRUE(p.xstream && p.warps_k > 1) << plan << ": " << p.describe();
+          const std::string what = spec.describe() + " " + std::string(dtype_name(act)) + " plan " + plan;
+          for (std::int64_t m : {9, 12, 16}) check_run(L, act, m, (m % 2) ? 0 : 8, (m % 3) ? 0 : 5, what);
+          check_run(L, act, 4, 0, 0, what + " (4 tokens: staged)");
+        }
+      }
+}
+
 // Odd extents: K not a multiple of 64 (padding tiles), N not a multiple of 16, unaligned x rows.
 // Both the streaming kernel and the bulk kernel (W4A16_DECODE_BULK 0 / 1; K = 8: one tile).
 TEST(Decode, OddShapesAndScalarStaging) {

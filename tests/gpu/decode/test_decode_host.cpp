@@ -239,11 +239,18 @@ TEST(DecodeHost, MeasuredPlansOnlyWhereMeasured) {
   EXPECT_EQ(decode_plan_for_sms(8192, 8192, 5, false, 128, true, 132).describe(), model_plan(8192, 8192, 5, false, 128, true, 132));
   // A streamed entry needs streamable x (aligned rows, no act-order): otherwise the model's staged plan.
   EXPECT_FALSE(decode_plan_for_sms(6144, 4096, 4, false, 128, false, 132).xstream);
-  // 9..16 tokens: llama8b.down staged 4,2 where x fits (M = 9..10), 8,8 streamed above.
-  EXPECT_EQ(decode_plan_for_sms(4096, 14336, 10, false, 128, true, 132).warps_n, 4);
-  EXPECT_EQ(decode_plan_for_sms(4096, 14336, 16, false, 128, true, 132).splits, 8);
+  // 9..16 tokens: llama8b.down 4,2 with x staged where it fits (M = 9..10), streamed in a window per K group above
+  // (stop 39); llama8b.o the same windows; 8192x8192 8,2 staged.
+  const DecodePlan down10 = decode_plan_for_sms(4096, 14336, 10, false, 128, true, 132);
+  EXPECT_TRUE(down10.warps_n == 4 && !down10.xstream) << down10.describe();
+  const DecodePlan down16 = decode_plan_for_sms(4096, 14336, 16, false, 128, true, 132);
+  const DecodePlan o12 = decode_plan_for_sms(4096, 4096, 12, false, 128, true, 132);
+  EXPECT_TRUE(down16.warps_n == 4 && down16.splits == 2 && down16.xstream) << down16.describe();
+  EXPECT_TRUE(o12.warps_n == 4 && o12.splits == 2 && o12.xstream) << o12.describe();
+  const DecodePlan sq = decode_plan_for_sms(8192, 8192, 16, false, 128, true, 132);
+  EXPECT_TRUE(sq.warps_n == 8 && sq.splits == 2 && !sq.xstream) << sq.describe();
   // Unlisted layers: no entry.
-  EXPECT_EQ(decode_plan_for_sms(4096, 4096, 16, false, 128, true, 132).describe(), model_plan(4096, 4096, 16, false, 128, true, 132));
+  EXPECT_EQ(decode_plan_for_sms(2048, 4096, 16, false, 128, true, 132).describe(), model_plan(2048, 4096, 16, false, 128, true, 132));
   expect_knob_refused("W4A16_DECODE_TABLE", "on", 4096, 14336, 4);
 }
 
@@ -424,6 +431,33 @@ TEST(DecodeHost, TilePairsOnlyWhereGroupsSpanPairsAndRangesAreEven) {
     EXPECT_GT(p.bulk_stages, 0) << p.describe();
     EXPECT_TRUE(decode_tile_pairs(p, static_cast<int>(l.k / 64), 1, true, 128, true)) << p.describe();
   }
+}
+
+// x streamed with warps_k > 1 (decode.cu kXWin): only at 9..16 tokens with g >= 64, where x may stream; its windows (one
+// per K group a ring slot) count in the plan's shared memory; a forced plan whose windows do not fit stages x.
+TEST(DecodeHost, StreamedXWindowsOnlyWhereInstantiated) {
+  ScopedEnv forced("W4A16_DECODE_PLAN", "4,2,1");
+  const DecodePlan p16 = decode_plan_for_sms(4096, 14336, 16, false, 128, true, 132);
+  EXPECT_TRUE(p16.xstream && p16.warps_k == 2) << p16.describe();
+  EXPECT_TRUE(decode_plan_for_sms(4096, 4096, 9, true, w4a16::kChannelwise, true, 132).xstream);
+  // (K = 4096 below: x staged fits there)
+  EXPECT_FALSE(decode_plan_for_sms(4096, 4096, 8, false, 128, true, 132).xstream) << "1..8 tokens: not instantiated";
+  EXPECT_FALSE(decode_plan_for_sms(4096, 4096, 16, false, 32, true, 132).xstream) << "g = 32: not instantiated";
+  EXPECT_FALSE(decode_plan_for_sms(4096, 4096, 16, false, 128, false, 132).xstream) << "act-order / unaligned rows";
+  EXPECT_FALSE(decode_tile_pairs(p16, 224, 16, false, 128, false));
+  {
+    ScopedEnv eight("W4A16_DECODE_PLAN", "1,1,1");  // 8 windows of 16 tokens: 8 x 3 x 16 x 528 bytes of x alone
+    const DecodePlan p = decode_plan_for_sms(4096, 4096, 16, false, 128, true, 132);
+    EXPECT_FALSE(p.xstream) << p.describe();
+    EXPECT_LE(p.smem_bytes, std::size_t{227} * 1024);
+  }
+  ScopedEnv two("W4A16_DECODE_PLAN", "2,1,1");
+  const DecodePlan p2 = decode_plan_for_sms(4096, 14336, 12, true, 128, true, 132);
+  ASSERT_TRUE(p2.xstream) << p2.describe();
+  ScopedEnv eightk("W4A16_DECODE_PLAN", "8,1,1");
+  const DecodePlan p8 = decode_plan_for_sms(4096, 14336, 12, true, 128, true, 132);
+  // Three more windows of x per ring slot (each x region rounded up to 128 bytes).
+  EXPECT_NEAR(static_cast<double>(p2.smem_bytes - p8.smem_bytes), 3.0 * 3 * 12 * (4 * 128 + 16), 128.0);
 }
 
 // Which code of a build runs on a capability (common.cuh code_arch_for): sm_90a only on 9.0, sm_80 only on 8.0, the

@@ -150,7 +150,9 @@ constexpr int ring_depth(int m) { return m <= 8 ? kRingDepth<1> : kRingDepth<2>;
 template <int MB, bool kZeros>
 constexpr int kMinBlocks = 2;
 
-template <bool kBf16, int MB, bool kZeros, bool kG32, bool kPair = false>
+// kXWin: x streamed with warps_k > 1 (a window of x per K group of the block; its own instantiation, 9..16 tokens,
+// g >= 64, so that the other variants keep their registers: the window state made three of them spill).
+template <bool kBf16, int MB, bool kZeros, bool kG32, bool kPair = false, bool kXWin = false>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kernel(const Args a) {
   using D = Dt<kBf16>;
   constexpr int kT = kStepTiles<MB>, kP = kComputeTiles, kH = kT / kP;  // tiles per step, computed together, halves
@@ -164,8 +166,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   // block_tiles tiles); streamed, depth slots of m rows of kT tiles. Then the weight rings, then
   // the reduction partials.
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
+  // Streamed, a slot holds one window of m rows of kT tiles per K group of the block (warps_k windows, group wk's at
+  // + wk * x_win_bytes); staged, the one window is the block's K range.
   const int xrow = x_row_bytes(a.xstream ? kT : a.block_tiles);
-  const unsigned x_slot_bytes = static_cast<unsigned>(a.m * xrow);
+  const unsigned x_win_bytes = static_cast<unsigned>(a.m * xrow);
+  const unsigned x_slot_bytes = kXWin ? x_win_bytes * static_cast<unsigned>(a.warps_k) : x_win_bytes;
   unsigned char* rings = xs + align128((a.xstream ? depth : 1) * x_slot_bytes);  // = x_region_bytes: 128-byte aligned
   float* red = reinterpret_cast<float*>(rings + kWarps * depth * R::kStepBytes);  // (8 warps, MB, 32, 4) partials
 
@@ -176,7 +181,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   const int t0 = btile0 + wk * a.tiles_per_warp;
   const int t1 = min(t0 + a.tiles_per_warp, btile1);
   const int ntiles = max(t1 - t0, 0);
-  const int nfull = ntiles / kT, nsteps = (ntiles + kT - 1) / kT;  // steps of kT tiles; the last may be partial
+  // Steps of kT tiles; the last may be partial. Streamed x: one block barrier per step, so every warp takes the steps of
+  // the block's first K group (the longest range), its own past its range empty.
+  const int nfull = ntiles / kT, nsteps_w = (ntiles + kT - 1) / kT;
+  const int nsteps = kXWin ? (max(min(btile0 + a.tiles_per_warp, btile1) - btile0, 0) + kT - 1) / kT : nsteps_w;
   // Persistent over row blocks: this block computes row blocks blockIdx.y, + gridDim.y, ... (its
   // items); every item has the same K range, so the same steps, and the ring runs on across items
   // (the next item's first tiles are in flight while an item is reduced and stored). A warp past
@@ -230,17 +238,29 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
   // of tokens t / (kT * 8) + i * (256 / (kT * 8)) (recomputed per step from the thread index:
   // registers held across the loop made ptxas spill in the 9..16-token g = 32 variants).
   constexpr int kXGroups = kT * 8, kXTokens = kThreads / kXGroups;
+  constexpr int kXPasses = (MB * 8 + kXTokens - 1) / kXTokens;  // token passes of a step: 2 in both variants
   static_assert(kThreads % kXGroups == 0, "whole threads per x group");
   auto issue_x = [&]() {
     if (!a.xstream || iss_item >= items) return;
     const int xg = static_cast<int>(threadIdx.x) % kXGroups, xtok0 = static_cast<int>(threadIdx.x) / kXGroups;
-    const unsigned xdst = xs_sh + static_cast<unsigned>(iss_slot) * x_slot_bytes + static_cast<unsigned>(xtok0 * xrow + xg * 16);
-    const int kg = (btile0 + iss_step * kT) * 64 + xg * 8;
-    const std::uint16_t* src = a.x + xtok0 * a.x_stride + min(kg, a.k - 8);  // a valid address even when zero-filled
-    const unsigned bytes = kg < a.k ? 16u : 0u;
+    const int windows = kXWin ? a.warps_k : 1;
 #pragma unroll 1
-    for (int t = xtok0, i = 0; t < a.m; t += kXTokens, ++i)
-      cp_async16_zfill(xdst + static_cast<unsigned>(i * kXTokens * xrow), src + i * kXTokens * a.x_stride, bytes);
+    for (int w = 0; w < windows; ++w) {  // K group w's window of the step
+      const unsigned xdst = xs_sh + static_cast<unsigned>(iss_slot) * x_slot_bytes + static_cast<unsigned>(w) * x_win_bytes +
+                            static_cast<unsigned>(xtok0 * xrow + xg * 16);
+      const int kg = (btile0 + w * a.tiles_per_warp + iss_step * kT) * 64 + xg * 8;
+      const std::uint16_t* src = a.x + xtok0 * a.x_stride + min(kg, a.k - 8);  // a valid address even when zero-filled
+      const unsigned bytes = kg < a.k ? 16u : 0u;
+      if constexpr (MB == 2) {  // both passes unrolled (at 1..8 tokens the fp16 uint4 pair variant spilled 28 bytes so)
+#pragma unroll
+        for (int i = 0; i < kXPasses; ++i)
+          if (xtok0 + i * kXTokens < a.m) cp_async16_zfill(xdst + static_cast<unsigned>(i * kXTokens * xrow), src + i * kXTokens * a.x_stride, bytes);
+      } else {
+#pragma unroll 1
+        for (int t = xtok0, i = 0; t < a.m; t += kXTokens, ++i)
+          cp_async16_zfill(xdst + static_cast<unsigned>(i * kXTokens * xrow), src + i * kXTokens * a.x_stride, bytes);
+      }
+    }
   };
   // Entry c of this lane for the step starting at tile kt0: entry group e_sub + 4 c, its first tile kt0 + first_tile(c).
   static_assert(R::kEntryCopies * 32 >= R::kStepEntries, "entry c of a lane is (entry group) e_sub + 4 c");
@@ -326,7 +346,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
 #pragma unroll
   for (int mb = 0; mb < MB; ++mb) {
     const int tok = min(mb * 8 + lane % 8, a.m - 1);
-    xl[mb] = pin(xs_sh + static_cast<unsigned>(tok * xrow + (a.xstream ? 0 : (t0 - btile0) * 128) + (lane / 8) * 16));
+    xl[mb] = pin(xs_sh + static_cast<unsigned>(tok * xrow + (a.xstream ? (kXWin ? wk * static_cast<int>(x_win_bytes) : 0) : (t0 - btile0) * 128) + (lane / 8) * 16));
   }
 
   // uint4b8: z = 8 for every row; uint4: each lane's byte of the zero word (rows gid, gid + 8).
@@ -399,13 +419,19 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
 #pragma unroll
       for (int hf = 0; hf < kH; ++hf) compute(sbytes + hf * kP * 512, sbytes + hf * kHalfEntries, xstep + hf * kP * 128, kP, acc);
     }
-    if (nfull < nsteps) {  // the last, partial step of the item: kP-tile groups wholly past the range are skipped
+    if (nfull < nsteps_w) {  // the last, partial step of the item: kP-tile groups wholly past the range are skipped
       unsigned sbytes, xstep;
       begin_step(nfull, sbytes, xstep);
       const int valid = ntiles - nfull * kT;
 #pragma unroll
       for (int hf = 0; hf < kH; ++hf)
         if (valid > hf * kP) compute(sbytes + hf * kP * 512, sbytes + hf * kHalfEntries, xstep + hf * kP * 128, valid - hf * kP, acc);
+    }
+    if constexpr (kXWin) {
+      for (int step = nsteps_w; step < nsteps; ++step) {  // a shorter K group takes the block's last steps empty
+        unsigned sbytes, xstep;
+        begin_step(step, sbytes, xstep);
+      }
     }
 
     // Reduction of this item, fixed order: warps along K (shared memory), then cluster ranks
@@ -487,6 +513,11 @@ KernelFn streaming_pair_kernel() {
 // The pair variants decode_tile_pairs (decode.hpp) sends here: uint4 in fp16 at 1..16 tokens (stop 33: 0.997-1.098x; bf16
 // uint4 measured 0.959-1.053x, its 1..8-token instantiation spilling 8 bytes: not instantiated), uint4b8 in fp16 and bf16
 // at 1..8 tokens (stop 39: 1.004-1.043x; at 9..16 tokens 0.979-1.015x, median 0.997: not instantiated).
+template <bool kBf16, bool kZeros>
+KernelFn streaming_xwin_kernel() {
+  static const KernelFn f = smem_opt_in(decode_kernel<kBf16, 2, kZeros, false, false, true>, kMaxSmem);
+  return f;
+}
 KernelFn streaming_pair_kernel(bool bf16, int mb, bool zeros) {
   if (zeros && !bf16) return mb == 1 ? streaming_pair_kernel<false, 1, true>() : streaming_pair_kernel<false, 2, true>();
   if (!zeros && mb == 1) return bf16 ? streaming_pair_kernel<true, 1, false>() : streaming_pair_kernel<false, 1, false>();
@@ -496,9 +527,9 @@ KernelFn streaming_pair_kernel(bool bf16, int mb, bool zeros) {
 
 // x (m token rows of x_row_bytes: the block's K range when staged, depth slots of a step's tiles
 // when streamed), rounded up to 128 bytes, + the weight rings + the reduction partials.
-std::size_t smem_of(int block_tiles, int m, bool zeros, bool g32, bool xstream) {
+std::size_t smem_of(int block_tiles, int warps_k, int m, bool zeros, bool g32, bool xstream) {
   const int mb = m <= 8 ? 1 : 2;
-  const std::size_t x_bytes = xstream ? x_region_bytes(ring_depth(m), m, step_tiles(m)) : x_region_bytes(1, m, block_tiles);
+  const std::size_t x_bytes = xstream ? x_region_bytes(ring_depth(m) * warps_k, m, step_tiles(m)) : x_region_bytes(1, m, block_tiles);
   return x_bytes + ring_bytes(zeros, g32, m) + static_cast<std::size_t>(kWarps) * mb * 512;
 }
 
@@ -508,8 +539,8 @@ namespace decode_detail {
 
 int streaming_ring_depth(int m) { return ring_depth(m); }
 
-std::size_t streaming_smem(int block_tiles, int m, bool zeros, bool g32, bool xstream) {
-  return smem_of(block_tiles, m, zeros, g32, xstream);
+std::size_t streaming_smem(int block_tiles, int warps_k, int m, bool zeros, bool g32, bool xstream) {
+  return smem_of(block_tiles, warps_k, m, zeros, g32, xstream);
 }
 
 void launch_decode_streaming(const Args& a, int splits, int grid_rows, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl,
@@ -534,7 +565,11 @@ void launch_decode_streaming(const Args& a, int splits, int grid_rows, std::size
   cfg.attrs = attr;
   cfg.numAttrs = nattr;
   const int mb = a.m <= 8 ? 1 : 2;
-  const KernelFn f = !pairs ? pick_variant<StreamingKernel>(bf16, mb, zeros, g32) : streaming_pair_kernel(bf16, mb, zeros);
+  const bool xwin = a.xstream && a.warps_k > 1;  // decode_plan streams x with warps_k > 1 only at 9..16 tokens, g >= 64
+  if (xwin && (mb != 2 || g32 || pairs)) fail(ErrorCode::internal, "decode x windows", "9..16 tokens, g >= 64, no pairs", "another variant");
+  const KernelFn f = xwin ? (bf16 ? (zeros ? streaming_xwin_kernel<true, true>() : streaming_xwin_kernel<true, false>())
+                                  : (zeros ? streaming_xwin_kernel<false, true>() : streaming_xwin_kernel<false, false>()))
+                   : !pairs ? pick_variant<StreamingKernel>(bf16, mb, zeros, g32) : streaming_pair_kernel(bf16, mb, zeros);
   W4A16_CUDA_TRY(cudaLaunchKernelEx(&cfg, f, a));
   W4A16_CUDA_TRY(cudaGetLastError());
 }

@@ -377,7 +377,7 @@ constexpr int small_min_blocks(int tiles) { return tiles <= 2 ? 5 : tiles <= 4 ?
 // Its ring depth per token count (2 slots of 8 tiles at 1..8 tokens, 3 of 4 at 9..16) and shared memory
 // per block of a plan (x staged or streamed + the weight rings + the partials), for decode_plan.cu.
 int streaming_ring_depth(int m);
-std::size_t streaming_smem(int block_tiles, int m, bool zeros, bool g32, bool xstream);
+std::size_t streaming_smem(int block_tiles, int warps_k, int m, bool zeros, bool g32, bool xstream);
 // Launches it on a (splits, grid_rows) grid, clusters of `splits` blocks along K, with `smem` bytes.
 // pairs: the tile-pair variant (decode_tile_pairs, decode.hpp: fp16 uint4, uint4b8 at <= 8 tokens; even tile ranges).
 void launch_decode_streaming(const Args& a, int splits, int grid_rows, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl,

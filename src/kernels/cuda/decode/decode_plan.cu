@@ -45,7 +45,9 @@ int max_splits(const DecodeDevice& dev) { return dev.sm90 ? kMaxSplits : 1; }
 
 DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted, int m, bool zeros, bool g32, bool xstream = false) {
   DecodePlan p;
-  p.xstream = xstream && wn == kWarps;  // streaming needs every warp of a block on the same K range
+  // Streamed x: every warp of the block on one K range (warps_n = 8), or a window of x per K group of the block
+  // (decode.cu kXWin: instantiated at 9..16 tokens with g >= 64 only).
+  p.xstream = xstream && (wn == kWarps || (m > 8 && !g32));
   p.warps_n = wn;
   p.warps_k = kWarps / wn;
   const std::int64_t per_split = (kt + splits_wanted - 1) / splits_wanted;
@@ -55,7 +57,7 @@ DecodePlan make_plan(std::int64_t nt, std::int64_t kt, int wn, int splits_wanted
   p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
   p.grid_rows = p.row_blocks;
   p.depth = streaming_ring_depth(m);
-  p.smem_bytes = streaming_smem(static_cast<int>(block_tiles), m, zeros, g32, p.xstream);
+  p.smem_bytes = streaming_smem(static_cast<int>(block_tiles), p.warps_k, m, zeros, g32, p.xstream);
   return p;
 }
 
@@ -175,6 +177,7 @@ constexpr MeasuredPlan kMeasuredPlans[] = {
     {6144, 4096, 5, 8, 8, 4, true},    //             M = 8: 8.50 -> 7.34
     {4096, 4096, 2, 2, 2, 1, false},   // llama8b.o   M = 2: 6.53 -> 6.08
     {4096, 4096, 3, 4, 8, 4, true},    //             M = 4: 7.24 -> 6.38
+    {4096, 4096, 9, 16, 4, 2, true},   //             M = 12 / 16: 8.28 / 8.44 -> 7.41 / 7.72 (x windows, below; stop 39)
     {28672, 4096, 1, 1, 8, 1, true},   // llama8b.gate_up M = 1: 20.61 -> 18.82
     {28672, 4096, 3, 4, 8, 1, true},   //             M = 4: 21.20 -> 19.92
     {4096, 14336, 3, 4, 4, 2, false},  // llama8b.down M = 4: 15.60 -> 12.85
@@ -184,7 +187,9 @@ constexpr MeasuredPlan kMeasuredPlans[] = {
     // (scripts/decode-plan-sweep, session_2026-12-03_morning/call3_decode_plans_9to16.csv):
     {6144, 4096, 9, 16, 8, 4, true},     // llama8b.qkv M = 10..16: 9.93-10.30 -> 8.94-9.00
     {4096, 14336, 9, 10, 4, 2, false},   // llama8b.down M = 10: 22.06 -> 16.43 (staged x fits up to 10 tokens)
-    {4096, 14336, 11, 16, 8, 8, true},   //              M = 12..16: 22.14-22.60 -> 20.61-21.05
+    // x streamed in a window per K group (warps_k = 2; decode.cu kXWin), 2026-12-05 stop 39 call 3 (forced plans against
+    // the 8,8 / 8,4 streamed ones above, one process each, best of 2 rounds; M = 9..11 follow unmeasured):
+    {4096, 14336, 11, 16, 4, 2, true},   // llama8b.down M = 12 / 16: 20.07 / 20.66 -> 17.30 / 18.26 (8,8 streamed before)
     {57344, 8192, 9, 16, 8, 2, true},    // llama70b.gate_up M = 10..16: 95.0-103.7 -> 89.1-95.2
     // x staged (no block barrier per step) where the cost model streams it: one block per SM either way (128 blocks),
     // 2026-12-05 stop 39 (session_2026-12-05_stop39: forced plans, and W4A16_DECODE_XSTREAM=0 in 3 interleaved rounds)
@@ -355,7 +360,7 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
 
 bool decode_tile_pairs(const DecodePlan& p, int kt_count, int m_chunk, bool zeros, int group_size, bool bf16) {
   const bool groups_of_pairs = (group_size == kChannelwise || group_size >= 128) && kt_count % 2 == 0;
-  if (!groups_of_pairs || p.small_tiles > 0) return false;
+  if (!groups_of_pairs || p.small_tiles > 0 || (p.xstream && p.warps_k > 1)) return false;  // (x windows: no pair variant)
   if (p.bulk_stages > 0) return true;  // the bulk kernel: both scalar types (uint4b8 with two chains per partial)
   const bool variant = zeros ? !bf16 : m_chunk <= 8;  // the streaming kernel's pair instantiations (decode.cu)
   return variant && p.tiles_per_warp % 2 == 0;
@@ -449,10 +454,12 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
     if (got < 2 || (wn != 1 && wn != 2 && wn != 4 && wn != 8) || s < 1 || s > kMaxSplits || xsm < 0 || xsm > 1 ||
         (depth != 0 && depth != streaming_ring_depth(m_chunk)))
       fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN",
-           "\"warps_n,splits[,xstream[,depth]]\" with warps_n in {1,2,4,8}, splits 1..8, xstream 0/1 (honoured at warps_n = 8 where x "
-           "allows), depth 0 or the fixed ring depth (2 at 1..8 tokens, 3 at 9..16)",
+           "\"warps_n,splits[,xstream[,depth]]\" with warps_n in {1,2,4,8}, splits 1..8, xstream 0/1 (honoured where x allows "
+           "and its windows fit), depth 0 or the fixed ring depth (2 at 1..8 tokens, 3 at 9..16)",
            env);
     DecodePlan p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, xsm == 1 && xstream_ok);
+    // Streamed x takes a window per K group (warps_k of them a ring slot): where they do not fit, x is staged.
+    if (p.xstream && p.smem_bytes > smem_limit(dev)) p = make_plan(nt, kt, wn, s, m_chunk, zeros, g32, false);
     if (p.smem_bytes > smem_limit(dev))
       fail(ErrorCode::invalid_argument, "W4A16_DECODE_PLAN", "a plan within " + std::to_string(smem_limit(dev) / 1024) + " KB of shared memory", env);
     if (p.splits > max_splits(dev))
