@@ -22,9 +22,10 @@
 // x (only the m real tokens) lives in shared memory as token rows, as in memory (row stride 16
 // bytes past a multiple of 128), B fragments read by ldmatrix: either staged once per block for the
 // block's K range (16-byte cp.async in the first ring group; act-order or unaligned rows through
-// registers), or - when every warp of the block shares one K range (warps_n = 8), rows are 16-byte
-// aligned and there is no act-order perm - streamed per step through a block ring of the weight
-// ring's depth (one barrier per step), which frees the shared memory that staging 9..16 tokens takes.
+// registers), or - when rows are 16-byte aligned and there is no act-order perm - streamed per step
+// through a block ring of the weight ring's depth (one barrier per step), which frees the shared memory
+// that staging 9..16 tokens takes: one window of x a slot where every warp of the block shares one K
+// range (warps_n = 8), one per K group where warps_k > 1 (kXWin: 9..16 tokens, g >= 64; stop 39).
 // Plan (rows/warps/splits per block, staged or streamed) from a cost model (decode_plan;
 // docs/benchmarks/decode.md). Loop (SASS, fp16, uint4b8, g = 128; scripts/sass-loop): ~61 executed
 // instructions per tile at 1..8 tokens with x staged, ~67 streamed (version 8; 78 / 89 with 4-tile
@@ -33,7 +34,9 @@
 // (each rank reduces a slice of the outputs over all ranks through distributed shared memory, in
 // rank order), always in the same order: results are bitwise reproducible run to run. No
 // workspace, no atomics, no allocation: CUDA-graph safe.
-// Instantiated: {fp16, bf16} x {M <= 8, M <= 16} x {uint4b8, uint4} x {g == 32, g >= 64 or channelwise}.
+// Instantiated: {fp16, bf16} x {M <= 8, M <= 16} x {uint4b8, uint4} x {g == 32, g >= 64 or channelwise}; the tile-pair
+// variants (fp16 uint4 at 1..16 tokens, uint4b8 at 1..8 in both dtypes: decode_tile_pairs); the x-window variants
+// ({fp16, bf16} x {uint4b8, uint4} at 9..16 tokens, g >= 64).
 // Small layers (one wave of blocks, <= kDecodeSmallMaxXBytes of x copied, 16-byte x rows, no perm):
 // decode_plan picks the lean kernel of decode_small.cu instead (decode.hpp: the rule and the
 // W4A16_DECODE_SMALL knob). At 1 token (and 2..8 where measured faster) decode_plan picks the bulk kernel of

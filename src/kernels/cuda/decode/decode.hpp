@@ -31,7 +31,8 @@ struct DecodePlan {
   int depth = 3;               // cp.async ring slots per warp (fixed per variant, decode.cu kRingDepth): 1..8 tokens 2 slots of
                                // 8 tiles, 9..16 tokens 3 slots of 4 tiles: 8 tiles in flight either way
   std::size_t smem_bytes = 0;  // dynamic shared memory per block
-  bool xstream = false;        // x streamed per step through a small block ring (warps_n == 8), not staged whole
+  bool xstream = false;        // x streamed per step through a small block ring (a window per K group: warps_k > 1 only at
+                               // 9..16 tokens with g >= 64), not staged whole
   // > 0: the small-layer kernel (decode_small.cu) of this tile bucket (2, 4, 8, 16: registers of weights
   // per warp), one wave of row_blocks blocks covering all of K (splits 1, depth unused: 0); 0: the
   // streaming kernel above.
