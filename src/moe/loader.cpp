@@ -1,9 +1,11 @@
-// Loading one MoE layer from a Hugging Face AWQ or GPTQ checkpoint folder:
+// Loading one MoE layer from a Hugging Face AWQ or GPTQ checkpoint folder, or building one from experts already in
+// memory (per-expert canonical views, or the stacked canonical tensors):
 //   model.layers.L.mlp.experts.E.{gate_proj,up_proj,down_proj}.{qweight,qzeros,scales[,g_idx]}
 //   model.layers.L.mlp.gate.weight [E, H] 16-bit router
 // Each expert's three linears are converted by io::HfCheckpoint::load_linear (w4a16::formats,
 // exact) and stacked into the fused MoeWeights (w13 = gate rows then up rows).
 // Checked by tests/moe/test_moe_loader.cpp.
+#include <cstring>
 #include <string>
 
 #include "w4a16/core/error.hpp"
@@ -12,6 +14,45 @@
 #include "w4a16/moe/moe.hpp"
 
 namespace w4a16::moe {
+namespace {
+
+// The zero-filled weights of E experts shaped like expert 0's gate [I, H] and down [H, I]; `hidden` the router's H
+// (or -1: no router). The names of the arguments and the error code of a mismatch come from the caller (a checkpoint's
+// tensors: format_error; API arguments: shape_mismatch).
+MoeWeights weights_like(int experts, const CanonicalView& gate, const CanonicalView& down, std::int64_t hidden,
+                        const std::string& gate_arg, const std::string& down_arg, ErrorCode bad) {
+  MoeSpec s;
+  s.experts = experts;
+  s.hidden = gate.spec.k;
+  s.intermediate = gate.spec.n;
+  s.group_size = gate.spec.group_size;
+  s.scalar = gate.spec.scalar;
+  if (hidden >= 0 && s.hidden != hidden)
+    fail(bad, gate_arg, "in_features = the router's hidden size " + std::to_string(hidden),
+         std::to_string(s.hidden));
+  if (down.spec.n != s.hidden || down.spec.k != s.intermediate)
+    fail(bad, down_arg,
+         "[H, I] = " + shape_str({s.hidden, s.intermediate}) + " (the gate's [I, H] transposed)",
+         shape_str({down.spec.n, down.spec.k}));
+  return MoeWeights(s, gate.scale_dtype);
+}
+
+// The router [E, H] of a 16-bit dtype on the host, copied.
+HostTensor copy_router(const TensorView& router, const std::string& arg, std::int64_t experts) {
+  const std::string want = "float16 or bfloat16 [E, H] on the host" +
+                           (experts > 0 ? " with E = " + std::to_string(experts) : std::string());
+  if (router.device != Device::cpu || router.rank != 2 || !is_activation_dtype(router.dtype) ||
+      (experts > 0 && router.size(0) != experts))
+    fail(router.rank == 2 && is_activation_dtype(router.dtype) && router.device == Device::cpu ? ErrorCode::shape_mismatch
+                                                                                                : ErrorCode::invalid_argument,
+         arg, want, describe(router));
+  check_contiguous(router, arg);
+  HostTensor out(router.dtype, router.shape_vec());
+  std::memcpy(out.data(), router.data, router.nbytes());
+  return out;
+}
+
+}  // namespace
 
 MoeLayer load_moe_layer(const std::string& checkpoint_dir, int layer) {
   const io::HfCheckpoint ck = io::HfCheckpoint::open(checkpoint_dir);
@@ -25,33 +66,91 @@ MoeLayer load_moe_layer(const std::string& checkpoint_dir, int layer) {
     fail(ErrorCode::format_error, router_name, "float16 or bfloat16 [E, hidden]", describe(router));
   const int E = static_cast<int>(router.size(0));
   // Every expert 0..E-1 must be present: a missing one is a broken checkpoint, never skipped.
+  // One expert's linears at a time: the host holds the stacked layer and one expert, not every expert twice.
   MoeLayer out;
   for (int e = 0; e < E; ++e) {
     const std::string p = base + "experts." + std::to_string(e) + ".";
     QuantizedLinear gate = ck.load_linear(p + "gate_proj");
     QuantizedLinear up = ck.load_linear(p + "up_proj");
     QuantizedLinear down = ck.load_linear(p + "down_proj");
-    if (e == 0) {
-      MoeSpec s;
-      s.experts = E;
-      s.hidden = gate.spec().k;
-      s.intermediate = gate.spec().n;
-      s.group_size = gate.spec().group_size;
-      s.scalar = gate.spec().scalar;
-      if (s.hidden != router.size(1))
-        fail(ErrorCode::format_error, p + "gate_proj", "in_features = router hidden " + std::to_string(router.size(1)),
-             std::to_string(s.hidden));
-      out.weights = MoeWeights(s, gate.scale_dtype());
-    }
+    if (e == 0) out.weights = weights_like(E, gate.view(), down.view(), router.size(1), p + "gate_proj", p + "down_proj",
+                                        ErrorCode::format_error);
     if (gate.act_order() || up.act_order() || down.act_order())
       fail(ErrorCode::unsupported, p + "*.g_idx", "g_idx in group order (desc_act MoE experts are not supported)",
            "an act-order permutation");
     out.weights.set_expert(e, gate.view(), up.view(), down.view());
   }
-  out.router = HostTensor(router.dtype, router.shape_vec());
-  const auto* src = static_cast<const unsigned char*>(router.data);
-  std::copy(src, src + router.nbytes(), static_cast<unsigned char*>(out.router.data()));
+  out.router = copy_router(router, router_name, E);
   return out;
+}
+
+MoeLayer moe_layer_from_experts(std::span<const CanonicalView> gate, std::span<const CanonicalView> up,
+                                std::span<const CanonicalView> down, const TensorView& router) {
+  if (gate.empty()) fail(ErrorCode::invalid_argument, "gate", "one canonical layer per expert (E >= 1)", "none");
+  if (up.size() != gate.size() || down.size() != gate.size())
+    fail(ErrorCode::invalid_argument, up.size() != gate.size() ? "up" : "down",
+         std::to_string(gate.size()) + " layers (one per expert, as gate)",
+         std::to_string(up.size() != gate.size() ? up.size() : down.size()));
+  const int E = static_cast<int>(gate.size());
+  MoeLayer out;
+  if (router.defined()) out.router = copy_router(router, "router", E);
+  out.weights = weights_like(E, gate[0], down[0], out.has_router() ? out.router.shape()[1] : -1, "gate[0]", "down[0]",
+                             ErrorCode::shape_mismatch);
+  // set_expert checks each layer against the spec (shape, group size, scalar type, scale dtype, no bias, no perm)
+  // and names the layer (gate_proj, up_proj, down_proj); the expert's index is put in front.
+  for (int e = 0; e < E; ++e) {
+    try {
+      out.weights.set_expert(e, gate[e], up[e], down[e]);
+    } catch (const Error& err) {
+      fail(err.code(), "expert " + std::to_string(e) + " " + err.what());
+    }
+  }
+  return out;
+}
+
+MoeWeights moe_weights_from_stacked(const MoeStackedView& t, int group_size, ScalarType scalar) {
+  for (const auto& [v, arg] : {std::pair{&t.w13_qweight, "w13_qweight"}, std::pair{&t.w2_qweight, "w2_qweight"}}) {
+    if (!v->defined()) fail(ErrorCode::invalid_argument, arg, "int32 [E, N, K/8]", "no tensor");
+    check_dtype(*v, arg, DType::i32);
+    if (v->rank != 3) fail(ErrorCode::shape_mismatch, arg, "int32 [E, N, K/8] (rank 3)", describe(*v));
+  }
+  MoeSpec s;
+  s.experts = static_cast<int>(t.w13_qweight.size(0));
+  s.intermediate = t.w13_qweight.size(1) / 2;
+  s.hidden = t.w13_qweight.size(2) * 8;
+  s.group_size = group_size;
+  s.scalar = scalar;
+  if (t.w13_qweight.size(1) % 2 != 0)
+    fail(ErrorCode::shape_mismatch, "w13_qweight", "[E, 2I, H/8]: gate rows then up rows, an even row count",
+         describe(t.w13_qweight));
+  s.validate("experts (from w13_qweight [E, 2I, H/8] = " + shape_str(t.w13_qweight.shape_vec()) + ")");
+  if (!t.w13_scales.defined() || !is_activation_dtype(t.w13_scales.dtype))
+    fail(ErrorCode::dtype_mismatch, "w13_scales", "float16 or bfloat16 [E, 2I, G]",
+         t.w13_scales.defined() ? describe(t.w13_scales) : "no tensor");
+  MoeWeights w(s, t.w13_scales.dtype);
+  // Each given tensor must match its MoeWeights member exactly (dtype, shape), be a contiguous host array, and then
+  // is copied bit for bit; zeros are given exactly for uint4.
+  const auto copy = [](const TensorView& v, HostTensor& dst, const char* arg, const char* what) {
+    const std::string want = std::string(dtype_name(dst.dtype())) + " " + what + " = " + shape_str(dst.shape());
+    if (dst.empty()) {
+      if (v.defined())
+        fail(ErrorCode::invalid_argument, arg, "no zero-point tensor for uint4b8 (z = 8)", describe(v));
+      return;
+    }
+    if (!v.defined()) fail(ErrorCode::invalid_argument, arg, want + " (scalar type uint4)", "no tensor");
+    if (v.device != Device::cpu) fail(ErrorCode::invalid_argument, arg, want + " on the host", describe(v));
+    if (v.dtype != dst.dtype()) fail(ErrorCode::dtype_mismatch, arg, want, describe(v));
+    if (v.shape_vec() != dst.shape()) fail(ErrorCode::shape_mismatch, arg, want, describe(v));
+    check_contiguous(v, arg);
+    std::memcpy(dst.data(), v.data, dst.nbytes());
+  };
+  copy(t.w13_qweight, w.w13_qweight, "w13_qweight", "[E, 2I, H/8]");
+  copy(t.w13_scales, w.w13_scales, "w13_scales", "[E, 2I, G13]");
+  copy(t.w13_zeros, w.w13_zeros, "w13_zeros", "[E, 2I/8, G13]");
+  copy(t.w2_qweight, w.w2_qweight, "w2_qweight", "[E, H, I/8]");
+  copy(t.w2_scales, w.w2_scales, "w2_scales", "[E, H, G2]");
+  copy(t.w2_zeros, w.w2_zeros, "w2_zeros", "[E, H/8, G2]");
+  return w;
 }
 
 }  // namespace w4a16::moe

@@ -87,5 +87,173 @@ TEST(MoeLoaderReject, MissingExpertTensor) {
   fs::remove_all(dir);
 }
 
+
+// ---- Layers built from memory -----------------------------------------------------------------
+
+void expect_same_bytes(const HostTensor& got, const HostTensor& want, const std::string& what) {
+  ASSERT_EQ(got.empty(), want.empty()) << what;
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), want.nbytes()), 0) << what;
+}
+
+void expect_same_weights(const MoeWeights& got, const MoeWeights& want) {
+  EXPECT_EQ(got.spec().describe(), want.spec().describe());
+  EXPECT_EQ(got.scale_dtype(), want.scale_dtype());
+  expect_same_bytes(got.w13_qweight, want.w13_qweight, "w13_qweight");
+  expect_same_bytes(got.w13_scales, want.w13_scales, "w13_scales");
+  expect_same_bytes(got.w13_zeros, want.w13_zeros, "w13_zeros");
+  expect_same_bytes(got.w2_qweight, want.w2_qweight, "w2_qweight");
+  expect_same_bytes(got.w2_scales, want.w2_scales, "w2_scales");
+  expect_same_bytes(got.w2_zeros, want.w2_zeros, "w2_zeros");
+}
+
+// The per-expert views of `ex`, as an engine holding its experts one by one would pass them.
+struct ExpertViews {
+  std::vector<CanonicalView> gate, up, down;
+};
+ExpertViews views_of(const std::vector<testckpt::Expert>& ex) {
+  ExpertViews v;
+  for (const auto& x : ex) {
+    v.gate.push_back(x.gate.view());
+    v.up.push_back(x.up.view());
+    v.down.push_back(x.down.view());
+  }
+  return v;
+}
+
+// The message of the Error that `f` throws (a failure if it throws none or another code).
+template <class F>
+std::string error_of(F&& f, ErrorCode code) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return {};
+}
+
+TEST_P(MoeLoader, FromExpertsAndFromStackedEqualTheLoadedLayer) {
+  const Case c = GetParam();
+  const int E = 3;
+  const std::int64_t H = 64, I = 32;
+  fs::path dir = fresh_dir("build_" + c.method);
+  HostTensor router;
+  const std::vector<Expert> ex = write_checkpoint(dir, c.method, c.st, E, H, I, c.g, 0, router);
+  const MoeLayer loaded = load_moe_layer(dir.string(), 0);
+  fs::remove_all(dir);
+
+  const ExpertViews v = views_of(ex);
+  const MoeLayer built = moe_layer_from_experts(v.gate, v.up, v.down, router.view());
+  expect_same_weights(built.weights, loaded.weights);
+  ASSERT_TRUE(built.has_router());
+  expect_same_bytes(built.router, loaded.router, "router");
+
+  const MoeLayer no_router = moe_layer_from_experts(v.gate, v.up, v.down, TensorView{});
+  EXPECT_FALSE(no_router.has_router());
+  expect_same_weights(no_router.weights, loaded.weights);
+
+  const MoeWeights& w = loaded.weights;
+  const MoeStackedView t{w.w13_qweight.view(), w.w13_scales.view(), w.w13_zeros.empty() ? TensorView{} : w.w13_zeros.view(),
+                         w.w2_qweight.view(),  w.w2_scales.view(),  w.w2_zeros.empty() ? TensorView{} : w.w2_zeros.view()};
+  expect_same_weights(moe_weights_from_stacked(t, c.g, c.st), w);
+}
+
+TEST(MoeBuildReject, ExpertListsNameTheArgumentAndTheExpert) {
+  const std::int64_t H = 64, I = 32;
+  std::vector<Expert> ex;
+  for (int e = 0; e < 3; ++e)
+    ex.push_back({test::random_linear({I, H, 32, ScalarType::uint4}, DType::f16, false, false),
+                  test::random_linear({I, H, 32, ScalarType::uint4}, DType::f16, false, false),
+                  test::random_linear({H, I, 32, ScalarType::uint4}, DType::f16, false, false)});
+  ExpertViews v = views_of(ex);
+  const auto build = [&](const ExpertViews& a, const TensorView& r = {}) {
+    return [&a, r] { moe_layer_from_experts(a.gate, a.up, a.down, r); };
+  };
+
+  ExpertViews none;
+  EXPECT_NE(error_of(build(none), ErrorCode::invalid_argument).find("gate"), std::string::npos);
+  ExpertViews short_up = v;
+  short_up.up.pop_back();
+  std::string m = error_of(build(short_up), ErrorCode::invalid_argument);
+  EXPECT_NE(m.find("up: expected 3 layers"), std::string::npos) << m;
+
+  // Expert 2's up_proj in another group size; expert 1's down with a bias; expert 1's scales in bf16.
+  const QuantizedLinear g64 = test::random_linear({I, H, 64, ScalarType::uint4}, DType::f16, false, false);
+  ExpertViews bad = v;
+  bad.up[2] = g64.view();
+  m = error_of(build(bad), ErrorCode::shape_mismatch);
+  EXPECT_NE(m.find("expert 2"), std::string::npos) << m;
+  EXPECT_NE(m.find("up_proj"), std::string::npos) << m;
+  const QuantizedLinear biased = test::random_linear({H, I, 32, ScalarType::uint4}, DType::f16, true, false);
+  bad = v;
+  bad.down[1] = biased.view();
+  m = error_of(build(bad), ErrorCode::unsupported);
+  EXPECT_NE(m.find("expert 1 down_proj.bias"), std::string::npos) << m;
+  const QuantizedLinear bf16 = test::random_linear({I, H, 32, ScalarType::uint4}, DType::bf16, false, false);
+  bad = v;
+  bad.gate[1] = bf16.view();
+  m = error_of(build(bad), ErrorCode::dtype_mismatch);
+  EXPECT_NE(m.find("expert 1 gate_proj.scales"), std::string::npos) << m;
+  // Expert 0's down not [H, I].
+  const QuantizedLinear wide = test::random_linear({H, 2 * I, 32, ScalarType::uint4}, DType::f16, false, false);
+  bad = v;
+  bad.down[0] = wide.view();
+  m = error_of(build(bad), ErrorCode::shape_mismatch);
+  EXPECT_NE(m.find("down[0]"), std::string::npos) << m;
+
+  // Routers of the wrong E, H or dtype.
+  HostTensor r_e(DType::f16, {2, H}), r_h(DType::f16, {3, H + 8}), r_f32(DType::f32, {3, H});
+  m = error_of(build(v, r_e.view()), ErrorCode::shape_mismatch);
+  EXPECT_NE(m.find("router: expected float16 or bfloat16 [E, H] on the host with E = 3"), std::string::npos) << m;
+  m = error_of(build(v, r_h.view()), ErrorCode::shape_mismatch);
+  EXPECT_NE(m.find("gate[0]"), std::string::npos) << m;
+  m = error_of(build(v, r_f32.view()), ErrorCode::invalid_argument);
+  EXPECT_NE(m.find("router"), std::string::npos) << m;
+}
+
+TEST(MoeBuildReject, StackedTensorsNameTheTensor) {
+  const int E = 2;
+  const std::int64_t H = 64, I = 32;
+  MoeSpec s;
+  s.experts = E;
+  s.hidden = H;
+  s.intermediate = I;
+  s.group_size = 32;
+  s.scalar = ScalarType::uint4;
+  const MoeWeights w(s, DType::bf16);
+  const MoeStackedView ok{w.w13_qweight.view(), w.w13_scales.view(), w.w13_zeros.view(),
+                          w.w2_qweight.view(),  w.w2_scales.view(),  w.w2_zeros.view()};
+  expect_same_weights(moe_weights_from_stacked(ok, 32, ScalarType::uint4), w);
+
+  MoeStackedView t = ok;
+  t.w2_zeros = TensorView{};
+  std::string m = error_of([&] { moe_weights_from_stacked(t, 32, ScalarType::uint4); }, ErrorCode::invalid_argument);
+  EXPECT_NE(m.find("w2_zeros: expected int32 [E, H/8, G2] = [2, 8, 1]"), std::string::npos) << m;
+  m = error_of([&] { moe_weights_from_stacked(ok, 32, ScalarType::uint4b8); }, ErrorCode::invalid_argument);
+  EXPECT_NE(m.find("w13_zeros: expected no zero-point tensor for uint4b8"), std::string::npos) << m;
+  m = error_of([&] { moe_weights_from_stacked(ok, kChannelwise, ScalarType::uint4); }, ErrorCode::shape_mismatch);
+  EXPECT_NE(m.find("w13_scales: expected bfloat16 [E, 2I, G13] = [2, 64, 1]"), std::string::npos) << m;  // G13 = 2 given
+  m = error_of([&] { moe_weights_from_stacked(ok, 64, ScalarType::uint4); }, ErrorCode::shape_mismatch);
+  EXPECT_NE(m.find("w2.K: expected a multiple of the group size 64, got 32"), std::string::npos) << m;  // I = 32
+  const HostTensor f16_scales(DType::f16, {E, H, I / 32});
+  t = ok;
+  t.w2_scales = f16_scales.view();
+  m = error_of([&] { moe_weights_from_stacked(t, 32, ScalarType::uint4); }, ErrorCode::dtype_mismatch);
+  EXPECT_NE(m.find("w2_scales: expected bfloat16"), std::string::npos) << m;
+  const HostTensor odd(DType::i32, {E, 2 * I + 1, H / 8});
+  t = ok;
+  t.w13_qweight = odd.view();
+  m = error_of([&] { moe_weights_from_stacked(t, 32, ScalarType::uint4); }, ErrorCode::shape_mismatch);
+  EXPECT_NE(m.find("w13_qweight"), std::string::npos) << m;
+  const HostTensor flat(DType::i32, {E * 2 * I, H / 8});
+  t = ok;
+  t.w13_qweight = flat.view();
+  m = error_of([&] { moe_weights_from_stacked(t, 32, ScalarType::uint4); }, ErrorCode::shape_mismatch);
+  EXPECT_NE(m.find("w13_qweight: expected int32 [E, N, K/8] (rank 3)"), std::string::npos) << m;
+}
+
 }  // namespace
 }  // namespace w4a16::moe

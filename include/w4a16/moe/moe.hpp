@@ -11,6 +11,7 @@
 // Experts carry no bias and no act-order permutation (rejected by MoeWeights).
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -97,15 +98,35 @@ void moe_reference(const MoeWeights& w, const MoeArgs& a);
 std::size_t moe_cpu_workspace_bytes(const MoeSpec& s, std::int64_t tokens, int top_k, int threads);
 void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t workspace_bytes, int threads);
 
-// ---- Loading -----------------------------------------------------------------------------
+// ---- Loading and building ----------------------------------------------------------------
+struct MoeLayer {
+  MoeWeights weights;
+  HostTensor router;  // [E, H] as given (f16 or bf16); empty for a layer built without one
+  bool has_router() const { return !router.empty(); }
+};
+
 // A Hugging Face MoE checkpoint folder (AWQ or GPTQ, config.json quantization_config):
 //   model.layers.L.mlp.experts.E.{gate_proj,up_proj,down_proj}.{qweight,qzeros,scales[,g_idx]}
 //   model.layers.L.mlp.gate.weight  [E, H] f16|bf16 (the router, left unquantized)
-struct MoeLayer {
-  MoeWeights weights;
-  HostTensor router;  // [E, H] as stored (f16 or bf16)
-};
 MoeLayer load_moe_layer(const std::string& checkpoint_dir, int layer);
+
+// A layer from experts already in memory, each in the canonical layout (e.g. converted one by one from AWQ / GPTQ
+// tensors by w4a16::formats): gate[e] and up[e] [I, H], down[e] [H, I] host views of one group size, scalar type
+// and scale dtype, no bias, no act-order; E = gate.size() = up.size() = down.size() >= 1. router: [E, H] float16 or
+// bfloat16 on the host (copied), or an undefined view: a layer without a router, whose callers give the routing
+// (topk_ids / topk_weights), as an inference engine that routes on its own does. Every argument is checked by name.
+MoeLayer moe_layer_from_experts(std::span<const CanonicalView> gate, std::span<const CanonicalView> up,
+                                std::span<const CanonicalView> down, const TensorView& router);
+
+// The stacked canonical tensors of all E experts, as MoeWeights holds them (host, contiguous; zeros for uint4 only):
+//   w13_qweight int32 [E, 2I, H/8], w13_scales f16|bf16 [E, 2I, G13], w13_zeros int32 [E, 2I/8, G13]
+//   w2_qweight  int32 [E, H, I/8],  w2_scales  f16|bf16 [E, H, G2],   w2_zeros  int32 [E, H/8, G2]
+// (w13 = gate rows then up rows). E, H and I come from w13_qweight and w2_qweight; a tensor of any other shape or
+// dtype is refused by its name. The weights are copied.
+struct MoeStackedView {
+  TensorView w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales, w2_zeros;
+};
+MoeWeights moe_weights_from_stacked(const MoeStackedView& t, int group_size, ScalarType scalar);
 
 // Router logits in fp32 from x act [T, H] and the router [E, H] (f64 accumulation).
 void router_logits_cpu(const TensorView& x, const TensorView& router, float* logits);
