@@ -2,6 +2,8 @@
 // layer) and the per-area bind functions called by module.cpp.
 #pragma once
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "arrays.hpp"
 #include "w4a16/core/canonical.hpp"
@@ -27,6 +29,12 @@ inline void check_cuda_built(Device d, std::string_view arg) {
   (void)arg;
 #endif
 }
+
+// "uint4" / "uint4b8", refused by name otherwise (argument "scalar_type").
+ScalarType parse_scalar(std::string_view s);
+// A view of a host array (converters and builders read host memory): device arrays refused by name.
+TensorView host_view(const InArray& a, std::string_view arg, std::string_view bits16 = "");
+TensorView host_view(const std::optional<InArray>& a, std::string_view arg, std::string_view bits16 = "");  // absent: {}
 
 inline Layer make_layer(QuantizedLinear&& q) { return Layer{std::make_shared<const QuantizedLinear>(std::move(q))}; }
 

@@ -12,7 +12,6 @@
 #include "w4a16/formats/formats.hpp"
 
 namespace w4a16::py {
-namespace {
 
 ScalarType parse_scalar(std::string_view s) {
   std::optional<ScalarType> t = parse_scalar_type(s);
@@ -20,21 +19,23 @@ ScalarType parse_scalar(std::string_view s) {
   return *t;
 }
 
+TensorView host_view(const InArray& a, std::string_view arg, std::string_view bits16) {
+  TensorView v = to_view(a, arg, bits16);
+  require_host(v, arg);
+  return v;
+}
+TensorView host_view(const std::optional<InArray>& a, std::string_view arg, std::string_view bits16) {
+  if (!a) return {};
+  return host_view(*a, arg, bits16);
+}
+
+namespace {
+
 formats::GptqVersion parse_gptq_version(std::string_view s) {
   if (s == "gptq" || s == "v1") return formats::GptqVersion::v1;
   if (s == "gptq_v2" || s == "v2") return formats::GptqVersion::v2;
   fail(ErrorCode::invalid_argument, "checkpoint_format", "\"gptq\" (v1, stored zero = z - 1) or \"gptq_v2\"",
        "\"" + std::string(s) + "\"");
-}
-
-TensorView host_view(const InArray& a, std::string_view arg, std::string_view bits16 = "") {
-  TensorView v = to_view(a, arg, bits16);
-  require_host(v, arg);
-  return v;
-}
-TensorView host_view(const std::optional<InArray>& a, std::string_view arg, std::string_view bits16 = "") {
-  if (!a) return {};
-  return host_view(*a, arg, bits16);
 }
 
 nb::object opt_numpy(HostTensor&& t) {

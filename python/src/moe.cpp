@@ -1,5 +1,6 @@
-// w4a16._core.Moe: one mixture-of-experts layer of a Hugging Face checkpoint (moe::load_moe_layer),
-// driven as tools/cmd_moe.cpp drives it: router logits on the host (router_logits_cpu) and
+// w4a16._core.Moe: one mixture-of-experts layer of a Hugging Face checkpoint (moe::load_moe_layer) or built from
+// experts in memory (moe::moe_layer_from_experts / moe_weights_from_stacked, router optional), driven as
+// tools/cmd_moe.cpp drives it: router logits on the host (router_logits_cpu) and
 // route_cpu, or topk_ids / topk_weights given by the caller; then moe_cpu on CPU arrays or
 // moe::CudaMoe on CUDA arrays (CUDA builds only), and moe_reference as the oracle.
 //   x act [T, H], topk_ids int32 [T, k], topk_weights fp32 [T, k], out act [T, H]
@@ -14,6 +15,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <memory>
@@ -127,7 +129,19 @@ struct HostRouting {
 };
 
 // Routing by the layer's router: fp32 logits (f64 accumulation), softmax top-k. x: host [T, H].
+// A layer built without a router routes nothing itself: its calls must bring topk_ids / topk_weights.
+void check_router(const PyMoe& self, std::string_view arg) {
+  if (self.layer.has_router()) return;
+  if (arg == "router")
+    fail(ErrorCode::invalid_argument, arg,
+         "a router [E, H] (this layer was built from experts without one: its calls take topk_ids and topk_weights)",
+         "None");
+  fail(ErrorCode::invalid_argument, arg, "topk_ids and topk_weights (this layer has no router: it was built from experts "
+       "without one)", "None");
+}
+
 HostRouting route_host(const PyMoe& self, const TensorView& x, int top_k, bool renormalize) {
+  check_router(self, "topk_ids");
   check_top_k(self, top_k);
   const std::int64_t T = x.size(0);
   const int E = self.spec().experts;
@@ -139,6 +153,7 @@ HostRouting route_host(const PyMoe& self, const TensorView& x, int top_k, bool r
 }
 
 nb::tuple route(const PyMoe& self, const InArray& x_arr, int top_k, bool renormalize, std::string_view bits16) {
+  check_router(self, "router");
   TensorView x = x_view(self, x_arr, bits16);
   require_host(x, "x");
   HostRouting r;
@@ -207,6 +222,7 @@ void run_cuda(PyMoe& self, const TensorView& x, const TensorView& out, const std
     a.topk_ids = to_view(*ids_arr, "topk_ids");
     a.topk_weights = to_view(*weights_arr, "topk_weights");
   } else {
+    check_router(self, "topk_ids");
     check_top_k(self, top_k);
   }
   for (const auto& [t, arg] : {std::pair{&a.out, "out"}, std::pair{&a.topk_ids, "topk_ids"}, std::pair{&a.topk_weights, "topk_weights"}})
@@ -309,7 +325,11 @@ void bind_moe(nb::module_& m) {
       .def_prop_ro("group_size", [](const PyMoe& s) { return s.spec().group_size; })
       .def_prop_ro("scalar_type", [](const PyMoe& s) { return std::string(scalar_type_name(s.spec().scalar)); })
       .def_prop_ro("scale_dtype", [](const PyMoe& s) { return std::string(dtype_name(s.layer.weights.scale_dtype())); })
-      .def_prop_ro("router_dtype", [](const PyMoe& s) { return std::string(dtype_name(s.layer.router.dtype())); })
+      .def_prop_ro("router_dtype",
+                   [](const PyMoe& s) {
+                     return s.layer.has_router() ? std::optional<std::string>(dtype_name(s.layer.router.dtype()))
+                                                 : std::nullopt;
+                   })
       .def_prop_ro("nbytes", [](const PyMoe& s) { return s.layer.weights.nbytes(); })
       .def("describe", [](const PyMoe& s) { return s.spec().describe(); })
       .def("check_x",
@@ -340,6 +360,50 @@ void bind_moe(nb::module_& m) {
         return p.release();
       },
       nb::arg("dir"), nb::arg("layer"), nb::rv_policy::take_ownership);
+
+  m.def(
+      "moe_from_experts",
+      [](const std::vector<const Layer*>& gate, const std::vector<const Layer*>& up, const std::vector<const Layer*>& down,
+         const std::optional<InArray>& router, std::string_view bits16) {
+        std::vector<CanonicalView> g, u, d;
+        for (const auto& [list, views, arg] : {std::tuple{&gate, &g, "gate"}, std::tuple{&up, &u, "up"},
+                                               std::tuple{&down, &d, "down"}})
+          for (std::size_t e = 0; e < list->size(); ++e) {
+            if ((*list)[e] == nullptr)
+              fail(ErrorCode::invalid_argument, std::string(arg) + "[" + std::to_string(e) + "]", "a QuantizedLinear", "None");
+            views->push_back((*list)[e]->q->view());
+          }
+        const TensorView r = host_view(router, "router", bits16);
+        auto p = std::make_unique<PyMoe>();
+        {
+          nb::gil_scoped_release release;  // copies every expert
+          p->layer = moe::moe_layer_from_experts(g, u, d, r);
+        }
+        return p.release();
+      },
+      nb::arg("gate"), nb::arg("up"), nb::arg("down"), nb::arg("router").none(), nb::arg("dtype") = "",
+      nb::rv_policy::take_ownership);
+
+  m.def(
+      "moe_from_canonical",
+      [](const InArray& w13_qweight, const InArray& w13_scales, const std::optional<InArray>& w13_zeros,
+         const InArray& w2_qweight, const InArray& w2_scales, const std::optional<InArray>& w2_zeros, int group_size,
+         std::optional<std::string> scalar, const std::optional<InArray>& router, std::string_view bits16) {
+        const moe::MoeStackedView t{host_view(w13_qweight, "w13_qweight"), host_view(w13_scales, "w13_scales", bits16),
+                                    host_view(w13_zeros, "w13_zeros"),     host_view(w2_qweight, "w2_qweight"),
+                                    host_view(w2_scales, "w2_scales", bits16), host_view(w2_zeros, "w2_zeros")};
+        const ScalarType st = scalar ? parse_scalar(*scalar) : (w13_zeros ? ScalarType::uint4 : ScalarType::uint4b8);
+        const TensorView r = host_view(router, "router", bits16);
+        auto p = std::make_unique<PyMoe>();
+        {
+          nb::gil_scoped_release release;  // copies every expert
+          p->layer = moe::moe_layer_from_stacked(t, group_size, st, r);
+        }
+        return p.release();
+      },
+      nb::arg("w13_qweight"), nb::arg("w13_scales"), nb::arg("w13_zeros").none(), nb::arg("w2_qweight"),
+      nb::arg("w2_scales"), nb::arg("w2_zeros").none(), nb::arg("group_size"), nb::arg("scalar_type").none(),
+      nb::arg("router").none(), nb::arg("dtype") = "", nb::rv_policy::take_ownership);
 
   m.def("moe_explain_block", &explain_block, nb::arg("tokens"), nb::arg("top_k"), nb::arg("experts"),
         "CudaMoe::explain_block: the slots per block chosen for T tokens, and why (CUDA builds).");

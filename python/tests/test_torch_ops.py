@@ -183,3 +183,76 @@ def test_quantized_linear_takes_and_returns_torch(rng, device, dtype):
     torch.testing.assert_close(yt.float(), y.transpose(0, 1).float(), rtol=1e-2, atol=1e-2)
     if device == "cuda":
         assert layer.kernel.startswith("cuda")  # the registry picked a GPU kernel for a GPU tensor
+
+
+# ---- w4a16::moe ------------------------------------------------------------------------------
+
+
+def moe_experts(rng, e, h, i, g, scalar, device):
+    """E random experts quantized by the library, stacked as MoE.from_canonical takes them (torch, on device),
+    and the numpy f64 weights [(gate, up, down)] dequantized from them."""
+    qs = [[w4a16.quantize(0.1 * rng.standard_normal(s).astype(np.float32), g, scalar) for s in ((i, h), (i, h), (h, i))]
+          for _ in range(e)]
+    t = [[q.tensors() for q in ex] for ex in qs]
+
+    def stack(parts, key):
+        if t[0][0][key] is None:
+            return None
+        return torch.from_numpy(np.stack([np.concatenate([ex[p][key] for p in parts]) for ex in t])).to(device)
+
+    w13 = [stack((0, 1), k) for k in ("qweight", "scales", "zeros")]
+    w2 = [stack((2,), k) for k in ("qweight", "scales", "zeros")]
+    dense = [tuple(q.dequantize().astype(np.float64) for q in ex) for ex in qs]
+    return w13, w2, dense
+
+
+def np_moe(x64, dense, ids, weights):
+    y = np.zeros((x64.shape[0], dense[0][2].shape[0]))
+    for t in range(x64.shape[0]):
+        for e, w in zip(ids[t], weights[t]):
+            gate, up, down = dense[e]
+            g, u = gate @ x64[t], up @ x64[t]
+            y[t] += w * (down @ (g / (1 + np.exp(-g)) * u))
+    return y
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("scalar", ["uint4", "uint4b8"])
+def test_moe_opcheck_and_matches_numpy(rng, device, dtype, scalar):
+    e, h, i, g, t, k = 6, 128, 64, 64, 5, 2
+    w13, w2, dense = moe_experts(rng, e, h, i, g, scalar, device)
+    x = torch.from_numpy(rng.standard_normal((t, h)).astype(np.float32)).to(dtype).to(device)
+    logits = torch.from_numpy(rng.standard_normal((t, e)).astype(np.float32)).to(device)
+    weights, ids = torch.topk(torch.softmax(logits, dim=-1), k)  # int64 ids, as an engine has them
+    weights = weights / weights.sum(dim=-1, keepdim=True)
+    args = (x, ids, weights, w13[0], w13[1], w13[2], w2[0], w2[1], w2[2], g, scalar)
+    opcheck(torch.ops.w4a16.moe.default, args)
+    y = torch.ops.w4a16.moe(*args)
+    assert y.shape == (t, h) and y.dtype == dtype and y.device == x.device
+    ref = np_moe(x.double().cpu().numpy(), dense, ids.cpu().numpy(), weights.double().cpu().numpy())
+    assert rel_err(y.double().cpu().numpy(), ref) <= TOL["float16" if dtype == torch.float16 else "bfloat16"]
+    y32 = wt.moe(x, ids.to(torch.int32), weights, w13[0], w13[1], w2[0], w2[1], w13[2], w2[2], group_size=g,
+                 scalar_type=scalar)
+    assert torch.equal(y32, y)  # int32 ids: the same call
+
+
+def test_moe_cache_follows_the_weights(rng):
+    e, h, i, g = 4, 64, 32, 32
+    w13, w2, dense = moe_experts(rng, e, h, i, g, "uint4b8", "cpu")
+    x = torch.from_numpy(rng.standard_normal((3, h)).astype(np.float16))
+    ids = torch.tensor([[0, 3], [2, 2], [1, 0]], dtype=torch.int32)
+    weights = torch.tensor([[0.6, 0.4], [0.5, 0.5], [0.9, 0.1]])
+    call = lambda: wt.moe(x, ids, weights, w13[0], w13[1], w2[0], w2[1], group_size=g)  # noqa: E731
+    y = call()
+    entries = len(wt._cache)
+    assert torch.equal(call(), y) and len(wt._cache) == entries  # built once
+    w2[1].mul_(2)  # in place: a new tensor version, so the layer is built again, with doubled down-projections
+    assert rel_err(call().double().numpy(), 2 * y.double().numpy()) <= 2e-3
+    assert len(wt._cache) == entries  # the older version's entry went
+    with pytest.raises(w4a16.ArgumentError) as err:
+        wt.moe(x, ids, weights, w13[0], w13[1], w2[0], w2[1], torch.zeros(1, dtype=torch.int32), group_size=g)
+    assert str(err.value).startswith("w13_zeros: expected no zero-point tensor for uint4b8")
+    with pytest.raises(w4a16.ShapeError) as err:
+        wt.moe(x[:, :32], ids, weights, w13[0], w13[1], w2[0], w2[1], group_size=g)
+    assert str(err.value).startswith("x:")

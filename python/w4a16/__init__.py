@@ -8,8 +8,8 @@ the hybrid-w4a16 C++/CUDA library. See docs/PYTHON.md.
     moe = w4a16.load_moe("ckpt/", 0)
     y = moe(x_hidden, top_k=8)   # routed by the layer's router, the experts' outputs summed
 
-``w4a16.torch`` (custom ops w4a16::prepare / w4a16::gemm and W4A16Linear) is imported on
-first use and needs PyTorch.
+``w4a16.torch`` (custom ops w4a16::prepare / w4a16::gemm / w4a16::moe and W4A16Linear) is
+imported on first use and needs PyTorch.
 """
 
 from . import _core

@@ -4,6 +4,11 @@
     y = moe(x)                                   # x [T, H] -> y [T, H]: routed by the router, top 8
     ids, weights = moe.route(x, top_k=8)         # the routing alone (host, numpy)
 
+    # experts already in memory (an engine that loads its own weights and routes on its own):
+    moe = w4a16.MoE.from_experts(gate, up, down)  # lists of QuantizedLinear (from_awq / from_gptq / ...)
+    moe = w4a16.MoE.from_canonical(w13_qweight, w13_scales, w2_qweight, w2_scales, group_size=128)
+    y = moe(x, topk_ids=ids, topk_weights=weights)
+
 out[t] = sum over the k experts e of token t of weight[t, e] * down_e(silu(gate_e(x[t])) * up_e(x[t])).
 CPU arrays run moe_cpu; CUDA arrays (a CUDA build) run CudaMoe, prepared once per activation dtype
 and device and kept by the object. Everything is computed by the library (include/w4a16/moe);
@@ -16,6 +21,7 @@ from typing import Optional
 
 from . import _arrays, _core
 from .errors import ArgumentError, UnsupportedError, fail
+from .linear import QuantizedLinear
 
 
 def _rows(x, kind: str):
@@ -53,6 +59,36 @@ class MoE:
         self._moe = moe
 
     @classmethod
+    def from_experts(cls, gate, up, down, router=None, *, dtype: Optional[str] = None) -> "MoE":
+        """A layer from E experts in memory: gate[e] and up[e] QuantizedLinear [I, H], down[e] [H, I]
+        (each made by from_awq, from_gptq, from_canonical, quantize, ...), one group size, scalar
+        type and scale dtype, no bias, no act-order; the weights are copied (w13 = gate rows then
+        up rows). router: [E, H] float16 or bfloat16 (dtype="bfloat16" for numpy uint16 bits), or
+        None: a layer without one, called with topk_ids / topk_weights."""
+        layers = []
+        for arg, lst in (("gate", gate), ("up", up), ("down", down)):
+            lst = list(lst)
+            for e, q in enumerate(lst):
+                if not isinstance(q, QuantizedLinear):
+                    raise fail(ArgumentError, f"{arg}[{e}]", "a w4a16.QuantizedLinear", type(q).__name__)
+            layers.append([q._layer for q in lst])
+        return cls(_core.moe_from_experts(*layers, _arrays.host(router), _arrays.bits16(dtype)))
+
+    @classmethod
+    def from_canonical(cls, w13_qweight, w13_scales, w2_qweight, w2_scales, w13_zeros=None, w2_zeros=None, *,
+                       group_size: int, scalar_type: Optional[str] = None, router=None,
+                       dtype: Optional[str] = None) -> "MoE":
+        """A layer from the stacked canonical tensors of its E experts (copied):
+        w13_qweight int32 [E, 2I, H/8] (gate rows then up rows), w13_scales [E, 2I, G13],
+        w13_zeros int32 [E, 2I/8, G13] (uint4 only); w2_qweight int32 [E, H, I/8], w2_scales
+        [E, H, G2], w2_zeros int32 [E, H/8, G2]. scalar_type defaults to "uint4" when zeros are
+        given, else "uint4b8". router as for from_experts."""
+        h = _arrays.host
+        return cls(_core.moe_from_canonical(h(w13_qweight), h(w13_scales), h(w13_zeros), h(w2_qweight), h(w2_scales),
+                                            h(w2_zeros), int(group_size), scalar_type, h(router),
+                                            _arrays.bits16(dtype)))
+
+    @classmethod
     def load(cls, dir: str, layer: int) -> "MoE":
         """Layer `layer` of a checkpoint folder: model.layers.L.mlp.experts.E.{gate,up,down}_proj
         (AWQ or GPTQ, as config.json says) and model.layers.L.mlp.gate.weight (the router)."""
@@ -66,7 +102,7 @@ class MoE:
     group_size = property(lambda self: self._moe.group_size, doc="-1 = channelwise")
     scalar_type = property(lambda self: self._moe.scalar_type, doc='"uint4" (zero points) or "uint4b8"')
     scale_dtype = property(lambda self: self._moe.scale_dtype, doc='"float16" or "bfloat16"')
-    router_dtype = property(lambda self: self._moe.router_dtype, doc="the router [E, H] as stored")
+    router_dtype = property(lambda self: self._moe.router_dtype, doc="the router [E, H] as stored; None without one")
     bytes = property(lambda self: self._moe.nbytes, doc="bytes of the packed experts (w13 + w2, all E)")
 
     @property
@@ -83,7 +119,8 @@ class MoE:
     def route(self, x, top_k: int = 8, renormalize: bool = True, *, dtype: Optional[str] = None):
         """(topk_ids int32 [T, k], topk_weights float32 [T, k]) as numpy arrays: softmax over the
         router's fp32 logits, the top k (descending, ties to the lower id), renormalized over
-        those k unless renormalize=False. Runs on the host: CUDA x is copied there first."""
+        those k unless renormalize=False. Runs on the host: CUDA x is copied there first.
+        A layer built without a router refuses (its callers give the routing)."""
         x = _arrays.host(x)
         kind = _arrays.kind_of(x)
         x2, _ = _rows(x, kind)

@@ -17,6 +17,16 @@ torch.compile / FakeTensor the output shapes without running anything):
       prepared once per (weights, device, dtype, backend) and cached; the cache entry goes away
       with the qweight tensor, and a changed tensor version (in-place update) rebuilds it.
 
+  torch.ops.w4a16.moe(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales,
+                      w2_zeros, group_size, scalar_type)
+      -> y [T, H]: y[t] = sum_j topk_weights[t, j] * down_e(silu(gate_e(x[t])) * up_e(x[t])), e = topk_ids[t, j];
+      the fused mixture-of-experts layer, routing given (as an engine routes on its own). x [T, H] float16 or
+      bfloat16; topk_ids int32 or int64 [T, k] and topk_weights float32 [T, k] on x's device; the experts'
+      stacked canonical tensors of w4a16.MoE.from_canonical (w13 = gate rows then up rows: w13_qweight int32
+      [E, 2I, H/8], w13_scales [E, 2I, G], w2_qweight int32 [E, H, I/8], w2_scales [E, H, G], zeros int32
+      [E, 2I/8, G] / [E, H/8, G] for "uint4", None or empty for "uint4b8"). Built and prepared once per weights
+      and cached, as for gemm.
+
 W4A16Linear(nn.Module) holds the canonical tensors as buffers and calls w4a16::gemm; build it
 from an AWQ/GPTQ layer (tensors or a checkpoint folder + prefix) or from a float nn.Linear.
 """
@@ -32,8 +42,9 @@ import torch
 from . import _core
 from .errors import ArgumentError, fail
 from .linear import QuantizedLinear, load_linear
+from .moe import MoE
 
-__all__ = ["W4A16Linear", "gemm", "prepare", "to_torch"]
+__all__ = ["W4A16Linear", "gemm", "moe", "prepare", "to_torch"]
 
 _PREPARE_SCHEMA = (
     "prepare(Tensor qweight, Tensor? qzeros, Tensor scales, Tensor? g_idx, str format, int group_size, "
@@ -44,10 +55,16 @@ _GEMM_SCHEMA = (
     'str scalar_type, str backend="") -> Tensor'
 )
 
+_MOE_SCHEMA = (
+    "moe(Tensor x, Tensor topk_ids, Tensor topk_weights, Tensor w13_qweight, Tensor w13_scales, Tensor? w13_zeros, "
+    "Tensor w2_qweight, Tensor w2_scales, Tensor? w2_zeros, int group_size, str scalar_type) -> Tensor"
+)
+
 # FRAGMENT: other parts of the project may add ops to the same namespace.
 _lib = torch.library.Library("w4a16", "FRAGMENT")
 _lib.define(_PREPARE_SCHEMA)
 _lib.define(_GEMM_SCHEMA)
+_lib.define(_MOE_SCHEMA)
 
 _register_fake = getattr(torch.library, "register_fake", None) or torch.library.impl_abstract  # torch < 2.4
 
@@ -139,8 +156,8 @@ def prepare(qweight, qzeros, scales, g_idx=None, *, format: str, group_size: int
 
 # ---- w4a16::gemm -----------------------------------------------------------------------------
 
-# (id(qweight), key) -> QuantizedLinear holding host copies of the canonical tensors; its
-# prepared per-device kernels live inside it. The finalizer on qweight drops the entries.
+# (id(qweight), key...) -> a QuantizedLinear or MoE holding host copies of the canonical tensors; their prepared
+# per-device kernels live inside. The finalizer on the weight tensor (qweight, or w13_qweight) drops its entries.
 _cache: dict = {}
 _finalized: set = set()
 
@@ -149,24 +166,33 @@ def _version(t):
     return None if t is None else (t.data_ptr(), t._version, tuple(t.shape), t.dtype)
 
 
+def _cached(qweight, key: tuple, make):
+    """The cached object of `key` (its first element id(qweight)), made by make() on a miss; an older
+    version of the same weights is dropped."""
+    obj = _cache.get(key)
+    if obj is not None:
+        return obj
+    obj = make()
+    for old in [k for k in _cache if k[0] == key[0]]:
+        del _cache[old]  # an older version of the same tensor
+    _cache[key] = obj
+    if key[0] not in _finalized:
+        _finalized.add(key[0])
+        weakref.finalize(qweight, _drop, key[0])
+    return obj
+
+
 def _layer_for(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend) -> QuantizedLinear:
+    def make():
+        p = _host(perm)
+        if p is not None and torch.equal(p, torch.arange(p.numel(), dtype=p.dtype)):
+            p = None  # the identity (a GPTQ g_idx equal to k / g): no act-order gather needed
+        return QuantizedLinear.from_canonical(_host(qweight), _host(scales), _host(zeros), _host(bias), p,
+                                              group_size=group_size, scalar_type=scalar_type, backend=backend)
+
     key = (id(qweight), _version(qweight), _version(scales), _version(zeros), _version(bias), _version(perm),
            group_size, scalar_type, backend)
-    layer = _cache.get(key)
-    if layer is not None:
-        return layer
-    p = _host(perm)
-    if p is not None and torch.equal(p, torch.arange(p.numel(), dtype=p.dtype)):
-        p = None  # the identity (a GPTQ g_idx equal to k / g): no act-order gather needed
-    layer = QuantizedLinear.from_canonical(_host(qweight), _host(scales), _host(zeros), _host(bias), p,
-                                           group_size=group_size, scalar_type=scalar_type, backend=backend)
-    for old in [k for k in _cache if k[0] == id(qweight)]:
-        del _cache[old]  # an older version of the same tensor
-    _cache[key] = layer
-    if id(qweight) not in _finalized:
-        _finalized.add(id(qweight))
-        weakref.finalize(qweight, _drop, id(qweight))
-    return layer
+    return _cached(qweight, key, make)
 
 
 def _drop(ident):
@@ -198,6 +224,47 @@ def gemm(x, qweight, scales, zeros=None, bias=None, perm=None, *, group_size: in
          backend: str = ""):
     """torch.ops.w4a16.gemm with keywords."""
     return torch.ops.w4a16.gemm(x, qweight, scales, zeros, bias, perm, group_size, scalar_type, backend)
+
+
+# ---- w4a16::moe ------------------------------------------------------------------------------
+
+
+def _moe_impl(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales, w2_zeros,
+              group_size, scalar_type):
+    for t, arg in ((topk_ids, "topk_ids"), (topk_weights, "topk_weights"), (w13_qweight, "w13_qweight")):
+        if t.device != x.device:
+            raise fail(ArgumentError, arg, f"a tensor on x's device ({x.device})", f"one on {t.device}")
+    tensors = (w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales, w2_zeros)
+    key = (id(w13_qweight), "moe", *(_version(t) for t in tensors), group_size, scalar_type)
+    layer = _cached(w13_qweight, key, lambda: MoE.from_canonical(
+        _host(w13_qweight), _host(w13_scales), _host(w2_qweight), _host(w2_scales), _host(w13_zeros), _host(w2_zeros),
+        group_size=group_size, scalar_type=scalar_type))
+    # The library takes int32 ids and fp32 weights; torch.topk gives int64 ids (a copy of [T, k] only then).
+    ids = topk_ids if topk_ids.dtype == torch.int32 else topk_ids.to(torch.int32)
+    weights = topk_weights if topk_weights.dtype == torch.float32 else topk_weights.to(torch.float32)
+    return layer(x, topk_ids=ids.contiguous(), topk_weights=weights.contiguous())  # a new [T, H] tensor, x's stream
+
+
+_lib.impl("moe", _moe_impl, "CPU")
+_lib.impl("moe", _moe_impl, "CUDA")
+
+
+@_register_fake("w4a16::moe", lib=_lib)
+def _moe_fake(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales, w2_zeros,
+              group_size, scalar_type):
+    torch._check(x.dtype in (torch.float16, torch.bfloat16), lambda: f"x: expected float16 or bfloat16, got {x.dtype}")
+    torch._check(x.dim() == 2 and x.shape[1] == w13_qweight.shape[2] * 8,
+                 lambda: "x: expected [T, H] with H = 8 * w13_qweight.shape[2]")
+    torch._check(topk_ids.dim() == 2 and topk_ids.shape[0] == x.shape[0] and topk_weights.shape == topk_ids.shape,
+                 lambda: "topk_ids, topk_weights: expected [T, k] each, T = x.shape[0]")
+    return x.new_empty(x.shape)
+
+
+def moe(x, topk_ids, topk_weights, w13_qweight, w13_scales, w2_qweight, w2_scales, w13_zeros=None, w2_zeros=None, *,
+        group_size: int, scalar_type: str = "uint4b8"):
+    """torch.ops.w4a16.moe with keywords (the zeros after the scales, as MoE.from_canonical takes them)."""
+    return torch.ops.w4a16.moe(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales,
+                               w2_zeros, group_size, scalar_type)
 
 
 # ---- W4A16Linear -----------------------------------------------------------------------------

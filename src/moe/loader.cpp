@@ -108,7 +108,7 @@ MoeLayer moe_layer_from_experts(std::span<const CanonicalView> gate, std::span<c
   return out;
 }
 
-MoeWeights moe_weights_from_stacked(const MoeStackedView& t, int group_size, ScalarType scalar) {
+MoeLayer moe_layer_from_stacked(const MoeStackedView& t, int group_size, ScalarType scalar, const TensorView& router) {
   for (const auto& [v, arg] : {std::pair{&t.w13_qweight, "w13_qweight"}, std::pair{&t.w2_qweight, "w2_qweight"}}) {
     if (!v->defined()) fail(ErrorCode::invalid_argument, arg, "int32 [E, N, K/8]", "no tensor");
     check_dtype(*v, arg, DType::i32);
@@ -127,7 +127,15 @@ MoeWeights moe_weights_from_stacked(const MoeStackedView& t, int group_size, Sca
   if (!t.w13_scales.defined() || !is_activation_dtype(t.w13_scales.dtype))
     fail(ErrorCode::dtype_mismatch, "w13_scales", "float16 or bfloat16 [E, 2I, G]",
          t.w13_scales.defined() ? describe(t.w13_scales) : "no tensor");
-  MoeWeights w(s, t.w13_scales.dtype);
+  MoeLayer out;
+  if (router.defined()) {
+    out.router = copy_router(router, "router", s.experts);
+    if (out.router.shape()[1] != s.hidden)
+      fail(ErrorCode::shape_mismatch, "router", "[E, H] with H = " + std::to_string(s.hidden) + " (from w13_qweight)",
+           describe(router));
+  }
+  out.weights = MoeWeights(s, t.w13_scales.dtype);
+  MoeWeights& w = out.weights;
   // Each given tensor must match its MoeWeights member exactly (dtype, shape), be a contiguous host array, and then
   // is copied bit for bit; zeros are given exactly for uint4.
   const auto copy = [](const TensorView& v, HostTensor& dst, const char* arg, const char* what) {
@@ -150,7 +158,7 @@ MoeWeights moe_weights_from_stacked(const MoeStackedView& t, int group_size, Sca
   copy(t.w2_qweight, w.w2_qweight, "w2_qweight", "[E, H, I/8]");
   copy(t.w2_scales, w.w2_scales, "w2_scales", "[E, H, G2]");
   copy(t.w2_zeros, w.w2_zeros, "w2_zeros", "[E, H/8, G2]");
-  return w;
+  return out;
 }
 
 }  // namespace w4a16::moe

@@ -158,7 +158,10 @@ TEST_P(MoeLoader, FromExpertsAndFromStackedEqualTheLoadedLayer) {
   const MoeWeights& w = loaded.weights;
   const MoeStackedView t{w.w13_qweight.view(), w.w13_scales.view(), w.w13_zeros.empty() ? TensorView{} : w.w13_zeros.view(),
                          w.w2_qweight.view(),  w.w2_scales.view(),  w.w2_zeros.empty() ? TensorView{} : w.w2_zeros.view()};
-  expect_same_weights(moe_weights_from_stacked(t, c.g, c.st), w);
+  const MoeLayer stacked = moe_layer_from_stacked(t, c.g, c.st, router.view());
+  expect_same_weights(stacked.weights, w);
+  expect_same_bytes(stacked.router, loaded.router, "router");
+  EXPECT_FALSE(moe_layer_from_stacked(t, c.g, c.st, TensorView{}).has_router());
 }
 
 TEST(MoeBuildReject, ExpertListsNameTheArgumentAndTheExpert) {
@@ -226,32 +229,35 @@ TEST(MoeBuildReject, StackedTensorsNameTheTensor) {
   const MoeWeights w(s, DType::bf16);
   const MoeStackedView ok{w.w13_qweight.view(), w.w13_scales.view(), w.w13_zeros.view(),
                           w.w2_qweight.view(),  w.w2_scales.view(),  w.w2_zeros.view()};
-  expect_same_weights(moe_weights_from_stacked(ok, 32, ScalarType::uint4), w);
+  expect_same_weights(moe_layer_from_stacked(ok, 32, ScalarType::uint4, TensorView{}).weights, w);
+  const HostTensor r_h(DType::bf16, {E, H / 2});
+  std::string m = error_of([&] { moe_layer_from_stacked(ok, 32, ScalarType::uint4, r_h.view()); }, ErrorCode::shape_mismatch);
+  EXPECT_NE(m.find("router: expected [E, H] with H = 64"), std::string::npos) << m;
 
   MoeStackedView t = ok;
   t.w2_zeros = TensorView{};
-  std::string m = error_of([&] { moe_weights_from_stacked(t, 32, ScalarType::uint4); }, ErrorCode::invalid_argument);
+  m = error_of([&] { moe_layer_from_stacked(t, 32, ScalarType::uint4, TensorView{}); }, ErrorCode::invalid_argument);
   EXPECT_NE(m.find("w2_zeros: expected int32 [E, H/8, G2] = [2, 8, 1]"), std::string::npos) << m;
-  m = error_of([&] { moe_weights_from_stacked(ok, 32, ScalarType::uint4b8); }, ErrorCode::invalid_argument);
+  m = error_of([&] { moe_layer_from_stacked(ok, 32, ScalarType::uint4b8, TensorView{}); }, ErrorCode::invalid_argument);
   EXPECT_NE(m.find("w13_zeros: expected no zero-point tensor for uint4b8"), std::string::npos) << m;
-  m = error_of([&] { moe_weights_from_stacked(ok, kChannelwise, ScalarType::uint4); }, ErrorCode::shape_mismatch);
+  m = error_of([&] { moe_layer_from_stacked(ok, kChannelwise, ScalarType::uint4, TensorView{}); }, ErrorCode::shape_mismatch);
   EXPECT_NE(m.find("w13_scales: expected bfloat16 [E, 2I, G13] = [2, 64, 1]"), std::string::npos) << m;  // G13 = 2 given
-  m = error_of([&] { moe_weights_from_stacked(ok, 64, ScalarType::uint4); }, ErrorCode::shape_mismatch);
+  m = error_of([&] { moe_layer_from_stacked(ok, 64, ScalarType::uint4, TensorView{}); }, ErrorCode::shape_mismatch);
   EXPECT_NE(m.find("w2.K: expected a multiple of the group size 64, got 32"), std::string::npos) << m;  // I = 32
   const HostTensor f16_scales(DType::f16, {E, H, I / 32});
   t = ok;
   t.w2_scales = f16_scales.view();
-  m = error_of([&] { moe_weights_from_stacked(t, 32, ScalarType::uint4); }, ErrorCode::dtype_mismatch);
+  m = error_of([&] { moe_layer_from_stacked(t, 32, ScalarType::uint4, TensorView{}); }, ErrorCode::dtype_mismatch);
   EXPECT_NE(m.find("w2_scales: expected bfloat16"), std::string::npos) << m;
   const HostTensor odd(DType::i32, {E, 2 * I + 1, H / 8});
   t = ok;
   t.w13_qweight = odd.view();
-  m = error_of([&] { moe_weights_from_stacked(t, 32, ScalarType::uint4); }, ErrorCode::shape_mismatch);
+  m = error_of([&] { moe_layer_from_stacked(t, 32, ScalarType::uint4, TensorView{}); }, ErrorCode::shape_mismatch);
   EXPECT_NE(m.find("w13_qweight"), std::string::npos) << m;
   const HostTensor flat(DType::i32, {E * 2 * I, H / 8});
   t = ok;
   t.w13_qweight = flat.view();
-  m = error_of([&] { moe_weights_from_stacked(t, 32, ScalarType::uint4); }, ErrorCode::shape_mismatch);
+  m = error_of([&] { moe_layer_from_stacked(t, 32, ScalarType::uint4, TensorView{}); }, ErrorCode::shape_mismatch);
   EXPECT_NE(m.find("w13_qweight: expected int32 [E, N, K/8] (rank 3)"), std::string::npos) << m;
 }
 

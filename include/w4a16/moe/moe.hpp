@@ -121,12 +121,12 @@ MoeLayer moe_layer_from_experts(std::span<const CanonicalView> gate, std::span<c
 // The stacked canonical tensors of all E experts, as MoeWeights holds them (host, contiguous; zeros for uint4 only):
 //   w13_qweight int32 [E, 2I, H/8], w13_scales f16|bf16 [E, 2I, G13], w13_zeros int32 [E, 2I/8, G13]
 //   w2_qweight  int32 [E, H, I/8],  w2_scales  f16|bf16 [E, H, G2],   w2_zeros  int32 [E, H/8, G2]
-// (w13 = gate rows then up rows). E, H and I come from w13_qweight and w2_qweight; a tensor of any other shape or
-// dtype is refused by its name. The weights are copied.
+// (w13 = gate rows then up rows). E, H and I come from w13_qweight; a tensor of any other shape or dtype is refused
+// by its name. The weights are copied; router as for moe_layer_from_experts.
 struct MoeStackedView {
   TensorView w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales, w2_zeros;
 };
-MoeWeights moe_weights_from_stacked(const MoeStackedView& t, int group_size, ScalarType scalar);
+MoeLayer moe_layer_from_stacked(const MoeStackedView& t, int group_size, ScalarType scalar, const TensorView& router);
 
 // Router logits in fp32 from x act [T, H] and the router [E, H] (f64 accumulation).
 void router_logits_cpu(const TensorView& x, const TensorView& router, float* logits);
