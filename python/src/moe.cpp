@@ -346,7 +346,27 @@ void bind_moe(nb::module_& m) {
            nb::arg("dtype") = "", "out [T, H] = the MoE layer of x [T, H] on x's device; stream is a cudaStream_t as int.")
       .def("reference", &reference, nb::arg("x"), nb::arg("topk_ids"), nb::arg("topk_weights"), nb::arg("out"),
            nb::arg("dtype") = "", "The f64 oracle (moe_reference), host arrays.")
-      .def("prepared", &prepared_list, "The CUDA layers prepared so far (dtype, device, bytes).");
+      .def("prepared", &prepared_list, "The CUDA layers prepared so far (dtype, device, bytes).")
+      .def(
+          "tensors",
+          [](nb::handle self) {
+            // Read-only views of the owned stacked tensors, keeping the Moe alive; absent ones None.
+            const PyMoe& m = nb::cast<const PyMoe&>(self);
+            const moe::MoeWeights& w = m.layer.weights;
+            nb::dict d;
+            auto put = [&](const char* name, const HostTensor& t) {
+              d[name] = t.empty() ? nb::none() : nb::cast(numpy_view(t.view(), self));
+            };
+            put("w13_qweight", w.w13_qweight);
+            put("w13_scales", w.w13_scales);
+            put("w13_zeros", w.w13_zeros);
+            put("w2_qweight", w.w2_qweight);
+            put("w2_scales", w.w2_scales);
+            put("w2_zeros", w.w2_zeros);
+            put("router", m.layer.router);
+            return d;
+          },
+          "The stacked canonical tensors (moe::MoeWeights) and the router, as read-only numpy views.");
 
   m.def(
       "load_moe",

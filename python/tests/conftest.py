@@ -116,3 +116,15 @@ def write_safetensors_numpy(path, tensors: dict, bf16: tuple = ()):
         f.write(h)
         for b in blobs:
             f.write(b)
+
+
+def np_moe(x64, experts, ids, weights) -> np.ndarray:
+    """The MoE layer in float64: y[t] = sum_j weights[t, j] * down(silu(gate(x[t])) * up(x[t])) over the experts
+    (gate, up, down) = experts[ids[t, j]], each a float64 [out, in] matrix."""
+    y = np.zeros((x64.shape[0], experts[0][2].shape[0]))
+    for t in range(x64.shape[0]):
+        for e, w in zip(ids[t], weights[t]):
+            gate, up, down = experts[e]
+            g, u = gate @ x64[t], up @ x64[t]
+            y[t] += w * (down @ (g / (1 + np.exp(-g)) * u))
+    return y

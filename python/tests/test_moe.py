@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import w4a16
-from conftest import TOL, rel_err
+from conftest import TOL, np_moe, rel_err
 
 H, I, E, G = 128, 64, 8, 64  # hidden, intermediate per expert, experts, group size
 FORMATS = [("awq", "uint4"), ("gptq", "uint4b8"), ("gptq", "uint4")]
@@ -65,16 +65,6 @@ def np_route(x64, router64, k, renormalize=True):
     if renormalize:
         w = w / w.sum(axis=1, keepdims=True)
     return ids.astype(np.int32), w
-
-
-def np_moe(x64, experts, ids, weights):
-    y = np.zeros((x64.shape[0], H))
-    for t in range(x64.shape[0]):
-        for e, w in zip(ids[t], weights[t]):
-            gate, up, down = experts[e]
-            g, u = gate @ x64[t], up @ x64[t]
-            y[t] += w * (down @ (g / (1 + np.exp(-g)) * u))
-    return y
 
 
 def make_x(rng, t, dtype, shape=None):
@@ -355,6 +345,14 @@ def test_from_experts_and_from_canonical_match_numpy(rng, scalar, dtype):
     flat = w4a16.MoE.from_canonical(w13["qweight"], w13["scales"], w2["qweight"], w2["scales"], w13["zeros"],
                                     w2["zeros"], group_size=G, router=router, **kw(dtype))
     assert flat.scalar_type == scalar and flat.bytes == moe.bytes
+    t = moe.tensors()  # the stacked tensors come back bit for bit, in from_canonical's terms
+    for name, a in (("w13", w13), ("w2", w2)):
+        for part in ("qweight", "scales", "zeros"):
+            if a[part] is None:
+                assert t[f"{name}_{part}"] is None
+            else:
+                np.testing.assert_array_equal(t[f"{name}_{part}"], a[part])
+    np.testing.assert_array_equal(t["router"], router)
     x, x64 = make_x(rng, 7, dtype)
     ids, w = np_route(x64, router64, 2)
     ref = np_moe(x64, dense, ids, w)
@@ -366,7 +364,7 @@ def test_from_experts_and_from_canonical_match_numpy(rng, scalar, dtype):
 def test_from_experts_without_a_router(rng):
     layers, dense = quantized_experts(rng, "uint4", "float16", experts=4)
     moe = w4a16.MoE.from_experts(*zip(*layers))
-    assert moe.router_dtype is None and moe.experts == 4
+    assert moe.router_dtype is None and moe.experts == 4 and moe.tensors()["router"] is None
     x, x64 = make_x(rng, 3, "float16")
     ids = np.array([[3, 0], [1, 3], [2, 2]], np.int32)
     w = np.array([[0.7, 0.3], [0.5, 0.5], [0.4, 0.6]], np.float32)

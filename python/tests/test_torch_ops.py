@@ -11,7 +11,8 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed; w4a16.tor
 
 import w4a16  # noqa: E402
 import w4a16.torch as wt  # noqa: E402
-from conftest import TOL, awq_pack, dequant_kn, gptq_qweight, gptq_qzeros, group_of, random_layer, rel_err  # noqa: E402
+from conftest import (TOL, awq_pack, dequant_kn, gptq_qweight, gptq_qzeros, group_of, np_moe, random_layer,  # noqa: E402
+                      rel_err)
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() and w4a16.has_cuda else [])
 if torch.cuda.is_available() and not w4a16.has_cuda:
@@ -206,16 +207,6 @@ def moe_experts(rng, e, h, i, g, scalar, device):
     return w13, w2, dense
 
 
-def np_moe(x64, dense, ids, weights):
-    y = np.zeros((x64.shape[0], dense[0][2].shape[0]))
-    for t in range(x64.shape[0]):
-        for e, w in zip(ids[t], weights[t]):
-            gate, up, down = dense[e]
-            g, u = gate @ x64[t], up @ x64[t]
-            y[t] += w * (down @ (g / (1 + np.exp(-g)) * u))
-    return y
-
-
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("scalar", ["uint4", "uint4b8"])
@@ -256,3 +247,41 @@ def test_moe_cache_follows_the_weights(rng):
     with pytest.raises(w4a16.ShapeError) as err:
         wt.moe(x[:, :32], ids, weights, w13[0], w13[1], w2[0], w2[1], group_size=g)
     assert str(err.value).startswith("x:")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("router_dtype", ["float16", "bfloat16"])
+def test_w4a16moe_module(rng, device, router_dtype):
+    e, h, i, g, k = 6, 128, 64, 64, 2
+    w13, w2, dense = moe_experts(rng, e, h, i, g, "uint4", "cpu")
+    router32 = (0.1 * rng.standard_normal((e, h))).astype(np.float32)
+    router = torch.from_numpy(router32).to(torch.float16 if router_dtype == "float16" else torch.bfloat16)
+    m = wt.W4A16MoE(w13[0], w13[1], w2[0], w2[1], w13[2], w2[2], router, group_size=g, top_k=k).to(device)
+    assert (m.experts, m.hidden, m.intermediate, m.scalar_type) == (e, h, i, "uint4")
+    x = torch.from_numpy(rng.standard_normal((7, h)).astype(np.float32)).to(torch.float16).to(device)
+    y = m(x)
+    x64 = x.double().cpu().numpy()
+    logits = x.float().cpu().numpy().astype(np.float64) @ router.double().numpy().T
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    ids = np.argsort(-p, axis=1, kind="stable")[:, :k]
+    w = np.take_along_axis(p, ids, axis=1)
+    assert rel_err(y.double().cpu().numpy(), np_moe(x64, dense, ids, w / w.sum(axis=1, keepdims=True))) <= TOL["float16"]
+    ids_t, w_t = m.route(x)
+    assert torch.equal(m(x, ids_t, w_t), y)
+    with pytest.raises(w4a16.ArgumentError) as err:
+        m(x, topk_ids=ids_t)
+    assert str(err.value).startswith("topk_weights:")
+
+    compiled = torch.compile(m, backend="aot_eager", fullgraph=True, dynamic=True)  # routing + the op traced
+    torch.testing.assert_close(compiled(x), y, rtol=0, atol=0)
+    torch.testing.assert_close(compiled(x[:3]), m(x[:3]), rtol=0, atol=0)
+
+    # The same layer through w4a16.MoE (its tensors() and from_moe): identical buffers, identical output.
+    moe = w4a16.MoE.from_canonical(*(a.numpy() for a in (w13[0], w13[1], w2[0], w2[1], w13[2], w2[2])), group_size=g,
+                                   router=router)
+    m2 = wt.W4A16MoE.from_moe(moe, device=device, top_k=k)
+    for name in ("w13_qweight", "w13_scales", "w13_zeros", "w2_qweight", "w2_scales", "w2_zeros", "router"):
+        assert torch.equal(getattr(m2, name).cpu(), getattr(m, name).cpu()), name
+    assert torch.equal(m2(x), y)
+    assert moe.tensors()["w13_zeros"].shape == (e, 2 * i // 8, h // g)

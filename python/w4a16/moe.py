@@ -105,6 +105,12 @@ class MoE:
     router_dtype = property(lambda self: self._moe.router_dtype, doc="the router [E, H] as stored; None without one")
     bytes = property(lambda self: self._moe.nbytes, doc="bytes of the packed experts (w13 + w2, all E)")
 
+    def tensors(self) -> dict:
+        """The stacked canonical tensors, as from_canonical takes them (read-only numpy views;
+        bfloat16 as uint16 bits; absent = None): w13_qweight, w13_scales, w13_zeros, w2_qweight,
+        w2_scales, w2_zeros, router."""
+        return self._moe.tensors()
+
     @property
     def prepared(self) -> list:
         """The CUDA layers prepared so far: dtype, device_index, layout, weight_bytes, workspace_bytes."""

@@ -29,6 +29,7 @@ torch.compile / FakeTensor the output shapes without running anything):
 
 W4A16Linear(nn.Module) holds the canonical tensors as buffers and calls w4a16::gemm; build it
 from an AWQ/GPTQ layer (tensors or a checkpoint folder + prefix) or from a float nn.Linear.
+W4A16MoE(nn.Module) holds the stacked experts (and the router) as buffers and calls w4a16::moe.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from .errors import ArgumentError, fail
 from .linear import QuantizedLinear, load_linear
 from .moe import MoE
 
-__all__ = ["W4A16Linear", "gemm", "moe", "prepare", "to_torch"]
+__all__ = ["W4A16Linear", "W4A16MoE", "gemm", "moe", "prepare", "to_torch"]
 
 _PREPARE_SCHEMA = (
     "prepare(Tensor qweight, Tensor? qzeros, Tensor scales, Tensor? g_idx, str format, int group_size, "
@@ -342,6 +343,75 @@ class W4A16Linear(torch.nn.Module):
         layer = QuantizedLinear.quantize(w.cpu(), group_size, scalar_type, bias,
                                          scale_dtype="bfloat16" if sd == torch.bfloat16 else "float16")
         return cls.from_quantized(layer, w.device, backend)
+
+
+class W4A16MoE(torch.nn.Module):
+    """A mixture-of-experts layer (Qwen3-MoE / Mixtral style) with 4-bit experts in the stacked canonical layout
+    (buffers), run by w4a16::moe; the router [E, H] (a buffer, optional) routes in torch: fp32 logits, softmax,
+    top k, renormalized over the k unless renormalize=False.
+
+    Constructors: from_checkpoint (folder + layer), from_moe (a w4a16.MoE), or the stacked tensors themselves.
+    forward(x [T, H], topk_ids=None, topk_weights=None): the caller's routing when given, else the router's.
+    """
+
+    def __init__(self, w13_qweight: torch.Tensor, w13_scales: torch.Tensor, w2_qweight: torch.Tensor,
+                 w2_scales: torch.Tensor, w13_zeros: Optional[torch.Tensor] = None,
+                 w2_zeros: Optional[torch.Tensor] = None, router: Optional[torch.Tensor] = None, *, group_size: int,
+                 scalar_type: Optional[str] = None, top_k: int = 8, renormalize: bool = True):
+        super().__init__()
+        w13_zeros = None if _absent(w13_zeros) else w13_zeros
+        w2_zeros = None if _absent(w2_zeros) else w2_zeros
+        self.experts, self.hidden = int(w13_qweight.shape[0]), int(w13_qweight.shape[2]) * 8
+        self.intermediate = int(w13_qweight.shape[1]) // 2
+        self.group_size = int(group_size)
+        self.scalar_type = scalar_type or ("uint4" if w13_zeros is not None else "uint4b8")
+        self.top_k, self.renormalize = int(top_k), bool(renormalize)
+        for name, t in (("w13_qweight", w13_qweight), ("w13_scales", w13_scales), ("w13_zeros", w13_zeros),
+                        ("w2_qweight", w2_qweight), ("w2_scales", w2_scales), ("w2_zeros", w2_zeros),
+                        ("router", None if _absent(router) else router)):
+            self.register_buffer(name, t)
+
+    def route(self, x: torch.Tensor):
+        """(topk_ids int32 [T, k], topk_weights float32 [T, k]) from the router, in torch (on x's device)."""
+        if self.router is None:
+            raise fail(ArgumentError, "topk_ids", "topk_ids and topk_weights (this module has no router)", "None")
+        probs = torch.softmax(x.float() @ self.router.float().t(), dim=-1)
+        weights, ids = torch.topk(probs, self.top_k, dim=-1)
+        if self.renormalize:
+            weights = weights / weights.sum(dim=-1, keepdim=True)
+        return ids.to(torch.int32), weights
+
+    def forward(self, x: torch.Tensor, topk_ids: Optional[torch.Tensor] = None,
+                topk_weights: Optional[torch.Tensor] = None) -> torch.Tensor:
+        if (topk_ids is None) != (topk_weights is None):
+            raise fail(ArgumentError, "topk_weights" if topk_weights is None else "topk_ids",
+                       "an array, since the other of topk_ids / topk_weights was given (both or neither)", "None")
+        if topk_ids is None:
+            topk_ids, topk_weights = self.route(x)
+        return torch.ops.w4a16.moe(x, topk_ids, topk_weights, self.w13_qweight, self.w13_scales, self.w13_zeros,
+                                   self.w2_qweight, self.w2_scales, self.w2_zeros, self.group_size, self.scalar_type)
+
+    def extra_repr(self) -> str:
+        return (f"experts={self.experts}, hidden={self.hidden}, intermediate={self.intermediate}, "
+                f"group_size={self.group_size}, scalar_type={self.scalar_type}, top_k={self.top_k}, "
+                f"renormalize={self.renormalize}, router={self.router is not None}")
+
+    @classmethod
+    def from_moe(cls, moe: MoE, device=None, top_k: int = 8, renormalize: bool = True) -> "W4A16MoE":
+        device = torch.device(device or "cpu")
+        t = moe.tensors()
+        bf16 = moe.scale_dtype == "bfloat16"
+        w = {k: to_torch(t[k], device, bf16 and k.endswith("_scales"))  # the int32 words stay int32
+             for k in ("w13_qweight", "w13_scales", "w13_zeros", "w2_qweight", "w2_scales", "w2_zeros")}
+        router = to_torch(t["router"], device, moe.router_dtype == "bfloat16")
+        return cls(**w, router=router, group_size=moe.group_size, scalar_type=moe.scalar_type, top_k=top_k,
+                   renormalize=renormalize)
+
+    @classmethod
+    def from_checkpoint(cls, dir: str, layer: int, device=None, top_k: int = 8,
+                        renormalize: bool = True) -> "W4A16MoE":
+        """Layer `layer` of a Hugging Face AWQ / GPTQ MoE folder (experts and router, as w4a16.load_moe)."""
+        return cls.from_moe(MoE.load(dir, layer), device, top_k, renormalize)
 
 
 _ = _core  # the extension is loaded through .linear; imported here so the dependency is explicit
