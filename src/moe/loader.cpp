@@ -84,8 +84,8 @@ MoeLayer load_moe_layer(const std::string& checkpoint_dir, int layer) {
   return out;
 }
 
-MoeLayer moe_layer_from_experts(std::span<const CanonicalView> gate, std::span<const CanonicalView> up,
-                                std::span<const CanonicalView> down, const TensorView& router) {
+MoeLayer moe_layer_from_experts(const std::vector<CanonicalView>& gate, const std::vector<CanonicalView>& up,
+                                const std::vector<CanonicalView>& down, const TensorView& router) {
   if (gate.empty()) fail(ErrorCode::invalid_argument, "gate", "one canonical layer per expert (E >= 1)", "none");
   if (up.size() != gate.size() || down.size() != gate.size())
     fail(ErrorCode::invalid_argument, up.size() != gate.size() ? "up" : "down",

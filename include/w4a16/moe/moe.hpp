@@ -11,7 +11,6 @@
 // Experts carry no bias and no act-order permutation (rejected by MoeWeights).
 #pragma once
 #include <cstdint>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -115,8 +114,8 @@ MoeLayer load_moe_layer(const std::string& checkpoint_dir, int layer);
 // and scale dtype, no bias, no act-order; E = gate.size() = up.size() = down.size() >= 1. router: [E, H] float16 or
 // bfloat16 on the host (copied), or an undefined view: a layer without a router, whose callers give the routing
 // (topk_ids / topk_weights), as an inference engine that routes on its own does. Every argument is checked by name.
-MoeLayer moe_layer_from_experts(std::span<const CanonicalView> gate, std::span<const CanonicalView> up,
-                                std::span<const CanonicalView> down, const TensorView& router);
+MoeLayer moe_layer_from_experts(const std::vector<CanonicalView>& gate, const std::vector<CanonicalView>& up,
+                                const std::vector<CanonicalView>& down, const TensorView& router);
 
 // The stacked canonical tensors of all E experts, as MoeWeights holds them (host, contiguous; zeros for uint4 only):
 //   w13_qweight int32 [E, 2I, H/8], w13_scales f16|bf16 [E, 2I, G13], w13_zeros int32 [E, 2I/8, G13]
