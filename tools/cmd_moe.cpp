@@ -144,7 +144,7 @@ Command moe_command() {
   return {{"moe",
            "run one mixture-of-experts layer of a checkpoint on random tokens, checked against the f64 reference",
            {"DIR"},
-           {{"layer", "L", "decoder layer whose mlp.experts.* and mlp.gate.weight are loaded", "0"},
+           {{"layer", "L", "decoder layer whose mlp.experts.* and mlp.gate.weight (Mixtral: block_sparse_moe.*) are loaded", "0"},
             {"tokens", "T", "tokens (rows of x ~ N(0, 1), seeded)", "16"},
             {"top-k", "K", "experts per token", "8"},
             {"no-renormalize", "", "keep the softmax probabilities of the top k (default: renormalized over them, as Qwen3-MoE)"},
@@ -155,7 +155,8 @@ Command moe_command() {
             {"repeat", "R", "time R calls after a warm-up and print the median", "0: one call"},
             {"seed", "S", "random seed of x", "1"}},
            "Loads model.layers.L.mlp.experts.E.{gate,up,down}_proj (AWQ or GPTQ, as config.json says) and\n"
-           "model.layers.L.mlp.gate.weight, routes the tokens with the router, runs the layer\n"
+           "model.layers.L.mlp.gate.weight (or Mixtral's block_sparse_moe.experts.E.{w1,w3,w2} and\n"
+           "block_sparse_moe.gate.weight), routes the tokens with the router, runs the layer\n"
            "(out = sum over the top k of weight x down(silu(gate(x)) * up(x))) and checks it. Tolerances\n"
            "(relative L2 error vs the reference): float16 2e-3, bfloat16 1e-2. Exit code 1 if above."},
           run_moe};

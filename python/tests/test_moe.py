@@ -14,13 +14,15 @@ H, I, E, G = 128, 64, 8, 64  # hidden, intermediate per expert, experts, group s
 FORMATS = [("awq", "uint4"), ("gptq", "uint4b8"), ("gptq", "uint4")]
 
 
-def write_moe_checkpoint(d, rng, fmt, scalar, scale_dtype, layer=0, experts=E, router_dtype="float16"):
+def write_moe_checkpoint(d, rng, fmt, scalar, scale_dtype, layer=0, experts=E, router_dtype="float16", mixtral=False):
     """Layer `layer` of a Qwen3-MoE-like folder; returns ([(gate, up, down)] float64 weights, router).
-    router_dtype "bfloat16": the router stored as BF16 (written from its bits)."""
-    base = f"model.layers.{layer}.mlp."
+    router_dtype "bfloat16": the router stored as BF16 (written from its bits). mixtral: Mixtral's names
+    (block_sparse_moe.experts.E.{w1, w3, w2}, block_sparse_moe.gate.weight)."""
+    base = f"model.layers.{layer}.{'block_sparse_moe' if mixtral else 'mlp'}."
+    names = ("w1", "w3", "w2") if mixtral else ("gate_proj", "up_proj", "down_proj")
     layers, dense = {}, []
     for e in range(experts):
-        shapes = {"gate_proj": (I, H), "up_proj": (I, H), "down_proj": (H, I)}
+        shapes = dict(zip(names, ((I, H), (I, H), (H, I))))
         ws = []
         for name, shape in shapes.items():
             w = w4a16.quantize(0.1 * rng.standard_normal(shape).astype(np.float32), G, scalar, scale_dtype=scale_dtype)
@@ -406,6 +408,18 @@ def test_from_experts_rejections(rng):
         w4a16.MoE.from_canonical(w13["qweight"], w13["scales"][:, :, :1], w2["qweight"], w2["scales"], w13["zeros"],
                                  w2["zeros"], group_size=G)
     assert str(e.value).startswith("w13_scales: expected float16 [E, 2I, G13]")
+
+
+def test_mixtral_names(tmp_path, rng):
+    experts, router = write_moe_checkpoint(tmp_path, rng, "awq", "uint4", "float16", layer=1, experts=4, mixtral=True)
+    moe = w4a16.load_moe(tmp_path, 1)
+    assert moe.experts == 4
+    x, x64 = make_x(rng, 5, "float16")
+    ids, w = np_route(x64, router, 2)
+    assert rel_err(values(moe(x, top_k=2), "float16"), np_moe(x64, experts, ids, w)) <= TOL["float16"]
+    with pytest.raises(w4a16.NotFoundError) as e:
+        w4a16.load_moe(tmp_path, 0)
+    assert "model.layers.0.mlp.gate.weight" in str(e.value) and "block_sparse_moe.gate.weight" in str(e.value)
 
 
 # ---- CUDA (a CUDA build, a GPU and torch with CUDA) -------------------------------------------

@@ -91,7 +91,8 @@ class MoE:
     @classmethod
     def load(cls, dir: str, layer: int) -> "MoE":
         """Layer `layer` of a checkpoint folder: model.layers.L.mlp.experts.E.{gate,up,down}_proj
-        (AWQ or GPTQ, as config.json says) and model.layers.L.mlp.gate.weight (the router)."""
+        (AWQ or GPTQ, as config.json says) and model.layers.L.mlp.gate.weight (the router), or
+        Mixtral's block_sparse_moe.experts.E.{w1,w3,w2} and block_sparse_moe.gate.weight."""
         return cls(_core.load_moe(str(dir), int(layer)))
 
     # ---- properties ------------------------------------------------------------------------

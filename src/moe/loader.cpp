@@ -1,7 +1,10 @@
 // Loading one MoE layer from a Hugging Face AWQ or GPTQ checkpoint folder, or building one from experts already in
-// memory (per-expert canonical views, or the stacked canonical tensors):
-//   model.layers.L.mlp.experts.E.{gate_proj,up_proj,down_proj}.{qweight,qzeros,scales[,g_idx]}
-//   model.layers.L.mlp.gate.weight [E, H] 16-bit router
+// memory (per-expert canonical views, or the stacked canonical tensors). The two namings of the field:
+//   Qwen3-MoE (Qwen2-MoE, OLMoE): model.layers.L.mlp.experts.E.{gate_proj,up_proj,down_proj}.{qweight,qzeros,scales[,g_idx]}
+//                                 model.layers.L.mlp.gate.weight [E, H] 16-bit router
+//   Mixtral:                      model.layers.L.block_sparse_moe.experts.E.{w1,w3,w2}.* (w1 gate, w3 up, w2 down)
+//                                 model.layers.L.block_sparse_moe.gate.weight
+// (Qwen2-MoE's shared expert, mlp.shared_expert.*, is a plain MLP beside the routed ones: not part of this layer.)
 // Each expert's three linears are converted by io::HfCheckpoint::load_linear (w4a16::formats,
 // exact) and stacked into the fused MoeWeights (w13 = gate rows then up rows).
 // Checked by tests/moe/test_moe_loader.cpp.
@@ -56,10 +59,22 @@ HostTensor copy_router(const TensorView& router, const std::string& arg, std::in
 
 MoeLayer load_moe_layer(const std::string& checkpoint_dir, int layer) {
   const io::HfCheckpoint ck = io::HfCheckpoint::open(checkpoint_dir);
-  const std::string base = "model.layers." + std::to_string(layer) + ".mlp.";
+  struct Naming {
+    const char* block;                    // the MoE block under model.layers.L
+    const char *gate, *up, *down;         // the expert's three linears
+  };
+  constexpr Naming kQwen{"mlp", "gate_proj", "up_proj", "down_proj"}, kMixtral{"block_sparse_moe", "w1", "w3", "w2"};
+  const std::string layer_base = "model.layers." + std::to_string(layer) + ".";
+  Naming naming = kQwen;
+  if (!ck.store().contains(layer_base + kQwen.block + ".gate.weight") &&
+      ck.store().contains(layer_base + kMixtral.block + ".gate.weight"))
+    naming = kMixtral;
+  const std::string base = layer_base + naming.block + ".";
   const std::string router_name = base + "gate.weight";
   if (!ck.store().contains(router_name))
-    fail(ErrorCode::not_found, router_name, "the router [E, hidden] of layer " + std::to_string(layer),
+    fail(ErrorCode::not_found, router_name,
+         "the router [E, hidden] of layer " + std::to_string(layer) + " (or " + layer_base + kMixtral.block +
+             ".gate.weight, Mixtral's naming)",
          "no such tensor in " + checkpoint_dir);
   const TensorView router = ck.store().view(router_name);
   if (router.rank != 2 || !is_activation_dtype(router.dtype))
@@ -70,11 +85,12 @@ MoeLayer load_moe_layer(const std::string& checkpoint_dir, int layer) {
   MoeLayer out;
   for (int e = 0; e < E; ++e) {
     const std::string p = base + "experts." + std::to_string(e) + ".";
-    QuantizedLinear gate = ck.load_linear(p + "gate_proj");
-    QuantizedLinear up = ck.load_linear(p + "up_proj");
-    QuantizedLinear down = ck.load_linear(p + "down_proj");
-    if (e == 0) out.weights = weights_like(E, gate.view(), down.view(), router.size(1), p + "gate_proj", p + "down_proj",
-                                        ErrorCode::format_error);
+    QuantizedLinear gate = ck.load_linear(p + naming.gate);
+    QuantizedLinear up = ck.load_linear(p + naming.up);
+    QuantizedLinear down = ck.load_linear(p + naming.down);
+    if (e == 0)
+      out.weights = weights_like(E, gate.view(), down.view(), router.size(1), p + naming.gate, p + naming.down,
+                                 ErrorCode::format_error);
     if (gate.act_order() || up.act_order() || down.act_order())
       fail(ErrorCode::unsupported, p + "*.g_idx", "g_idx in group order (desc_act MoE experts are not supported)",
            "an act-order permutation");

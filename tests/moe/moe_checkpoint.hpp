@@ -22,10 +22,11 @@ struct Expert {
   QuantizedLinear gate, up, down;
 };
 
-// Writes layer `layer` of a checkpoint with E experts; returns the originals.
+// Writes layer `layer` of a checkpoint with E experts; returns the originals. mixtral: Mixtral's names
+// (block_sparse_moe.experts.E.{w1,w3,w2}, block_sparse_moe.gate.weight) instead of Qwen3-MoE's.
 inline std::vector<Expert> write_checkpoint(const fs::path& dir, const std::string& method, ScalarType st, int E,
                                             std::int64_t H, std::int64_t I, int g, int layer, HostTensor& router,
-                                            bool drop_one = false) {
+                                            bool drop_one = false, bool mixtral = false) {
   std::vector<Expert> ex;
   std::vector<std::pair<std::string, TensorView>> tensors;
   std::vector<formats::AwqHost> awq;
@@ -33,13 +34,15 @@ inline std::vector<Expert> write_checkpoint(const fs::path& dir, const std::stri
   awq.reserve(3 * E);
   gptq.reserve(3 * E);
   formats::GptqVersion version = formats::GptqVersion::v1;
-  const std::string base = "model.layers." + std::to_string(layer) + ".mlp.";
+  const std::string base = "model.layers." + std::to_string(layer) + (mixtral ? ".block_sparse_moe." : ".mlp.");
   for (int e = 0; e < E; ++e) {
     Expert x{test::random_linear({I, H, g, st}, DType::f16, false, false),
              test::random_linear({I, H, g, st}, DType::f16, false, false),
              test::random_linear({H, I, g, st}, DType::f16, false, false)};
     const QuantizedLinear* parts[3] = {&x.gate, &x.up, &x.down};
-    const char* names[3] = {"gate_proj", "up_proj", "down_proj"};
+    const char* qwen_names[3] = {"gate_proj", "up_proj", "down_proj"};
+    const char* mixtral_names[3] = {"w1", "w3", "w2"};
+    const char* const* names = mixtral ? mixtral_names : qwen_names;
     for (int i = 0; i < 3; ++i) {
       const std::string p = base + "experts." + std::to_string(e) + "." + names[i];
       if (drop_one && e == E - 1 && i == 2) continue;

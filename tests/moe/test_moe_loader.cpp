@@ -27,6 +27,19 @@ fs::path fresh_dir(const std::string& tag) {
   return d;
 }
 
+// The message of the Error that `f` throws (a failure if it throws none or another code).
+template <class F>
+std::string error_of(F&& f, ErrorCode code) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return {};
+}
+
 void expect_same(const CanonicalView& got, std::int64_t row0, const CanonicalView& want, const std::string& what) {
   for (std::int64_t n = 0; n < want.spec.n; ++n) {
     for (std::int64_t g = 0; g < want.spec.groups(); ++g) {
@@ -41,6 +54,7 @@ struct Case {
   std::string method;
   ScalarType st;
   int g;
+  bool mixtral = false;  // Mixtral's tensor names
 };
 class MoeLoader : public ::testing::TestWithParam<Case> {};
 
@@ -50,7 +64,7 @@ TEST_P(MoeLoader, ExpertsComeBackBitForBit) {
   const std::int64_t H = 64, I = 32;
   fs::path dir = fresh_dir(c.method);
   HostTensor router;
-  std::vector<Expert> ex = write_checkpoint(dir, c.method, c.st, E, H, I, c.g, layer, router);
+  std::vector<Expert> ex = write_checkpoint(dir, c.method, c.st, E, H, I, c.g, layer, router, false, c.mixtral);
   MoeLayer L = load_moe_layer(dir.string(), layer);
   const MoeSpec& s = L.weights.spec();
   EXPECT_EQ(s.experts, E);
@@ -66,13 +80,24 @@ TEST_P(MoeLoader, ExpertsComeBackBitForBit) {
   ASSERT_EQ(L.router.dtype(), DType::bf16);
   ASSERT_EQ(L.router.nbytes(), router.nbytes());
   EXPECT_EQ(std::memcmp(L.router.data(), router.data(), router.nbytes()), 0);
-  EXPECT_THROW(load_moe_layer(dir.string(), layer + 1), Error);  // no such layer
+  // No such layer: both namings' routers are named.
+  const std::string m = error_of([&] { load_moe_layer(dir.string(), layer + 1); }, ErrorCode::not_found);
+  EXPECT_NE(m.find("model.layers.3.mlp.gate.weight"), std::string::npos) << m;
+  EXPECT_NE(m.find("model.layers.3.block_sparse_moe.gate.weight"), std::string::npos) << m;
   fs::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, MoeLoader,
                          ::testing::Values(Case{"awq", ScalarType::uint4, 32}, Case{"gptq", ScalarType::uint4b8, 32},
-                                           Case{"gptq", ScalarType::uint4, kChannelwise}));
+                                           Case{"gptq", ScalarType::uint4, kChannelwise},
+                                           Case{"awq", ScalarType::uint4, 32, true},
+                                           Case{"gptq", ScalarType::uint4b8, kChannelwise, true}),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           const Case& c = i.param;
+                           return c.method + "_" + std::string(scalar_type_name(c.st)) + "_g" +
+                                  (c.g == kChannelwise ? std::string("ch") : std::to_string(c.g)) +
+                                  (c.mixtral ? "_mixtral" : "");
+                         });
 
 TEST(MoeLoaderReject, MissingExpertTensor) {
   fs::path dir = fresh_dir("missing");
@@ -120,19 +145,6 @@ ExpertViews views_of(const std::vector<testckpt::Expert>& ex) {
     v.down.push_back(x.down.view());
   }
   return v;
-}
-
-// The message of the Error that `f` throws (a failure if it throws none or another code).
-template <class F>
-std::string error_of(F&& f, ErrorCode code) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return {};
 }
 
 TEST_P(MoeLoader, FromExpertsAndFromStackedEqualTheLoadedLayer) {

@@ -107,6 +107,8 @@ struct MoeLayer {
 // A Hugging Face MoE checkpoint folder (AWQ or GPTQ, config.json quantization_config):
 //   model.layers.L.mlp.experts.E.{gate_proj,up_proj,down_proj}.{qweight,qzeros,scales[,g_idx]}
 //   model.layers.L.mlp.gate.weight  [E, H] f16|bf16 (the router, left unquantized)
+// or Mixtral's names for the same: model.layers.L.block_sparse_moe.experts.E.{w1,w3,w2}.* (gate, up, down) and
+// model.layers.L.block_sparse_moe.gate.weight (taken where the layer has no mlp.gate.weight).
 MoeLayer load_moe_layer(const std::string& checkpoint_dir, int layer);
 
 // A layer from experts already in memory, each in the canonical layout (e.g. converted one by one from AWQ / GPTQ
