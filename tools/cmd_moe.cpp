@@ -75,8 +75,8 @@ int run_moe(const ParsedArgs& a) {
   if (layer < 0) usage_fail("--layer", "a layer index >= 0", std::to_string(layer));
   const std::int64_t T = a.get_int("tokens", 16);
   if (T < 1 || T > (std::int64_t{1} << 20)) usage_fail("--tokens", "1..1048576", std::to_string(T));
-  const std::int64_t k = a.get_int("top-k", 8);
-  if (k < 1 || k > 32) usage_fail("--top-k", "1..32 (and at most the experts)", std::to_string(k));
+  const std::int64_t k_arg = a.get_int("top-k", 0);  // 0: the layer's (config.json)
+  if (a.has("top-k") && (k_arg < 1 || k_arg > 32)) usage_fail("--top-k", "1..32 (and at most the experts)", std::to_string(k_arg));
   const std::int64_t check = a.get_int("check", 16);
   if (check < 0) usage_fail("--check", "a token count >= 0 (0: no check)", std::to_string(check));
   const std::int64_t repeats = a.get_int("repeat", 0);
@@ -94,6 +94,10 @@ int run_moe(const ParsedArgs& a) {
   std::printf("%s layer %lld: %lld experts (%s), router %s, %s of packed experts\n", dir.c_str(), static_cast<long long>(layer),
               static_cast<long long>(s.experts), s.describe().c_str(), describe(L.router.view()).c_str(),
               human_bytes(L.weights.nbytes()).c_str());
+  const std::int64_t k = a.has("top-k") ? k_arg : L.routing.top_k;
+  const bool renormalize = a.has("no-renormalize") ? false : L.routing.renormalize;
+  std::printf("routing: top-%lld, %s (%s)\n", static_cast<long long>(k), renormalize ? "renormalized" : "softmax weights kept",
+              a.has("top-k") || a.has("no-renormalize") ? "command line" : L.routing_from.c_str());
 
   // Tokens ~ N(0, 1) in the activation dtype, routed by the layer's router (fp32 logits, top-k softmax).
   HostTensor x(act, {T, s.hidden});
@@ -105,7 +109,7 @@ int run_moe(const ParsedArgs& a) {
   moe::router_logits_cpu(x.view(), L.router.view(), logits.data());
   std::vector<std::int32_t> ids(static_cast<std::size_t>(T * k));
   std::vector<float> tw(ids.size());
-  moe::route_cpu(logits.data(), T, static_cast<int>(s.experts), {static_cast<int>(k), !a.has("no-renormalize")}, ids.data(), tw.data());
+  moe::route_cpu(logits.data(), T, static_cast<int>(s.experts), {static_cast<int>(k), renormalize}, ids.data(), tw.data());
 
   MoeRun r;
   if (device == Device::cpu) {
@@ -116,7 +120,7 @@ int run_moe(const ParsedArgs& a) {
 #endif
   }
   std::printf("%lld tokens, top-%lld%s, %s: ran on %s", static_cast<long long>(T), static_cast<long long>(k),
-              a.has("no-renormalize") ? " (softmax weights kept)" : "", std::string(dtype_name(act)).c_str(), r.path.c_str());
+              renormalize ? "" : " (softmax weights kept)", std::string(dtype_name(act)).c_str(), r.path.c_str());
   if (repeats > 0) std::printf(", %.3f ms per call (median of %lld)", r.median_ms, static_cast<long long>(repeats));
   std::printf("\n");
 
@@ -146,8 +150,8 @@ Command moe_command() {
            {"DIR"},
            {{"layer", "L", "decoder layer whose mlp.experts.* and mlp.gate.weight (Mixtral: block_sparse_moe.*) are loaded", "0"},
             {"tokens", "T", "tokens (rows of x ~ N(0, 1), seeded)", "16"},
-            {"top-k", "K", "experts per token", "8"},
-            {"no-renormalize", "", "keep the softmax probabilities of the top k (default: renormalized over them, as Qwen3-MoE)"},
+            {"top-k", "K", "experts per token", "config.json's num_experts_per_tok, else min(8, experts)"},
+            {"no-renormalize", "", "keep the softmax probabilities of the top k (default: config.json's norm_topk_prob; renormalized over the k where absent, and for Mixtral)"},
             {"dtype", "T", "float16 or bfloat16 activations", "float16"},
             {"device", "D", "cpu (the fast path, all hardware threads) or cuda (the CUDA layer)", "cpu"},
             {"block", "B", "CUDA: force the slots per block (1, 8, 32, 64, 128)", "0: chosen by T"},

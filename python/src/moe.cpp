@@ -331,6 +331,11 @@ void bind_moe(nb::module_& m) {
                                                  : std::nullopt;
                    })
       .def_prop_ro("nbytes", [](const PyMoe& s) { return s.layer.weights.nbytes(); })
+      .def_prop_ro("routing",
+                   [](const PyMoe& s) {
+                     return nb::make_tuple(s.layer.routing.top_k, s.layer.routing.renormalize, s.layer.routing_from);
+                   },
+                   "(top_k, renormalize, where from): the layer's routing (config.json, else the defaults)")
       .def("describe", [](const PyMoe& s) { return s.spec().describe(); })
       .def("check_x",
            [](const PyMoe& s, const InArray& x, std::string_view bits16) {

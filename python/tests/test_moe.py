@@ -103,6 +103,9 @@ def test_load_properties_and_repr(ckpt):
     assert repr(moe) == (f"MoE(E={E} H={H} I={I} g={G} {ckpt['scalar']}, scales float16, router float16, "
                          f"{moe.bytes} bytes)")
     assert moe.prepared == []
+    # the routing of config.json (the fixture writes num_experts_per_tok 2, norm_topk_prob true)
+    assert (moe.top_k, moe.renormalize) == (2, True)
+    assert moe.routing_from == "config.json: num_experts_per_tok = 2, norm_topk_prob = true"
 
 
 def test_load_errors(ckpt, tmp_path):
@@ -183,6 +186,7 @@ def test_reference_agrees(ckpt, rng, dtype):
     y = moe(x, topk_ids=ids, topk_weights=w, **kw(dtype))
     assert rel_err(values(y, dtype), values(ref, dtype)) <= TOL[dtype]
     np.testing.assert_array_equal(moe(x, top_k=2, **kw(dtype)), y)  # the router's routing is route()'s
+    np.testing.assert_array_equal(moe(x, **kw(dtype)), y)  # and config.json's top 2 when the call does not say
 
 
 def test_given_routing_and_experts_without_tokens(ckpt, rng):
@@ -367,6 +371,7 @@ def test_from_experts_without_a_router(rng):
     layers, dense = quantized_experts(rng, "uint4", "float16", experts=4)
     moe = w4a16.MoE.from_experts(*zip(*layers))
     assert moe.router_dtype is None and moe.experts == 4 and moe.tensors()["router"] is None
+    assert (moe.top_k, moe.renormalize, moe.routing_from) == (4, True, "default")  # min(8, E)
     x, x64 = make_x(rng, 3, "float16")
     ids = np.array([[3, 0], [1, 3], [2, 2]], np.int32)
     w = np.array([[0.7, 0.3], [0.5, 0.5], [0.4, 0.6]], np.float32)

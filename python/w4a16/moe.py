@@ -1,7 +1,7 @@
 """MoE: one mixture-of-experts layer (Qwen3-MoE / Mixtral style) of a Hugging Face checkpoint.
 
     moe = w4a16.load_moe("ckpt/", layer=0)       # AWQ or GPTQ experts + the unquantized router
-    y = moe(x)                                   # x [T, H] -> y [T, H]: routed by the router, top 8
+    y = moe(x)                                   # x [T, H] -> y [T, H]: routed by the router, config.json's top k
     ids, weights = moe.route(x, top_k=8)         # the routing alone (host, numpy)
 
     # experts already in memory (an engine that loads its own weights and routes on its own):
@@ -105,6 +105,13 @@ class MoE:
     scale_dtype = property(lambda self: self._moe.scale_dtype, doc='"float16" or "bfloat16"')
     router_dtype = property(lambda self: self._moe.router_dtype, doc="the router [E, H] as stored; None without one")
     bytes = property(lambda self: self._moe.nbytes, doc="bytes of the packed experts (w13 + w2, all E)")
+    top_k = property(lambda self: self._moe.routing[0],
+                     doc="experts per token when a call does not say: config.json's num_experts_per_tok, else min(8, E)")
+    renormalize = property(lambda self: self._moe.routing[1],
+                           doc="whether the top-k weights are renormalized when a call does not say: config.json's "
+                               "norm_topk_prob (Mixtral: True), else True")
+    routing_from = property(lambda self: self._moe.routing[2], doc='where top_k / renormalize came from ("default" or '
+                                                                   'the config.json fields)')
 
     def tensors(self) -> dict:
         """The stacked canonical tensors, as from_canonical takes them (read-only numpy views;
@@ -123,24 +130,32 @@ class MoE:
 
     # ---- running ---------------------------------------------------------------------------
 
-    def route(self, x, top_k: int = 8, renormalize: bool = True, *, dtype: Optional[str] = None):
+    def _routing(self, top_k: Optional[int], renormalize: Optional[bool]):
+        return (self.top_k if top_k is None else int(top_k),
+                self.renormalize if renormalize is None else bool(renormalize))
+
+    def route(self, x, top_k: Optional[int] = None, renormalize: Optional[bool] = None, *,
+              dtype: Optional[str] = None):
         """(topk_ids int32 [T, k], topk_weights float32 [T, k]) as numpy arrays: softmax over the
         router's fp32 logits, the top k (descending, ties to the lower id), renormalized over
-        those k unless renormalize=False. Runs on the host: CUDA x is copied there first.
-        A layer built without a router refuses (its callers give the routing)."""
+        those k unless renormalize=False; None = the layer's (top_k, renormalize: config.json's).
+        Runs on the host: CUDA x is copied there first. A layer built without a router refuses
+        (its callers give the routing)."""
         x = _arrays.host(x)
         kind = _arrays.kind_of(x)
         x2, _ = _rows(x, kind)
-        return self._moe.route(_arrays.export(x2, kind), int(top_k), bool(renormalize), _arrays.bits16(dtype))
+        k, renorm = self._routing(top_k, renormalize)
+        return self._moe.route(_arrays.export(x2, kind), k, renorm, _arrays.bits16(dtype))
 
-    def __call__(self, x, *, top_k: int = 8, renormalize: bool = True, topk_ids=None, topk_weights=None,
-                 out=None, dtype: Optional[str] = None, threads: int = 0, block: int = 0,
+    def __call__(self, x, *, top_k: Optional[int] = None, renormalize: Optional[bool] = None, topk_ids=None,
+                 topk_weights=None, out=None, dtype: Optional[str] = None, threads: int = 0, block: int = 0,
                  stream: Optional[int] = None):
         """y [T, H] (or [H]) in x's framework, dtype and device.
 
-        Routing: by the layer's router (top_k, renormalize) unless topk_ids int32 [T, k] and
-        topk_weights float32 [T, k] are given (both, on x's device). On CUDA, routing by the
-        router copies x to the host and waits for it; given device ids do not.
+        Routing: by the layer's router (top_k, renormalize; None = the layer's, from config.json)
+        unless topk_ids int32 [T, k] and topk_weights float32 [T, k] are given (both, on x's
+        device). On CUDA, routing by the router copies x to the host and waits for it; given
+        device ids do not.
         dtype: "bfloat16" when x is a numpy uint16 array of bfloat16 bits (y is then bits too).
         out: an optional [T, H] array to write into. threads: CPU threads (0: all).
         block: CUDA slots per block, 0 = chosen (1, 8, 32, 64, 128 force a path).
@@ -162,9 +177,10 @@ class MoE:
         if t > 0:  # nothing to compute otherwise; the layer need not accept empty views
             if stream is None:
                 stream = _arrays.current_stream(x2, kind)
+            k, renorm = self._routing(top_k, renormalize)
             self._moe.run(_arrays.export(x2, kind), _arrays.export(y2, _arrays.kind_of(y2, "out")),
-                          _export(topk_ids, "topk_ids"), _export(topk_weights, "topk_weights"), int(top_k),
-                          bool(renormalize), int(threads), int(block), int(stream), b16)
+                          _export(topk_ids, "topk_ids"), _export(topk_weights, "topk_weights"), k, renorm,
+                          int(threads), int(block), int(stream), b16)
         if out is None and one:
             return y.reshape(self.hidden)
         return y
@@ -188,9 +204,9 @@ class MoE:
                                 _arrays.export(y, kind), b16)
         return y.reshape(self.hidden) if one else y
 
-    def explain(self, tokens: int, top_k: int = 8) -> str:
+    def explain(self, tokens: int, top_k: Optional[int] = None) -> str:
         """How the CUDA layer runs T tokens: the slots per block it chooses, and why (CUDA builds)."""
-        return _core.moe_explain_block(int(tokens), int(top_k), self.experts)
+        return _core.moe_explain_block(int(tokens), self._routing(top_k, None)[0], self.experts)
 
 
 def load_moe(dir: str, layer: int) -> MoE:

@@ -357,7 +357,7 @@ class W4A16MoE(torch.nn.Module):
     def __init__(self, w13_qweight: torch.Tensor, w13_scales: torch.Tensor, w2_qweight: torch.Tensor,
                  w2_scales: torch.Tensor, w13_zeros: Optional[torch.Tensor] = None,
                  w2_zeros: Optional[torch.Tensor] = None, router: Optional[torch.Tensor] = None, *, group_size: int,
-                 scalar_type: Optional[str] = None, top_k: int = 8, renormalize: bool = True):
+                 scalar_type: Optional[str] = None, top_k: Optional[int] = None, renormalize: bool = True):
         super().__init__()
         w13_zeros = None if _absent(w13_zeros) else w13_zeros
         w2_zeros = None if _absent(w2_zeros) else w2_zeros
@@ -365,7 +365,8 @@ class W4A16MoE(torch.nn.Module):
         self.intermediate = int(w13_qweight.shape[1]) // 2
         self.group_size = int(group_size)
         self.scalar_type = scalar_type or ("uint4" if w13_zeros is not None else "uint4b8")
-        self.top_k, self.renormalize = int(top_k), bool(renormalize)
+        self.top_k = min(8, self.experts) if top_k is None else int(top_k)
+        self.renormalize = bool(renormalize)
         for name, t in (("w13_qweight", w13_qweight), ("w13_scales", w13_scales), ("w13_zeros", w13_zeros),
                         ("w2_qweight", w2_qweight), ("w2_scales", w2_scales), ("w2_zeros", w2_zeros),
                         ("router", None if _absent(router) else router)):
@@ -397,20 +398,24 @@ class W4A16MoE(torch.nn.Module):
                 f"renormalize={self.renormalize}, router={self.router is not None}")
 
     @classmethod
-    def from_moe(cls, moe: MoE, device=None, top_k: int = 8, renormalize: bool = True) -> "W4A16MoE":
+    def from_moe(cls, moe: MoE, device=None, top_k: Optional[int] = None,
+                 renormalize: Optional[bool] = None) -> "W4A16MoE":
+        """The layer of a w4a16.MoE on `device`; top_k / renormalize None = the MoE's (its config.json's)."""
         device = torch.device(device or "cpu")
         t = moe.tensors()
         bf16 = moe.scale_dtype == "bfloat16"
         w = {k: to_torch(t[k], device, bf16 and k.endswith("_scales"))  # the int32 words stay int32
              for k in ("w13_qweight", "w13_scales", "w13_zeros", "w2_qweight", "w2_scales", "w2_zeros")}
         router = to_torch(t["router"], device, moe.router_dtype == "bfloat16")
-        return cls(**w, router=router, group_size=moe.group_size, scalar_type=moe.scalar_type, top_k=top_k,
-                   renormalize=renormalize)
+        return cls(**w, router=router, group_size=moe.group_size, scalar_type=moe.scalar_type,
+                   top_k=moe.top_k if top_k is None else top_k,
+                   renormalize=moe.renormalize if renormalize is None else renormalize)
 
     @classmethod
-    def from_checkpoint(cls, dir: str, layer: int, device=None, top_k: int = 8,
-                        renormalize: bool = True) -> "W4A16MoE":
-        """Layer `layer` of a Hugging Face AWQ / GPTQ MoE folder (experts and router, as w4a16.load_moe)."""
+    def from_checkpoint(cls, dir: str, layer: int, device=None, top_k: Optional[int] = None,
+                        renormalize: Optional[bool] = None) -> "W4A16MoE":
+        """Layer `layer` of a Hugging Face AWQ / GPTQ MoE folder (experts and router, as w4a16.load_moe; the routing
+        of its config.json unless top_k / renormalize say otherwise)."""
         return cls.from_moe(MoE.load(dir, layer), device, top_k, renormalize)
 
 

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "w4a16/core/error.hpp"
 #include "w4a16/formats/formats.hpp"
 #include "w4a16/io/checkpoint.hpp"
@@ -55,6 +57,39 @@ HostTensor copy_router(const TensorView& router, const std::string& arg, std::in
   return out;
 }
 
+// The default routing of E experts: top min(8, E) (Qwen3-MoE's 8), renormalized.
+RoutingOptions default_routing(int experts) { return RoutingOptions{experts < 8 ? experts : 8, true}; }
+
+// The routing config.json states: num_experts_per_tok (1..E) and norm_topk_prob; Mixtral's router renormalizes
+// (softmax over the top-k logits). Fields absent: the defaults; present with a bad value: a format_error naming them.
+void routing_of_config(const std::string& config_text, const std::string& source, int experts, bool mixtral,
+                       MoeLayer& out) {
+  out.routing = default_routing(experts);
+  out.routing_from = "default";
+  if (config_text.empty()) return;
+  const nlohmann::json c = nlohmann::json::parse(config_text, nullptr, /*allow_exceptions=*/false);
+  if (!c.is_object()) return;  // HfCheckpoint::open has already refused a config.json it cannot read
+  std::string from;
+  if (c.contains("num_experts_per_tok")) {
+    const auto& v = c["num_experts_per_tok"];
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > experts)
+      fail(ErrorCode::format_error, source + ": num_experts_per_tok", "an integer in 1.." + std::to_string(experts),
+           v.dump());
+    out.routing.top_k = v.get<int>();
+    from = "num_experts_per_tok = " + std::to_string(out.routing.top_k);
+  }
+  if (c.contains("norm_topk_prob")) {
+    const auto& v = c["norm_topk_prob"];
+    if (!v.is_boolean()) fail(ErrorCode::format_error, source + ": norm_topk_prob", "true or false", v.dump());
+    out.routing.renormalize = v.get<bool>();
+    from += std::string(from.empty() ? "" : ", ") + "norm_topk_prob = " + (out.routing.renormalize ? "true" : "false");
+  } else if (mixtral) {
+    out.routing.renormalize = true;
+    from += std::string(from.empty() ? "" : ", ") + "renormalized (Mixtral)";
+  }
+  if (!from.empty()) out.routing_from = source + ": " + from;
+}
+
 }  // namespace
 
 MoeLayer load_moe_layer(const std::string& checkpoint_dir, int layer) {
@@ -65,10 +100,9 @@ MoeLayer load_moe_layer(const std::string& checkpoint_dir, int layer) {
   };
   constexpr Naming kQwen{"mlp", "gate_proj", "up_proj", "down_proj"}, kMixtral{"block_sparse_moe", "w1", "w3", "w2"};
   const std::string layer_base = "model.layers." + std::to_string(layer) + ".";
-  Naming naming = kQwen;
-  if (!ck.store().contains(layer_base + kQwen.block + ".gate.weight") &&
-      ck.store().contains(layer_base + kMixtral.block + ".gate.weight"))
-    naming = kMixtral;
+  const bool mixtral = !ck.store().contains(layer_base + kQwen.block + ".gate.weight") &&
+                       ck.store().contains(layer_base + kMixtral.block + ".gate.weight");
+  const Naming naming = mixtral ? kMixtral : kQwen;
   const std::string base = layer_base + naming.block + ".";
   const std::string router_name = base + "gate.weight";
   if (!ck.store().contains(router_name))
@@ -97,6 +131,7 @@ MoeLayer load_moe_layer(const std::string& checkpoint_dir, int layer) {
     out.weights.set_expert(e, gate.view(), up.view(), down.view());
   }
   out.router = copy_router(router, router_name, E);
+  routing_of_config(ck.config_json(), "config.json", E, mixtral, out);
   return out;
 }
 
@@ -109,6 +144,7 @@ MoeLayer moe_layer_from_experts(const std::vector<CanonicalView>& gate, const st
          std::to_string(up.size() != gate.size() ? up.size() : down.size()));
   const int E = static_cast<int>(gate.size());
   MoeLayer out;
+  out.routing = default_routing(E);
   if (router.defined()) out.router = copy_router(router, "router", E);
   out.weights = weights_like(E, gate[0], down[0], out.has_router() ? out.router.shape()[1] : -1, "gate[0]", "down[0]",
                              ErrorCode::shape_mismatch);
@@ -151,6 +187,7 @@ MoeLayer moe_layer_from_stacked(const MoeStackedView& t, int group_size, ScalarT
            describe(router));
   }
   out.weights = MoeWeights(s, t.w13_scales.dtype);
+  out.routing = default_routing(s.experts);
   MoeWeights& w = out.weights;
   // Each given tensor must match its MoeWeights member exactly (dtype, shape), be a contiguous host array, and then
   // is copied bit for bit; zeros are given exactly for uint4.

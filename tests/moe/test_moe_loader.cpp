@@ -113,6 +113,44 @@ TEST(MoeLoaderReject, MissingExpertTensor) {
 }
 
 
+// config.json's routing fields become the layer's routing; absent, the defaults; bad, a format_error naming the field.
+TEST(MoeLoaderRouting, ConfigFieldsOrDefaults) {
+  fs::path dir = fresh_dir("routing");
+  HostTensor router;
+  write_checkpoint(dir, "gptq", ScalarType::uint4b8, 4, 64, 32, 32, 0, router);
+  const std::string quant =
+      R"("quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 32, "sym": true, "desc_act": false})";
+  const auto with_config = [&](const std::string& fields) {
+    std::ofstream(dir / "config.json") << "{" << fields << (fields.empty() ? "" : ", ") << quant << "}";
+  };
+  MoeLayer L = load_moe_layer(dir.string(), 0);  // the helper's config has no routing fields
+  EXPECT_EQ(L.routing.top_k, 4);                 // min(8, E)
+  EXPECT_TRUE(L.routing.renormalize);
+  EXPECT_EQ(L.routing_from, "default");
+  with_config(R"("model_type": "qwen2_moe", "num_experts_per_tok": 2, "norm_topk_prob": false)");
+  L = load_moe_layer(dir.string(), 0);
+  EXPECT_EQ(L.routing.top_k, 2);
+  EXPECT_FALSE(L.routing.renormalize);
+  EXPECT_EQ(L.routing_from, "config.json: num_experts_per_tok = 2, norm_topk_prob = false");
+  with_config(R"("num_experts_per_tok": 5)");
+  std::string m = error_of([&] { load_moe_layer(dir.string(), 0); }, ErrorCode::format_error);
+  EXPECT_NE(m.find("config.json: num_experts_per_tok: expected an integer in 1..4, got 5"), std::string::npos) << m;
+  with_config(R"("norm_topk_prob": "yes")");
+  m = error_of([&] { load_moe_layer(dir.string(), 0); }, ErrorCode::format_error);
+  EXPECT_NE(m.find("norm_topk_prob: expected true or false"), std::string::npos) << m;
+  fs::remove_all(dir);
+
+  // Mixtral's names: renormalized unless config.json says otherwise.
+  dir = fresh_dir("routing_mixtral");
+  write_checkpoint(dir, "gptq", ScalarType::uint4b8, 4, 64, 32, 32, 0, router, false, /*mixtral=*/true);
+  with_config(R"("model_type": "mixtral", "num_experts_per_tok": 2)");
+  L = load_moe_layer(dir.string(), 0);
+  EXPECT_EQ(L.routing.top_k, 2);
+  EXPECT_TRUE(L.routing.renormalize);
+  EXPECT_EQ(L.routing_from, "config.json: num_experts_per_tok = 2, renormalized (Mixtral)");
+  fs::remove_all(dir);
+}
+
 // ---- Layers built from memory -----------------------------------------------------------------
 
 void expect_same_bytes(const HostTensor& got, const HostTensor& want, const std::string& what) {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -383,6 +384,23 @@ TEST_F(Cli, MoeLayerOfACheckpointMatchesTheReference) {
       EXPECT_NE(r.out.find("over 9 tokens"), std::string::npos) << r.out;
       EXPECT_NE(r.out.find(": ok"), std::string::npos) << r.out;
     }
+    // Without --top-k / --no-renormalize the layer's routing: the defaults (top min(8, E), renormalized), then what
+    // config.json says once it says it.
+    Result def = cli("moe " + d.string() + " --layer 1 --tokens 3");
+    ASSERT_EQ(def.rc, 0) << def.out << def.err;
+    EXPECT_NE(def.out.find("routing: top-6, renormalized (default)"), std::string::npos) << def.out;
+    std::string cfg;
+    {
+      std::ifstream in(d / "config.json");
+      cfg.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    std::ofstream(d / "config.json") << "{\"num_experts_per_tok\": 3, \"norm_topk_prob\": false, " << cfg.substr(1);
+    Result conf = cli("moe " + d.string() + " --layer 1 --tokens 3");
+    ASSERT_EQ(conf.rc, 0) << conf.out << conf.err;
+    EXPECT_NE(conf.out.find("routing: top-3, softmax weights kept (config.json: num_experts_per_tok = 3, norm_topk_prob = false)"),
+              std::string::npos)
+        << conf.out;
+    EXPECT_NE(conf.out.find("top-3 (softmax weights kept)"), std::string::npos) << conf.out;
     // Bad requests name the option: more experts per token than the layer has, a missing layer.
     Result k = cli("moe " + d.string() + " --layer 1 --top-k 7");
     EXPECT_EQ(k.rc, 1) << k.out;

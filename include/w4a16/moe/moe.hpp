@@ -101,6 +101,11 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
 struct MoeLayer {
   MoeWeights weights;
   HostTensor router;  // [E, H] as given (f16 or bf16); empty for a layer built without one
+  // The model's routing: from a checkpoint's config.json (num_experts_per_tok; norm_topk_prob, or renormalized for
+  // Mixtral, whose softmax over the top-k logits is the same thing), else top min(8, E), renormalized. What callers
+  // use when they are not told otherwise; `routing_from` says where it came from.
+  RoutingOptions routing;
+  std::string routing_from = "default";
   bool has_router() const { return !router.empty(); }
 };
 
