@@ -94,6 +94,7 @@ int run_moe(const ParsedArgs& a) {
   std::printf("%s layer %lld: %lld experts (%s), router %s, %s of packed experts\n", dir.c_str(), static_cast<long long>(layer),
               static_cast<long long>(s.experts), s.describe().c_str(), describe(L.router.view()).c_str(),
               human_bytes(L.weights.nbytes()).c_str());
+  if (!L.has_router()) fail(ErrorCode::unsupported, dir, "a layer this tool can route (softmax top-k)", L.routing_from);
   const std::int64_t k = a.has("top-k") ? k_arg : L.routing.top_k;
   const bool renormalize = a.has("no-renormalize") ? false : L.routing.renormalize;
   std::printf("routing: top-%lld, %s (%s)\n", static_cast<long long>(k), renormalize ? "renormalized" : "softmax weights kept",

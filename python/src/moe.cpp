@@ -132,12 +132,12 @@ struct HostRouting {
 // A layer built without a router routes nothing itself: its calls must bring topk_ids / topk_weights.
 void check_router(const PyMoe& self, std::string_view arg) {
   if (self.layer.has_router()) return;
+  const std::string why = self.layer.routing_from == "default" ? "it was built from experts without one"
+                                                               : self.layer.routing_from;
   if (arg == "router")
     fail(ErrorCode::invalid_argument, arg,
-         "a router [E, H] (this layer was built from experts without one: its calls take topk_ids and topk_weights)",
-         "None");
-  fail(ErrorCode::invalid_argument, arg, "topk_ids and topk_weights (this layer has no router: it was built from experts "
-       "without one)", "None");
+         "a router [E, H] (this layer has none: " + why + "; its calls take topk_ids and topk_weights)", "None");
+  fail(ErrorCode::invalid_argument, arg, "topk_ids and topk_weights (this layer has no router: " + why + ")", "None");
 }
 
 HostRouting route_host(const PyMoe& self, const TensorView& x, int top_k, bool renormalize) {

@@ -4,6 +4,8 @@
 experts' weights from QuantizedLinear.dequantize() of the layers the checkpoint was written from.
 CPU and numpy only; the CUDA case runs only with a CUDA build, a GPU and torch with CUDA."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -413,6 +415,23 @@ def test_from_experts_rejections(rng):
         w4a16.MoE.from_canonical(w13["qweight"], w13["scales"][:, :, :1], w2["qweight"], w2["scales"], w13["zeros"],
                                  w2["zeros"], group_size=G)
     assert str(e.value).startswith("w13_scales: expected float16 [E, 2I, G13]")
+
+
+def test_routing_of_another_kind_leaves_the_router_out(tmp_path, rng):
+    experts, router = write_moe_checkpoint(tmp_path, rng, "gptq", "uint4b8", "float16", experts=4)
+    cfg = json.loads((tmp_path / "config.json").read_text())
+    cfg["scoring_func"] = "sigmoid"  # DeepSeek-V3's router: not softmax top-k
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    moe = w4a16.load_moe(tmp_path, 0)
+    assert moe.router_dtype is None and 'scoring_func = "sigmoid"' in moe.routing_from
+    x, x64 = make_x(rng, 3, "float16")
+    with pytest.raises(w4a16.ArgumentError) as e:
+        moe(x)
+    assert 'scoring_func = "sigmoid"' in str(e.value)
+    ids = np.array([[0, 1], [2, 3], [3, 0]], np.int32)
+    w = np.array([[0.5, 0.5], [0.9, 0.1], [0.3, 0.7]], np.float32)
+    y = moe(x, topk_ids=ids, topk_weights=w)
+    assert rel_err(values(y, "float16"), np_moe(x64, experts, ids, w.astype(np.float64))) <= TOL["float16"]
 
 
 def test_mixtral_names(tmp_path, rng):

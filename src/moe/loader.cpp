@@ -62,6 +62,9 @@ RoutingOptions default_routing(int experts) { return RoutingOptions{experts < 8 
 
 // The routing config.json states: num_experts_per_tok (1..E) and norm_topk_prob; Mixtral's router renormalizes
 // (softmax over the top-k logits). Fields absent: the defaults; present with a bad value: a format_error naming them.
+// A model that routes otherwise (DeepSeek-V2/V3: scoring_func "sigmoid", topk_method "group_limited_greedy" /
+// "noaux_tc", with group limits and score-correction biases) keeps its experts but loses its router here, so that
+// nothing routes it the wrong way: its callers give topk_ids / topk_weights, and routing_from says why.
 void routing_of_config(const std::string& config_text, const std::string& source, int experts, bool mixtral,
                        MoeLayer& out) {
   out.routing = default_routing(experts);
@@ -69,6 +72,14 @@ void routing_of_config(const std::string& config_text, const std::string& source
   if (config_text.empty()) return;
   const nlohmann::json c = nlohmann::json::parse(config_text, nullptr, /*allow_exceptions=*/false);
   if (!c.is_object()) return;  // HfCheckpoint::open has already refused a config.json it cannot read
+  for (const auto& [field, ok] : {std::pair{"scoring_func", "softmax"}, std::pair{"topk_method", "greedy"}}) {
+    if (c.contains(field) && !(c[field].is_string() && c[field].get<std::string>() == ok)) {
+      out.router = HostTensor{};
+      out.routing_from = source + ": " + field + " = " + c[field].dump() + ", not the softmax top-k routing (" + field +
+                         " \"" + ok + "\") of this library: the router is left out, give topk_ids and topk_weights";
+      return;
+    }
+  }
   std::string from;
   if (c.contains("num_experts_per_tok")) {
     const auto& v = c["num_experts_per_tok"];

@@ -138,6 +138,19 @@ TEST(MoeLoaderRouting, ConfigFieldsOrDefaults) {
   with_config(R"("norm_topk_prob": "yes")");
   m = error_of([&] { load_moe_layer(dir.string(), 0); }, ErrorCode::format_error);
   EXPECT_NE(m.find("norm_topk_prob: expected true or false"), std::string::npos) << m;
+  // Routing that is not softmax top-k (DeepSeek's): the experts load, the router is left out, and routing_from says why.
+  with_config(R"("scoring_func": "softmax", "topk_method": "greedy", "num_experts_per_tok": 2)");
+  L = load_moe_layer(dir.string(), 0);
+  EXPECT_TRUE(L.has_router());
+  EXPECT_EQ(L.routing.top_k, 2);
+  for (const std::string bad : {R"("scoring_func": "sigmoid")", R"("topk_method": "noaux_tc")"}) {
+    with_config(bad + R"(, "num_experts_per_tok": 2)");
+    L = load_moe_layer(dir.string(), 0);
+    EXPECT_FALSE(L.has_router()) << bad;
+    EXPECT_EQ(L.weights.spec().experts, 4) << bad;
+    EXPECT_NE(L.routing_from.find(bad.substr(1, bad.find('"', 1) - 1) + " = "), std::string::npos) << L.routing_from;
+    EXPECT_NE(L.routing_from.find("give topk_ids and topk_weights"), std::string::npos) << L.routing_from;
+  }
   fs::remove_all(dir);
 
   // Mixtral's names: renormalized unless config.json says otherwise.

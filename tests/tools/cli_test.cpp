@@ -401,6 +401,12 @@ TEST_F(Cli, MoeLayerOfACheckpointMatchesTheReference) {
               std::string::npos)
         << conf.out;
     EXPECT_NE(conf.out.find("top-3 (softmax weights kept)"), std::string::npos) << conf.out;
+    // A model routed otherwise (DeepSeek's sigmoid scores): refused, saying why, not routed by softmax.
+    std::ofstream(d / "config.json") << "{\"scoring_func\": \"sigmoid\", " << cfg.substr(1);
+    Result sig = cli("moe " + d.string() + " --layer 1 --tokens 3");
+    EXPECT_EQ(sig.rc, 1) << sig.out;
+    EXPECT_NE(sig.err.find("scoring_func = \"sigmoid\""), std::string::npos) << sig.err;
+    std::ofstream(d / "config.json") << cfg;
     // Bad requests name the option: more experts per token than the layer has, a missing layer.
     Result k = cli("moe " + d.string() + " --layer 1 --top-k 7");
     EXPECT_EQ(k.rc, 1) << k.out;

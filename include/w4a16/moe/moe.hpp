@@ -103,7 +103,8 @@ struct MoeLayer {
   HostTensor router;  // [E, H] as given (f16 or bf16); empty for a layer built without one
   // The model's routing: from a checkpoint's config.json (num_experts_per_tok; norm_topk_prob, or renormalized for
   // Mixtral, whose softmax over the top-k logits is the same thing), else top min(8, E), renormalized. What callers
-  // use when they are not told otherwise; `routing_from` says where it came from.
+  // use when they are not told otherwise; `routing_from` says where it came from. A checkpoint whose config.json
+  // routes otherwise (DeepSeek's scoring_func / topk_method) loads without its router, routing_from saying why.
   RoutingOptions routing;
   std::string routing_from = "default";
   bool has_router() const { return !router.empty(); }
