@@ -108,7 +108,17 @@ void moe_reference(const MoeWeights& w, const MoeArgs& a) {
 // ---- Fast path ----------------------------------------------------------------------------
 namespace {
 
-constexpr std::int64_t kRowsPerItem = 16;  // rows of one work item: enough to amortise scheduling
+// Rows of one work item of a GEMM over `experts` experts of `rows` rows of `row_bytes` packed bytes each: a thread
+// streams about kItemBytes of contiguous weights per item, since each new item starts a stream that the row kernels'
+// prefetch ahead has not reached (16-row items, 16 KB of w13: T = 1 / 4 took 1.24 / 1.21x the time of 128-row ones on
+// Qwen3-30B-A3B shapes, 2 threads; docs/benchmarks/cpu.md), and >= 4 items per thread where the rows allow (balance).
+constexpr std::int64_t kMinRowsPerItem = 16;
+constexpr std::int64_t kItemBytes = 128 << 10;
+std::int64_t rows_per_item(std::int64_t rows, std::int64_t row_bytes, std::int64_t experts, int threads) {
+  const std::int64_t by_bytes = std::max<std::int64_t>(kMinRowsPerItem, kItemBytes / std::max<std::int64_t>(row_bytes, 1));
+  const std::int64_t by_balance = std::max<std::int64_t>(kMinRowsPerItem, rows * experts / (4 * std::max(threads, 1)));
+  return std::min(by_bytes, by_balance);
+}
 
 struct Workspace {  // carved from the caller's bytes, in this order (each 64-byte aligned)
   float* xf;          // [T, H] x in fp32
@@ -136,7 +146,8 @@ std::size_t align64(std::size_t b) { return (b + 63) / 64 * 64; }
 std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* base, Workspace* ws) {
   const std::size_t S = static_cast<std::size_t>(T * k), H = static_cast<std::size_t>(s.hidden),
                     I = static_cast<std::size_t>(s.intermediate), E = static_cast<std::size_t>(s.experts);
-  const std::size_t chunks = static_cast<std::size_t>((std::max(s.hidden, s.intermediate) + kRowsPerItem - 1) / kRowsPerItem);
+  const std::size_t chunks =
+      static_cast<std::size_t>((std::max(s.hidden, s.intermediate) + kMinRowsPerItem - 1) / kMinRowsPerItem);
   const std::size_t G = static_cast<std::size_t>(std::max(s.w13_spec().groups(), s.w2_spec().groups()));
   const std::size_t sizes[] = {4 * T * H, 4 * S * I, 4 * S * H, 4 * static_cast<std::size_t>(threads) * std::max(H, I),
                                4 * (E + 1), 4 * S, 4 * E * chunks, 4 * static_cast<std::size_t>(threads) * 2 * G,
@@ -293,13 +304,21 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
   } else {
     for (std::int64_t i = 0; i < n_amx; ++i) amx_expert(amx_experts[i], threads);
   }
-  auto build_items = [&](std::int64_t rows) {
-    const std::int32_t chunks = static_cast<std::int32_t>((rows + kRowsPerItem - 1) / kRowsPerItem);
+  struct Items {
+    std::int32_t n, chunks;  // items (expert e's chunk ch = e * chunks + ch), chunks per expert
+    std::int64_t rows;       // rows per item
+  };
+  auto build_items = [&](std::int64_t rows, std::int64_t row_bytes) {
+    auto here = [&](int e) { return ws.off[e + 1] > ws.off[e] && ws.off[e + 1] - ws.off[e] < amx_min; };
+    std::int64_t experts = 0;
+    for (int e = 0; e < E; ++e) experts += here(e) ? 1 : 0;
+    const std::int64_t rpi = rows_per_item(rows, row_bytes, experts, threads);
+    const std::int32_t chunks = static_cast<std::int32_t>((rows + rpi - 1) / rpi);
     std::int32_t n = 0;
     for (int e = 0; e < E; ++e)
-      if (ws.off[e + 1] > ws.off[e] && ws.off[e + 1] - ws.off[e] < amx_min)
+      if (here(e))
         for (std::int32_t ch = 0; ch < chunks; ++ch) ws.items[n++] = e * chunks + ch;
-    return std::pair<std::int32_t, std::int32_t>(n, chunks);
+    return Items{n, chunks, rpi};
   };
 
   // One-slot experts on an ISA with the planar kernel read their input as nibble planes: of x per token here, of h per
@@ -324,18 +343,20 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
   auto h_planes_of = [&](std::int32_t sl) { return std::pair<const float*, const float*>(ws.hp + sl * I, ws.hw + sl * (I / 8)); };
 
   // GEMM 1 + SiLU(gate) * up: item = (expert, 16 rows of I); each weight row dequantized once.
-  auto [n1, ch1] = build_items(I);
+  const Items it1 = build_items(I, 2 * (H / 2));  // a gate row and its up row per row of h
+  const std::int32_t n1 = it1.n, ch1 = it1.chunks;
+  const std::int64_t rows1 = it1.rows;
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
   for (std::int32_t it = 0; it < n1; ++it) {
     const int e = ws.items[it] / ch1;
-    const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch1) * kRowsPerItem;
+    const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch1) * rows1;
     const CanonicalView w13 = w.w13(e);
     float* buf = ws.rowbuf + thread_id() * RB;
     float* gbuf = ws.gbuf + thread_id() * 2 * GB;
     const std::int32_t* slots = ws.slots + ws.off[e];
     const std::int32_t count = ws.off[e + 1] - ws.off[e];
     auto x_of = [&](std::int32_t sl) { return ws.xf + (sl / k) * H; };
-    for (std::int64_t n = r0; n < std::min(I, r0 + kRowsPerItem); ++n) {
+    for (std::int64_t n = r0; n < std::min(I, r0 + rows1); ++n) {
       row_times_slots(rk, w13, n, slots, count, gbuf, buf, x_of, x_planes_of,
                       [&](std::int32_t sl, float v) { ws.h[sl * I + n] = v; });  // gate, for now
       row_times_slots(rk, w13, I + n, slots, count, gbuf, buf, x_of, x_planes_of, [&](std::int32_t sl, float v) {
@@ -349,17 +370,19 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
     detail::x_planes(ws.h + sl * I, I, ws.hp + sl * I, ws.hw + sl * (I / 8));
   }
   // GEMM 2: item = (expert, 16 rows of H).
-  auto [n2, ch2] = build_items(H);
+  const Items it2 = build_items(H, I / 2);
+  const std::int32_t n2 = it2.n, ch2 = it2.chunks;
+  const std::int64_t rows2 = it2.rows;
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
   for (std::int32_t it = 0; it < n2; ++it) {
     const int e = ws.items[it] / ch2;
-    const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch2) * kRowsPerItem;
+    const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch2) * rows2;
     const CanonicalView w2 = w.w2(e);
     float* buf = ws.rowbuf + thread_id() * RB;
     float* gbuf = ws.gbuf + thread_id() * 2 * GB;
     const std::int32_t* slots = ws.slots + ws.off[e];
     const std::int32_t count = ws.off[e + 1] - ws.off[e];
-    for (std::int64_t n = r0; n < std::min(H, r0 + kRowsPerItem); ++n)
+    for (std::int64_t n = r0; n < std::min(H, r0 + rows2); ++n)
       row_times_slots(rk, w2, n, slots, count, gbuf, buf, [&](std::int32_t sl) { return ws.h + sl * I; }, h_planes_of,
                       [&](std::int32_t sl, float v) { ws.y[sl * H + n] = v; });
   }
