@@ -128,11 +128,11 @@ struct Workspace {  // carved from the caller's bytes, in this order (each 64-by
   float* gbuf;        // [threads, 2 * max(G13, G2)] the row's scales and zero * scale per group, per thread
   std::int32_t* off;  // [E + 1] start of each expert's slots in `slots`
   std::int32_t* slots;  // [S] slot ids grouped by expert, ascending within an expert
-  std::int32_t* items;  // [E * max(ceil(I/R), ceil(H/R))] packed (expert, chunk) work items
+  std::int32_t* items;  // [E * max(ceil(I/16), ceil(H/16))] packed (expert, chunk) work items (rows_per_item)
   // The AMX experts (kernels/cpu amx_gemm_canonical), rows by sorted slot: their tokens' x, the two GEMMs' outputs.
-  float* xp;          // [T, H] x's nibble planes per token ([8][H / 8], rows_cpu.hpp x_planes), for one-slot experts
+  float* xp;          // [T, planar_floats(H)] x per token as the planar kernel reads it (rows_cpu.hpp), for one-slot experts
   float* xw;          // [T, H / 8] their word sums
-  float* hp;          // [S, I] h's nibble planes per slot
+  float* hp;          // [S, planar_floats(I)] h per slot, likewise
   float* hw;          // [S, I / 8]
   std::uint16_t* xg;  // [S, H] act: x rows of the expert's tokens
   float* g1;          // [S, 2 I] gate and up rows
@@ -149,9 +149,11 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
   const std::size_t chunks =
       static_cast<std::size_t>((std::max(s.hidden, s.intermediate) + kMinRowsPerItem - 1) / kMinRowsPerItem);
   const std::size_t G = static_cast<std::size_t>(std::max(s.w13_spec().groups(), s.w2_spec().groups()));
+  const std::size_t PH = static_cast<std::size_t>(detail::planar_floats(s.hidden)),
+                    PI = static_cast<std::size_t>(detail::planar_floats(s.intermediate));  // planar inputs of x, h
   const std::size_t sizes[] = {4 * T * H, 4 * S * I, 4 * S * H, 4 * static_cast<std::size_t>(threads) * std::max(H, I),
                                4 * (E + 1), 4 * S, 4 * E * chunks, 4 * static_cast<std::size_t>(threads) * 2 * G,
-                               4 * T * H, 4 * T * H / 8, 4 * S * I, 4 * S * I / 8,
+                               4 * T * PH, 4 * T * H / 8, 4 * S * PI, 4 * S * I / 8,
                                2 * S * H, 4 * S * 2 * I, 2 * S * I, 4 * S * H, 4 * 3 * E};
   constexpr int kBuffers = sizeof(sizes) / sizeof(sizes[0]);
   std::size_t off = 0;
@@ -261,6 +263,7 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
   const std::int64_t RB = std::max(H, I);
   const std::int64_t GB = std::max(s.w13_spec().groups(), s.w2_spec().groups());
   const detail::RowKernels rk = detail::row_kernels();
+  const std::int64_t PH = detail::planar_floats(H), PI = detail::planar_floats(I);
 
   for (std::int64_t i = 0; i < T * H; ++i) ws.xf[i] = f16x_to_float(c.act, x[i]);
   // Counting sort of slots by expert (ascending slot order within an expert).
@@ -335,12 +338,12 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
 #pragma omp parallel for schedule(static) num_threads(threads) if (n_tokens * H >= (1 << 16))
   for (std::int64_t i = 0; i < n_tokens; ++i) {
     const std::int64_t t = planar_tokens[i];
-    detail::x_planes(ws.xf + t * H, H, ws.xp + t * H, ws.xw + t * (H / 8));
+    rk.planar_input(ws.xf + t * H, H, ws.xp + t * PH, ws.xw + t * (H / 8));
   }
   auto x_planes_of = [&](std::int32_t sl) {
-    return std::pair<const float*, const float*>(ws.xp + (sl / k) * H, ws.xw + (sl / k) * (H / 8));
+    return std::pair<const float*, const float*>(ws.xp + (sl / k) * PH, ws.xw + (sl / k) * (H / 8));
   };
-  auto h_planes_of = [&](std::int32_t sl) { return std::pair<const float*, const float*>(ws.hp + sl * I, ws.hw + sl * (I / 8)); };
+  auto h_planes_of = [&](std::int32_t sl) { return std::pair<const float*, const float*>(ws.hp + sl * PI, ws.hw + sl * (I / 8)); };
 
   // GEMM 1 + SiLU(gate) * up: item = (expert, 16 rows of I); each weight row dequantized once.
   const Items it1 = build_items(I, 2 * (H / 2));  // a gate row and its up row per row of h
@@ -367,7 +370,7 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
 #pragma omp parallel for schedule(static) num_threads(threads) if (n_planar * I >= (1 << 16))
   for (std::int64_t i = 0; i < n_planar; ++i) {
     const std::int64_t sl = planar_slots[i];
-    detail::x_planes(ws.h + sl * I, I, ws.hp + sl * I, ws.hw + sl * (I / 8));
+    rk.planar_input(ws.h + sl * I, I, ws.hp + sl * PI, ws.hw + sl * (I / 8));
   }
   // GEMM 2: item = (expert, 16 rows of H).
   const Items it2 = build_items(H, I / 2);

@@ -1,0 +1,63 @@
+// The AVX-512 VNNI row kernel of the CPU MoE fast path (rows_cpu.hpp): one canonical row against one input given as
+// 16-bit pairs (x_q16). This file alone is compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni; rows_cpu.cpp
+// hands it out only where __builtin_cpu_supports says so.
+//   16 consecutive words of the row (128 weights) in one register. (v >> 4 i) & 0x000F000F puts nibbles i and i + 4 of
+//   every word in the two 16-bit halves of its lane (i < 4), exactly the pair x_q16 stored for them, so one vpdpwssd
+//   adds q_i x16_i + q_{i+4} x16_{i+4} to the lane's int32 sum (at most 8 x 15 x 32767 a step: no overflow, exact).
+//   Per step: y += (s_g xs) float(sum) - z_g s_g sum_i x, with the lane's group g (one group per register for g >= 128
+//   and channelwise, 2 or 4 for g = 64 / 32) and xs the step's x scale.
+// Measured 1.5-1.56x the nibble-plane kernel's weights per second on rows in L1 (K = 768 / 2048, 2026-12-05), the MoE
+// layer at T = 1..16: docs/benchmarks/cpu.md.
+#include "rows_cpu.hpp"
+
+#if defined(W4A16_MOE_HAVE_VNNI_TU)
+#if defined(__GNUC__) && !defined(__clang__)  // GCC 12's AVX-512 headers: see rows_cpu_avx512.cpp
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+
+namespace w4a16::moe::detail {
+
+float dequant_dot_q16_vnni(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs,
+                           const float* planes, const float* wsum) {
+  const std::int64_t words = k / 8, wpg = group_len / 8, steps = (words + 15) / 16;
+  const bool one_group_per_step = wpg % 16 == 0 || wpg == words;
+  // Lane l of a step starting at word w0 (a multiple of 16) lies in group w0 / wpg + l / wpg when wpg is 4 or 8.
+  const __m512i lane_group = _mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), wpg == 4 ? 2 : 3);
+  const std::int64_t groups = k / group_len;
+  const auto* pairs = reinterpret_cast<const std::int32_t*>(planes);  // [steps][4][16]
+  const float* xs = planes + steps * 64;                                  // [steps]
+  const __m512i nib = _mm512_set1_epi32(0x000F000F);
+  __m512 y = _mm512_setzero_ps();
+  for (std::int64_t w0 = 0, st = 0; w0 < words; w0 += 16, ++st) {
+    const __mmask16 m = static_cast<__mmask16>(words - w0 >= 16 ? 0xFFFF : (1u << (words - w0)) - 1u);
+    _mm_prefetch(reinterpret_cast<const char*>(q + w0) + kPrefetchBytes, _MM_HINT_T0);
+    const __m512i v = _mm512_maskz_loadu_epi32(m, q + w0);
+    const std::int32_t* p = pairs + st * 64;  // zero past K (x_q16), so the masked lanes add nothing
+    __m512i acc = _mm512_dpwssd_epi32(_mm512_setzero_si512(), _mm512_and_si512(v, nib), _mm512_load_si512(p));
+    acc = _mm512_dpwssd_epi32(acc, _mm512_and_si512(_mm512_srli_epi32(v, 4), nib), _mm512_load_si512(p + 16));
+    acc = _mm512_dpwssd_epi32(acc, _mm512_and_si512(_mm512_srli_epi32(v, 8), nib), _mm512_load_si512(p + 32));
+    acc = _mm512_dpwssd_epi32(acc, _mm512_and_si512(_mm512_srli_epi32(v, 12), nib), _mm512_load_si512(p + 48));
+    const __m512 sum = _mm512_cvtepi32_ps(acc);
+    __m512 s, z;
+    if (one_group_per_step) {
+      const std::int64_t g = w0 / wpg;
+      s = _mm512_set1_ps(sc[g] * xs[st]);
+      z = _mm512_set1_ps(zs[g]);
+    } else {  // g = 32 / 64: 4 / 2 groups in the step (the last step's may pass the end: masked)
+      const std::int64_t g0 = w0 / wpg, n = std::min<std::int64_t>(16 / wpg, groups - g0);
+      const auto gm = static_cast<__mmask16>((1u << n) - 1u);
+      s = _mm512_mul_ps(_mm512_permutexvar_ps(lane_group, _mm512_maskz_loadu_ps(gm, sc + g0)), _mm512_set1_ps(xs[st]));
+      z = _mm512_permutexvar_ps(lane_group, _mm512_maskz_loadu_ps(gm, zs + g0));
+    }
+    y = _mm512_fmadd_ps(s, sum, y);
+    y = _mm512_fnmadd_ps(z, _mm512_maskz_loadu_ps(m, wsum + w0), y);
+  }
+  return _mm512_reduce_add_ps(y);
+}
+
+}  // namespace w4a16::moe::detail
+#endif  // W4A16_MOE_HAVE_VNNI_TU
