@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #ifdef _OPENMP
@@ -138,7 +139,7 @@ struct Workspace {  // carved from the caller's bytes, in this order (each 64-by
   float* g1;          // [S, 2 I] gate and up rows
   std::uint16_t* hg;  // [S, I] act: silu(gate) * up, rounded to the act dtype as the CUDA path stores it
   float* yg;          // [S, H]
-  std::int32_t* lists;  // [3 E]: the AMX experts, the one-slot experts' slots, those slots' tokens
+  std::int32_t* lists;  // [E + 2 S]: the AMX experts, the planar experts' slots, those slots' tokens
 };
 
 std::size_t align64(std::size_t b) { return (b + 63) / 64 * 64; }
@@ -154,7 +155,7 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
   const std::size_t sizes[] = {4 * T * H, 4 * S * I, 4 * S * H, 4 * static_cast<std::size_t>(threads) * std::max(H, I),
                                4 * (E + 1), 4 * S, 4 * E * chunks, 4 * static_cast<std::size_t>(threads) * 2 * G,
                                4 * T * PH, 4 * T * H / 8, 4 * S * PI, 4 * S * I / 8,
-                               2 * S * H, 4 * S * 2 * I, 2 * S * I, 4 * S * H, 4 * 3 * E};
+                               2 * S * H, 4 * S * 2 * I, 2 * S * I, 4 * S * H, 4 * (E + 2 * S)};
   constexpr int kBuffers = sizeof(sizes) / sizeof(sizes[0]);
   std::size_t off = 0;
   unsigned char* p = static_cast<unsigned char*>(base);
@@ -186,10 +187,11 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
 }
 
 // Row n of a canonical host layer, w = (q - z) * s, times the inputs of `count` token slots (x_of(slot):
-// K floats; planes_of(slot): their nibble planes and word sums, where the ISA has the planar kernel), each product
+// K floats; planes_of(slot): their planar input and word sums, where the ISA has a planar kernel), each product
 // handed to emit(slot, value), by the row kernels of this CPU (rows_cpu.hpp).
-// One slot (and an ISA with a fused kernel): dequantize and dot fused, no row in memory; otherwise the
-// row dequantized once into buf, then one dot per slot. gbuf: 2 G floats of the calling thread (the row's s and z s per group).
+// One slot (and an ISA with a fused kernel): dequantize and dot fused, no row in memory; several slots with the 16-bit
+// pairs' kernel: fused too, up to 4 slots per pass over the row; otherwise the row dequantized once into buf, then one
+// dot per slot. gbuf: 2 G floats of the calling thread (the row's s and z s per group).
 template <class XOf, class PlanesOf, class Emit>
 void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::int64_t n, const std::int32_t* slots,
                      std::int32_t count, float* gbuf, float* buf, XOf x_of, PlanesOf planes_of, Emit emit) {
@@ -197,9 +199,21 @@ void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::
   rk.group_scales(w.scales + n * G, w.scale_dtype == DType::bf16, w.zeros.defined() ? w.zeros.data() + (n / 8) * G : nullptr,
                   static_cast<int>(4 * (n % 8)), G, gbuf, gbuf + G);
   const std::uint32_t* q = reinterpret_cast<const std::uint32_t*>(w.qweight) + n * (K / 8);
-  if (count == 1 && rk.dequant_dot_planar) {  // the input's nibble planes (built for one-slot experts' slots)
+  if (count == 1 && rk.dequant_dot_planar) {  // the input's planar form (built for the planar experts' slots)
     const auto [planes, wsum] = planes_of(slots[0]);
     emit(slots[0], rk.dequant_dot_planar(q, K, gl, gbuf, gbuf + G, planes, wsum));
+    return;
+  }
+  if (rk.dequant_dot_planar_multi) {  // 16-bit pairs: the row's nibbles extracted once for up to 4 slots at a time
+    for (std::int32_t i0 = 0; i0 < count; i0 += 4) {
+      const int c = static_cast<int>(std::min<std::int32_t>(4, count - i0));
+      const float* planes[4];
+      const float* wsums[4];
+      float out[4];
+      for (int j = 0; j < c; ++j) std::tie(planes[j], wsums[j]) = planes_of(slots[i0 + j]);
+      rk.dequant_dot_planar_multi(q, K, gl, gbuf, gbuf + G, planes, wsums, c, out);
+      for (int j = 0; j < c; ++j) emit(slots[i0 + j], out[j]);
+    }
     return;
   }
   if (count == 1 && rk.dequant_dot) {
@@ -211,9 +225,11 @@ void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::
 }
 
 // Slots of one expert from which its GEMMs run on the AMX tiles (kernels/cpu amx_gemm_canonical), or "never" where the
-// CPU has none (or W4A16_CPU_ISA caps it): 2, measured on Qwen3-30B-A3B shapes (docs/benchmarks/cpu.md).
+// CPU has none (or W4A16_CPU_ISA caps it), measured on Qwen3-30B-A3B shapes (docs/benchmarks/cpu.md): 2 against the
+// dequantized rows and dots, kAmxMinSlotsVnni against the 16-bit pairs' kernel, which takes several slots per row.
 // W4A16_MOE_CPU_AMX_MIN=n overrides it (A/B measurement; 0 = never; not a number: invalid_argument).
-std::int64_t amx_min_slots() {
+constexpr std::int64_t kAmxMinSlotsVnni = 9;
+std::int64_t amx_min_slots(const detail::RowKernels& rk) {
   if (!kernels::cpu::fast_isa_available(kernels::cpu::FastIsa::amx)) return std::numeric_limits<std::int64_t>::max();
   if (const char* e = std::getenv("W4A16_MOE_CPU_AMX_MIN"); e && *e) {
     char* end = nullptr;
@@ -221,7 +237,7 @@ std::int64_t amx_min_slots() {
     if (*end != '\0' || v < 0) fail(ErrorCode::invalid_argument, "W4A16_MOE_CPU_AMX_MIN", "a count >= 0 (0 = never)", e);
     return v == 0 ? std::numeric_limits<std::int64_t>::max() : v;
   }
-  return 2;
+  return rk.dequant_dot_planar_multi ? kAmxMinSlotsVnni : 2;
 }
 
 int thread_id() {
@@ -278,7 +294,7 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
   // Experts with at least amx_min slots run both GEMMs on the AMX tiles (where the CPU has them): in parallel, one thread
   // each, where there are enough of them to share out; else one at a time, each GEMM threaded inside. Buffers are
   // indexed by sorted slot (expert e's rows at off[e] ..), so concurrent experts never share a row.
-  const std::int64_t amx_min = amx_min_slots();
+  const std::int64_t amx_min = amx_min_slots(rk);
   std::int32_t* const amx_experts = ws.lists;
   std::int64_t n_amx = 0;
   for (int e = 0; e < E; ++e)
@@ -324,14 +340,18 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
     return Items{n, chunks, rpi};
   };
 
-  // One-slot experts on an ISA with the planar kernel read their input as nibble planes: of x per token here, of h per
-  // slot after GEMM 1.
+  // The experts on the planar kernels (rows_cpu.hpp: one-slot experts; with the 16-bit pairs' kernel, which takes several
+  // slots per row, every expert below amx_min) read their inputs as that kernel's planar input: of x per token here,
+  // of h per slot after GEMM 1.
+  const std::int64_t planar_max = rk.dequant_dot_planar_multi ? S : (rk.dequant_dot_planar ? 1 : 0);
   std::int32_t* const planar_slots = ws.lists + E;
   std::int64_t n_planar = 0;
-  if (rk.dequant_dot_planar)
-    for (int e = 0; e < E; ++e)
-      if (ws.off[e + 1] - ws.off[e] == 1 && 1 < amx_min) planar_slots[n_planar++] = ws.slots[ws.off[e]];
-  std::int32_t* const planar_tokens = ws.lists + 2 * E;  // each once (a token may sit in several one-slot experts)
+  for (int e = 0; e < E; ++e) {
+    const std::int64_t count = ws.off[e + 1] - ws.off[e];
+    if (count >= 1 && count <= planar_max && count < amx_min)
+      for (std::int32_t i = ws.off[e]; i < ws.off[e + 1]; ++i) planar_slots[n_planar++] = ws.slots[i];
+  }
+  std::int32_t* const planar_tokens = ws.lists + E + S;  // each once (a token may sit in several planar experts)
   for (std::int64_t i = 0; i < n_planar; ++i) planar_tokens[i] = planar_slots[i] / k;
   std::sort(planar_tokens, planar_tokens + n_planar);
   const std::int64_t n_tokens = std::unique(planar_tokens, planar_tokens + n_planar) - planar_tokens;

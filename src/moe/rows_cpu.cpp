@@ -89,10 +89,10 @@ std::vector<PlanarKernel> planar_kernels_here() {
 #if defined(W4A16_MOE_HAVE_AVX512_TU) && (defined(__GNUC__) || defined(__clang__))
   static const bool has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (has512) k.push_back({dequant_dot_planar_avx512, x_planes, "avx512"});
+  if (has512) k.push_back({dequant_dot_planar_avx512, x_planes, nullptr, "avx512"});
 #if defined(W4A16_MOE_HAVE_VNNI_TU)
   static const bool vnni = has512 && __builtin_cpu_supports("avx512vnni");
-  if (vnni) k.push_back({dequant_dot_q16_vnni, x_q16, "avx512-vnni"});
+  if (vnni) k.push_back({dequant_dot_q16_vnni, x_q16, dequant_dot_q16_multi_vnni, "avx512-vnni"});
 #endif
 #endif
   return k;
@@ -106,11 +106,12 @@ RowKernels row_kernels() {
   static const std::vector<PlanarKernel> planar = planar_kernels_here();
   if (has && !scalar) {
     if (!no512 && !planar.empty())
-      return {group_scales_f16c, dequant_row_avx2, dot_avx2, dequant_dot_avx2, planar.back().dot, planar.back().input, planar.back().isa};
-    return {group_scales_f16c, dequant_row_avx2, dot_avx2, dequant_dot_avx2, nullptr, nullptr, "avx2"};
+      return {group_scales_f16c, dequant_row_avx2,   dot_avx2,           dequant_dot_avx2,
+              planar.back().dot, planar.back().input, planar.back().multi, planar.back().isa};
+    return {group_scales_f16c, dequant_row_avx2, dot_avx2, dequant_dot_avx2, nullptr, nullptr, nullptr, "avx2"};
   }
 #endif
-  return {group_scales_scalar, dequant_row_scalar, dot_scalar, nullptr, nullptr, nullptr, "scalar"};  // (a fused portable loop measured slower)
+  return {group_scales_scalar, dequant_row_scalar, dot_scalar, nullptr, nullptr, nullptr, nullptr, "scalar"};  // (a fused portable loop measured slower)
 }
 
 }  // namespace w4a16::moe::detail

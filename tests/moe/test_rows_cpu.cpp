@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <new>
 #include <random>
 #include <string>
@@ -103,6 +104,37 @@ TEST(MoeRows, PortableAndAvx2AgreeWithTheExactSums) {
       pk.input(r.x.data(), c.k, planes.data(), wsum.data());
       const double got = pk.dot(r.q.data(), c.k, c.group_len, r.sc.data(), r.zs.data(), planes.data(), wsum.data());
       EXPECT_NEAR(got, exact, std::string(pk.isa) == "avx512-vnni" ? tol + q16_bound : tol);
+    }
+  }
+}
+
+// The 16-bit pairs' kernel over several inputs of one row (the slots of one expert) gives each input's single-input
+// sum bit for bit: 1..9 inputs (one call takes 4: more go four at a time), every group length of the row test.
+TEST(MoeRows, SeveralInputsAtOnceEqualOneAtATime) {
+  const RowKernels best = row_kernels();
+  if (!best.dequant_dot_planar_multi) GTEST_SKIP() << "no AVX-512 VNNI here (or W4A16_CPU_ISA caps it): the multi-input kernel is not exercised";
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (const auto& [k, gl] : {std::pair<std::int64_t, std::int64_t>{2048, 32}, {2048, 64}, {768, 128}, {1096, 1096}, {96, 32}}) {
+    const Row r = random_row(k, gl, rng);
+    std::vector<std::unique_ptr<AlignedFloats>> planes;
+    std::vector<std::vector<float>> wsums;
+    std::vector<const float*> pp, wp;
+    std::vector<float> single;
+    for (int c = 0; c < 9; ++c) {
+      std::vector<float> x(static_cast<std::size_t>(k));
+      for (auto& v : x) v = u(rng);
+      planes.push_back(std::make_unique<AlignedFloats>(static_cast<std::size_t>(planar_floats(k)), 0.f));
+      wsums.emplace_back(static_cast<std::size_t>(k / 8));
+      best.planar_input(x.data(), k, planes.back()->data(), wsums.back().data());
+      single.push_back(best.dequant_dot_planar(r.q.data(), k, gl, r.sc.data(), r.zs.data(), planes.back()->data(), wsums.back().data()));
+    }
+    for (auto& p : planes) pp.push_back(p->data());
+    for (auto& w : wsums) wp.push_back(w.data());
+    for (int count = 1; count <= 9; ++count) {
+      std::vector<float> out(static_cast<std::size_t>(count), -1.f);
+      best.dequant_dot_planar_multi(r.q.data(), k, gl, r.sc.data(), r.zs.data(), pp.data(), wp.data(), count, out.data());
+      for (int c = 0; c < count; ++c) EXPECT_EQ(out[c], single[c]) << "K=" << k << " group_len=" << gl << " count=" << count << " input " << c;
     }
   }
 }
