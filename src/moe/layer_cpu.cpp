@@ -190,7 +190,7 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
 // K floats; planes_of(slot): their planar input and word sums, where the ISA has a planar kernel), each product
 // handed to emit(slot, value), by the row kernels of this CPU (rows_cpu.hpp).
 // One slot (and an ISA with a fused kernel): dequantize and dot fused, no row in memory; several slots with the 16-bit
-// pairs' kernel: fused too, up to 4 slots per pass over the row; otherwise the row dequantized once into buf, then one
+// pairs' kernel: fused too, up to 8 slots per pass over the row; otherwise the row dequantized once into buf, then one
 // dot per slot. gbuf: 2 G floats of the calling thread (the row's s and z s per group).
 template <class XOf, class PlanesOf, class Emit>
 void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::int64_t n, const std::int32_t* slots,
@@ -204,12 +204,12 @@ void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::
     emit(slots[0], rk.dequant_dot_planar(q, K, gl, gbuf, gbuf + G, planes, wsum));
     return;
   }
-  if (rk.dequant_dot_planar_multi) {  // 16-bit pairs: the row's nibbles extracted once for up to 4 slots at a time
-    for (std::int32_t i0 = 0; i0 < count; i0 += 4) {
-      const int c = static_cast<int>(std::min<std::int32_t>(4, count - i0));
-      const float* planes[4];
-      const float* wsums[4];
-      float out[4];
+  if (rk.dequant_dot_planar_multi) {  // 16-bit pairs: the row's nibbles extracted once for up to 8 slots at a time
+    for (std::int32_t i0 = 0; i0 < count; i0 += 8) {
+      const int c = static_cast<int>(std::min<std::int32_t>(8, count - i0));
+      const float* planes[8];
+      const float* wsums[8];
+      float out[8];
       for (int j = 0; j < c; ++j) std::tie(planes[j], wsums[j]) = planes_of(slots[i0 + j]);
       rk.dequant_dot_planar_multi(q, K, gl, gbuf, gbuf + G, planes, wsums, c, out);
       for (int j = 0; j < c; ++j) emit(slots[i0 + j], out[j]);

@@ -111,10 +111,14 @@ void dequant_dot_q16_multi_vnni(const std::uint32_t* q, std::int64_t k, std::int
     case 2: q16_multi<2>(q, k, group_len, sc, zs, planes, wsum, out); return;
     case 3: q16_multi<3>(q, k, group_len, sc, zs, planes, wsum, out); return;
     case 4: q16_multi<4>(q, k, group_len, sc, zs, planes, wsum, out); return;
+    case 5: q16_multi<5>(q, k, group_len, sc, zs, planes, wsum, out); return;
+    case 6: q16_multi<6>(q, k, group_len, sc, zs, planes, wsum, out); return;
+    case 7: q16_multi<7>(q, k, group_len, sc, zs, planes, wsum, out); return;
+    case 8: q16_multi<8>(q, k, group_len, sc, zs, planes, wsum, out); return;
     default: break;
   }
-  for (int c = 0; c < count; c += 4)  // more inputs than one call holds: four at a time
-    dequant_dot_q16_multi_vnni(q, k, group_len, sc, zs, planes + c, wsum + c, std::min(4, count - c), out + c);
+  for (int c = 0; c < count; c += 8)  // more inputs than one pass holds: eight at a time
+    dequant_dot_q16_multi_vnni(q, k, group_len, sc, zs, planes + c, wsum + c, std::min(8, count - c), out + c);
 }
 
 }  // namespace w4a16::moe::detail

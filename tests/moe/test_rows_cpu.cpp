@@ -109,7 +109,7 @@ TEST(MoeRows, PortableAndAvx2AgreeWithTheExactSums) {
 }
 
 // The 16-bit pairs' kernel over several inputs of one row (the slots of one expert) gives each input's single-input
-// sum bit for bit: 1..9 inputs (one call takes 4: more go four at a time), every group length of the row test.
+// sum bit for bit: 1..9 inputs (one pass takes 8: more go eight at a time), every group length of the row test.
 TEST(MoeRows, SeveralInputsAtOnceEqualOneAtATime) {
   const RowKernels best = row_kernels();
   if (!best.dequant_dot_planar_multi) GTEST_SKIP() << "no AVX-512 VNNI here (or W4A16_CPU_ISA caps it): the multi-input kernel is not exercised";
