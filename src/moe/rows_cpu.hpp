@@ -42,8 +42,8 @@ using DequantDotFn = float (*)(const std::uint32_t* q, std::int64_t k, std::int6
 using PlanarDotFn = float (*)(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs,
                               const float* planes, const float* wsum);
 // The same for `count` inputs of one row (the token slots of one expert): out[c] from planes[c], wsum[c]. The 16-bit
-// pairs' kernel extracts the row's nibble pairs once per step for all of them (4 + 3 count instructions a step, up to 8 inputs a pass, instead
-// of 7 count); null for the nibble planes.
+// pairs' kernel extracts the row's nibble pairs once per step for up to 8 inputs a pass (4 + 3 count instructions a
+// step instead of 7 count); null for the nibble planes.
 using PlanarMultiFn = void (*)(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs,
                                const float* const* planes, const float* const* wsum, int count, float* out);
 // x [K] (K % 8 == 0) -> the planar kernel's input: planes (planar_floats(K) floats, 64-byte aligned) and wsum [K / 8].
