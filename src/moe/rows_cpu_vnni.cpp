@@ -21,47 +21,9 @@
 
 namespace w4a16::moe::detail {
 
-float dequant_dot_q16_vnni(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs,
-                           const float* planes, const float* wsum) {
-  const std::int64_t words = k / 8, wpg = group_len / 8, steps = (words + 15) / 16;
-  const bool one_group_per_step = wpg % 16 == 0 || wpg == words;
-  // Lane l of a step starting at word w0 (a multiple of 16) lies in group w0 / wpg + l / wpg when wpg is 4 or 8.
-  const __m512i lane_group = _mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), wpg == 4 ? 2 : 3);
-  const std::int64_t groups = k / group_len;
-  const auto* pairs = reinterpret_cast<const std::int32_t*>(planes);  // [steps][4][16]
-  const float* xs = planes + steps * 64;                                  // [steps]
-  const __m512i nib = _mm512_set1_epi32(0x000F000F);
-  __m512 y = _mm512_setzero_ps();
-  for (std::int64_t w0 = 0, st = 0; w0 < words; w0 += 16, ++st) {
-    const __mmask16 m = static_cast<__mmask16>(words - w0 >= 16 ? 0xFFFF : (1u << (words - w0)) - 1u);
-    _mm_prefetch(reinterpret_cast<const char*>(q + w0) + kPrefetchBytes, _MM_HINT_T0);
-    const __m512i v = _mm512_maskz_loadu_epi32(m, q + w0);
-    const std::int32_t* p = pairs + st * 64;  // zero past K (x_q16), so the masked lanes add nothing
-    __m512i acc = _mm512_dpwssd_epi32(_mm512_setzero_si512(), _mm512_and_si512(v, nib), _mm512_load_si512(p));
-    acc = _mm512_dpwssd_epi32(acc, _mm512_and_si512(_mm512_srli_epi32(v, 4), nib), _mm512_load_si512(p + 16));
-    acc = _mm512_dpwssd_epi32(acc, _mm512_and_si512(_mm512_srli_epi32(v, 8), nib), _mm512_load_si512(p + 32));
-    acc = _mm512_dpwssd_epi32(acc, _mm512_and_si512(_mm512_srli_epi32(v, 12), nib), _mm512_load_si512(p + 48));
-    const __m512 sum = _mm512_cvtepi32_ps(acc);
-    __m512 s, z;
-    if (one_group_per_step) {
-      const std::int64_t g = w0 / wpg;
-      s = _mm512_set1_ps(sc[g] * xs[st]);
-      z = _mm512_set1_ps(zs[g]);
-    } else {  // g = 32 / 64: 4 / 2 groups in the step (the last step's may pass the end: masked)
-      const std::int64_t g0 = w0 / wpg, n = std::min<std::int64_t>(16 / wpg, groups - g0);
-      const auto gm = static_cast<__mmask16>((1u << n) - 1u);
-      s = _mm512_mul_ps(_mm512_permutexvar_ps(lane_group, _mm512_maskz_loadu_ps(gm, sc + g0)), _mm512_set1_ps(xs[st]));
-      z = _mm512_permutexvar_ps(lane_group, _mm512_maskz_loadu_ps(gm, zs + g0));
-    }
-    y = _mm512_fmadd_ps(s, sum, y);
-    y = _mm512_fnmadd_ps(z, _mm512_maskz_loadu_ps(m, wsum + w0), y);
-  }
-  return _mm512_reduce_add_ps(y);
-}
-
 namespace {
-// dequant_dot_q16_vnni for C inputs at once: the row's nibble pairs are extracted once per step and multiplied into
-// each input's pairs (C int32 sums, C accumulators): the inputs of the C token slots of one expert.
+// The row against C inputs at once (the inputs of C token slots of one expert): the row's nibble pairs are extracted
+// once per step and multiplied into each input's pairs (C int32 sums, C accumulators).
 template <int C>
 void q16_multi(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs,
                const float* const* planes, const float* const* wsum, float* out) {
@@ -104,10 +66,17 @@ void q16_multi(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, c
 }
 }  // namespace
 
+float dequant_dot_q16_vnni(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs,
+                           const float* planes, const float* wsum) {
+  float out;
+  q16_multi<1>(q, k, group_len, sc, zs, &planes, &wsum, &out);
+  return out;
+}
+
 void dequant_dot_q16_multi_vnni(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc,
                                 const float* zs, const float* const* planes, const float* const* wsum, int count, float* out) {
   switch (count) {
-    case 1: out[0] = dequant_dot_q16_vnni(q, k, group_len, sc, zs, planes[0], wsum[0]); return;
+    case 1: q16_multi<1>(q, k, group_len, sc, zs, planes, wsum, out); return;
     case 2: q16_multi<2>(q, k, group_len, sc, zs, planes, wsum, out); return;
     case 3: q16_multi<3>(q, k, group_len, sc, zs, planes, wsum, out); return;
     case 4: q16_multi<4>(q, k, group_len, sc, zs, planes, wsum, out); return;
