@@ -193,6 +193,49 @@ Host make_host() {
   return h;
 }
 
+// The IMMA path emulated on the host with the fragment mapping of the header (bytes of the A and B registers placed at
+// their documented (row, k) / (k, column)): y [16 rows][16 tokens]. Matching f64 here and not on the device would mean
+// the mapping, not the packing, is wrong.
+std::vector<double> emulate(const Image& im) {
+  std::vector<double> y(16 * 16, 0.0);
+  for (int half = 0; half < 2; ++half)
+    for (int g = 0; g < kGroups; ++g) {
+      long long acc[2][16][8] = {};  // (hi, lo), row, column
+      for (int c = g * 4; c < g * 4 + 4; ++c) {
+        int A[16][32] = {}, B[2][32][8] = {};
+        for (int l = 0; l < 32; ++l) {
+          const int gid = l / 4, t = l % 4;
+          const std::uint32_t w0 = im.w[c][l][0], w1 = im.w[c][l][1];
+          const std::uint32_t a[4] = {w0 & 0x0F0F0F0Fu, w1 & 0x0F0F0F0Fu, (w0 >> 4) & 0x0F0F0F0Fu, (w1 >> 4) & 0x0F0F0F0Fu};
+          for (int i = 0; i < 4; ++i) {
+            A[gid][4 * t + i] = (a[0] >> (8 * i)) & 0xFF;
+            A[gid + 8][4 * t + i] = (a[1] >> (8 * i)) & 0xFF;
+            A[gid][16 + 4 * t + i] = (a[2] >> (8 * i)) & 0xFF;
+            A[gid + 8][16 + 4 * t + i] = (a[3] >> (8 * i)) & 0xFF;
+            for (int p = 0; p < 2; ++p) {
+              const std::uint32_t b0 = im.xb[half][c][p][l][0], b1 = im.xb[half][c][p][l][1];
+              const int v0 = (b0 >> (8 * i)) & 0xFF, v1 = (b1 >> (8 * i)) & 0xFF;
+              B[p][4 * t + i][gid] = p == 0 ? static_cast<std::int8_t>(v0) : v0;
+              B[p][16 + 4 * t + i][gid] = p == 0 ? static_cast<std::int8_t>(v1) : v1;
+            }
+          }
+        }
+        for (int p = 0; p < 2; ++p)
+          for (int r = 0; r < 16; ++r)
+            for (int n = 0; n < 8; ++n)
+              for (int k = 0; k < 32; ++k) acc[p][r][n] += static_cast<long long>(A[r][k]) * B[p][k][n];
+      }
+      for (int l = 0; l < 32; ++l)
+        for (int e = 0; e < 4; ++e) {
+          const int r = l / 4 + (e < 2 ? 0 : 8), n = 2 * (l % 4) + e % 2;
+          const double a = static_cast<double>(acc[0][r][n]) * 256 + static_cast<double>(acc[1][r][n]);
+          const double s = im.s[g][l][e < 2 ? 0 : 1], xs = im.xs[half][g][l][e % 2], sx = im.sx[half][g][l][e % 2];
+          y[r * 16 + half * 8 + n] += s * xs * a - 8 * s * sx;
+        }
+    }
+  return y;
+}
+
 template <bool kImma, int kHalves>
 double run(const Image* d_img, float* d_y, int reps, int blocks, int sms) {
   const size_t smem = sizeof(Image);
@@ -220,14 +263,27 @@ double run(const Image* d_img, float* d_y, int reps, int blocks, int sms) {
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 2000, blocks = argc > 2 ? std::atoi(argv[2]) : 2;
+  const Host h = make_host();
+  {  // the packing against f64 on the host (no device needed)
+    const std::vector<double> e = emulate(h.img);
+    double err = 0, ref2 = 0;
+    for (int row = 0; row < 16; ++row)
+      for (int tok = 0; tok < 16; ++tok) {
+        double want = 0;
+        for (int k = 0; k < kK; ++k) want += (h.q[row * kK + k] - 8) * h.s[row * kGroups + k / kGroup] * h.x[tok * kK + k];
+        err += (e[row * 16 + tok] - want) * (e[row * 16 + tok] - want);
+        ref2 += want * want;
+      }
+    std::printf("host emulation of the imma path vs f64: relative error %.3e (%s)\n", std::sqrt(err / ref2),
+                std::sqrt(err / ref2) < 1e-5 ? "ok" : "MISMATCH: the packing");
+  }
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    std::printf("skipped: no CUDA device\n");
+    std::printf("skipped the device part: no CUDA device\n");
     return 0;
   }
   cudaDeviceProp prop{};
   CU(cudaGetDeviceProperties(&prop, 0));
-  const Host h = make_host();
   Image* d_img = nullptr;
   float* d_y = nullptr;
   CU(cudaMalloc(&d_img, sizeof(Image)));
