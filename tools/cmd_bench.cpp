@@ -190,7 +190,7 @@ Command bench_command() {
             {"threads", "T", "cpu: threads, 0 = all cores", "0"},
             {"bw-mb", "MB", "cpu: buffer of the read-bandwidth measurement, MiB", "1024"},
             {"no-check", "", "cpu: skip the comparison with reference_gemm"},
-            {"isa", "LIST", "cpu: fast_gemm implementations timed side by side (best, scalar, avx2, amx; one the CPU lacks is skipped)", "best"},
+            {"isa", "LIST", "cpu: fast_gemm implementations timed side by side (best, scalar, avx2, vnni, amx; one the CPU lacks is skipped)", "best"},
             {"no-peers", "", "cuda: skip the cuBLAS rows"},
             {"plots", "DIR", "also a PNG per shape into DIR (needs --csv, python3 with matplotlib)", "no plots"}},
            "Every timed configuration is also checked against a reference in the same run; the\n"

@@ -181,7 +181,7 @@ int run_cpu_sweep(const CpuSweepOptions& opt) {
   std::vector<kernels::cpu::FastIsa> isas;
   for (const std::string& name : opt.isas) {
     const auto i = kernels::cpu::fast_isa_from_name(name);
-    if (!i) fail(ErrorCode::invalid_argument, "isa", "best, scalar, avx2 or amx", "'" + name + "'");
+    if (!i) fail(ErrorCode::invalid_argument, "isa", "best, scalar, avx2, vnni or amx", "'" + name + "'");
     if (!kernels::cpu::fast_isa_available(*i)) {
       log << "skip isa " << name << ": this CPU (or build) does not run it\n";
       continue;
@@ -222,7 +222,7 @@ int run_cpu_sweep(const CpuSweepOptions& opt) {
             for (auto& v : xs) v = float_to_f16x(dt, rng.normalish());
             const TensorView x(xs.data(), dt, {m, sh.k}), y(ys.data(), dt, {m, sh.n});
            for (kernels::cpu::FastIsa fi : isas) {
-            const std::string ran(kernels::cpu::fast_isa_name(kernels::cpu::fast_isa_for(fi, m)));
+            const std::string ran(kernels::cpu::fast_isa_name(kernels::cpu::fast_isa_for(fi, m, dt)));
             std::fill(ys.begin(), ys.end(), std::uint16_t{0x7e00});  // NaN in both dtypes: a row left unwritten fails the check
             std::size_t idx = 0;
             auto call = [&] { kernels::cpu::fast_gemm_isa(copies[idx++ % copies.size()], x, y, fi, opt.threads); };

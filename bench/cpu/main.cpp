@@ -39,7 +39,7 @@ const char* kUsage =
     "  --dtype    activation dtypes (default f16)\n"
     "  --format   scalar types (default uint4b8,uint4)\n"
     "  --group    group sizes, -1 = channelwise (default 128)\n"
-    "  --isa      fast_gemm implementations, each timed per row: best, scalar, avx2, amx (default best)\n"
+    "  --isa      fast_gemm implementations, each timed per row: best, scalar, avx2, vnni, amx (default best)\n"
     "  --threads  0 = all (default)\n"
     "  --repeats  samples per median (default 7); --rounds: medians per row, best kept (default 1)\n"
     "  --csv      write the CSV to FILE instead of stdout\n"

@@ -105,7 +105,7 @@ std::vector<PlanarKernel> planar_kernels_here() {
 RowKernels row_kernels() {
 #if defined(W4A16_MOE_HAVE_AVX2_TU) && (defined(__GNUC__) || defined(__clang__))
   const kernels::cpu::FastIsa cap = kernels::cpu::fast_isa_cap();  // W4A16_CPU_ISA, as the linear kernel reads it
-  const bool scalar = cap == kernels::cpu::FastIsa::scalar, no512 = cap != kernels::cpu::FastIsa::amx;
+  const bool scalar = cap == kernels::cpu::FastIsa::scalar, no512 = scalar || cap == kernels::cpu::FastIsa::avx2;
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   static const std::vector<PlanarKernel> planar = planar_kernels_here();
   if (has && !scalar) {

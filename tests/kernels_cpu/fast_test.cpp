@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include <cmath>
 #include <cstring>
 
 #include "cpu_test_common.hpp"
@@ -19,6 +20,7 @@ using namespace kernels::cpu;
 std::vector<FastIsa> isas() {
   std::vector<FastIsa> v{FastIsa::scalar};
   if (fast_isa_available(FastIsa::avx2)) v.push_back(FastIsa::avx2);
+  if (fast_isa_available(FastIsa::vnni)) v.push_back(FastIsa::vnni);
   if (fast_isa_available(FastIsa::amx)) v.push_back(FastIsa::amx);
   return v;
 }
@@ -193,10 +195,65 @@ TEST(CpuFast, AmxRunsOnThisMachineOrSaysWhyNot) {
                     "the amx implementation is not exercised here";
   EXPECT_EQ(fast_isa_name(FastIsa::amx), "amx");
   EXPECT_EQ(fast_isa_name(FastIsa::best), "amx");
-  EXPECT_EQ(fast_isa_for(FastIsa::best, kAmxMinM - 1), FastIsa::avx2);  // one row: the AVX2 decode kernel streams faster
-  EXPECT_EQ(fast_isa_for(FastIsa::best, kAmxMinM), FastIsa::amx);
-  EXPECT_EQ(fast_isa_for(FastIsa::amx, 1), FastIsa::amx);  // a named implementation runs at every M
+  // Below the VNNI kernel's bound it runs (every AMX CPU has VNNI); above, the tiles.
+  const FastIsa few = fast_isa_available(FastIsa::vnni) ? FastIsa::vnni : FastIsa::avx2;
+  EXPECT_EQ(fast_isa_for(FastIsa::best, 1, DType::f16), few);
+  EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxMF16, DType::f16), few);
+  EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxMF16 + 1, DType::f16), FastIsa::amx);
+  EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxMBF16, DType::bf16), few);
+  EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxMBF16 + 1, DType::bf16), FastIsa::amx);
+  EXPECT_EQ(fast_isa_for(FastIsa::amx, 1, DType::f16), FastIsa::amx);  // a named implementation runs at every M
   EXPECT_NE(fast_describe_run(DType::f16, 64).find("amx"), std::string::npos);
+}
+
+TEST(CpuFast, VnniRunsOnThisMachineOrSaysWhyNot) {
+  if (!fast_isa_available(FastIsa::vnni))
+    GTEST_SKIP() << "no AVX-512 F/BW/VL + VNNI on this CPU (or W4A16_CPU_ISA caps it): the vnni implementation is not "
+                    "exercised here";
+  const std::int64_t bound = fast_isa_available(FastIsa::amx) ? kVnniMaxMF16 : kVnniMaxMNoAmx;
+  EXPECT_EQ(fast_isa_for(FastIsa::best, 1, DType::f16), FastIsa::vnni);
+  EXPECT_EQ(fast_isa_for(FastIsa::best, bound, DType::f16), FastIsa::vnni);
+  EXPECT_NE(fast_isa_for(FastIsa::best, bound + 1, DType::f16), FastIsa::vnni);
+  EXPECT_EQ(fast_isa_for(FastIsa::vnni, 1000, DType::bf16), FastIsa::vnni);  // named: every M (8 rows a pass)
+  EXPECT_NE(fast_describe_run(DType::f16, 1).find("vnni: "), std::string::npos);
+  ScopedEnv env("W4A16_CPU_ISA", "vnni");  // caps AMX off, keeps VNNI
+  EXPECT_FALSE(fast_isa_available(FastIsa::amx));
+  EXPECT_TRUE(fast_isa_available(FastIsa::vnni));
+  EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxMNoAmx, DType::bf16), FastIsa::vnni);
+}
+
+TEST(CpuFast, VnniBlocksOfTinyOrNonFiniteX) {
+  // x's int16 pairs carry a power-of-two scale per 128 k: a block of bfloat16 values near the least normal needs a
+  // scale below 2^-127 (its reciprocal overflows a float), and a block holding an infinity or a NaN must give NaN rows
+  // rather than reach the integer conversion. Other blocks of the same row are unaffected only in the tiny case.
+  if (!fast_isa_available(FastIsa::vnni)) GTEST_SKIP() << "no vnni implementation here (VnniRunsOnThisMachineOrSaysWhyNot)";
+  const QuantSpec spec{24, 256, 128, ScalarType::uint4b8};
+  QuantizedLinear w = random_linear(spec, DType::bf16, false, false);
+  for (std::int64_t i = 0; i < w.scales().numel(); ++i)  // scales near 2^100 keep row 0's outputs normal floats
+    w.scales().ptr<std::uint16_t>()[i] = float_to_f16x(DType::bf16, 0x1p100f * (1.f + static_cast<float>(i % 7) / 8.f));
+  const FastWeights f = fast_prepare(w.view(), DType::bf16);
+  std::vector<std::uint16_t> xs(2 * 256);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (std::int64_t k = 0; k < 256; ++k) {
+    xs[static_cast<std::size_t>(k)] = float_to_f16x(DType::bf16, u(rng()) * 0x1p-128f);   // row 0: tiny (subnormal)
+    xs[static_cast<std::size_t>(256 + k)] = float_to_f16x(DType::bf16, u(rng()));          // row 1: normal
+  }
+  const std::vector<double> ref = gemm_f64(to_f64(xs.data(), DType::bf16, 2, 256, 256), dequant_f64(w), {}, 2, 24, 256);
+  PoisonedMatrix o(DType::bf16, 2, 24, 0);
+  fast_gemm_isa(f, TensorView(xs.data(), DType::bf16, {2, 256}), o.view(), FastIsa::vnni, 1);
+  for (std::int64_t m = 0; m < 2; ++m) {
+    double num = 0, den = 0;
+    for (std::int64_t n = 0; n < 24; ++n) {
+      const double r = ref[static_cast<std::size_t>(m * 24 + n)], y = f16x_to_float(DType::bf16, o.bits(m * o.stride + n));
+      num += (y - r) * (y - r);
+      den += r * r;
+    }
+    ASSERT_GT(den, 0.0);
+    EXPECT_LT(std::sqrt(num / den), 1e-2) << "row " << m;
+  }
+  xs[300] = 0x7f80;  // +inf in row 1's second block
+  fast_gemm_isa(f, TensorView(xs.data(), DType::bf16, {2, 256}), o.view(), FastIsa::vnni, 1);
+  for (std::int64_t n = 0; n < 24; ++n) EXPECT_TRUE(std::isnan(f16x_to_float(DType::bf16, o.bits(o.stride + n)))) << n;
 }
 
 TEST(CpuFast, MZeroWritesNothing) {
@@ -298,7 +355,9 @@ TEST_F(CpuFastRejects, UnavailableIsa) {
     ScopedEnv env("W4A16_CPU_ISA", "avx2");
     EXPECT_FALSE(fast_isa_available(FastIsa::amx));
     EXPECT_NE(fast_isa_name(FastIsa::best), "amx");
-    EXPECT_NE(fast_isa_for(FastIsa::best, 1000), FastIsa::amx);
+    EXPECT_NE(fast_isa_for(FastIsa::best, 1000, DType::f16), FastIsa::amx);
+    EXPECT_FALSE(fast_isa_available(FastIsa::vnni));
+    expect_error([&] { fast_gemm_isa(f, x(), out(), FastIsa::vnni); }, ErrorCode::unsupported, "isa");
     expect_error([&] { fast_gemm_isa(f, x(), out(), FastIsa::amx); }, ErrorCode::unsupported, "isa");
   }
   {
@@ -306,6 +365,7 @@ TEST_F(CpuFastRejects, UnavailableIsa) {
     expect_error([&] { fast_gemm(f, x(), out()); }, ErrorCode::invalid_argument, "W4A16_CPU_ISA");
   }
   EXPECT_EQ(fast_isa_from_name("amx"), FastIsa::amx);
+  EXPECT_EQ(fast_isa_from_name("vnni"), FastIsa::vnni);
   EXPECT_EQ(fast_isa_from_name("best"), FastIsa::best);
   EXPECT_FALSE(fast_isa_from_name("AMX").has_value());
 }

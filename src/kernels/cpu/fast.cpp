@@ -1,5 +1,5 @@
 // cpu.fast.v1: prepare, argument checks, activation gather and run-time ISA dispatch.
-// Contract and layout in fast.hpp; the kernels are fast_amx.cpp, fast_avx2.cpp and fast_scalar.cpp.
+// Contract and layout in fast.hpp; the kernels are fast_amx.cpp, fast_vnni.cpp, fast_avx2.cpp and fast_scalar.cpp.
 #include "fast.hpp"
 
 #include <cstdlib>
@@ -94,6 +94,19 @@ bool cpu_has_avx2() {
 #endif
 }
 
+// AVX-512 F/BW/VL + VNNI (with AVX2, FMA, F16C): Ice Lake, Sapphire Rapids and later, Zen 4 and later.
+bool cpu_has_vnni() {
+  const FastIsa cap = fast_isa_cap();
+  if ((cap != FastIsa::vnni && cap != FastIsa::amx) || !cpu_has_avx2()) return false;
+#if defined(W4A16_CPU_HAVE_VNNI_TU) && (defined(__GNUC__) || defined(__clang__))
+  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+  return ok;
+#else
+  return false;
+#endif
+}
+
 // AMX-BF16 tiles plus the AVX-512 subsets fast_amx.cpp is compiled for, and the tile state granted by the OS.
 bool cpu_has_amx() {
   if (fast_isa_cap() != FastIsa::amx || !cpu_has_avx2()) return false;
@@ -107,10 +120,14 @@ bool cpu_has_amx() {
 #endif
 }
 
-// best: AMX from kAmxMinM rows on (below it the AVX2 decode kernel streams the weights faster), else AVX2, else scalar.
-FastIsa resolve(FastIsa isa, std::int64_t m) {
+// best: the VNNI weight stream up to its measured bound (next to AMX by dtype, next to AVX2 kVnniMaxMNoAmx), then AMX
+// from kAmxMinM rows, else AVX2, else scalar.
+FastIsa resolve(FastIsa isa, std::int64_t m, DType act) {
   if (isa != FastIsa::best) return isa;
-  if (cpu_has_amx() && m >= kAmxMinM) return FastIsa::amx;
+  const bool amx = cpu_has_amx();
+  const std::int64_t vnni_max = !amx ? kVnniMaxMNoAmx : act == DType::bf16 ? kVnniMaxMBF16 : kVnniMaxMF16;
+  if (cpu_has_vnni() && m <= vnni_max) return FastIsa::vnni;
+  if (amx && m >= kAmxMinM) return FastIsa::amx;
   return cpu_has_avx2() ? FastIsa::avx2 : FastIsa::scalar;
 }
 
@@ -164,27 +181,31 @@ bool fast_isa_available(FastIsa isa) {
     case FastIsa::best:
     case FastIsa::scalar: return true;
     case FastIsa::avx2: return cpu_has_avx2();
+    case FastIsa::vnni: return cpu_has_vnni();
     case FastIsa::amx: return cpu_has_amx();
   }
   return false;
 }
 
-FastIsa fast_isa_for(FastIsa isa, std::int64_t m) { return resolve(isa, m); }
+FastIsa fast_isa_for(FastIsa isa, std::int64_t m, DType act_dtype) { return resolve(isa, m, act_dtype); }
 
 FastIsa fast_isa_cap() {
   const char* e = std::getenv("W4A16_CPU_ISA");
   if (!e || !*e) return FastIsa::amx;
   const std::optional<FastIsa> v = fast_isa_from_name(e);
-  if (!v || *v == FastIsa::best) fail(ErrorCode::invalid_argument, "W4A16_CPU_ISA", "scalar, avx2 or amx", e);
+  if (!v || *v == FastIsa::best) fail(ErrorCode::invalid_argument, "W4A16_CPU_ISA", "scalar, avx2, vnni or amx", e);
   return *v;
 }
 
 std::string fast_describe_run(DType act_dtype, std::int64_t m) {
-  switch (resolve(FastIsa::best, m)) {
+  switch (resolve(FastIsa::best, m, act_dtype)) {
     case FastIsa::amx:
       return std::string("amx: AMX-BF16 tiles of 16 rows x 16 weights (") +
              (act_dtype == DType::f16 ? "float16 x as an exact hi + lo bf16 pair" : "bfloat16 x as given") +
              "), 32-weight panels dequantized 128 k at a time, scaled per group in fp32";
+    case FastIsa::vnni:
+      return "vnni: weights streamed once, 16 rows x 8 k a vector, nibble pairs times x as int16 (a power-of-two scale per "
+             "128 k) by vpdpwssd, scaled per group in fp32";
     case FastIsa::avx2:
       return m >= kPrefillMinM ? "avx2: 16-weight panels dequantized to fp32, 6 x 16 register tiles"
                                : "avx2: weights streamed once, register tiles of up to 4 rows x 32 weights, scaled per group";
@@ -196,13 +217,15 @@ std::optional<FastIsa> fast_isa_from_name(std::string_view name) {
   if (name == "best") return FastIsa::best;
   if (name == "scalar") return FastIsa::scalar;
   if (name == "avx2") return FastIsa::avx2;
+  if (name == "vnni") return FastIsa::vnni;
   if (name == "amx") return FastIsa::amx;
   return std::nullopt;
 }
 
 std::string_view fast_isa_name(FastIsa isa) {
-  switch (resolve(isa, std::numeric_limits<std::int64_t>::max())) {
+  switch (resolve(isa, std::numeric_limits<std::int64_t>::max(), DType::f16)) {
     case FastIsa::amx: return "amx";
+    case FastIsa::vnni: return "vnni";
     case FastIsa::avx2: return "avx2";
     default: return "scalar";
   }
@@ -219,12 +242,14 @@ void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& 
   const std::int64_t M = x.shape[0];
   detail::check_matrix(out, "out", "[M, N]", M, N, {w.act_dtype});
   if (num_threads < 0) fail(ErrorCode::invalid_argument, "num_threads", ">= 0 (0 = all)", std::to_string(num_threads));
-  const FastIsa chosen = resolve(isa, M);
+  const FastIsa chosen = resolve(isa, M, w.act_dtype);
   if (chosen == FastIsa::avx2 && !cpu_has_avx2())
     fail(ErrorCode::unsupported, "isa", "an implementation this CPU runs (scalar)", "avx2 (needs AVX2, FMA and F16C)");
+  const std::string here = std::string("an implementation this CPU runs (") + (cpu_has_vnni() ? "vnni, " : "") +
+                           (cpu_has_avx2() ? "avx2, scalar)" : "scalar)");
+  if (chosen == FastIsa::vnni && !cpu_has_vnni()) fail(ErrorCode::unsupported, "isa", here, "vnni (needs AVX-512 F/BW/VL and VNNI)");
   if (chosen == FastIsa::amx && !cpu_has_amx())
-    fail(ErrorCode::unsupported, "isa", std::string("an implementation this CPU runs (") + (cpu_has_avx2() ? "avx2, scalar)" : "scalar)"),
-         "amx (needs AMX-BF16, AVX-512 F/BW/VL and Linux's tile state)");
+    fail(ErrorCode::unsupported, "isa", here, "amx (needs AMX-BF16, AVX-512 F/BW/VL and Linux's tile state)");
   if (M == 0) return;
 
   impl::Problem p;
@@ -238,7 +263,9 @@ void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& 
   p.out_stride = out.stride[0];
   p.out_dtype = out.dtype;
   p.threads = thread_count(num_threads);
-  const impl::XPrep prep = chosen == FastIsa::avx2 ? impl::avx2_xprep(M) : chosen == FastIsa::amx ? impl::XPrep{false, false, false} : impl::XPrep{false, true};
+  const impl::XPrep prep = chosen == FastIsa::avx2  ? impl::avx2_xprep(M)
+                           : chosen == FastIsa::amx ? impl::XPrep{false, false, false}
+                                                    : impl::XPrep{false, true};  // scalar, vnni: unscaled, with sums
   p.x = x.ptr<const std::uint16_t>();
   p.x_stride = x.stride[0];
   p.perm = w.act_order() ? w.perm.data() : nullptr;
@@ -250,6 +277,8 @@ void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& 
   }
   if (chosen == FastIsa::amx)
     impl::run_amx(p);
+  else if (chosen == FastIsa::vnni)
+    impl::run_vnni(p);
   else if (chosen == FastIsa::avx2)
     impl::run_avx2(p);
   else
@@ -289,6 +318,11 @@ void store_row(const Problem& p, std::int64_t m, std::int64_t n0, const float* v
 namespace impl {
 XPrep avx2_xprep(std::int64_t) { return {}; }
 void run_avx2(const Problem&) { fail(ErrorCode::internal, "run_avx2 called in a build without the AVX2 kernels"); }
+}  // namespace impl
+#endif
+#if !defined(W4A16_CPU_HAVE_VNNI_TU)
+namespace impl {
+void run_vnni(const Problem&) { fail(ErrorCode::internal, "run_vnni called in a build without the VNNI kernel"); }
 }  // namespace impl
 #endif
 #if !defined(W4A16_CPU_HAVE_AMX_TU)

@@ -1,5 +1,5 @@
 // Internal to src/kernels/cpu: the problem description fast.cpp hands to an implementation
-// (fast_scalar.cpp, fast_avx2.cpp, fast_amx.cpp) after validating arguments and gathering x.
+// (fast_scalar.cpp, fast_avx2.cpp, fast_vnni.cpp, fast_amx.cpp) after validating arguments and gathering x.
 #pragma once
 #include <cstdint>
 
@@ -35,6 +35,8 @@ struct XPrep {
 
 XPrep avx2_xprep(std::int64_t m);
 void run_avx2(const Problem& p);
+// fast_vnni.cpp (x gathered unscaled, with sums).
+void run_vnni(const Problem& p);
 void run_scalar(const Problem& p);
 // fast_amx.cpp (x unscaled, no sums: it converts x itself). amx_usable: the OS grants this process the tile state
 // (false in builds without that file).
