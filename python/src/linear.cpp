@@ -195,9 +195,9 @@ void bind_linear(nb::module_& m) {
 
   m.attr("cuda_archs") = w4a16::cuda_archs();
   m.def("cpu_isa", &w4a16::cpu_isa,
-        "The implementation cpu_fast runs on this CPU at many rows: 'amx' (AMX-BF16 tiles), 'avx2' or 'scalar'; few rows "
-        "run its AVX-512 VNNI weight stream where the CPU has one (`explain` says which per M; W4A16_CPU_ISA=vnni / avx2 / "
-        "scalar caps it; read on every call).");
+        "The implementation cpu_fast runs on this CPU at many rows: 'amx' (AMX-BF16 tiles; few rows then run the VNNI "
+        "weight stream), 'vnni' (AVX-512 VNNI, no AMX), 'avx2' or 'scalar' (`explain` says which per M; "
+        "W4A16_CPU_ISA=vnni / avx2 / scalar caps it; read on every call).");
 #ifdef W4A16_PY_HAVE_CUDA
   m.attr("has_cuda") = true;
 #else

@@ -55,7 +55,7 @@ _core._register_errors(dict(_BY_CODE))
 __version__ = "0.1.0"
 has_cuda: bool = bool(_core.has_cuda)  # built with the CUDA kernels (W4A16_ENABLE_CUDA=ON)
 cuda_archs: str = str(_core.cuda_archs)  # their code: W4A16_CUDA_ARCHS ("90a", "90a,80", "80+ptx"); "" without CUDA
-cpu_isa = _core.cpu_isa  # cpu_isa() -> "amx" | "avx2" | "scalar": what cpu_fast runs here at many rows (W4A16_CPU_ISA caps it)
+cpu_isa = _core.cpu_isa  # cpu_isa() -> "amx" | "vnni" | "avx2" | "scalar": what cpu_fast runs here at many rows (W4A16_CPU_ISA caps it)
 
 __all__ = [
     "AlignmentError", "ArgumentError", "Checkpoint", "CudaError", "DTypeError", "Error", "FileError",

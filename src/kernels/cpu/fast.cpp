@@ -120,12 +120,12 @@ bool cpu_has_amx() {
 #endif
 }
 
-// best: the VNNI weight stream up to its measured bound (next to AMX by dtype, next to AVX2 kVnniMaxMNoAmx), then AMX
-// from kAmxMinM rows, else AVX2, else scalar.
+// best: the VNNI weight stream up to its measured bound next to AMX (by dtype; every M without AMX), then AMX from
+// kAmxMinM rows, else AVX2, else scalar.
 FastIsa resolve(FastIsa isa, std::int64_t m, DType act) {
   if (isa != FastIsa::best) return isa;
   const bool amx = cpu_has_amx();
-  const std::int64_t vnni_max = !amx ? kVnniMaxMNoAmx : act == DType::bf16 ? kVnniMaxMBF16 : kVnniMaxMF16;
+  const std::int64_t vnni_max = !amx ? std::numeric_limits<std::int64_t>::max() : act == DType::bf16 ? kVnniMaxMBF16 : kVnniMaxMF16;
   if (cpu_has_vnni() && m <= vnni_max) return FastIsa::vnni;
   if (amx && m >= kAmxMinM) return FastIsa::amx;
   return cpu_has_avx2() ? FastIsa::avx2 : FastIsa::scalar;
