@@ -222,7 +222,7 @@ int run_cpu_sweep(const CpuSweepOptions& opt) {
             for (auto& v : xs) v = float_to_f16x(dt, rng.normalish());
             const TensorView x(xs.data(), dt, {m, sh.k}), y(ys.data(), dt, {m, sh.n});
            for (kernels::cpu::FastIsa fi : isas) {
-            const std::string ran(kernels::cpu::fast_isa_name(kernels::cpu::fast_isa_for(fi, m, dt)));
+            const std::string ran(kernels::cpu::fast_isa_name(kernels::cpu::fast_isa_for(fi, m)));
             std::fill(ys.begin(), ys.end(), std::uint16_t{0x7e00});  // NaN in both dtypes: a row left unwritten fails the check
             std::size_t idx = 0;
             auto call = [&] { kernels::cpu::fast_gemm_isa(copies[idx++ % copies.size()], x, y, fi, opt.threads); };

@@ -197,30 +197,61 @@ TEST(CpuFast, AmxRunsOnThisMachineOrSaysWhyNot) {
   EXPECT_EQ(fast_isa_name(FastIsa::best), "amx");
   // Below the VNNI kernel's bound it runs (every AMX CPU has VNNI); above, the tiles.
   const FastIsa few = fast_isa_available(FastIsa::vnni) ? FastIsa::vnni : FastIsa::avx2;
-  EXPECT_EQ(fast_isa_for(FastIsa::best, 1, DType::f16), few);
-  EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxMF16, DType::f16), few);
-  EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxMF16 + 1, DType::f16), FastIsa::amx);
-  EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxMBF16, DType::bf16), few);
-  EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxMBF16 + 1, DType::bf16), FastIsa::amx);
-  EXPECT_EQ(fast_isa_for(FastIsa::amx, 1, DType::f16), FastIsa::amx);  // a named implementation runs at every M
+  EXPECT_EQ(fast_isa_for(FastIsa::best, 1), few);
+  EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxM), few);
+  EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxM + 1), FastIsa::amx);
+  EXPECT_EQ(fast_isa_for(FastIsa::amx, 1), FastIsa::amx);  // a named implementation runs at every M
   EXPECT_NE(fast_describe_run(DType::f16, 64).find("amx"), std::string::npos);
+}
+
+TEST(CpuFast, AmxFloat16OnBothTileKinds) {
+  // float16 x runs on the INT8 tiles where the CPU has them (g >= 64, channelwise), else on the bf16 hi + lo pair;
+  // W4A16_CPU_AMX_INT8=0 forces the pair, so both stay tested: every group kind, both scalar types, M across token
+  // tiles and tasks, odd K, bias and act-order, and a row of x holding an infinity (NaN outputs in both).
+  if (!fast_isa_available(FastIsa::amx)) GTEST_SKIP() << "no AMX here (CpuFast.AmxRunsOnThisMachineOrSaysWhyNot says why)";
+  for (const char* kind : {"0", "1"}) {
+    ScopedEnv env("W4A16_CPU_AMX_INT8", kind);
+    SCOPED_TRACE(std::string("W4A16_CPU_AMX_INT8=") + kind);
+    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
+      for (int gs : {64, 128, 256, kChannelwise})
+        for (std::int64_t m : {6, 17, 40}) {
+          const std::int64_t K = gs == kChannelwise ? 1288 : 5 * std::max(gs, 64);
+          run_case(FastCase{QuantSpec{72, K, gs, st}, DType::f16, DType::f16, m == 17, m == 40, m, 3, 1});
+        }
+    const QuantSpec spec{24, 384, 128, ScalarType::uint4};
+    QuantizedLinear w = random_linear(spec, DType::f16, false, false);
+    std::vector<std::uint16_t> xs = random_act(3, 384, DType::f16, 384);
+    xs[384 + 200] = 0x7c00;  // +inf in row 1
+    PoisonedMatrix o(DType::f16, 3, 24, 0);
+    fast_gemm_isa(fast_prepare(w.view(), DType::f16), act_view(xs, DType::f16, 3, 384, 384), o.view(), FastIsa::amx, 1);
+    for (std::int64_t n = 0; n < 24; ++n) {
+      EXPECT_TRUE(std::isnan(f16x_to_float(DType::f16, o.bits(o.stride + n)))) << n;
+      EXPECT_TRUE(std::isfinite(f16x_to_float(DType::f16, o.bits(n)))) << n;
+    }
+  }
+  ScopedEnv bad("W4A16_CPU_AMX_INT8", "yes");
+  const FastWeights f = fast_prepare(random_linear(QuantSpec{16, 128, 128, ScalarType::uint4b8}, DType::f16, false, false).view(), DType::f16);
+  std::vector<std::uint16_t> xs = random_act(8, 128, DType::f16, 128);
+  PoisonedMatrix o(DType::f16, 8, 16, 0);
+  expect_error([&] { fast_gemm_isa(f, act_view(xs, DType::f16, 8, 128, 128), o.view(), FastIsa::amx, 1); },
+               ErrorCode::invalid_argument, "W4A16_CPU_AMX_INT8");
 }
 
 TEST(CpuFast, VnniRunsOnThisMachineOrSaysWhyNot) {
   if (!fast_isa_available(FastIsa::vnni))
     GTEST_SKIP() << "no AVX-512 F/BW/VL + VNNI on this CPU (or W4A16_CPU_ISA caps it): the vnni implementation is not "
                     "exercised here";
-  EXPECT_EQ(fast_isa_for(FastIsa::best, 1, DType::f16), FastIsa::vnni);
+  EXPECT_EQ(fast_isa_for(FastIsa::best, 1), FastIsa::vnni);
   if (fast_isa_available(FastIsa::amx)) {
-    EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxMF16, DType::f16), FastIsa::vnni);
-    EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxMF16 + 1, DType::f16), FastIsa::amx);
+    EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxM), FastIsa::vnni);
+    EXPECT_EQ(fast_isa_for(FastIsa::best, kVnniMaxM + 1), FastIsa::amx);
   }
-  EXPECT_EQ(fast_isa_for(FastIsa::vnni, 1000, DType::bf16), FastIsa::vnni);  // named: every M (8 rows a pass)
+  EXPECT_EQ(fast_isa_for(FastIsa::vnni, 1000), FastIsa::vnni);  // named: every M (8 rows a pass)
   EXPECT_NE(fast_describe_run(DType::f16, 1).find("vnni: "), std::string::npos);
   ScopedEnv env("W4A16_CPU_ISA", "vnni");  // caps AMX off, keeps VNNI
   EXPECT_FALSE(fast_isa_available(FastIsa::amx));
   EXPECT_TRUE(fast_isa_available(FastIsa::vnni));
-  EXPECT_EQ(fast_isa_for(FastIsa::best, 1000, DType::bf16), FastIsa::vnni);  // without AMX: every M
+  EXPECT_EQ(fast_isa_for(FastIsa::best, 1000), FastIsa::vnni);  // without AMX: every M
   EXPECT_EQ(fast_isa_name(FastIsa::best), "vnni");
 }
 
@@ -357,7 +388,7 @@ TEST_F(CpuFastRejects, UnavailableIsa) {
     ScopedEnv env("W4A16_CPU_ISA", "avx2");
     EXPECT_FALSE(fast_isa_available(FastIsa::amx));
     EXPECT_NE(fast_isa_name(FastIsa::best), "amx");
-    EXPECT_NE(fast_isa_for(FastIsa::best, 1000, DType::f16), FastIsa::amx);
+    EXPECT_NE(fast_isa_for(FastIsa::best, 1000), FastIsa::amx);
     EXPECT_FALSE(fast_isa_available(FastIsa::vnni));
     expect_error([&] { fast_gemm_isa(f, x(), out(), FastIsa::vnni); }, ErrorCode::unsupported, "isa");
     expect_error([&] { fast_gemm_isa(f, x(), out(), FastIsa::amx); }, ErrorCode::unsupported, "isa");

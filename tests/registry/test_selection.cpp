@@ -355,7 +355,7 @@ TEST(Hybrid, DescribeRunNamesThePathRunTakes) {
       const std::string how = e.kernel->describe_run(cpu_config(), 16);
       if (e.kernel->name() == "cpu_fast") {
         using namespace kernels::cpu;
-        const std::string isa(fast_isa_name(fast_isa_for(FastIsa::best, 16, cpu_config().act_dtype)));
+        const std::string isa(fast_isa_name(fast_isa_for(FastIsa::best, 16)));
         EXPECT_TRUE(starts(how, isa + ": ")) << how;
       } else {
         EXPECT_EQ(how, "") << e.kernel->name();

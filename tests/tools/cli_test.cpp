@@ -489,7 +489,7 @@ TEST_F(Cli, BenchCpuWritesCheckedCsvRows) {
     EXPECT_EQ(f[16], "ok") << line;
   }
   using namespace kernels::cpu;
-  EXPECT_EQ(isas, (std::vector<std::string>{"scalar", std::string(fast_isa_name(fast_isa_for(FastIsa::best, 2, DType::f16)))}));
+  EXPECT_EQ(isas, (std::vector<std::string>{"scalar", std::string(fast_isa_name(fast_isa_for(FastIsa::best, 2)))}));
   Result badisa = cli("bench --device cpu --isa sse");
   expect_one_line_error(badisa, "bench", 2, {"--isa", "sse"});
 }
@@ -556,7 +556,7 @@ TEST_F(Cli, ExplainWithTokenCountsPrintsHowTheChosenKernelRunsThem) {
   ASSERT_EQ(cpu.rc, 0) << cpu.err;
   for (std::int64_t m : {1, 64}) {  // cpu_fast: the implementation this CPU runs at that M (the child process sees the same)
     using namespace kernels::cpu;
-    const std::string isa(fast_isa_name(fast_isa_for(FastIsa::best, m, DType::f16)));
+    const std::string isa(fast_isa_name(fast_isa_for(FastIsa::best, m)));
     EXPECT_NE(cpu.out.find("  M=" + std::to_string(m) + ": " + isa + ": "), std::string::npos) << cpu.out;
   }
   LinearConfig c;

@@ -120,13 +120,12 @@ bool cpu_has_amx() {
 #endif
 }
 
-// best: the VNNI weight stream up to its measured bound next to AMX (by dtype; every M without AMX), then AMX from
-// kAmxMinM rows, else AVX2, else scalar.
-FastIsa resolve(FastIsa isa, std::int64_t m, DType act) {
+// best: the VNNI weight stream up to kVnniMaxM rows next to AMX (every M without AMX), then AMX from kAmxMinM rows,
+// else AVX2, else scalar.
+FastIsa resolve(FastIsa isa, std::int64_t m) {
   if (isa != FastIsa::best) return isa;
   const bool amx = cpu_has_amx();
-  const std::int64_t vnni_max = !amx ? std::numeric_limits<std::int64_t>::max() : act == DType::bf16 ? kVnniMaxMBF16 : kVnniMaxMF16;
-  if (cpu_has_vnni() && m <= vnni_max) return FastIsa::vnni;
+  if (cpu_has_vnni() && (!amx || m <= kVnniMaxM)) return FastIsa::vnni;
   if (amx && m >= kAmxMinM) return FastIsa::amx;
   return cpu_has_avx2() ? FastIsa::avx2 : FastIsa::scalar;
 }
@@ -187,7 +186,7 @@ bool fast_isa_available(FastIsa isa) {
   return false;
 }
 
-FastIsa fast_isa_for(FastIsa isa, std::int64_t m, DType act_dtype) { return resolve(isa, m, act_dtype); }
+FastIsa fast_isa_for(FastIsa isa, std::int64_t m) { return resolve(isa, m); }
 
 FastIsa fast_isa_cap() {
   const char* e = std::getenv("W4A16_CPU_ISA");
@@ -198,7 +197,7 @@ FastIsa fast_isa_cap() {
 }
 
 std::string fast_describe_run(DType act_dtype, std::int64_t m) {
-  switch (resolve(FastIsa::best, m, act_dtype)) {
+  switch (resolve(FastIsa::best, m)) {
     case FastIsa::amx:
       return std::string("amx: AMX-BF16 tiles of 16 rows x 16 weights (") +
              (act_dtype == DType::f16 ? "float16 x as an exact hi + lo bf16 pair" : "bfloat16 x as given") +
@@ -223,7 +222,7 @@ std::optional<FastIsa> fast_isa_from_name(std::string_view name) {
 }
 
 std::string_view fast_isa_name(FastIsa isa) {
-  switch (resolve(isa, std::numeric_limits<std::int64_t>::max(), DType::f16)) {
+  switch (resolve(isa, std::numeric_limits<std::int64_t>::max())) {
     case FastIsa::amx: return "amx";
     case FastIsa::vnni: return "vnni";
     case FastIsa::avx2: return "avx2";
@@ -242,7 +241,7 @@ void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& 
   const std::int64_t M = x.shape[0];
   detail::check_matrix(out, "out", "[M, N]", M, N, {w.act_dtype});
   if (num_threads < 0) fail(ErrorCode::invalid_argument, "num_threads", ">= 0 (0 = all)", std::to_string(num_threads));
-  const FastIsa chosen = resolve(isa, M, w.act_dtype);
+  const FastIsa chosen = resolve(isa, M);
   if (chosen == FastIsa::avx2 && !cpu_has_avx2())
     fail(ErrorCode::unsupported, "isa", "an implementation this CPU runs (scalar)", "avx2 (needs AVX2, FMA and F16C)");
   const std::string here = std::string("an implementation this CPU runs (") + (cpu_has_vnni() ? "vnni, " : "") +

@@ -22,11 +22,12 @@
 // decode call streams are the canonical N*K/2 + N*G*2 (+ N*G/2).
 //
 // Paths (fast.cpp chooses; all accumulate in fp32):
-//   AMX-BF16 + AVX-512 (fast_amx.cpp), where the CPU has them (Sapphire Rapids and later) and Linux grants the tile
-//     state, from kAmxMinM rows of x: 32-row panels dequantized to bf16 (128 + q, exact) 128 k at a time and
-//     multiplied by x as bf16 (float16 x as an exact hi + lo pair) in 16 x 16 tiles, scaled per group in fp32.
-//   AVX-512 VNNI (fast_vnni.cpp), where the CPU has AVX-512 F/BW/VL + VNNI, up to kVnniMaxMF16 / BF16 rows of x
-//     (every M where there is no AMX): the weights streamed once, 16 rows x 8 k per vector, x as int16 per 128 k (a
+//   AMX-BF16 / INT8 + AVX-512 (fast_amx.cpp), where the CPU has them (Sapphire Rapids and later) and Linux grants the
+//     tile state, from kAmxMinM rows of x: 32-row panels dequantized to bf16 (128 + q, exact) 128 k at a time and
+//     multiplied by x as bf16 in 16 x 16 tiles, scaled per group in fp32; float16 x on the INT8 tiles (x as int16
+//     hi + lo bytes per 128 k, weights as bytes) where the groups are whole 64-k steps, else as an exact bf16 hi + lo.
+//   AVX-512 VNNI (fast_vnni.cpp), where the CPU has AVX-512 F/BW/VL + VNNI, up to kVnniMaxM rows of x (every M
+//     where there is no AMX): the weights streamed once, 16 rows x 8 k per vector, x as int16 per 128 k (a
 //     power-of-two scale) multiplied into nibble pairs by vpdpwssd (int32, exact), scaled per group in fp32.
 //   AVX2+FMA+F16C (fast_avx2.cpp), when __builtin_cpu_supports says so at run time:
 //     decode   M < kPrefillMinM: reads the packed weights from memory once (a panel is reread
@@ -62,12 +63,11 @@ inline constexpr float kNibblePrescale[8] = {1.f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x
 // 1.08-1.25x, bfloat16 1.2-1.6x); at one row the AVX2 kernel's weight stream is 1.15-1.5x faster.
 constexpr std::int64_t kAmxMinM = 2;
 // Rows of x up to which `best` runs the VNNI kernel next to AMX, measured on the same machine over the 10 PERF.md
-// shapes (docs/benchmarks/cpu.md, 2026-12-05 stop 41): float16 to 5 rows (the AMX kernel's time over VNNI's: median
-// 1.3x at 5, 1.06-1.13x at 6 with 3-4 shapes of 10 slower), bfloat16 to 4 (one tile product a step instead of
-// float16's two: 1.27-1.29x at 4, 1.08-1.14x at 5 with 3-5 shapes slower). Without AMX it runs every M: against the
-// AVX2 kernels (W4A16_CPU_ISA=vnni on the same machine) 1.2-2.1x at M = 1..16 and 1.24-2.5x from 16 to 256 rows.
-constexpr std::int64_t kVnniMaxMF16 = 5;
-constexpr std::int64_t kVnniMaxMBF16 = 4;
+// shapes (docs/benchmarks/cpu.md, 2026-12-05 stop 41): the AMX kernel's time over VNNI's at 4 rows: float16 (INT8
+// tiles) median 1.08x (1 shape of 10 faster on AMX), bfloat16 1.29x; at 5 rows float16 0.93x (7 of 10 faster on AMX),
+// bfloat16 1.08-1.14x with 3-5 shapes faster on AMX. Without AMX it runs every M: against the AVX2 kernels
+// (W4A16_CPU_ISA=vnni on the same machine) 1.2-2.1x at M = 1..16 and 1.2-2.7x from 17 to 256 rows.
+constexpr std::int64_t kVnniMaxM = 4;
 
 // 64-byte aligned storage, so 32-byte vector loads never split a cache line.
 template <class T>
@@ -110,15 +110,15 @@ void fast_gemm(const FastWeights& w, const TensorView& x, const TensorView& out,
 // condition failed (why may be null).
 bool fast_supports(DType act_dtype, const QuantSpec& spec, std::string* why);
 
-// The implementations behind fast_gemm. `best` is what fast_gemm runs: vnni up to kVnniMaxMF16 / BF16 rows
-// (every M without AMX) where this CPU has AVX-512 F/BW/VL + VNNI, amx above (from kAmxMinM) where it has AMX-BF16 and
+// The implementations behind fast_gemm. `best` is what fast_gemm runs: vnni up to kVnniMaxM rows (every M without
+// AMX) where this CPU has AVX-512 F/BW/VL + VNNI, amx above (from kAmxMinM) where it has AMX-BF16 and
 // AVX-512 F/BW/VL (and Linux grants the tile state), else avx2 where it has AVX2, FMA and F16C (and the library was
 // built for x86-64), else scalar. W4A16_CPU_ISA=scalar / avx2 / vnni caps the choice (invalid values throw).
 // Tests run every one available.
 enum class FastIsa { best, scalar, avx2, vnni, amx };
 bool fast_isa_available(FastIsa isa);
 std::string_view fast_isa_name(FastIsa isa);  // "amx" / "vnni" / "avx2" / "scalar"; best: what this CPU runs at large M
-FastIsa fast_isa_for(FastIsa isa, std::int64_t m, DType act_dtype);  // what fast_gemm_isa(isa) runs for M = m
+FastIsa fast_isa_for(FastIsa isa, std::int64_t m);  // the implementation fast_gemm_isa(isa) runs for M = m
 // How fast_gemm runs M = m rows of this dtype on this CPU (the implementation and its path), for `explain`.
 std::string fast_describe_run(DType act_dtype, std::int64_t m);
 std::optional<FastIsa> fast_isa_from_name(std::string_view name);  // "best", "scalar", "avx2", "vnni", "amx"; else nullopt

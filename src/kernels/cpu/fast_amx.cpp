@@ -1,8 +1,8 @@
-// AMX-BF16 kernel of fast_gemm (layout cpu.fast.v1, fast.hpp) and of amx_gemm_canonical (the canonical layout read in
+// AMX kernel of fast_gemm (layout cpu.fast.v1, fast.hpp) and of amx_gemm_canonical (the canonical layout read in
 // place, for the MoE experts): Intel's tile matrix unit (Sapphire Rapids and later) for the multiply, AVX-512 for the
 // dequantization and the per-group scaling. This translation unit alone is compiled with -mamx-tile -mamx-bf16
-// -mavx512f/bw/vl; fast.cpp calls it only after __builtin_cpu_supports says the CPU has them and amx_usable() has asked
-// Linux for the tile state (arch_prctl ARCH_REQ_XCOMP_PERM).
+// -mamx-int8 -mavx512f/bw/vl; fast.cpp calls it only after __builtin_cpu_supports says the CPU has them and
+// amx_usable() has asked Linux for the tile state (arch_prctl ARCH_REQ_XCOMP_PERM).
 //
 // Math, exact up to fp32 summation (no weight or activation is rounded):
 //   y[m, n] = sum_g s[n, g] * (C_g[m, n] - (128 + z[n, g]) * sum_{k in g} x[m, k]),
@@ -13,8 +13,14 @@
 // 8), two tile products per step. Each bf16 x bf16 product is exact in the fp32 accumulators of TDPBF16PS.
 // C_g subtracts a term ~(128 + z) / |q - z| times larger than the result: ~5 of fp32's 24 bits, well below the
 // 16-bit output's rounding.
+// float16 x on the INT8 tiles instead (AMX-INT8, every AMX CPU so far; g >= 64 or channelwise; W4A16_CPU_AMX_INT8=0
+// keeps the bf16 pair): x16 = x / xs rounded to int16 per token and 128 k (xs a power of two, as the VNNI kernel's x),
+// split 256 hi (s8) + lo (u8); weights as bytes q (0..15). Per 64-k step TDPBSUD (hi x q) and TDPBUUD (lo x q) into
+// two int32 C tiles per weight tile, exact; per span y += s (xs (256 C_hi + C_lo) - z sum x). Half the tile products
+// of the bf16 pair (which needs two per 32 k); x exact where a block's values lie within 2^15 of its largest, else
+// 15 bits below it (float16 has 11). One token tile at a time (its hi and lo fill the four C tiles).
 //
-// Tiles (8 registers of 16 rows x 64 bytes): C 0..3 = 2 x 2 blocks of 16 tokens x 16 weight rows (fp32), A 4, 5 =
+// Tiles (8 registers of 16 rows x 64 bytes; INT8: span_products_i8): C 0..3 = 2 x 2 blocks of 16 tokens x 16 weight rows (fp32), A 4, 5 =
 // x of 2 x 16 tokens x 32 k (bf16), B 6, 7 = weights of 2 x 16 rows x 32 k, in the VNNI order TDPBF16PS reads (a
 // 32-bit lane = rows' k pair). The pair of a lane is (k, k + 4) within each 8-k word (nibbles i and i + 4 of the
 // canonical word): the x rows are permuted the same way when they are converted, so any k order gives the same sum.
@@ -39,7 +45,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <string_view>
+
+#include "w4a16/core/error.hpp"
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -93,13 +105,17 @@ struct Gemm {
 
 // The converted activations and the sums of x over every span, for one call.
 struct AmxX {
+  bool i8 = false;       // x as int16 hi (s8) + lo (u8) bytes, weights as u8 (the INT8 tiles; see convert_x_i8)
+  i64 step_k = kStepK;   // k per tile product: 32 (bf16 pairs) or 64 (byte quads)
   i64 rows = 0;          // tokens padded to a multiple of 16 (padding rows are zero)
-  i64 steps = 0;         // K padded to 32, in 32-k steps
-  int parts = 1;         // bf16 parts of x: 1 (bfloat16), 2 (float16: hi, lo)
+  i64 steps = 0;         // K padded to step_k, in steps
+  int parts = 1;         // parts of x: 1 (bfloat16), 2 (float16: bf16 hi, lo; or int8: hi, lo)
   i64 span = 0;          // k per span (the group, or kChunkK channelwise)
   i64 spans = 0;
-  AlignedVector<std::uint16_t> a;  // [rows / 16][steps][parts][16 rows][32] bf16, k permuted (see the top): A tiles of 1 KB
+  AlignedVector<std::uint16_t> a;  // [rows / 16][steps][parts][16 rows][64 bytes], k permuted (see the top): A tiles of 1 KB
   AlignedVector<float> sums;       // [rows][spans] sum of x over each span
+  i64 xblocks = 0;                 // i8: 128-k blocks of x
+  AlignedVector<float> xs;         // i8: [rows][xblocks] the power of two x was divided by
 };
 
 // fp32 -> bf16 bits, round to nearest even, NaN kept quiet (as float_to_bf16 in core/half.hpp).
@@ -119,6 +135,7 @@ inline __m512 bf16_to_ps(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi
 void convert_x(const Gemm& p, AmxX& ax) {
   const i64 M = p.m, K = p.k;
   ax.rows = (M + kTile - 1) / kTile * kTile;
+  ax.step_k = kStepK;
   ax.steps = (K + kStepK - 1) / kStepK;
   ax.parts = p.act == DType::f16 ? 2 : 1;
   // A span never crosses a chunk or a group: a group longer than a chunk (channelwise, or g > kChunkK) is scaled per
@@ -176,6 +193,86 @@ void convert_x(const Gemm& p, AmxX& ax) {
       if ((s + 1) % steps_per_span == 0 || s + 1 == ax.steps) {
         sums[s / steps_per_span] = static_cast<float>(_mm512_reduce_add_pd(acc));
         acc = _mm512_setzero_pd();
+      }
+    }
+  }
+}
+
+// x (g.x, float16, columns through g.perm) -> ax as int8 parts (ax.i8): per row and 128-k block a power of two xs, the
+// least with max |x| / xs <= 32767, and x16 = round(x / xs) = 256 hi + lo, hi in [-128, 127] (s8), lo in [0, 255] (u8).
+// Exact where a block's values lie within 2^15 of its largest (float16's 11 bits near it; smaller values keep 15 bits
+// below it, as the VNNI kernel's x). Byte p of a 64-k step holds k = 8 (p / 8) + 2 (p % 4) + (p / 4) % 2: the order of
+// the weights' byte quads (dequant_chunk_i8). A block holding an infinity or a NaN gets a NaN xs and zero bytes.
+void convert_x_i8(const Gemm& p, AmxX& ax) {
+  const i64 M = p.m, K = p.k;
+  ax.rows = (M + kTile - 1) / kTile * kTile;
+  ax.step_k = 64;
+  ax.steps = (K + 63) / 64;
+  ax.parts = 2;
+  ax.span = p.groups == 1 ? kChunkK : std::min(p.group_len, kChunkK);  // 64 or 128 (i8 needs group_len % 64 == 0)
+  ax.spans = (ax.steps * 64 + ax.span - 1) / ax.span;
+  ax.xblocks = (ax.steps * 64 + kChunkK - 1) / kChunkK;
+  ax.a.resize(static_cast<std::size_t>(ax.rows * ax.steps * ax.parts * 32));
+  ax.sums.resize(static_cast<std::size_t>(ax.rows * ax.spans));
+  ax.xs.resize(static_cast<std::size_t>(ax.rows * ax.xblocks));
+  const __m512i order = _mm512_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
+#pragma omp parallel for schedule(static) num_threads(p.threads) if (M * K >= (1 << 16))
+  for (i64 m = 0; m < ax.rows; ++m) {
+    auto* tiles = reinterpret_cast<std::uint8_t*>(ax.a.data() + (m / kTile) * ax.steps * ax.parts * 512) + (m % kTile) * 64;
+    float* sums = ax.sums.data() + m * ax.spans;
+    float* xs = ax.xs.data() + m * ax.xblocks;
+    if (m >= M) {  // padding rows: zero
+      for (i64 s = 0; s < ax.steps * ax.parts; ++s) _mm512_storeu_si512(tiles + s * kTileBytes, _mm512_setzero_si512());
+      std::fill(sums, sums + ax.spans, 0.f);
+      std::fill(xs, xs + ax.xblocks, 0.f);
+      continue;
+    }
+    const std::uint16_t* xrow = p.x + m * p.x_stride;
+    for (i64 b = 0; b < ax.xblocks; ++b) {
+      alignas(64) float v[kChunkK];  // the block's x (0 past K), exact in fp32
+      for (i64 i = 0; i < kChunkK; i += 16) {
+        const i64 k = b * kChunkK + i, n = std::min<i64>(16, K - k);
+        __m256i h = _mm256_setzero_si256();
+        if (n > 0 && p.perm) {
+          alignas(32) std::uint16_t g[16] = {};
+          for (i64 j = 0; j < n; ++j) g[j] = xrow[p.perm[k + j]];
+          h = _mm256_load_si256(reinterpret_cast<const __m256i*>(g));
+        } else if (n > 0) {
+          h = _mm256_maskz_loadu_epi16(static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1u), xrow + k);
+        }
+        _mm512_store_ps(v + i, _mm512_cvtph_ps(h));
+      }
+      __m512 mx = _mm512_setzero_ps();
+      __m512d acc = _mm512_setzero_pd();  // f64 sums, so the zero-point term adds no error of its own
+      for (i64 i = 0; i < kChunkK; i += 16) {
+        const __m512 x = _mm512_load_ps(v + i);
+        mx = _mm512_max_ps(mx, _mm512_abs_ps(x));  // a NaN lane is caught below
+        acc = _mm512_add_pd(acc, _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(x)),
+                                               _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)))));
+        if (ax.span < kChunkK && (i + 16) % ax.span == 0) {  // spans of 64: two per block
+          const i64 e = (b * kChunkK + i) / ax.span;
+          if (e < ax.spans) sums[e] = static_cast<float>(_mm512_reduce_add_pd(acc));
+          acc = _mm512_setzero_pd();
+        }
+      }
+      if (ax.span == kChunkK && b < ax.spans) sums[b] = static_cast<float>(_mm512_reduce_add_pd(acc));
+      const float top = _mm512_reduce_max_ps(mx);
+      bool finite = std::isfinite(top);
+      for (i64 i = 0; i < kChunkK && finite; ++i) finite = !std::isnan(v[i]);
+      int e = 0;
+      if (finite && top > 0.f) std::frexp(static_cast<double>(top) / 32767.0, &e);  // top / 2^e < 32767
+      xs[b] = finite ? std::ldexp(1.f, e) : std::numeric_limits<float>::quiet_NaN();
+      const __m512 inv = _mm512_set1_ps(finite ? std::ldexp(1.f, -e) : 0.f);  // float16: 2^-e <= 2^39, exact
+      for (i64 i = 0; i < kChunkK; i += 16) {
+        const i64 s = (b * kChunkK + i) / 64;
+        if (s >= ax.steps) break;
+        const __m512 x = _mm512_permutexvar_ps(order, _mm512_load_ps(v + i));
+        const __m512i x16 = finite ? _mm512_cvtps_epi32(_mm512_mul_ps(x, inv)) : _mm512_setzero_si512();  // nearest even
+        const __m128i hi = _mm512_cvtepi32_epi8(_mm512_srai_epi32(x16, 8));
+        const __m128i lo = _mm512_cvtepi32_epi8(_mm512_and_si512(x16, _mm512_set1_epi32(255)));
+        std::uint8_t* d = tiles + s * ax.parts * kTileBytes + (b * kChunkK + i) % 64;
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d), hi);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + kTileBytes), lo);
       }
     }
   }
@@ -309,6 +406,42 @@ void dequant_chunk(const Src& src, i64 b0, i64 k0, i64 kc, std::uint32_t* buf) {
   }
 }
 
+// The INT8 tiles' form of the same chunk (ax.i8): buf [kc / 64 steps][2 B tiles][16 quad rows][16 weight rows] u32,
+// quad row 2 w + h of a step = the bytes q[8 word + 2 i + h], i = 0..3, of its weight rows: (v >> 4 h) & 0x0F0F0F0F.
+template <class Src>
+void dequant_chunk_i8(const Src& src, i64 b0, i64 k0, i64 kc, std::uint32_t* buf) {
+  const __m512i mask = _mm512_set1_epi32(0x0F0F0F0F);
+  for (i64 t = 0; t < 2; ++t) {
+    __m512i v[16];
+    src.words16(b0 + 2 * t, k0 / 8, kc / 8, v);
+    for (i64 jl = 0; jl < kc / 8; ++jl) {
+      std::uint32_t* d = buf + (((jl / 8) * 2 + t) * 16 + 2 * (jl % 8)) * 16;
+      _mm512_store_si512(d, _mm512_and_si512(v[jl], mask));
+      _mm512_store_si512(d + 16, _mm512_and_si512(_mm512_srli_epi32(v[jl], 4), mask));
+    }
+  }
+}
+
+// The INT8 products of one span for one token tile: C 0, 1 = hi (s8) x weight tiles 6, 7, C 2, 3 = lo (u8) x the same,
+// int32, exact (per span of <= 128 k: |hi sums| <= 128 x 15 x 128, lo sums <= 255 x 15 x 128).
+inline void span_products_i8(const unsigned char* a, const unsigned char* bsteps, i64 steps) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (i64 s = 0; s < steps; ++s) {
+    const unsigned char* bt = bsteps + s * 2 * kTileBytes;
+    _tile_loadd(6, bt, 64);
+    _tile_loadd(7, bt + kTileBytes, 64);
+    _tile_loadd(4, a + s * 2 * kTileBytes, 64);
+    _tile_loadd(5, a + s * 2 * kTileBytes + kTileBytes, 64);
+    _tile_dpbsud(0, 4, 6);
+    _tile_dpbsud(1, 4, 7);
+    _tile_dpbuud(2, 5, 6);
+    _tile_dpbuud(3, 5, 7);
+  }
+}
+
 // Per-thread buffers (OpenMP pool threads persist: allocated once per thread).
 struct Scratch {
   AlignedVector<std::uint32_t> b = AlignedVector<std::uint32_t>(static_cast<std::size_t>(kChunkK / kStepK * 2 * kTileBytes / 4));
@@ -374,7 +507,7 @@ struct StoredSpan {
 // y, so that the vector units scale one span while the tile unit multiplies the next.
 template <class Src>
 void run_task(const Gemm& p, const Src& src, const AmxX& ax, i64 m0, i64 tokens, i64 b0, i64 panels, Scratch& sc) {
-  const i64 kp = ax.steps * kStepK, yw = panels * kPanelRows;  // y row width
+  const i64 kp = ax.steps * ax.step_k, yw = panels * kPanelRows;  // y row width
   const bool split = ax.parts == 2;
   float* y = sc.y.data();
   std::fill(y, y + tokens * yw, 0.f);
@@ -382,11 +515,28 @@ void run_task(const Gemm& p, const Src& src, const AmxX& ax, i64 m0, i64 tokens,
   const auto* bbuf = reinterpret_cast<const unsigned char*>(sc.b.data());
   const i64 step_bytes = ax.parts * kTileBytes, tile_bytes = ax.steps * step_bytes;  // per step, per token tile
 
-  // y += s * (C - (128 + z) * sum x) for the stored span, real tokens only; panel pi.
+  // y += s * (C - (128 + z) * sum x) for the stored span, real tokens only; panel pi. INT8: y += s * (xs C - z sum x),
+  // C = 256 C_hi + C_lo (int32, exact).
   auto scale_into_y = [&](const StoredSpan& st, i64 pi) {
     for (int h = 0; h < 2; ++h) {
       const __m512 sv = _mm512_load_ps(sc.sz.data() + ((st.ei * 2 + h) * 2) * 16);
       const __m512 zv = _mm512_load_ps(sc.sz.data() + ((st.ei * 2 + h) * 2 + 1) * 16);
+      if (ax.i8) {
+        const __m512 z = _mm512_sub_ps(zv, _mm512_set1_ps(128.f));
+        const i64 row0 = st.t0, real = std::min<i64>(kTile, p.m - m0 - row0);
+        const auto* chi = reinterpret_cast<const std::int32_t*>(st.c) + h * 256;
+        const std::int32_t* clo = chi + 512;
+        const float* xsum = ax.sums.data() + (m0 + row0) * ax.spans + st.e;
+        const float* xsc = ax.xs.data() + (m0 + row0) * ax.xblocks + st.e * ax.span / kChunkK;
+        float* yt = y + row0 * yw + pi * kPanelRows + h * kTile;
+        for (i64 r = 0; r < real; ++r) {
+          const __m512i c = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(chi + r * 16), 8), _mm512_load_si512(clo + r * 16));
+          const __m512 d = _mm512_fmsub_ps(_mm512_set1_ps(xsc[r * ax.xblocks]), _mm512_cvtepi32_ps(c),
+                                           _mm512_mul_ps(z, _mm512_set1_ps(xsum[r * ax.spans])));
+          _mm512_store_ps(yt + r * yw, _mm512_fmadd_ps(sv, d, _mm512_load_ps(yt + r * yw)));
+        }
+        continue;
+      }
       for (int tt = 0; tt < (st.pair ? 2 : 1); ++tt) {
         const i64 row0 = st.t0 + tt * kTile, real = std::min<i64>(kTile, p.m - m0 - row0);
         const float* ct = st.c + (2 * tt + h) * 256;
@@ -405,7 +555,10 @@ void run_task(const Gemm& p, const Src& src, const AmxX& ax, i64 m0, i64 tokens,
     for (i64 pi = 0; pi < panels; ++pi) {
       const i64 bp = b0 + pi * kPanelBlocks;
       if (bp >= src.blocks()) break;
-      dequant_chunk(src, bp, k0, kc, sc.b.data());
+      if (ax.i8)
+        dequant_chunk_i8(src, bp, k0, kc, sc.b.data());
+      else
+        dequant_chunk(src, bp, k0, kc, sc.b.data());
       for (i64 e0 = k0, i = 0; e0 < k0 + kc; e0 += ax.span, ++i) {
         const i64 g = e0 / p.group_len;
         for (int h = 0; h < 2; ++h) {
@@ -420,18 +573,21 @@ void run_task(const Gemm& p, const Src& src, const AmxX& ax, i64 m0, i64 tokens,
         src.prefetch(b0, k0 + kChunkK, std::min(kChunkK, kp - k0 - kChunkK), p.group_len);
       StoredSpan prev;
       int cbuf = 0;  // C tiles alternate between two buffers: a span is stored while the one before is read
-      for (i64 t0 = 0; t0 < tokens; t0 += 2 * kTile) {
-        const bool pair = t0 + kTile < tokens;  // two token tiles (else one)
+      for (i64 t0 = 0; t0 < tokens; t0 += (ax.i8 ? 1 : 2) * kTile) {
+        const bool pair = !ax.i8 && t0 + kTile < tokens;  // two token tiles (else one; INT8: its hi and lo take C 2, 3)
         const unsigned char* a0 = abase + (m0 + t0) / kTile * tile_bytes;
         for (i64 e0 = k0; e0 < k0 + kc; e0 += ax.span) {
-          const i64 e1 = std::min(e0 + ax.span, k0 + kc);
-          span_products(a0 + e0 / kStepK * step_bytes, a0 + tile_bytes + e0 / kStepK * step_bytes, bbuf + (e0 - k0) / kStepK * 2 * kTileBytes,
-                        (e1 - e0) / kStepK, step_bytes, pair, split);
+          const i64 e1 = std::min(e0 + ax.span, k0 + kc), sk = ax.step_k;
+          if (ax.i8)
+            span_products_i8(a0 + e0 / sk * step_bytes, bbuf + (e0 - k0) / sk * 2 * kTileBytes, (e1 - e0) / sk);
+          else
+            span_products(a0 + e0 / sk * step_bytes, a0 + tile_bytes + e0 / sk * step_bytes, bbuf + (e0 - k0) / sk * 2 * kTileBytes,
+                          (e1 - e0) / sk, step_bytes, pair, split);
           if (prev.valid) scale_into_y(prev, pi);
           float* c = sc.c.data() + cbuf * 1024;
           _tile_stored(0, c, 64);
           _tile_stored(1, c + 256, 64);
-          if (pair) {
+          if (pair || ax.i8) {
             _tile_stored(2, c + 512, 64);
             _tile_stored(3, c + 768, 64);
           }
@@ -460,10 +616,25 @@ void run_task(const Gemm& p, const Src& src, const AmxX& ax, i64 m0, i64 tokens,
   }
 }
 
+// float16 x on the INT8 tiles (half the tile products of its bf16 hi + lo pair) where the CPU has them and every span
+// is whole 64-k steps (g = 64, 128, 256, channelwise). W4A16_CPU_AMX_INT8=0 keeps the bf16 pair (A/B measurement).
+bool int8_fits(const Gemm& p) {
+  static const bool cpu = __builtin_cpu_supports("amx-int8");
+  const char* e = std::getenv("W4A16_CPU_AMX_INT8");
+  if (e && *e && std::string_view(e) != "0" && std::string_view(e) != "1")
+    fail(ErrorCode::invalid_argument, "W4A16_CPU_AMX_INT8", "0 or 1", e);
+  const bool off = e && std::string_view(e) == "0";
+  return cpu && !off && p.act == DType::f16 && (p.groups == 1 || p.group_len % 64 == 0);
+}
+
 template <class Src>
 void amx_run(const Gemm& p, const Src& src) {
   static thread_local AmxX ax;  // the caller's thread converts x; the pool threads read it
-  convert_x(p, ax);
+  ax.i8 = int8_fits(p);
+  if (ax.i8)
+    convert_x_i8(p, ax);
+  else
+    convert_x(p, ax);
   // One token tile: a task per panel (the chunk of x is tiny); more: kTaskPanels panels per task share it.
   // Fewer where that would leave fewer than 4 tasks per thread (narrow layers: Qwen2.5-0.5B's 896 rows are 28 panels).
   const i64 panels = (src.blocks() + kPanelBlocks - 1) / kPanelBlocks;
