@@ -515,28 +515,11 @@ void run_task(const Gemm& p, const Src& src, const AmxX& ax, i64 m0, i64 tokens,
   const auto* bbuf = reinterpret_cast<const unsigned char*>(sc.b.data());
   const i64 step_bytes = ax.parts * kTileBytes, tile_bytes = ax.steps * step_bytes;  // per step, per token tile
 
-  // y += s * (C - (128 + z) * sum x) for the stored span, real tokens only; panel pi. INT8: y += s * (xs C - z sum x),
-  // C = 256 C_hi + C_lo (int32, exact).
+  // y += s * (C - (128 + z) * sum x) for the stored span, real tokens only; panel pi.
   auto scale_into_y = [&](const StoredSpan& st, i64 pi) {
     for (int h = 0; h < 2; ++h) {
       const __m512 sv = _mm512_load_ps(sc.sz.data() + ((st.ei * 2 + h) * 2) * 16);
       const __m512 zv = _mm512_load_ps(sc.sz.data() + ((st.ei * 2 + h) * 2 + 1) * 16);
-      if (ax.i8) {
-        const __m512 z = _mm512_sub_ps(zv, _mm512_set1_ps(128.f));
-        const i64 row0 = st.t0, real = std::min<i64>(kTile, p.m - m0 - row0);
-        const auto* chi = reinterpret_cast<const std::int32_t*>(st.c) + h * 256;
-        const std::int32_t* clo = chi + 512;
-        const float* xsum = ax.sums.data() + (m0 + row0) * ax.spans + st.e;
-        const float* xsc = ax.xs.data() + (m0 + row0) * ax.xblocks + st.e * ax.span / kChunkK;
-        float* yt = y + row0 * yw + pi * kPanelRows + h * kTile;
-        for (i64 r = 0; r < real; ++r) {
-          const __m512i c = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(chi + r * 16), 8), _mm512_load_si512(clo + r * 16));
-          const __m512 d = _mm512_fmsub_ps(_mm512_set1_ps(xsc[r * ax.xblocks]), _mm512_cvtepi32_ps(c),
-                                           _mm512_mul_ps(z, _mm512_set1_ps(xsum[r * ax.spans])));
-          _mm512_store_ps(yt + r * yw, _mm512_fmadd_ps(sv, d, _mm512_load_ps(yt + r * yw)));
-        }
-        continue;
-      }
       for (int tt = 0; tt < (st.pair ? 2 : 1); ++tt) {
         const i64 row0 = st.t0 + tt * kTile, real = std::min<i64>(kTile, p.m - m0 - row0);
         const float* ct = st.c + (2 * tt + h) * 256;
@@ -546,6 +529,25 @@ void run_task(const Gemm& p, const Src& src, const AmxX& ax, i64 m0, i64 tokens,
           const __m512 d = _mm512_fnmadd_ps(zv, _mm512_set1_ps(xs[r * ax.spans]), _mm512_load_ps(ct + r * 16));
           _mm512_store_ps(yt + r * yw, _mm512_fmadd_ps(sv, d, _mm512_load_ps(yt + r * yw)));
         }
+      }
+    }
+  };
+  // The same for the INT8 tiles (one token tile): y += s * (xs C - z sum x), C = 256 C_hi + C_lo (int32, exact).
+  auto scale_into_y_i8 = [&](const StoredSpan& st, i64 pi) {
+    const i64 row0 = st.t0, real = std::min<i64>(kTile, p.m - m0 - row0);
+    const float* xsum = ax.sums.data() + (m0 + row0) * ax.spans + st.e;
+    const float* xsc = ax.xs.data() + (m0 + row0) * ax.xblocks + st.e * ax.span / kChunkK;
+    for (int h = 0; h < 2; ++h) {
+      const __m512 sv = _mm512_load_ps(sc.sz.data() + ((st.ei * 2 + h) * 2) * 16);
+      const __m512 z = _mm512_sub_ps(_mm512_load_ps(sc.sz.data() + ((st.ei * 2 + h) * 2 + 1) * 16), _mm512_set1_ps(128.f));
+      const auto* chi = reinterpret_cast<const std::int32_t*>(st.c) + h * 256;
+      const std::int32_t* clo = chi + 512;
+      float* yt = y + row0 * yw + pi * kPanelRows + h * kTile;
+      for (i64 r = 0; r < real; ++r) {
+        const __m512i c = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(chi + r * 16), 8), _mm512_load_si512(clo + r * 16));
+        const __m512 d = _mm512_fmsub_ps(_mm512_set1_ps(xsc[r * ax.xblocks]), _mm512_cvtepi32_ps(c),
+                                         _mm512_mul_ps(z, _mm512_set1_ps(xsum[r * ax.spans])));
+        _mm512_store_ps(yt + r * yw, _mm512_fmadd_ps(sv, d, _mm512_load_ps(yt + r * yw)));
       }
     }
   };
@@ -577,13 +579,13 @@ void run_task(const Gemm& p, const Src& src, const AmxX& ax, i64 m0, i64 tokens,
         const bool pair = !ax.i8 && t0 + kTile < tokens;  // two token tiles (else one; INT8: its hi and lo take C 2, 3)
         const unsigned char* a0 = abase + (m0 + t0) / kTile * tile_bytes;
         for (i64 e0 = k0; e0 < k0 + kc; e0 += ax.span) {
-          const i64 e1 = std::min(e0 + ax.span, k0 + kc), sk = ax.step_k;
-          if (ax.i8)
-            span_products_i8(a0 + e0 / sk * step_bytes, bbuf + (e0 - k0) / sk * 2 * kTileBytes, (e1 - e0) / sk);
+          const i64 e1 = std::min(e0 + ax.span, k0 + kc);
+          if (ax.i8)  // steps of 64 k (constant divisors: these run once a span)
+            span_products_i8(a0 + e0 / 64 * step_bytes, bbuf + (e0 - k0) / 64 * 2 * kTileBytes, (e1 - e0) / 64);
           else
-            span_products(a0 + e0 / sk * step_bytes, a0 + tile_bytes + e0 / sk * step_bytes, bbuf + (e0 - k0) / sk * 2 * kTileBytes,
-                          (e1 - e0) / sk, step_bytes, pair, split);
-          if (prev.valid) scale_into_y(prev, pi);
+            span_products(a0 + e0 / kStepK * step_bytes, a0 + tile_bytes + e0 / kStepK * step_bytes,
+                          bbuf + (e0 - k0) / kStepK * 2 * kTileBytes, (e1 - e0) / kStepK, step_bytes, pair, split);
+          if (prev.valid) ax.i8 ? scale_into_y_i8(prev, pi) : scale_into_y(prev, pi);
           float* c = sc.c.data() + cbuf * 1024;
           _tile_stored(0, c, 64);
           _tile_stored(1, c + 256, 64);
@@ -595,7 +597,7 @@ void run_task(const Gemm& p, const Src& src, const AmxX& ax, i64 m0, i64 tokens,
           cbuf ^= 1;
         }
       }
-      if (prev.valid) scale_into_y(prev, pi);
+      if (prev.valid) ax.i8 ? scale_into_y_i8(prev, pi) : scale_into_y(prev, pi);
     }
   }
   // Store the task's real tokens and rows (+ bias): act dtype, or fp32.
