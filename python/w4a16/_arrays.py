@@ -111,14 +111,32 @@ def export(x, kind: str):
     torch.utils.dlpack.to_dlpack, which inserts no cross-stream wait (Tensor.__dlpack__() with
     no stream makes the legacy default stream wait on the current one, which would also break
     CUDA-graph capture); the kernel is launched on the caller's current stream instead.
-    A capsule is consumed by one import: export again for each call into the extension."""
+    A capsule is consumed by one import: export again for each call into the extension.
+    CPU torch tensors of a dtype numpy has go as their numpy view (the same memory): ~0.3 us
+    against ~7 us for Tensor.__dlpack__, which a small layer's call paid three times (measured
+    2026-12-05); bfloat16 (no numpy dtype) stays on DLPack."""
     if kind == "torch":
         x = x.detach()
         if x.is_cuda:
             import torch.utils.dlpack
 
             return torch.utils.dlpack.to_dlpack(x)
+        if type(x).__name__ == "Tensor" and x.device.type == "cpu" and x.dtype in _numpy_viewable():
+            return x.numpy()
     return x
+
+
+_VIEWABLE: tuple = ()
+
+
+def _numpy_viewable() -> tuple:
+    """torch dtypes export() hands over as numpy views (set on first use: a torch tensor means torch is imported)."""
+    global _VIEWABLE
+    if not _VIEWABLE:
+        import torch
+
+        _VIEWABLE = (torch.float16, torch.float32, torch.int32)
+    return _VIEWABLE
 
 
 def host(x):
