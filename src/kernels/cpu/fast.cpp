@@ -199,8 +199,10 @@ FastIsa fast_isa_cap() {
 std::string fast_describe_run(DType act_dtype, std::int64_t m) {
   switch (resolve(FastIsa::best, m)) {
     case FastIsa::amx:
-      return std::string("amx: AMX-BF16 tiles of 16 rows x 16 weights (") +
-             (act_dtype == DType::f16 ? "float16 x as an exact hi + lo bf16 pair" : "bfloat16 x as given") +
+      return std::string("amx: tiles of 16 rows x 16 weights (") +
+             (act_dtype == DType::f16 ? "float16 x on the INT8 tiles as int16 hi + lo bytes where groups are >= 64, "
+                                        "else on the BF16 tiles as an exact hi + lo pair"
+                                      : "BF16 tiles, bfloat16 x as given") +
              "), 32-weight panels dequantized 128 k at a time, scaled per group in fp32";
     case FastIsa::vnni:
       return "vnni: weights streamed once, 16 rows x 8 k a vector, nibble pairs times x as int16 (a power-of-two scale per "
@@ -244,11 +246,13 @@ void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& 
   const FastIsa chosen = resolve(isa, M);
   if (chosen == FastIsa::avx2 && !cpu_has_avx2())
     fail(ErrorCode::unsupported, "isa", "an implementation this CPU runs (scalar)", "avx2 (needs AVX2, FMA and F16C)");
-  const std::string here = std::string("an implementation this CPU runs (") + (cpu_has_vnni() ? "vnni, " : "") +
-                           (cpu_has_avx2() ? "avx2, scalar)" : "scalar)");
-  if (chosen == FastIsa::vnni && !cpu_has_vnni()) fail(ErrorCode::unsupported, "isa", here, "vnni (needs AVX-512 F/BW/VL and VNNI)");
+  auto here = [] {
+    return std::string("an implementation this CPU runs (") + (cpu_has_vnni() ? "vnni, " : "") +
+           (cpu_has_avx2() ? "avx2, scalar)" : "scalar)");
+  };
+  if (chosen == FastIsa::vnni && !cpu_has_vnni()) fail(ErrorCode::unsupported, "isa", here(), "vnni (needs AVX-512 F/BW/VL and VNNI)");
   if (chosen == FastIsa::amx && !cpu_has_amx())
-    fail(ErrorCode::unsupported, "isa", here, "amx (needs AMX-BF16, AVX-512 F/BW/VL and Linux's tile state)");
+    fail(ErrorCode::unsupported, "isa", here(), "amx (needs AMX-BF16, AVX-512 F/BW/VL and Linux's tile state)");
   if (M == 0) return;
 
   impl::Problem p;

@@ -422,13 +422,18 @@ void dequant_chunk_i8(const Src& src, i64 b0, i64 k0, i64 kc, std::uint32_t* buf
   }
 }
 
-// The INT8 products of one span for one token tile: C 0, 1 = hi (s8) x weight tiles 6, 7, C 2, 3 = lo (u8) x the same,
-// int32, exact (per span of <= 128 k: |hi sums| <= 128 x 15 x 128, lo sums <= 255 x 15 x 128).
-inline void span_products_i8(const unsigned char* a, const unsigned char* bsteps, i64 steps) {
+// C 0..3 = 0 (tile numbers are immediates: no loop).
+inline void zero_c_tiles() {
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
+}
+
+// The INT8 products of one span for one token tile: C 0, 1 = hi (s8) x weight tiles 6, 7, C 2, 3 = lo (u8) x the same,
+// int32, exact (per span of <= 128 k: |hi sums| <= 128 x 15 x 128, lo sums <= 255 x 15 x 128).
+inline void span_products_i8(const unsigned char* a, const unsigned char* bsteps, i64 steps) {
+  zero_c_tiles();
   for (i64 s = 0; s < steps; ++s) {
     const unsigned char* bt = bsteps + s * 2 * kTileBytes;
     _tile_loadd(6, bt, 64);
@@ -458,10 +463,7 @@ struct Scratch {
 // first step.
 inline void span_products(const unsigned char* a0, const unsigned char* a1, const unsigned char* bsteps, i64 steps, i64 step_bytes,
                           bool pair, bool split) {
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
+  zero_c_tiles();
   for (i64 s = 0; s < steps; ++s) {
     const unsigned char* bt = bsteps + s * 2 * kTileBytes;
     const i64 aoff = s * step_bytes;
