@@ -103,6 +103,14 @@ TEST(CpuFast, ModelShapeQwenO) {
       run_case(FastCase{QuantSpec{896, 896, 128, ScalarType::uint4}, act, act, true, false, m, 0, 0});
 }
 
+TEST(CpuFast, DecodeRowsOfLongKConvertedInParallel) {
+  // The integer decode kernels (vnni; avx2 below 17 rows) convert x's rows on the pool threads from M x K = 2^16 on:
+  // rows of K = 4608 at M = 15 / 16, each thread writing the caller's buffers.
+  for (DType act : {DType::f16, DType::bf16})
+    for (std::int64_t m : {15, 16})
+      run_case(FastCase{QuantSpec{40, 4608, 128, ScalarType::uint4}, act, act, true, true, m, 2, 1});
+}
+
 TEST(CpuFast, ExactSumsComeOutBitExact) {
   // Where every product and every partial sum is exact in fp32, each implementation must return the exact result
   // rounded once: x of full 11-bit significands in [0.5, 1) (float16: the AMX kernel's hi + lo pair must keep every

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -168,8 +169,6 @@ void gather_x(const FastWeights& w, const TensorView& x, impl::XPrep prep, Scrat
         for (std::int64_t kk = g * gl; kk < (g + 1) * gl; ++kk) acc += dst[kk];
         xsum[m * G + g] = static_cast<float>(acc);
       }
-    if (prep.prescale)
-      for (std::int64_t kk = 0; kk < K; ++kk) dst[kk] *= kNibblePrescale[kk % 8];  // exact: a power of two
   }
 }
 
@@ -209,7 +208,8 @@ std::string fast_describe_run(DType act_dtype, std::int64_t m) {
              "128 k) by vpdpwssd, scaled per group in fp32";
     case FastIsa::avx2:
       return m >= kPrefillMinM ? "avx2: 16-weight panels dequantized to fp32, 6 x 16 register tiles"
-                               : "avx2: weights streamed once, register tiles of up to 4 rows x 32 weights, scaled per group";
+                               : "avx2: weights streamed once, nibble pairs times x as int16 (a power-of-two scale per 128 k) "
+                                 "by vpmaddwd, register tiles of up to 4 rows x 16 weights, scaled per group in fp32";
     default: return "scalar: portable loops (no AVX2 on this CPU, or W4A16_CPU_ISA=scalar)";
   }
 }
@@ -267,8 +267,8 @@ void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& 
   p.out_dtype = out.dtype;
   p.threads = thread_count(num_threads);
   const impl::XPrep prep = chosen == FastIsa::avx2  ? impl::avx2_xprep(M)
-                           : chosen == FastIsa::amx ? impl::XPrep{false, false, false}
-                                                    : impl::XPrep{false, true};  // scalar, vnni: unscaled, with sums
+                           : chosen == FastIsa::amx ? impl::XPrep{.sums = false, .gather = false}
+                                                    : impl::XPrep{.sums = true};  // scalar, vnni
   p.x = x.ptr<const std::uint16_t>();
   p.x_stride = x.stride[0];
   p.perm = w.act_order() ? w.perm.data() : nullptr;
@@ -310,6 +310,43 @@ void fast_gemm(const FastWeights& w, const TensorView& x, const TensorView& out,
 }
 
 namespace impl {
+// (fast_impl.hpp) A block holding a NaN or an infinity gets a NaN scale and zero pairs: its outputs are NaN.
+void x_pairs16(const float* x, std::int64_t K, std::int32_t* q, float* xs) {
+  for (std::int64_t b = 0; b * kX16Block < K; ++b) {
+    const std::int64_t k0 = b * kX16Block, k1 = std::min(K, k0 + kX16Block);
+    float mx = 0.f;
+    bool finite = true;
+    for (std::int64_t k = k0; k < k1; ++k) {
+      mx = std::max(mx, std::fabs(x[k]));
+      finite = finite && std::isfinite(x[k]);
+    }
+    if (!finite) {  // NaN scale, zero pairs (a NaN or an infinity must not reach the int conversion)
+      xs[b] = std::numeric_limits<float>::quiet_NaN();
+      std::fill(q + k0 / 2, q + k1 / 2, 0);
+      continue;
+    }
+    int e = 0;  // mx / 2^e < 32767, from mx / 32767 in double (exact enough that no rounding crosses a power of two)
+    if (mx > 0.f) std::frexp(static_cast<double>(mx) / 32767.0, &e);
+    e = std::max(e, -149);  // 2^-149: the least float; a block below 32767 of it is still within range
+    xs[b] = std::ldexp(1.f, e);
+    // x / xs rounded to nearest even: |x / xs| < 32767 < 2^22, so adding and subtracting 1.5 * 2^23 rounds it in float
+    // arithmetic (no libm call: nearbyint was ~40% of a small layer's decode call). The product by 2^-e is exact in
+    // float unless 2^-e overflows one (e < -126: a block of bfloat16 values below ~2^-111), done in double there.
+    const bool tiny = e < -126;
+    const float inv = tiny ? 0.f : std::ldexp(1.f, -e);
+    const double inv_d = std::ldexp(1.0, -e);
+    auto q16 = [&](std::int64_t k) {
+      const float v = tiny ? static_cast<float>(static_cast<double>(x[k]) * inv_d) : x[k] * inv;
+      const float r = (v + 0x1.8p23f) - 0x1.8p23f;
+      return static_cast<std::int32_t>(std::clamp(r, -32767.f, 32767.f));
+    };
+    for (std::int64_t k = k0; k < k1; k += 8)
+      for (int i = 0; i < 4; ++i)
+        q[k / 2 + i] = static_cast<std::int32_t>((static_cast<std::uint32_t>(q16(k + i)) & 0xFFFFu) |
+                                                 (static_cast<std::uint32_t>(q16(k + i + 4)) << 16));
+  }
+}
+
 void store_row(const Problem& p, std::int64_t m, std::int64_t n0, const float* v, std::int64_t count) {
   const float* bias = p.w->has_bias() ? p.w->bias.data() + n0 : nullptr;
   auto* dst = static_cast<std::uint16_t*>(p.out) + m * p.out_stride + n0;

@@ -31,8 +31,8 @@
 //     power-of-two scale) multiplied into nibble pairs by vpdpwssd (int32, exact), scaled per group in fp32.
 //   AVX2+FMA+F16C (fast_avx2.cpp), when __builtin_cpu_supports says so at run time:
 //     decode   M < kPrefillMinM: reads the packed weights from memory once (a panel is reread
-//              from L2 by each further 4 rows of x); per group
-//              sum_k q*x is accumulated and s * (acc - z * sum_k x) applied at the group's end
+//              from L2 by each further 4 rows of x); x as int16 per 128 k, nibble pairs times x
+//              pairs by vpmaddwd (int32 exact), s * (acc - z * sum_k x) at each group's end
 //     prefill  M >= kPrefillMinM: 16-row panels dequantized to fp32 in 256-k chunks (L1),
 //              reused by every row of a 96-row block of x (6 x 16 register tile)
 //   scalar (fast_scalar.cpp): the same math in portable C++.
@@ -54,8 +54,8 @@ namespace w4a16::kernels::cpu {
 
 constexpr std::int64_t kBlockRows = 8;     // rows of W per block: one 8-lane fp32 vector
 constexpr std::int64_t kPrefillMinM = 17;  // M at which the dequantize-to-panel path takes over
-// x[k] * kNibblePrescale[k % 8]: what the weight-stream kernels multiply a nibble masked in place (v & 15 << 4i, i < 7,
-// worth q * 2^4i) by; nibble 7 is shifted down instead. Exact (powers of two). Also the MoE row kernels' x planes.
+// x[k] * kNibblePrescale[k % 8]: what a kernel multiplies a nibble masked in place (v & 15 << 4i, i < 7, worth
+// q * 2^4i) by; nibble 7 is shifted down instead. Exact (powers of two). The MoE row kernels' x planes.
 inline constexpr float kNibblePrescale[8] = {1.f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f, 1.f};
 
 // M from which `best` runs the AMX kernel where the CPU has one: measured against the AVX2 decode kernel on this

@@ -2,21 +2,15 @@
 // alone is compiled with -mavx2 -mfma -mf16c; fast.cpp calls it only after
 // __builtin_cpu_supports("avx2"/"fma"/"f16c"), so the library still runs on older CPUs.
 //
-// Shapes: x p.xf [M][K] fp32 (gathered, prescaled for decode), W [Nb][K/8][8] u32 nibble words,
+// Shapes: x p.xf [M][K] fp32 (gathered; with group sums for decode), W [Nb][K/8][8] u32 nibble words,
 // scales [Nb][G][8] f16|bf16 bits, zeros [Nb][G] packed u32, out [M][N] act dtype, strided rows.
 // Every K % 8 == 0, every group size (32..256, channelwise), both scalar types, bias, act-order.
 //
-// decode (M < kPrefillMinM): register tile of MT rows of x (1..4) x NV blocks of 8 rows of W.
-//   One 32-byte load of a block holds 8 rows x 8 k. Lane extraction for nibble i < 7 is
-//   v & (15 << 4i), converted to fp32 exactly (= q * 2^4i, at most 28 bits but only 4
-//   significant), and multiplied by x[k] * 2^-4i, which fast.cpp prescaled (exact: a power of
-//   two). That is 3 vector ops per 8 weights (and, cvt, fma) instead of 4 (shift, and, cvt,
-//   fma); nibble 7 uses v >> 28 because masking it would set the sign bit. (The prescaled x
-//   only loses bits for |x| < 2^-102, below anything fp16 holds and negligible in bf16.) Zero points are
-//   folded out per group: sum_k (q - z) s x = s * (sum_k q x - z * sum_k x).
-//   Panels: 4 blocks (32 rows) for M = 1, else 2 blocks (16 rows x K/2 bytes = 64 KiB at
-//   K = 8192), which stay in L2 while the up-to-4 row tiles of M <= 16 pass over them, so
-//   the weights come from memory once per call.
+// decode (M < kPrefillMinM): the weights streamed once; x as int16 per 128 k (a power-of-two scale per block, as the
+//   VNNI kernel's; fast.cpp's x_pairs16), nibble pairs (v >> 4i) & 0x000F000F multiplied by x's pairs with vpmaddwd:
+//   per word (8 rows x 8 k) 7 extraction ops per block and 8 per row of x, int32 exact per chunk, scaled per chunk in
+//   fp32. Register tiles of up to 4 rows of x x 2 blocks (16 rows), 2-block panels reread from L2 per further 4 rows.
+//   Before (to stop 41): x in fp32 prescaled by 2^-4i and one fma per nibble and row: 1.07-1.46x slower at M = 1..16.
 // prefill (M >= kPrefillMinM): a 16-row panel of W is dequantized to fp32 ((q - z) * s, exact)
 //   256 k at a time into a 16 KB L1 buffer and reused by all rows of a 96-row block of x with a
 //   6 x 16 register tile (12 accumulators, 2 loads + 6 broadcasts per 12 FMAs).
@@ -31,10 +25,11 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 namespace w4a16::kernels::cpu::impl {
 
-XPrep avx2_xprep(std::int64_t m) { return m >= kPrefillMinM ? XPrep{false, false} : XPrep{true, true}; }
+XPrep avx2_xprep(std::int64_t m) { return XPrep{.sums = m < kPrefillMinM}; }
 
 namespace {
 
@@ -52,15 +47,6 @@ inline __m256 unpack_zeros(std::uint32_t word) {
   const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
   return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(word)), shifts),
                                              _mm256_set1_epi32(15)));
-}
-
-// Nibble I of each lane: q * 2^4I for I < 7 (x is prescaled by 2^-4I), q for I = 7.
-template <int I>
-inline __m256 nibble_prescaled(__m256i v) {
-  if constexpr (I == 7)
-    return _mm256_cvtepi32_ps(_mm256_srli_epi32(v, 28));
-  else
-    return _mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(15 << (4 * I))));
 }
 
 // Nibble I of each lane as q (prefill dequantization: no prescaling there).
@@ -94,91 +80,96 @@ inline void store8(const Problem& p, i64 m, i64 n0, __m256 v) {
 }
 
 // ---- decode --------------------------------------------------------------------------------
-// MT: rows of x in the register tile (1..4); NV: blocks of 8 rows of W (1..4);
-// S: accumulator sets per (row, block), alternating over the 8 nibbles, so that MT * NV * S
-//    independent FMA chains hide the 4-5 cycle FMA latency (MT = 1 needs S = 2).
 // Each block's words are asked for this far ahead of their use: the hardware prefetcher alone left M = 1 at 0.99-1.21x
 // (median 1.06x) the time on the 10 PERF.md shapes (2026-12-05, 2 threads of an Intel Xeon; docs/benchmarks/cpu.md).
 constexpr i64 kDecodePrefetchBytes = 4096;
 
-template <int MT, int NV, int S>
-void decode_tile(const Problem& p, i64 m0, i64 b0) {
+// The VNNI kernel's math (fast_vnni.cpp) with AVX2's vpmaddwd: x as int16 per 128 k (x_pairs16), a block's word j (8
+// rows x 8 k) one register, (v >> 4i) & 0x000F000F nibbles i and i + 4 of each row's word in its two 16-bit halves,
+// vpmaddwd + vpaddd against x's pair (x16[8j + i], x16[8j + i + 4]) broadcast: per word and block 3 shifts + 4 ands,
+// and 4 madd + 4 add per row of x. int32 exact per chunk of one group and one x block (< 2^26 a lane), scaled per
+// chunk in fp32. NV: blocks of 8 rows of W (1..2), R: rows of x (1..4).
+template <int NV, int R>
+void decode_tile(const Problem& p, const std::int32_t* xq, const float* xs, i64 xblocks, i64 m0, i64 b0) {
   const FastWeights& w = *p.w;
-  const i64 K = p.k, G = p.groups, words = K / 8, wpg = p.group_len / 8;  // words per group
+  const i64 K = p.k, G = p.groups, words = K / 8, wpg = p.group_len / 8;
+  const i64 cw = std::min<i64>(wpg, kX16Block / 8);  // words per chunk
   const bool bf16 = w.scale_dtype == DType::bf16, zp = !w.zeros.empty();
-  const std::uint32_t* qb[NV];  // (K/8, 8) words of block b0 + v
+  const __m256i nib = _mm256_set1_epi32(0x000F000F);
+  const std::uint32_t* qb[NV];
   _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) qb[v] = w.qweight.data() + (b0 + v) * words * kBlockRows;
-  const float* xr[MT];  // (K) prescaled x rows
-  _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i) xr[i] = p.xf + (m0 + i) * K;
-
-  __m256 y[MT][NV];
-  _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i)
-    _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) y[i][v] = _mm256_setzero_ps();
-
-  for (i64 g = 0; g < G; ++g) {
-    __m256 acc[S][MT][NV];
-    _Pragma("GCC unroll 8") for (int s = 0; s < S; ++s)
-      _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i)
-        _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) acc[s][i][v] = _mm256_setzero_ps();
-    for (i64 j = g * wpg; j < (g + 1) * wpg; ++j) {
-      __m256i wv[NV];
-      if ((j & 1) == 0)  // one 64-byte line of each block per two words
+  alignas(32) float y[R][NV][8] = {};
+  for (i64 c0 = 0; c0 < words; c0 += cw) {
+    const i64 c1 = std::min(words, c0 + cw), g = c0 / wpg, xb = c0 * 8 / kX16Block;
+    __m256i acc[R][NV];
+    _Pragma("GCC unroll 8") for (int r = 0; r < R; ++r) _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_si256();
+    for (i64 j = c0; j < c1; ++j) {
+      if ((j & 1) == 0)
         _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v)
           _mm_prefetch(reinterpret_cast<const char*>(qb[v] + j * kBlockRows) + kDecodePrefetchBytes, _MM_HINT_T0);
-      _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) wv[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(qb[v] + j * kBlockRows));
-      auto step = [&]<int I>(std::integral_constant<int, I>) {
-        __m256 u[NV];
-        _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) u[v] = nibble_prescaled<I>(wv[v]);
-        _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i) {
-          const __m256 xb = _mm256_broadcast_ss(xr[i] + 8 * j + I);
-          _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) acc[I % S][i][v] = _mm256_fmadd_ps(u[v], xb, acc[I % S][i][v]);
+      _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) {
+        const __m256i wv = _mm256_load_si256(reinterpret_cast<const __m256i*>(qb[v] + j * kBlockRows));
+        const __m256i n0 = _mm256_and_si256(wv, nib), n1 = _mm256_and_si256(_mm256_srli_epi32(wv, 4), nib),
+                      n2 = _mm256_and_si256(_mm256_srli_epi32(wv, 8), nib), n3 = _mm256_and_si256(_mm256_srli_epi32(wv, 12), nib);
+        _Pragma("GCC unroll 8") for (int r = 0; r < R; ++r) {
+          const std::int32_t* xp = xq + (m0 + r) * (K / 2) + 4 * j;
+          __m256i a = _mm256_madd_epi16(n0, _mm256_set1_epi32(xp[0]));
+          a = _mm256_add_epi32(a, _mm256_madd_epi16(n1, _mm256_set1_epi32(xp[1])));
+          a = _mm256_add_epi32(a, _mm256_madd_epi16(n2, _mm256_set1_epi32(xp[2])));
+          a = _mm256_add_epi32(a, _mm256_madd_epi16(n3, _mm256_set1_epi32(xp[3])));
+          acc[r][v] = _mm256_add_epi32(acc[r][v], a);
         }
-      };
-      [&]<int... I>(std::integer_sequence<int, I...>) {
-        (step(std::integral_constant<int, I>{}), ...);
-      }(std::make_integer_sequence<int, 8>{});
+      }
     }
+    const bool group_end = c1 == words || c1 % wpg == 0;
     _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) {
       const __m256 sc = load_scales(w.scales.data() + ((b0 + v) * G + g) * kBlockRows, bf16);
-      const __m256 z = zp ? unpack_zeros(w.zeros[static_cast<std::size_t>((b0 + v) * G + g)]) : _mm256_set1_ps(8.f);
-      _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i) {
-        __m256 a = acc[0][i][v];
-        _Pragma("GCC unroll 8") for (int s = 1; s < S; ++s) a = _mm256_add_ps(a, acc[s][i][v]);
-        const __m256 t = _mm256_fnmadd_ps(z, _mm256_broadcast_ss(p.xsum + (m0 + i) * G + g), a);  // acc - z * sum x
-        y[i][v] = _mm256_fmadd_ps(sc, t, y[i][v]);
+      const __m256 zs = !group_end ? _mm256_setzero_ps()
+                                   : _mm256_mul_ps(zp ? unpack_zeros(w.zeros[static_cast<std::size_t>((b0 + v) * G + g)]) : _mm256_set1_ps(8.f), sc);
+      _Pragma("GCC unroll 8") for (int r = 0; r < R; ++r) {
+        __m256 t = _mm256_fmadd_ps(_mm256_mul_ps(sc, _mm256_set1_ps(xs[(m0 + r) * xblocks + xb])), _mm256_cvtepi32_ps(acc[r][v]),
+                                   _mm256_load_ps(y[r][v]));
+        if (group_end) t = _mm256_fnmadd_ps(zs, _mm256_broadcast_ss(p.xsum + (m0 + r) * G + g), t);
+        _mm256_store_ps(y[r][v], t);
       }
     }
   }
-  _Pragma("GCC unroll 8") for (int i = 0; i < MT; ++i)
-    _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) store8(p, m0 + i, (b0 + v) * kBlockRows, y[i][v]);
+  _Pragma("GCC unroll 8") for (int r = 0; r < R; ++r)
+    _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) store8(p, m0 + r, (b0 + v) * kBlockRows, _mm256_load_ps(y[r][v]));
 }
 
-using DecodeFn = void (*)(const Problem&, i64, i64);
-template <int MT, int NV>
-constexpr DecodeFn decode_fn() {
-  return &decode_tile<MT, NV, (MT == 1 ? 2 : 1)>;
+using DecodeFn = void (*)(const Problem&, const std::int32_t*, const float*, i64, i64, i64);
+template <int R>
+void decode_pair_by_one(const Problem& p, const std::int32_t* xq, const float* xs, i64 xblocks, i64 m0, i64 b0) {
+  decode_tile<1, R>(p, xq, xs, xblocks, m0, b0);
+  decode_tile<1, R>(p, xq, xs, xblocks, m0, b0 + 1);
 }
-// [MT - 1][NV - 1]; M == 1 uses 4-block panels, M > 1 2-block panels (NV <= 2 beyond MT = 1).
-constexpr DecodeFn kDecode[4][4] = {
-    {decode_fn<1, 1>(), decode_fn<1, 2>(), decode_fn<1, 3>(), decode_fn<1, 4>()},
-    {decode_fn<2, 1>(), decode_fn<2, 2>(), nullptr, nullptr},
-    {decode_fn<3, 1>(), decode_fn<3, 2>(), nullptr, nullptr},
-    {decode_fn<4, 1>(), decode_fn<4, 2>(), nullptr, nullptr},
+// [R - 1][NV - 1]: 2-block panels (16 registers: R x NV sums, 4 NV nibble vectors, the broadcasts); 3 and 4 rows
+// take the panel's blocks one at a time (measured 1.14-1.29x faster than both at once at M = 4..16: spills).
+constexpr DecodeFn kDecode[4][2] = {
+    {decode_tile<1, 1>, decode_tile<2, 1>},
+    {decode_tile<1, 2>, decode_tile<2, 2>},
+    {decode_tile<1, 3>, decode_pair_by_one<3>},
+    {decode_tile<1, 4>, decode_pair_by_one<4>},
 };
 
 void run_decode(const Problem& p) {
-  const i64 blocks = p.w->blocks;
-  const i64 panel = p.m == 1 ? 4 : 2;  // blocks per task; 4 gives M = 1 its 8 FMA chains
-  const i64 panels = (blocks + panel - 1) / panel;
+  const i64 K = p.k, M = p.m, xblocks = (K + kX16Block - 1) / kX16Block, blocks = p.w->blocks;
+  static thread_local AlignedVector<std::int32_t> q;  // per calling thread, grown, never shrunk
+  static thread_local std::vector<float> xs;
+  q.resize(static_cast<std::size_t>(M * (K / 2)));
+  xs.resize(static_cast<std::size_t>(M * xblocks));
+  std::int32_t* const qp = q.data();  // the caller's buffers (a pool thread's own thread_local would be another)
+  float* const xsp = xs.data();
+#pragma omp parallel for schedule(static) num_threads(p.threads) if (M * K >= (1 << 16))
+  for (i64 m = 0; m < M; ++m) x_pairs16(p.xf + m * K, K, qp + m * (K / 2), xsp + m * xblocks);
+  const i64 panel = 2, panels = (blocks + panel - 1) / panel;  // 4-block panels at M = 1: 0.98x (not kept)
   // Dynamic chunks: the 2 cores are shared, and a static split waits for the slower one.
   const i64 chunk = std::max<i64>(1, panels / (static_cast<i64>(p.threads) * 16));
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(p.threads)
   for (i64 t = 0; t < panels; ++t) {
     const i64 b0 = t * panel, nv = std::min(panel, blocks - b0);
-    for (i64 m0 = 0; m0 < p.m; m0 += 4) {
-      const i64 mt = std::min<i64>(4, p.m - m0);
-      kDecode[mt - 1][nv - 1](p, m0, b0);
-    }
+    for (i64 m0 = 0; m0 < M; m0 += 4) kDecode[std::min<i64>(4, M - m0) - 1][nv - 1](p, qp, xsp, xblocks, m0, b0);
   }
 }
 

@@ -11,8 +11,7 @@ struct Problem {
   const FastWeights* w = nullptr;
   std::int64_t m = 0, n = 0, k = 0;
   std::int64_t groups = 0, group_len = 0;  // G, K-extent of a group
-  // x[:, perm] in fp32, [m][k] contiguous. For the AVX2 decode path element k is multiplied
-  // by 2^-4(k % 8) for k % 8 < 7 (see fast_avx2.cpp), for the others it is exact.
+  // x[:, perm] in fp32, [m][k] contiguous (exact).
   const float* xf = nullptr;
   const float* xsum = nullptr;  // [m][G]: sum over each group of the unscaled xf; null for prefill
   // x as given (fast_amx.cpp reads it itself: XPrep::gather false, xf null): act dtype, row stride x_stride elements,
@@ -28,23 +27,28 @@ struct Problem {
 
 // How an implementation wants x prepared.
 struct XPrep {
-  bool prescale = false;  // multiply xf[k] by 2^-4(k % 8) for k % 8 < 7
   bool sums = false;      // compute xsum
   bool gather = true;     // fill xf (false: the implementation reads Problem::x)
 };
 
 XPrep avx2_xprep(std::int64_t m);
 void run_avx2(const Problem& p);
-// fast_vnni.cpp (x gathered unscaled, with sums).
+// fast_vnni.cpp (x gathered, with sums).
 void run_vnni(const Problem& p);
 void run_scalar(const Problem& p);
-// fast_amx.cpp (x unscaled, no sums: it converts x itself). amx_usable: the OS grants this process the tile state
+// fast_amx.cpp (x not gathered, no sums: it converts x itself). amx_usable: the OS grants this process the tile state
 // (false in builds without that file).
 bool amx_usable();
 void run_amx(const Problem& p);
 // The same kernel on a canonical host layer read in place: out fp32 [m][out_stride] = x[:, perm] . W^T + bias.
 void run_amx_canonical(const CanonicalView& w, DType act, const std::uint16_t* x, std::int64_t m, std::int64_t x_stride, float* out,
                        std::int64_t out_stride, int threads);
+
+// x in 16-bit integers for the integer dot-product kernels (fast_vnni.cpp, fast_avx2.cpp's decode): one row x [K]
+// fp32 -> q [K / 2] int32, pair i of word j at 4 j + i (x16[8j + i] in the low half, x16[8j + i + 4] in the high), and
+// xs [ceil(K / kX16Block)]: x16 = round(x / xs), xs per block the least power of two with max |x| / xs <= 32767.
+constexpr std::int64_t kX16Block = 128;
+void x_pairs16(const float* x, std::int64_t K, std::int32_t* q, float* xs);
 
 // Writes fp32 values v[0..count) + bias (if any) to out row `m`, columns n0 .. n0 + count.
 void store_row(const Problem& p, std::int64_t m, std::int64_t n0, const float* v, std::int64_t count);

@@ -40,41 +40,10 @@ namespace {
 
 using i64 = std::int64_t;
 
-constexpr i64 kXBlock = 128;          // k per x scale (a chunk never spans two)
+constexpr i64 kXBlock = kX16Block;     // k per x scale (a chunk never spans two)
 constexpr i64 kMaxRows = 8;           // rows of x per register tile
 constexpr i64 kTaskPairs = 4;         // pairs of blocks (64 rows of W) per task
 constexpr i64 kPrefetchWords = 1024;  // each stream asks for its words 4 KB ahead (as the AVX2 decode kernel)
-
-// One row of x -> q [K / 2] int32 (pair i of word j at 4 j + i: x16[8j + i] low, x16[8j + i + 4] high) and
-// xs [ceil(K / 128)]. A block holding a NaN or an infinity gets a NaN scale and zero pairs: its outputs are NaN.
-void x_pairs(const float* x, i64 K, std::int32_t* q, float* xs) {
-  for (i64 b = 0; b * kXBlock < K; ++b) {
-    const i64 k0 = b * kXBlock, k1 = std::min(K, k0 + kXBlock);
-    float mx = 0.f;
-    bool finite = true;
-    for (i64 k = k0; k < k1; ++k) {
-      mx = std::max(mx, std::fabs(x[k]));
-      finite = finite && std::isfinite(x[k]);
-    }
-    if (!finite) {  // NaN scale, zero pairs (a NaN or an infinity must not reach the int conversion)
-      xs[b] = std::numeric_limits<float>::quiet_NaN();
-      std::fill(q + k0 / 2, q + k1 / 2, 0);
-      continue;
-    }
-    int e = 0;  // mx / 2^e < 32767, from mx / 32767 in double (exact enough that no rounding crosses a power of two)
-    if (mx > 0.f) std::frexp(static_cast<double>(mx) / 32767.0, &e);
-    e = std::max(e, -149);  // 2^-149: the least float; a block below 32767 of it is still within range
-    xs[b] = std::ldexp(1.f, e);
-    const double inv = std::ldexp(1.0, -e);  // in double: 2^-e overflows a float for e < -127
-    auto q16 = [&](i64 k) {
-      return static_cast<std::int32_t>(std::clamp(std::nearbyint(static_cast<double>(x[k]) * inv), -32767.0, 32767.0));
-    };
-    for (i64 k = k0; k < k1; k += 8)
-      for (int i = 0; i < 4; ++i)
-        q[k / 2 + i] = static_cast<std::int32_t>((static_cast<std::uint32_t>(q16(k + i)) & 0xFFFFu) |
-                                                 (static_cast<std::uint32_t>(q16(k + i + 4)) << 16));
-  }
-}
 
 // The 16 rows' scales of blocks b0 (lanes 0-7) and b1 (lanes 8-15), group g.
 inline __m512 scales16(const FastWeights& w, i64 b0, i64 b1, i64 g, i64 G) {
@@ -202,8 +171,11 @@ void run_vnni(const Problem& p) {
   static thread_local Scratch sc;  // per calling thread, grown, never shrunk
   sc.q.resize(static_cast<std::size_t>(M * (K / 2)));
   sc.xs.resize(static_cast<std::size_t>(M * xblocks));
-  for (i64 m = 0; m < M; ++m) x_pairs(p.xf + m * K, K, sc.q.data() + m * (K / 2), sc.xs.data() + m * xblocks);
-  const XRows x{sc.q.data(), sc.xs.data(), xblocks};
+  std::int32_t* const q = sc.q.data();  // the caller's buffers (a pool thread's own thread_local would be another)
+  float* const xs = sc.xs.data();
+#pragma omp parallel for schedule(static) num_threads(p.threads) if (M * K >= (1 << 16))
+  for (i64 m = 0; m < M; ++m) x_pairs16(p.xf + m * K, K, q + m * (K / 2), xs + m * xblocks);
+  const XRows x{q, xs, xblocks};
   // Tasks of kTaskPairs pairs, or of 2 or 1 where that leaves fewer than 4 tasks a thread (a small layer on many cores).
   const i64 pairs = (p.w->blocks + 1) / 2, threads = p.threads;
   const i64 task_pairs = pairs >= 4 * threads * kTaskPairs ? kTaskPairs : pairs >= 4 * threads * 2 ? 2 : 1;
