@@ -90,6 +90,10 @@ void x_q16(const float* x, std::int64_t k, float* planes, float* wsum) {
 
 std::vector<PlanarKernel> planar_kernels_here() {
   std::vector<PlanarKernel> k;
+#if defined(W4A16_MOE_HAVE_AVX2_TU) && (defined(__GNUC__) || defined(__clang__))
+  static const bool has2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  if (has2) k.push_back({dequant_dot_q16_avx2, x_q16, dequant_dot_q16_multi_avx2, "avx2-q16"});
+#endif
 #if defined(W4A16_MOE_HAVE_AVX512_TU) && (defined(__GNUC__) || defined(__clang__))
   static const bool has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -109,9 +113,10 @@ RowKernels row_kernels() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
   static const std::vector<PlanarKernel> planar = planar_kernels_here();
   if (has && !scalar) {
-    if (!no512 && !planar.empty())
-      return {group_scales_f16c, dequant_row_avx2,   dot_avx2,           dequant_dot_avx2,
-              planar.back().dot, planar.back().input, planar.back().multi, planar.back().isa};
+    // The best planar kernel the cap allows (W4A16_CPU_ISA=avx2: the AVX2 one, planar[0]).
+    const PlanarKernel* pk = planar.empty() ? nullptr : no512 ? &planar.front() : &planar.back();
+    if (pk)
+      return {group_scales_f16c, dequant_row_avx2, dot_avx2, dequant_dot_avx2, pk->dot, pk->input, pk->multi, pk->isa};
     return {group_scales_f16c, dequant_row_avx2, dot_avx2, dequant_dot_avx2, nullptr, nullptr, nullptr, "avx2"};
   }
 #endif

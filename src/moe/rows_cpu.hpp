@@ -2,7 +2,8 @@
 // and fp32 dot products. Four builds: portable (rows_cpu.cpp, any x86-64 or other ISA), AVX2 + FMA
 // (rows_cpu_avx2.cpp, the only file compiled with -mavx2 -mfma -mf16c), AVX-512 (rows_cpu_avx512.cpp: the fused
 // row-times-one-input kernel over x in nibble planes) and AVX-512 VNNI (rows_cpu_vnni.cpp: the same over x in 16-bit
-// pairs), each called only where the CPU has it, as the linear fast kernel does (src/kernels/cpu/fast.cpp). W4A16_CPU_ISA=scalar keeps the portable ones, =avx2 the AVX2 ones. The
+// pairs; rows_cpu_avx2.cpp has them with vpmaddwd), each called only where the CPU has it, as the linear fast kernel
+// does (src/kernels/cpu/fast.cpp). W4A16_CPU_ISA=scalar keeps the portable ones, =avx2 the AVX2 ones. The
 // builds sum in different orders (rounding differs in the last bits); each is deterministic and independent of the
 // thread count.
 #pragma once
@@ -34,16 +35,17 @@ using DequantDotFn = float (*)(const std::uint32_t* q, std::int64_t k, std::int6
 //   nibble planes (AVX-512, x_planes): planes[i * K/8 + w] = x[8 w + i] * 2^-4i (i < 7; plane 7 unscaled), fp32 exact;
 //     16 words of the row against 8 planes take one load, 8 and / convert / fma and the group's scale: ~0.25
 //     instructions per weight (dequant_dot: ~0.8).
-//   16-bit pairs (AVX-512 VNNI, x_q16): per 128 values of x (16 words) one scale xs = max |x| / 32767 and the values as
+//   16-bit pairs (AVX-512 VNNI and AVX2, x_q16): per 128 values of x (16 words) one scale xs = max |x| / 32767 and the values as
 //     int16 round(x / xs), paired as vpdpwssd reads them; the row's nibbles i and i + 4 of a word are one shift and one
 //     and, so 16 words take 3 shifts, 4 ands, 4 vpdpwssd (int32, exact) and one convert: 1.5x the planes' rate on rows
 //     in L1 (2026-12-05). x carries 15 bits below its block's largest value: finer than float16's 11-bit mantissa
-//     near that value, so the error stays far below the activations' own rounding.
+//     near that value, so the error stays far below the activations' own rounding. AVX2 (vpmaddwd + vpaddd for
+//     vpdpwssd, a step in two 8-word halves) is what AVX2-only CPUs run: no planar kernel there before (stop 41).
 using PlanarDotFn = float (*)(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs,
                               const float* planes, const float* wsum);
 // The same for `count` inputs of one row (the token slots of one expert): out[c] from planes[c], wsum[c]. The 16-bit
-// pairs' kernel extracts the row's nibble pairs once per step for up to 8 inputs a pass (4 + 3 count instructions a
-// step instead of 7 count); null for the nibble planes.
+// pairs' kernel extracts the row's nibble pairs once per step for up to 8 inputs a pass (4 on AVX2; 4 + 3 count
+// instructions a step instead of 7 count); null for the nibble planes.
 using PlanarMultiFn = void (*)(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs,
                                const float* const* planes, const float* const* wsum, int count, float* out);
 // x [K] (K % 8 == 0) -> the planar kernel's input: planes (planar_floats(K) floats, 64-byte aligned) and wsum [K / 8].
@@ -70,7 +72,7 @@ struct RowKernels {
   PlanarDotFn dequant_dot_planar;
   PlanarInputFn planar_input;             // the input dequant_dot_planar reads (null with it)
   PlanarMultiFn dequant_dot_planar_multi;  // several inputs at once (null but for the 16-bit pairs)
-  const char* isa;  // "avx512-vnni", "avx512", "avx2" or "scalar"
+  const char* isa;  // "avx512-vnni", "avx512", "avx2-q16", "avx2" or "scalar"
 };
 
 // x [K] (K % 8 == 0) -> planes [8][K / 8] and wsum [K / 8] for the nibble-plane kernel (exact: scaling by powers of two).
@@ -90,6 +92,10 @@ void group_scales_f16c(const std::uint16_t* s, bool bf16, const std::int32_t* ze
 void dequant_row_avx2(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs, float* dst);
 float dot_avx2(const float* a, const float* b, std::int64_t n);
 float dequant_dot_avx2(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs, const float* x);
+float dequant_dot_q16_avx2(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs,
+                           const float* planes, const float* wsum);
+void dequant_dot_q16_multi_avx2(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc,
+                                const float* zs, const float* const* planes, const float* const* wsum, int count, float* out);
 #endif
 #if defined(W4A16_MOE_HAVE_AVX512_TU)
 float dequant_dot_planar_avx512(const std::uint32_t* q, std::int64_t k, std::int64_t group_len, const float* sc, const float* zs,
@@ -111,7 +117,7 @@ struct PlanarKernel {
   PlanarDotFn dot;
   PlanarInputFn input;
   PlanarMultiFn multi;  // null for the nibble planes
-  const char* isa;      // "avx512" or "avx512-vnni"
+  const char* isa;      // "avx2-q16", "avx512" or "avx512-vnni"
 };
 std::vector<PlanarKernel> planar_kernels_here();
 

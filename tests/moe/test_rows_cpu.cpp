@@ -89,8 +89,8 @@ TEST(MoeRows, PortableAndAvx2AgreeWithTheExactSums) {
       EXPECT_NEAR(best.dequant_dot(r.q.data(), c.k, c.group_len, r.sc.data(), r.zs.data(), r.x.data()), exact, tol);
     }
     // The planar kernels this CPU runs, each on its own input: the nibble planes (AVX-512, exact up to fp32 sums) and the
-    // 16-bit pairs (AVX-512 VNNI: x rounded to 15 bits below each 128 values' largest, so within half a step of that
-    // rounding per weight: sum_k |w_k| xs / 2 with xs = max |x| / 32767 of k's block of 128).
+    // 16-bit pairs (AVX2 and AVX-512 VNNI: x rounded to 15 bits below each 128 values' largest, so within half a step of
+    // that rounding per weight: sum_k |w_k| xs / 2 with xs = max |x| / 32767 of k's block of 128).
     double q16_bound = 0;
     for (std::int64_t i = 0; i < c.k; ++i) {
       float mx = 0.f;
@@ -103,16 +103,20 @@ TEST(MoeRows, PortableAndAvx2AgreeWithTheExactSums) {
       std::vector<float> wsum(static_cast<std::size_t>(c.k / 8));
       pk.input(r.x.data(), c.k, planes.data(), wsum.data());
       const double got = pk.dot(r.q.data(), c.k, c.group_len, r.sc.data(), r.zs.data(), planes.data(), wsum.data());
-      EXPECT_NEAR(got, exact, std::string(pk.isa) == "avx512-vnni" ? tol + q16_bound : tol);
+      EXPECT_NEAR(got, exact, pk.input == &x_q16 ? tol + q16_bound : tol);
     }
   }
 }
 
-// The 16-bit pairs' kernel over several inputs of one row (the slots of one expert) gives each input's single-input
-// sum bit for bit: 1..9 inputs (one pass takes 8: more go eight at a time), every group length of the row test.
+// The 16-bit pairs' kernels over several inputs of one row (the slots of one expert) give each input's single-input
+// sum bit for bit: 1..9 inputs (one pass takes 8 on AVX-512 VNNI, 4 on AVX2: more go that many at a time), every group
+// length of the row test, each such kernel this CPU runs.
 TEST(MoeRows, SeveralInputsAtOnceEqualOneAtATime) {
-  const RowKernels best = row_kernels();
-  if (!best.dequant_dot_planar_multi) GTEST_SKIP() << "no AVX-512 VNNI here (or W4A16_CPU_ISA caps it): the multi-input kernel is not exercised";
+  int ran = 0;
+  for (const PlanarKernel& best : planar_kernels_here()) {
+  if (!best.multi) continue;
+  SCOPED_TRACE(best.isa);
+  ++ran;
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   for (const auto& [k, gl] : {std::pair<std::int64_t, std::int64_t>{2048, 32}, {2048, 64}, {768, 128}, {1096, 1096}, {96, 32}}) {
@@ -126,17 +130,19 @@ TEST(MoeRows, SeveralInputsAtOnceEqualOneAtATime) {
       for (auto& v : x) v = u(rng);
       planes.push_back(std::make_unique<AlignedFloats>(static_cast<std::size_t>(planar_floats(k)), 0.f));
       wsums.emplace_back(static_cast<std::size_t>(k / 8));
-      best.planar_input(x.data(), k, planes.back()->data(), wsums.back().data());
-      single.push_back(best.dequant_dot_planar(r.q.data(), k, gl, r.sc.data(), r.zs.data(), planes.back()->data(), wsums.back().data()));
+      best.input(x.data(), k, planes.back()->data(), wsums.back().data());
+      single.push_back(best.dot(r.q.data(), k, gl, r.sc.data(), r.zs.data(), planes.back()->data(), wsums.back().data()));
     }
     for (auto& p : planes) pp.push_back(p->data());
     for (auto& w : wsums) wp.push_back(w.data());
     for (int count = 1; count <= 9; ++count) {
       std::vector<float> out(static_cast<std::size_t>(count), -1.f);
-      best.dequant_dot_planar_multi(r.q.data(), k, gl, r.sc.data(), r.zs.data(), pp.data(), wp.data(), count, out.data());
+      best.multi(r.q.data(), k, gl, r.sc.data(), r.zs.data(), pp.data(), wp.data(), count, out.data());
       for (int c = 0; c < count; ++c) EXPECT_EQ(out[c], single[c]) << "K=" << k << " group_len=" << gl << " count=" << count << " input " << c;
     }
   }
+  }
+  if (ran == 0) GTEST_SKIP() << "no AVX2 here: no multi-input kernel is exercised";
 }
 
 // x_q16 (the VNNI kernel's input) against its definition: per 128 values a scale max |x| / 32767, the values rounded to
@@ -234,6 +240,7 @@ TEST(MoeRows, GroupScalesDecodeTheBitsExactly) {
 }
 
 TEST(MoeRows, ThePlanarKernelRunsHereOrSaysWhyNot) {
+  if (const char* e = std::getenv("W4A16_CPU_ISA"); e && *e) GTEST_SKIP() << "W4A16_CPU_ISA is set: this test checks the uncapped choice";
   const RowKernels k = row_kernels();
   if (!k.dequant_dot_planar) GTEST_SKIP() << "no AVX-512 F/BW/VL here (or W4A16_CPU_ISA caps it): the planar row kernel is not exercised";
   const std::vector<PlanarKernel> all = planar_kernels_here();  // the best of them is the one chosen
@@ -241,12 +248,12 @@ TEST(MoeRows, ThePlanarKernelRunsHereOrSaysWhyNot) {
   EXPECT_EQ(k.dequant_dot_planar, all.back().dot);
   EXPECT_EQ(k.planar_input, all.back().input);
   EXPECT_STREQ(k.isa, all.back().isa);
-  EXPECT_STREQ(all.front().isa, "avx512");
-  setenv("W4A16_CPU_ISA", "avx2", 1);
+  EXPECT_STREQ(all.front().isa, "avx2-q16");
+  setenv("W4A16_CPU_ISA", "avx2", 1);  // the AVX2 16-bit pairs, nothing wider
   const RowKernels a = row_kernels();
   unsetenv("W4A16_CPU_ISA");
-  EXPECT_STREQ(a.isa, "avx2");
-  EXPECT_EQ(a.dequant_dot_planar, nullptr);
+  EXPECT_STREQ(a.isa, "avx2-q16");
+  EXPECT_EQ(a.dequant_dot_planar, all.front().dot);
 }
 
 TEST(MoeRows, ScalarKnobSelectsThePortableKernels) {
