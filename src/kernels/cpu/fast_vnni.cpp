@@ -8,7 +8,8 @@
 //
 // Math, exact in int32 per chunk, fp32 across chunks:
 //   y[n] = sum_c s[n, g(c)] xs[b(c)] sum_{k in c} q[n, k] x16[k]  -  sum_g z[n, g] s[n, g] sum_{k in g} x[k]
-//   x16 = x / xs rounded to int16, xs a power of two per 128 k of x (the least with max |x| / xs <= 32767): x of a
+//   x16 = x / xs rounded to int16 (fast.cpp's x_pairs16), xs a power of two per 128 k of x (the least with
+//   max |x| / xs <= 32767): x of a
 //   block within 2^15 of its largest value is exact (the exact-sums test holds); smaller values keep 15 bits below
 //   the block's largest, finer than float16's 11-bit significand near it. A chunk (c) is one group and one x block:
 //   min(group, 128) k. Per chunk a lane sums at most 128 products of 15 x 32767: < 2^26, no overflow.
@@ -16,9 +17,9 @@
 //   (block 2p's 8 rows in lanes 0-7, block 2p + 1's in lanes 8-15, two 32-byte loads); (v >> 4i) & 0x000F000F puts
 //   nibbles i and i + 4 of every row's word in the two 16-bit halves of its lane, and one vpdpwssd multiplies them by
 //   x's pair (x16[8j + i], x16[8j + i + 4]), broadcast from a compact [K / 2] int32 row: per 128 weights 3 shifts,
-//   4 ands and 4 R vpdpwssd (the AVX2 decode tile: 16 and / convert / fma per 128 weights and row of x).
+//   4 ands and 4 R vpdpwssd (the AVX2 decode: the same with vpmaddwd + vpaddd on 8 rows a register).
 //   P = 4 at R <= 2 (8 weight streams per thread), 2 at R <= 4, 1 above (registers: P R int32 sums + P R fp32 outputs).
-//   More than 8 rows (a named run) pass over a task's 4 pairs again per 8 rows, the weights then from L2.
+//   More than 8 rows (without AMX, or a named run) pass over a task's pairs again per 8 rows, the weights then from L2.
 // Check: w4a16_test_kernels_cpu (CpuFast*, every implementation); bench: w4a16_bench_cpu --isa vnni,avx2,amx.
 #include "fast_impl.hpp"
 
