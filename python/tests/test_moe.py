@@ -477,7 +477,7 @@ def test_cuda_matches_cpu(ckpt, rng, dtype):
         ids, w = np_route(x64, ckpt["router"], 2)
         ref = np_moe(x64, ckpt["experts"], ids, w)
         xd = x.cuda()
-        y = moe(xd, top_k=2)  # routed on the host (a sync), run on the GPU
+        y = moe(xd, top_k=2)  # routed on the device (router_logits_cuda, route_cuda), run on the GPU
         assert y.is_cuda and y.dtype == tdt and y.shape == (t, H)
         assert rel_err(y.double().cpu().numpy(), ref) <= TOL[dtype]
         ids_d, w_d = (torch.from_numpy(a).cuda() for a in moe.route(x, top_k=2))
