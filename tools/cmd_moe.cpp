@@ -95,6 +95,9 @@ int run_moe(const ParsedArgs& a) {
               static_cast<long long>(s.experts), s.describe().c_str(), describe(L.router.view()).c_str(),
               human_bytes(L.weights.nbytes()).c_str());
   if (!L.has_router()) fail(ErrorCode::unsupported, dir, "a layer this tool can route (softmax top-k)", L.routing_from);
+  if (!L.shared_expert.empty())
+    std::printf("note: %s (a shared expert beside the routed ones) is not part of this layer: its output is not included\n",
+                L.shared_expert.c_str());
   const std::int64_t k = a.has("top-k") ? k_arg : L.routing.top_k;
   const bool renormalize = a.has("no-renormalize") ? false : L.routing.renormalize;
   std::printf("routing: top-%lld, %s (%s)\n", static_cast<long long>(k), renormalize ? "renormalized" : "softmax weights kept",

@@ -335,6 +335,10 @@ void bind_moe(nb::module_& m) {
                                                  : std::nullopt;
                    })
       .def_prop_ro("nbytes", [](const PyMoe& s) { return s.layer.weights.nbytes(); })
+      .def_prop_ro("shared_expert",
+                   [](const PyMoe& s) {
+                     return s.layer.shared_expert.empty() ? std::nullopt : std::optional<std::string>(s.layer.shared_expert);
+                   })
       .def_prop_ro("routing",
                    [](const PyMoe& s) {
                      return nb::make_tuple(s.layer.routing.top_k, s.layer.routing.renormalize, s.layer.routing_from);

@@ -16,10 +16,12 @@ H, I, E, G = 128, 64, 8, 64  # hidden, intermediate per expert, experts, group s
 FORMATS = [("awq", "uint4"), ("gptq", "uint4b8"), ("gptq", "uint4")]
 
 
-def write_moe_checkpoint(d, rng, fmt, scalar, scale_dtype, layer=0, experts=E, router_dtype="float16", mixtral=False):
+def write_moe_checkpoint(d, rng, fmt, scalar, scale_dtype, layer=0, experts=E, router_dtype="float16", mixtral=False,
+                         extra=()):
     """Layer `layer` of a Qwen3-MoE-like folder; returns ([(gate, up, down)] float64 weights, router).
     router_dtype "bfloat16": the router stored as BF16 (written from its bits). mixtral: Mixtral's names
-    (block_sparse_moe.experts.E.{w1, w3, w2}, block_sparse_moe.gate.weight)."""
+    (block_sparse_moe.experts.E.{w1, w3, w2}, block_sparse_moe.gate.weight). extra: more quantized [I, H] linears
+    under the block (e.g. "shared_expert.gate_proj")."""
     base = f"model.layers.{layer}.{'block_sparse_moe' if mixtral else 'mlp'}."
     names = ("w1", "w3", "w2") if mixtral else ("gate_proj", "up_proj", "down_proj")
     layers, dense = {}, []
@@ -31,6 +33,9 @@ def write_moe_checkpoint(d, rng, fmt, scalar, scale_dtype, layer=0, experts=E, r
             layers[f"{base}experts.{e}.{name}"] = w
             ws.append(w.dequantize().astype(np.float64))
         dense.append(tuple(ws))
+    for name in extra:
+        layers[base + name] = w4a16.quantize(0.1 * rng.standard_normal((I, H)).astype(np.float32), G, scalar,
+                                             scale_dtype=scale_dtype)
     router32 = (0.1 * rng.standard_normal((experts, H))).astype(np.float32)
     if router_dtype == "bfloat16":
         router = w4a16.float32_to_bfloat16_bits(router32)
@@ -432,6 +437,18 @@ def test_routing_of_another_kind_leaves_the_router_out(tmp_path, rng):
     w = np.array([[0.5, 0.5], [0.9, 0.1], [0.3, 0.7]], np.float32)
     y = moe(x, topk_ids=ids, topk_weights=w)
     assert rel_err(values(y, "float16"), np_moe(x64, experts, ids, w.astype(np.float64))) <= TOL["float16"]
+
+
+def test_a_shared_expert_is_named_not_included(tmp_path, rng):
+    experts, router = write_moe_checkpoint(tmp_path, rng, "awq", "uint4", "float16", experts=4,
+                                           extra=("shared_expert.gate_proj", "shared_expert.up_proj",
+                                                  "shared_expert.down_proj"))
+    moe = w4a16.load_moe(tmp_path, 0)
+    assert moe.shared_expert == "model.layers.0.mlp.shared_expert"
+    assert repr(moe).endswith("shared expert model.layers.0.mlp.shared_expert not included)")
+    x, x64 = make_x(rng, 3, "float16")  # the routed experts alone, as documented
+    ids, w = np_route(x64, router, 2)
+    assert rel_err(values(moe(x, top_k=2), "float16"), np_moe(x64, experts, ids, w)) <= TOL["float16"]
 
 
 def test_mixtral_names(tmp_path, rng):

@@ -110,6 +110,9 @@ class MoE:
     renormalize = property(lambda self: self._moe.routing[1],
                            doc="whether the top-k weights are renormalized when a call does not say: config.json's "
                                "norm_topk_prob (Mixtral: True), else True")
+    shared_expert = property(lambda self: self._moe.shared_expert,
+                             doc="the prefix of a shared expert the checkpoint holds beside the routed ones (Qwen2-MoE's "
+                                 "mlp.shared_expert), whose output this layer does NOT include; None: none")
     routing_from = property(lambda self: self._moe.routing[2], doc='where top_k / renormalize came from ("default" or '
                                                                    'the config.json fields)')
 
@@ -125,8 +128,9 @@ class MoE:
         return self._moe.prepared()
 
     def __repr__(self) -> str:
+        shared = f", shared expert {self.shared_expert} not included" if self.shared_expert else ""
         return (f"MoE({self._moe.describe()}, scales {self.scale_dtype}, router {self.router_dtype}, "
-                f"{self.bytes} bytes)")
+                f"{self.bytes} bytes{shared})")
 
     # ---- running ---------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@
 //                                 model.layers.L.mlp.gate.weight [E, H] 16-bit router
 //   Mixtral:                      model.layers.L.block_sparse_moe.experts.E.{w1,w3,w2}.* (w1 gate, w3 up, w2 down)
 //                                 model.layers.L.block_sparse_moe.gate.weight
-// (Qwen2-MoE's shared expert, mlp.shared_expert.*, is a plain MLP beside the routed ones: not part of this layer.)
+// (Qwen2-MoE's shared expert, mlp.shared_expert.*, is a plain MLP beside the routed ones: not part of this layer; the
+// loader names it in MoeLayer::shared_expert.)
 // Each expert's three linears are converted by io::HfCheckpoint::load_linear (w4a16::formats,
 // exact) and stacked into the fused MoeWeights (w13 = gate rows then up rows).
 // Checked by tests/moe/test_moe_loader.cpp.
@@ -143,6 +144,13 @@ MoeLayer load_moe_layer(const std::string& checkpoint_dir, int layer) {
   }
   out.router = copy_router(router, router_name, E);
   routing_of_config(ck.config_json(), "config.json", E, mixtral, out);
+  // A shared expert beside the routed ones is the caller's to add: name it, so that nobody mistakes this layer's output
+  // for the whole MLP's.
+  for (const char* shared : {"shared_expert", "shared_experts"}) {
+    const std::string p = base + shared + ".";
+    for (const char* t : {"gate_proj.qweight", "gate_proj.weight"})
+      if (out.shared_expert.empty() && ck.store().contains(p + t)) out.shared_expert = base + shared;
+  }
   return out;
 }
 

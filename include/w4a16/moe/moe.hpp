@@ -107,6 +107,11 @@ struct MoeLayer {
   // routes otherwise (DeepSeek's scoring_func / topk_method) loads without its router, routing_from saying why.
   RoutingOptions routing;
   std::string routing_from = "default";
+  // A checkpoint whose MoE block also holds a shared expert (Qwen2-MoE's mlp.shared_expert.* with
+  // mlp.shared_expert_gate.weight, DeepSeek's mlp.shared_experts.*): its prefix. That expert is a plain MLP applied to
+  // every token beside the routed ones and is NOT part of this layer: the caller adds its output (load its linears by
+  // prefix). Empty: none.
+  std::string shared_expert;
   bool has_router() const { return !router.empty(); }
 };
 
