@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #ifdef _OPENMP
@@ -108,7 +109,17 @@ void moe_reference(const MoeWeights& w, const MoeArgs& a) {
 // ---- Fast path ----------------------------------------------------------------------------
 namespace {
 
-constexpr std::int64_t kRowsPerItem = 16;  // rows of one work item: enough to amortise scheduling
+// Rows of one work item of a GEMM over `experts` experts of `rows` rows of `row_bytes` packed bytes each: a thread
+// streams about kItemBytes of contiguous weights per item, since each new item starts a stream that the row kernels'
+// prefetch ahead has not reached (16-row items, 16 KB of w13: T = 1 / 4 took 1.24 / 1.21x the time of 128-row ones on
+// Qwen3-30B-A3B shapes, 2 threads; docs/benchmarks/cpu.md), and >= 4 items per thread where the rows allow (balance).
+constexpr std::int64_t kMinRowsPerItem = 16;
+constexpr std::int64_t kItemBytes = 128 << 10;
+std::int64_t rows_per_item(std::int64_t rows, std::int64_t row_bytes, std::int64_t experts, int threads) {
+  const std::int64_t by_bytes = std::max<std::int64_t>(kMinRowsPerItem, kItemBytes / std::max<std::int64_t>(row_bytes, 1));
+  const std::int64_t by_balance = std::max<std::int64_t>(kMinRowsPerItem, rows * experts / (4 * std::max(threads, 1)));
+  return std::min(by_bytes, by_balance);
+}
 
 struct Workspace {  // carved from the caller's bytes, in this order (each 64-byte aligned)
   float* xf;          // [T, H] x in fp32
@@ -118,17 +129,17 @@ struct Workspace {  // carved from the caller's bytes, in this order (each 64-by
   float* gbuf;        // [threads, 2 * max(G13, G2)] the row's scales and zero * scale per group, per thread
   std::int32_t* off;  // [E + 1] start of each expert's slots in `slots`
   std::int32_t* slots;  // [S] slot ids grouped by expert, ascending within an expert
-  std::int32_t* items;  // [E * max(ceil(I/R), ceil(H/R))] packed (expert, chunk) work items
+  std::int32_t* items;  // [E * max(ceil(I/16), ceil(H/16))] packed (expert, chunk) work items (rows_per_item)
   // The AMX experts (kernels/cpu amx_gemm_canonical), rows by sorted slot: their tokens' x, the two GEMMs' outputs.
-  float* xp;          // [T, H] x's nibble planes per token ([8][H / 8], rows_cpu.hpp x_planes), for one-slot experts
+  float* xp;          // [T, planar_floats(H)] x per token as the planar kernel reads it (rows_cpu.hpp), for one-slot experts
   float* xw;          // [T, H / 8] their word sums
-  float* hp;          // [S, I] h's nibble planes per slot
+  float* hp;          // [S, planar_floats(I)] h per slot, likewise
   float* hw;          // [S, I / 8]
   std::uint16_t* xg;  // [S, H] act: x rows of the expert's tokens
   float* g1;          // [S, 2 I] gate and up rows
   std::uint16_t* hg;  // [S, I] act: silu(gate) * up, rounded to the act dtype as the CUDA path stores it
   float* yg;          // [S, H]
-  std::int32_t* lists;  // [3 E]: the AMX experts, the one-slot experts' slots, those slots' tokens
+  std::int32_t* lists;  // [E + 2 S]: the AMX experts, the planar experts' slots, those slots' tokens
 };
 
 std::size_t align64(std::size_t b) { return (b + 63) / 64 * 64; }
@@ -136,12 +147,15 @@ std::size_t align64(std::size_t b) { return (b + 63) / 64 * 64; }
 std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* base, Workspace* ws) {
   const std::size_t S = static_cast<std::size_t>(T * k), H = static_cast<std::size_t>(s.hidden),
                     I = static_cast<std::size_t>(s.intermediate), E = static_cast<std::size_t>(s.experts);
-  const std::size_t chunks = static_cast<std::size_t>((std::max(s.hidden, s.intermediate) + kRowsPerItem - 1) / kRowsPerItem);
+  const std::size_t chunks =
+      static_cast<std::size_t>((std::max(s.hidden, s.intermediate) + kMinRowsPerItem - 1) / kMinRowsPerItem);
   const std::size_t G = static_cast<std::size_t>(std::max(s.w13_spec().groups(), s.w2_spec().groups()));
+  const std::size_t PH = static_cast<std::size_t>(detail::planar_floats(s.hidden)),
+                    PI = static_cast<std::size_t>(detail::planar_floats(s.intermediate));  // planar inputs of x, h
   const std::size_t sizes[] = {4 * T * H, 4 * S * I, 4 * S * H, 4 * static_cast<std::size_t>(threads) * std::max(H, I),
                                4 * (E + 1), 4 * S, 4 * E * chunks, 4 * static_cast<std::size_t>(threads) * 2 * G,
-                               4 * T * H, 4 * T * H / 8, 4 * S * I, 4 * S * I / 8,
-                               2 * S * H, 4 * S * 2 * I, 2 * S * I, 4 * S * H, 4 * 3 * E};
+                               4 * T * PH, 4 * T * H / 8, 4 * S * PI, 4 * S * I / 8,
+                               2 * S * H, 4 * S * 2 * I, 2 * S * I, 4 * S * H, 4 * (E + 2 * S)};
   constexpr int kBuffers = sizeof(sizes) / sizeof(sizes[0]);
   std::size_t off = 0;
   unsigned char* p = static_cast<unsigned char*>(base);
@@ -173,10 +187,11 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
 }
 
 // Row n of a canonical host layer, w = (q - z) * s, times the inputs of `count` token slots (x_of(slot):
-// K floats; planes_of(slot): their nibble planes and word sums, where the ISA has the planar kernel), each product
+// K floats; planes_of(slot): their planar input and word sums, where the ISA has a planar kernel), each product
 // handed to emit(slot, value), by the row kernels of this CPU (rows_cpu.hpp).
-// One slot (and an ISA with a fused kernel): dequantize and dot fused, no row in memory; otherwise the
-// row dequantized once into buf, then one dot per slot. gbuf: 2 G floats of the calling thread (the row's s and z s per group).
+// One slot (and an ISA with a fused kernel): dequantize and dot fused, no row in memory; several slots with the 16-bit
+// pairs' kernel: fused too, up to 8 slots per pass over the row; otherwise the row dequantized once into buf, then one
+// dot per slot. gbuf: 2 G floats of the calling thread (the row's s and z s per group).
 template <class XOf, class PlanesOf, class Emit>
 void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::int64_t n, const std::int32_t* slots,
                      std::int32_t count, float* gbuf, float* buf, XOf x_of, PlanesOf planes_of, Emit emit) {
@@ -184,9 +199,21 @@ void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::
   rk.group_scales(w.scales + n * G, w.scale_dtype == DType::bf16, w.zeros.defined() ? w.zeros.data() + (n / 8) * G : nullptr,
                   static_cast<int>(4 * (n % 8)), G, gbuf, gbuf + G);
   const std::uint32_t* q = reinterpret_cast<const std::uint32_t*>(w.qweight) + n * (K / 8);
-  if (count == 1 && rk.dequant_dot_planar) {  // the input's nibble planes (built for one-slot experts' slots)
+  if (count == 1 && rk.dequant_dot_planar) {  // the input's planar form (built for the planar experts' slots)
     const auto [planes, wsum] = planes_of(slots[0]);
     emit(slots[0], rk.dequant_dot_planar(q, K, gl, gbuf, gbuf + G, planes, wsum));
+    return;
+  }
+  if (rk.dequant_dot_planar_multi) {  // 16-bit pairs: the row's nibbles extracted once for up to 8 slots at a time
+    for (std::int32_t i0 = 0; i0 < count; i0 += 8) {
+      const int c = static_cast<int>(std::min<std::int32_t>(8, count - i0));
+      const float* planes[8];
+      const float* wsums[8];
+      float out[8];
+      for (int j = 0; j < c; ++j) std::tie(planes[j], wsums[j]) = planes_of(slots[i0 + j]);
+      rk.dequant_dot_planar_multi(q, K, gl, gbuf, gbuf + G, planes, wsums, c, out);
+      for (int j = 0; j < c; ++j) emit(slots[i0 + j], out[j]);
+    }
     return;
   }
   if (count == 1 && rk.dequant_dot) {
@@ -198,9 +225,11 @@ void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::
 }
 
 // Slots of one expert from which its GEMMs run on the AMX tiles (kernels/cpu amx_gemm_canonical), or "never" where the
-// CPU has none (or W4A16_CPU_ISA caps it): 2, measured on Qwen3-30B-A3B shapes (docs/benchmarks/cpu.md).
+// CPU has none (or W4A16_CPU_ISA caps it), measured on Qwen3-30B-A3B shapes (docs/benchmarks/cpu.md): 2 against the
+// dequantized rows and dots, kAmxMinSlotsVnni against the 16-bit pairs' kernel, which takes several slots per row.
 // W4A16_MOE_CPU_AMX_MIN=n overrides it (A/B measurement; 0 = never; not a number: invalid_argument).
-std::int64_t amx_min_slots() {
+constexpr std::int64_t kAmxMinSlotsVnni = 9;
+std::int64_t amx_min_slots(const detail::RowKernels& rk) {
   if (!kernels::cpu::fast_isa_available(kernels::cpu::FastIsa::amx)) return std::numeric_limits<std::int64_t>::max();
   if (const char* e = std::getenv("W4A16_MOE_CPU_AMX_MIN"); e && *e) {
     char* end = nullptr;
@@ -208,7 +237,7 @@ std::int64_t amx_min_slots() {
     if (*end != '\0' || v < 0) fail(ErrorCode::invalid_argument, "W4A16_MOE_CPU_AMX_MIN", "a count >= 0 (0 = never)", e);
     return v == 0 ? std::numeric_limits<std::int64_t>::max() : v;
   }
-  return 2;
+  return rk.dequant_dot_planar_multi ? kAmxMinSlotsVnni : 2;
 }
 
 int thread_id() {
@@ -250,6 +279,7 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
   const std::int64_t RB = std::max(H, I);
   const std::int64_t GB = std::max(s.w13_spec().groups(), s.w2_spec().groups());
   const detail::RowKernels rk = detail::row_kernels();
+  const std::int64_t PH = detail::planar_floats(H), PI = detail::planar_floats(I);
 
   for (std::int64_t i = 0; i < T * H; ++i) ws.xf[i] = f16x_to_float(c.act, x[i]);
   // Counting sort of slots by expert (ascending slot order within an expert).
@@ -264,7 +294,7 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
   // Experts with at least amx_min slots run both GEMMs on the AMX tiles (where the CPU has them): in parallel, one thread
   // each, where there are enough of them to share out; else one at a time, each GEMM threaded inside. Buffers are
   // indexed by sorted slot (expert e's rows at off[e] ..), so concurrent experts never share a row.
-  const std::int64_t amx_min = amx_min_slots();
+  const std::int64_t amx_min = amx_min_slots(rk);
   std::int32_t* const amx_experts = ws.lists;
   std::int64_t n_amx = 0;
   for (int e = 0; e < E; ++e)
@@ -293,49 +323,63 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
   } else {
     for (std::int64_t i = 0; i < n_amx; ++i) amx_expert(amx_experts[i], threads);
   }
-  auto build_items = [&](std::int64_t rows) {
-    const std::int32_t chunks = static_cast<std::int32_t>((rows + kRowsPerItem - 1) / kRowsPerItem);
+  struct Items {
+    std::int32_t n, chunks;  // items (expert e's chunk ch = e * chunks + ch), chunks per expert
+    std::int64_t rows;       // rows per item
+  };
+  auto build_items = [&](std::int64_t rows, std::int64_t row_bytes) {
+    auto here = [&](int e) { return ws.off[e + 1] > ws.off[e] && ws.off[e + 1] - ws.off[e] < amx_min; };
+    std::int64_t experts = 0;
+    for (int e = 0; e < E; ++e) experts += here(e) ? 1 : 0;
+    const std::int64_t rpi = rows_per_item(rows, row_bytes, experts, threads);
+    const std::int32_t chunks = static_cast<std::int32_t>((rows + rpi - 1) / rpi);
     std::int32_t n = 0;
     for (int e = 0; e < E; ++e)
-      if (ws.off[e + 1] > ws.off[e] && ws.off[e + 1] - ws.off[e] < amx_min)
+      if (here(e))
         for (std::int32_t ch = 0; ch < chunks; ++ch) ws.items[n++] = e * chunks + ch;
-    return std::pair<std::int32_t, std::int32_t>(n, chunks);
+    return Items{n, chunks, rpi};
   };
 
-  // One-slot experts on an ISA with the planar kernel read their input as nibble planes: of x per token here, of h per
-  // slot after GEMM 1.
+  // The experts on the planar kernels (rows_cpu.hpp: one-slot experts; with the 16-bit pairs' kernel, which takes several
+  // slots per row, every expert below amx_min) read their inputs as that kernel's planar input: of x per token here,
+  // of h per slot after GEMM 1.
+  const std::int64_t planar_max = rk.dequant_dot_planar_multi ? S : (rk.dequant_dot_planar ? 1 : 0);
   std::int32_t* const planar_slots = ws.lists + E;
   std::int64_t n_planar = 0;
-  if (rk.dequant_dot_planar)
-    for (int e = 0; e < E; ++e)
-      if (ws.off[e + 1] - ws.off[e] == 1 && 1 < amx_min) planar_slots[n_planar++] = ws.slots[ws.off[e]];
-  std::int32_t* const planar_tokens = ws.lists + 2 * E;  // each once (a token may sit in several one-slot experts)
+  for (int e = 0; e < E; ++e) {
+    const std::int64_t count = ws.off[e + 1] - ws.off[e];
+    if (count >= 1 && count <= planar_max && count < amx_min)
+      for (std::int32_t i = ws.off[e]; i < ws.off[e + 1]; ++i) planar_slots[n_planar++] = ws.slots[i];
+  }
+  std::int32_t* const planar_tokens = ws.lists + E + S;  // each once (a token may sit in several planar experts)
   for (std::int64_t i = 0; i < n_planar; ++i) planar_tokens[i] = planar_slots[i] / k;
   std::sort(planar_tokens, planar_tokens + n_planar);
   const std::int64_t n_tokens = std::unique(planar_tokens, planar_tokens + n_planar) - planar_tokens;
 #pragma omp parallel for schedule(static) num_threads(threads) if (n_tokens * H >= (1 << 16))
   for (std::int64_t i = 0; i < n_tokens; ++i) {
     const std::int64_t t = planar_tokens[i];
-    detail::x_planes(ws.xf + t * H, H, ws.xp + t * H, ws.xw + t * (H / 8));
+    rk.planar_input(ws.xf + t * H, H, ws.xp + t * PH, ws.xw + t * (H / 8));
   }
   auto x_planes_of = [&](std::int32_t sl) {
-    return std::pair<const float*, const float*>(ws.xp + (sl / k) * H, ws.xw + (sl / k) * (H / 8));
+    return std::pair<const float*, const float*>(ws.xp + (sl / k) * PH, ws.xw + (sl / k) * (H / 8));
   };
-  auto h_planes_of = [&](std::int32_t sl) { return std::pair<const float*, const float*>(ws.hp + sl * I, ws.hw + sl * (I / 8)); };
+  auto h_planes_of = [&](std::int32_t sl) { return std::pair<const float*, const float*>(ws.hp + sl * PI, ws.hw + sl * (I / 8)); };
 
   // GEMM 1 + SiLU(gate) * up: item = (expert, 16 rows of I); each weight row dequantized once.
-  auto [n1, ch1] = build_items(I);
+  const Items it1 = build_items(I, 2 * (H / 2));  // a gate row and its up row per row of h
+  const std::int32_t n1 = it1.n, ch1 = it1.chunks;
+  const std::int64_t rows1 = it1.rows;
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
   for (std::int32_t it = 0; it < n1; ++it) {
     const int e = ws.items[it] / ch1;
-    const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch1) * kRowsPerItem;
+    const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch1) * rows1;
     const CanonicalView w13 = w.w13(e);
     float* buf = ws.rowbuf + thread_id() * RB;
     float* gbuf = ws.gbuf + thread_id() * 2 * GB;
     const std::int32_t* slots = ws.slots + ws.off[e];
     const std::int32_t count = ws.off[e + 1] - ws.off[e];
     auto x_of = [&](std::int32_t sl) { return ws.xf + (sl / k) * H; };
-    for (std::int64_t n = r0; n < std::min(I, r0 + kRowsPerItem); ++n) {
+    for (std::int64_t n = r0; n < std::min(I, r0 + rows1); ++n) {
       row_times_slots(rk, w13, n, slots, count, gbuf, buf, x_of, x_planes_of,
                       [&](std::int32_t sl, float v) { ws.h[sl * I + n] = v; });  // gate, for now
       row_times_slots(rk, w13, I + n, slots, count, gbuf, buf, x_of, x_planes_of, [&](std::int32_t sl, float v) {
@@ -346,20 +390,22 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
 #pragma omp parallel for schedule(static) num_threads(threads) if (n_planar * I >= (1 << 16))
   for (std::int64_t i = 0; i < n_planar; ++i) {
     const std::int64_t sl = planar_slots[i];
-    detail::x_planes(ws.h + sl * I, I, ws.hp + sl * I, ws.hw + sl * (I / 8));
+    rk.planar_input(ws.h + sl * I, I, ws.hp + sl * PI, ws.hw + sl * (I / 8));
   }
   // GEMM 2: item = (expert, 16 rows of H).
-  auto [n2, ch2] = build_items(H);
+  const Items it2 = build_items(H, I / 2);
+  const std::int32_t n2 = it2.n, ch2 = it2.chunks;
+  const std::int64_t rows2 = it2.rows;
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
   for (std::int32_t it = 0; it < n2; ++it) {
     const int e = ws.items[it] / ch2;
-    const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch2) * kRowsPerItem;
+    const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch2) * rows2;
     const CanonicalView w2 = w.w2(e);
     float* buf = ws.rowbuf + thread_id() * RB;
     float* gbuf = ws.gbuf + thread_id() * 2 * GB;
     const std::int32_t* slots = ws.slots + ws.off[e];
     const std::int32_t count = ws.off[e + 1] - ws.off[e];
-    for (std::int64_t n = r0; n < std::min(H, r0 + kRowsPerItem); ++n)
+    for (std::int64_t n = r0; n < std::min(H, r0 + rows2); ++n)
       row_times_slots(rk, w2, n, slots, count, gbuf, buf, [&](std::int32_t sl) { return ws.h + sl * I; }, h_planes_of,
                       [&](std::int32_t sl, float v) { ws.y[sl * H + n] = v; });
   }

@@ -1,6 +1,10 @@
 // The portable row kernels of the CPU MoE fast path and the run-time choice (rows_cpu.hpp).
 #include "rows_cpu.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "kernels/cpu/fast.hpp"  // kNibblePrescale, fast_isa_cap
 #include "w4a16/core/half.hpp"
 
@@ -46,19 +50,68 @@ void x_planes(const float* x, std::int64_t k, float* planes, float* wsum) {
   }
 }
 
+void x_q16(const float* x, std::int64_t k, float* planes, float* wsum) {
+  const std::int64_t words = k / 8, steps = (words + 15) / 16;
+  auto* pairs = reinterpret_cast<std::int32_t*>(planes);
+  float* xs = planes + steps * 64;
+  for (std::int64_t st = 0; st < steps; ++st) {
+    const std::int64_t k0 = st * 128, k1 = std::min(k, k0 + 128);
+    float mx = 0.f;
+    for (std::int64_t i = k0; i < k1; ++i) mx = std::max(mx, std::fabs(x[i]));  // max ignores NaN: checked below
+    bool finite = std::isfinite(mx);
+    for (std::int64_t i = k0; i < k1; ++i) finite = finite && !std::isnan(x[i]);
+    // round(x / xs) with xs = mx / 32767, clamped to +-32767 (the product by the reciprocal may round just past it).
+    const float inv = mx > 0.f && finite ? 32767.f / mx : 0.f;
+    xs[st] = !finite ? std::numeric_limits<float>::quiet_NaN() : mx / 32767.f;
+    auto q16 = [&](std::int64_t i) -> std::int32_t {
+      if (i >= k) return 0;
+      const float r = std::nearbyint(x[i] * inv);
+      return static_cast<std::int32_t>(std::clamp(r, -32767.f, 32767.f));
+    };
+    for (int l = 0; l < 16; ++l) {
+      const std::int64_t w = st * 16 + l;
+      for (int i = 0; i < 4; ++i) {
+        const std::int32_t lo = w < words ? q16(8 * w + i) : 0, hi = w < words ? q16(8 * w + i + 4) : 0;
+        pairs[st * 64 + i * 16 + l] = static_cast<std::int32_t>((static_cast<std::uint32_t>(lo) & 0xFFFFu) |
+                                                                (static_cast<std::uint32_t>(hi) << 16));
+      }
+    }
+  }
+  for (std::int64_t w = 0; w < words; ++w) {
+    float s = 0.f;
+    for (int i = 0; i < 8; ++i) s += x[8 * w + i];
+    wsum[w] = s;
+  }
+}
+
+std::vector<PlanarKernel> planar_kernels_here() {
+  std::vector<PlanarKernel> k;
+#if defined(W4A16_MOE_HAVE_AVX512_TU) && (defined(__GNUC__) || defined(__clang__))
+  static const bool has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (has512) k.push_back({dequant_dot_planar_avx512, x_planes, nullptr, "avx512"});
+#if defined(W4A16_MOE_HAVE_VNNI_TU)
+  static const bool vnni = has512 && __builtin_cpu_supports("avx512vnni");
+  if (vnni) k.push_back({dequant_dot_q16_vnni, x_q16, dequant_dot_q16_multi_vnni, "avx512-vnni"});
+#endif
+#endif
+  return k;
+}
+
 RowKernels row_kernels() {
 #if defined(W4A16_MOE_HAVE_AVX2_TU) && (defined(__GNUC__) || defined(__clang__))
   const kernels::cpu::FastIsa cap = kernels::cpu::fast_isa_cap();  // W4A16_CPU_ISA, as the linear kernel reads it
   const bool scalar = cap == kernels::cpu::FastIsa::scalar, no512 = cap != kernels::cpu::FastIsa::amx;
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-  PlanarDotFn planar = nullptr;
-#if defined(W4A16_MOE_HAVE_AVX512_TU)
-  static const bool has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-  if (has && has512 && !no512) planar = dequant_dot_planar_avx512;
+  static const std::vector<PlanarKernel> planar = planar_kernels_here();
+  if (has && !scalar) {
+    if (!no512 && !planar.empty())
+      return {group_scales_f16c, dequant_row_avx2,   dot_avx2,           dequant_dot_avx2,
+              planar.back().dot, planar.back().input, planar.back().multi, planar.back().isa};
+    return {group_scales_f16c, dequant_row_avx2, dot_avx2, dequant_dot_avx2, nullptr, nullptr, nullptr, "avx2"};
+  }
 #endif
-  if (has && !scalar) return {group_scales_f16c, dequant_row_avx2, dot_avx2, dequant_dot_avx2, planar, planar ? "avx512" : "avx2"};
-#endif
-  return {group_scales_scalar, dequant_row_scalar, dot_scalar, nullptr, nullptr, "scalar"};  // (a fused portable loop measured slower)
+  return {group_scales_scalar, dequant_row_scalar, dot_scalar, nullptr, nullptr, nullptr, nullptr, "scalar"};  // (a fused portable loop measured slower)
 }
 
 }  // namespace w4a16::moe::detail

@@ -139,7 +139,9 @@ INSTANTIATE_TEST_SUITE_P(
                       MoeCase{1000, 8, 16, 32, 16, kChannelwise, ScalarType::uint4, DType::f16},
                       // >= 8 groups per row (the row kernels' vector step of group factors, and its tail: G = 16 / 8, 9 / 4)
                       MoeCase{5, 4, 8, 512, 256, 32, ScalarType::uint4, DType::f16},
-                      MoeCase{3, 2, 8, 576, 256, 64, ScalarType::uint4, DType::bf16}),
+                      MoeCase{3, 2, 8, 576, 256, 64, ScalarType::uint4, DType::bf16},
+                      // work items of rows that do not divide the layer (rows_per_item: 132 of I = 352, 408 of H = 1088)
+                      MoeCase{1, 3, 8, 1088, 352, 32, ScalarType::uint4b8, DType::f16}),
     moe_case_name);
 
 TEST(MoeCpuEdge, EmptyExpertsAndAllOnOneExpert) {

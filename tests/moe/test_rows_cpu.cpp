@@ -3,8 +3,12 @@
 // group length and odd word counts (a channelwise row of K = 8, 24, 40: the fused kernel's single-word tail).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <memory>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,6 +19,21 @@
 
 namespace w4a16::moe::detail {
 namespace {
+
+// 64-byte aligned floats: the 16-bit pairs are read by aligned loads.
+class AlignedFloats {
+ public:
+  AlignedFloats(std::size_t n, float fill) : p_(static_cast<float*>(::operator new(n * sizeof(float), std::align_val_t{64}))) {
+    std::fill(p_, p_ + n, fill);
+  }
+  ~AlignedFloats() { ::operator delete(p_, std::align_val_t{64}); }
+  AlignedFloats(const AlignedFloats&) = delete;
+  AlignedFloats& operator=(const AlignedFloats&) = delete;
+  float* data() { return p_; }
+
+ private:
+  float* p_;
+};
 
 struct Row {
   std::vector<std::uint32_t> q;
@@ -69,10 +88,107 @@ TEST(MoeRows, PortableAndAvx2AgreeWithTheExactSums) {
     if (best.dequant_dot) {
       EXPECT_NEAR(best.dequant_dot(r.q.data(), c.k, c.group_len, r.sc.data(), r.zs.data(), r.x.data()), exact, tol);
     }
-    if (best.dequant_dot_planar) {  // AVX-512: x as nibble planes
-      std::vector<float> planes(static_cast<std::size_t>(c.k)), wsum(static_cast<std::size_t>(c.k / 8));
-      x_planes(r.x.data(), c.k, planes.data(), wsum.data());
-      EXPECT_NEAR(best.dequant_dot_planar(r.q.data(), c.k, c.group_len, r.sc.data(), r.zs.data(), planes.data(), wsum.data()), exact, tol);
+    // The planar kernels this CPU runs, each on its own input: the nibble planes (AVX-512, exact up to fp32 sums) and the
+    // 16-bit pairs (AVX-512 VNNI: x rounded to 15 bits below each 128 values' largest, so within half a step of that
+    // rounding per weight: sum_k |w_k| xs / 2 with xs = max |x| / 32767 of k's block of 128).
+    double q16_bound = 0;
+    for (std::int64_t i = 0; i < c.k; ++i) {
+      float mx = 0.f;
+      for (std::int64_t j = i / 128 * 128; j < std::min<std::int64_t>(c.k, i / 128 * 128 + 128); ++j) mx = std::max(mx, std::fabs(r.x[j]));
+      q16_bound += std::fabs(static_cast<double>(portable[static_cast<std::size_t>(i)])) * mx / 32767.0 / 2;
+    }
+    for (const PlanarKernel& pk : planar_kernels_here()) {
+      SCOPED_TRACE(pk.isa);
+      AlignedFloats planes(static_cast<std::size_t>(planar_floats(c.k)), -1.f);
+      std::vector<float> wsum(static_cast<std::size_t>(c.k / 8));
+      pk.input(r.x.data(), c.k, planes.data(), wsum.data());
+      const double got = pk.dot(r.q.data(), c.k, c.group_len, r.sc.data(), r.zs.data(), planes.data(), wsum.data());
+      EXPECT_NEAR(got, exact, std::string(pk.isa) == "avx512-vnni" ? tol + q16_bound : tol);
+    }
+  }
+}
+
+// The 16-bit pairs' kernel over several inputs of one row (the slots of one expert) gives each input's single-input
+// sum bit for bit: 1..9 inputs (one pass takes 8: more go eight at a time), every group length of the row test.
+TEST(MoeRows, SeveralInputsAtOnceEqualOneAtATime) {
+  const RowKernels best = row_kernels();
+  if (!best.dequant_dot_planar_multi) GTEST_SKIP() << "no AVX-512 VNNI here (or W4A16_CPU_ISA caps it): the multi-input kernel is not exercised";
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (const auto& [k, gl] : {std::pair<std::int64_t, std::int64_t>{2048, 32}, {2048, 64}, {768, 128}, {1096, 1096}, {96, 32}}) {
+    const Row r = random_row(k, gl, rng);
+    std::vector<std::unique_ptr<AlignedFloats>> planes;
+    std::vector<std::vector<float>> wsums;
+    std::vector<const float*> pp, wp;
+    std::vector<float> single;
+    for (int c = 0; c < 9; ++c) {
+      std::vector<float> x(static_cast<std::size_t>(k));
+      for (auto& v : x) v = u(rng);
+      planes.push_back(std::make_unique<AlignedFloats>(static_cast<std::size_t>(planar_floats(k)), 0.f));
+      wsums.emplace_back(static_cast<std::size_t>(k / 8));
+      best.planar_input(x.data(), k, planes.back()->data(), wsums.back().data());
+      single.push_back(best.dequant_dot_planar(r.q.data(), k, gl, r.sc.data(), r.zs.data(), planes.back()->data(), wsums.back().data()));
+    }
+    for (auto& p : planes) pp.push_back(p->data());
+    for (auto& w : wsums) wp.push_back(w.data());
+    for (int count = 1; count <= 9; ++count) {
+      std::vector<float> out(static_cast<std::size_t>(count), -1.f);
+      best.dequant_dot_planar_multi(r.q.data(), k, gl, r.sc.data(), r.zs.data(), pp.data(), wp.data(), count, out.data());
+      for (int c = 0; c < count; ++c) EXPECT_EQ(out[c], single[c]) << "K=" << k << " group_len=" << gl << " count=" << count << " input " << c;
+    }
+  }
+}
+
+// x_q16 (the VNNI kernel's input) against its definition: per 128 values a scale max |x| / 32767, the values rounded to
+// int16 by it and paired as nibbles i and i + 4 of each word are; zero past K; a NaN or infinity makes the block's
+// scale NaN (so the rows' sums are NaN, never a number), a zero block a zero scale.
+TEST(MoeRows, SixteenBitPairsFollowTheirDefinition) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-3.f, 3.f);
+  for (const std::int64_t k : {8, 136, 1096}) {
+    SCOPED_TRACE("K=" + std::to_string(k));
+    std::vector<float> x(static_cast<std::size_t>(k));
+    for (auto& v : x) v = u(rng);
+    const std::int64_t words = k / 8, steps = (words + 15) / 16;
+    if (k >= 136) std::fill(x.begin() + 128, x.begin() + 136, 0.f);  // k = 128..135 ...
+    if (k == 136) x[128] = 0.f;                                        // ... an all-zero block at K = 136
+    if (k == 1096) x[300] = std::numeric_limits<float>::infinity();  // block 2
+    AlignedFloats planes(static_cast<std::size_t>(planar_floats(k)), -7.f);
+    std::vector<float> wsum(static_cast<std::size_t>(words));
+    x_q16(x.data(), k, planes.data(), wsum.data());
+    const auto* pairs = reinterpret_cast<const std::int32_t*>(planes.data());
+    const float* xs = planes.data() + steps * 64;
+    for (std::int64_t st = 0; st < steps; ++st) {
+      float mx = 0.f;
+      bool finite = true;
+      for (std::int64_t i = st * 128; i < std::min(k, st * 128 + 128); ++i) mx = std::max(mx, std::fabs(x[i])), finite = finite && std::isfinite(x[i]);
+      if (!finite) {
+        EXPECT_TRUE(std::isnan(xs[st])) << "step " << st;
+        continue;
+      }
+      EXPECT_EQ(xs[st], mx / 32767.f) << "step " << st;
+      for (int l = 0; l < 16; ++l)
+        for (int i = 0; i < 4; ++i) {
+          const std::int64_t w = st * 16 + l;
+          const std::int32_t word = pairs[st * 64 + i * 16 + l];
+          const auto lo = static_cast<std::int16_t>(word & 0xFFFF), hi = static_cast<std::int16_t>(static_cast<std::uint32_t>(word) >> 16);
+          if (w >= words) {
+            EXPECT_EQ(word, 0) << "past K: step " << st << " lane " << l;
+            continue;
+          }
+          for (const auto& [got, kk] : {std::pair{lo, 8 * w + i}, std::pair{hi, 8 * w + i + 4}}) {
+            const double want = mx > 0 ? x[kk] / (mx / 32767.0) : 0.0;
+            EXPECT_LE(std::fabs(got - want), 0.5 + 1e-3) << "k=" << kk;  // rounded to the nearest
+            EXPECT_LE(std::abs(static_cast<int>(got)), 32767) << "k=" << kk;
+          }
+        }
+    }
+    for (std::int64_t w = 0; w < words; ++w) {
+      float s = 0.f;
+      for (int i = 0; i < 8; ++i) s += x[8 * w + i];
+      if (std::isfinite(s)) {
+        EXPECT_EQ(wsum[w], s) << "word " << w;
+      }
     }
   }
 }
@@ -115,7 +231,12 @@ TEST(MoeRows, GroupScalesDecodeTheBitsExactly) {
 TEST(MoeRows, ThePlanarKernelRunsHereOrSaysWhyNot) {
   const RowKernels k = row_kernels();
   if (!k.dequant_dot_planar) GTEST_SKIP() << "no AVX-512 F/BW/VL here (or W4A16_CPU_ISA caps it): the planar row kernel is not exercised";
-  EXPECT_STREQ(k.isa, "avx512");
+  const std::vector<PlanarKernel> all = planar_kernels_here();  // the best of them is the one chosen
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(k.dequant_dot_planar, all.back().dot);
+  EXPECT_EQ(k.planar_input, all.back().input);
+  EXPECT_STREQ(k.isa, all.back().isa);
+  EXPECT_STREQ(all.front().isa, "avx512");
   setenv("W4A16_CPU_ISA", "avx2", 1);
   const RowKernels a = row_kernels();
   unsetenv("W4A16_CPU_ISA");

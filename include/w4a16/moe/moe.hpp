@@ -92,8 +92,9 @@ struct MoeArgs {
 void moe_reference(const MoeWeights& w, const MoeArgs& a);
 
 // The fast CPU path: threads over (expert, row chunk), rows dequantized once per expert and
-// reused for every token routed there; fp32 accumulation; per-slot outputs reduced per token
-// in slot order (deterministic, independent of the thread count).
+// reused for every token routed there; fp32 accumulation (an expert of one slot on a CPU with
+// AVX-512 VNNI: its input rounded to 16 bits per 128 values, int32 sums; src/moe/rows_cpu.hpp);
+// per-slot outputs reduced per token in slot order (deterministic, independent of the thread count).
 std::size_t moe_cpu_workspace_bytes(const MoeSpec& s, std::int64_t tokens, int top_k, int threads);
 void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t workspace_bytes, int threads);
 
