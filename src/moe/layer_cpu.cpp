@@ -121,12 +121,20 @@ std::int64_t rows_per_item(std::int64_t rows, std::int64_t row_bytes, std::int64
   return std::min(by_bytes, by_balance);
 }
 
+// Floats of one thread's group factors for an item (row_factors): GEMM 1's gate and up rows, or GEMM 2's rows, of at
+// most rows_per_item's by_bytes rows (kMinRowsPerItem at least, the layer's rows at most).
+std::int64_t factor_floats(const MoeSpec& s) {
+  const std::int64_t r1 = std::min(s.intermediate, std::max(kMinRowsPerItem, kItemBytes / s.hidden));
+  const std::int64_t r2 = std::min(s.hidden, std::max(kMinRowsPerItem, kItemBytes / std::max<std::int64_t>(s.intermediate / 2, 1)));
+  return std::max(2 * 2 * r1 * s.w13_spec().groups(), 2 * r2 * s.w2_spec().groups());
+}
+
 struct Workspace {  // carved from the caller's bytes, in this order (each 64-byte aligned)
   float* xf;          // [T, H] x in fp32
   float* h;           // [S, I] silu(gate) * up per slot
   float* y;           // [S, H] per-slot expert output, before the routing weight
   float* rowbuf;      // [threads, max(H, I)] one dequantized weight row per thread
-  float* gbuf;        // [threads, 2 * max(G13, G2)] the row's scales and zero * scale per group, per thread
+  float* gbuf;        // [threads, factor_floats] the item's rows' scales and zero * scale per group, per thread
   std::int32_t* off;  // [E + 1] start of each expert's slots in `slots`
   std::int32_t* slots;  // [S] slot ids grouped by expert, ascending within an expert
   std::int32_t* items;  // [E * max(ceil(I/16), ceil(H/16))] packed (expert, chunk) work items (rows_per_item)
@@ -149,11 +157,10 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
                     I = static_cast<std::size_t>(s.intermediate), E = static_cast<std::size_t>(s.experts);
   const std::size_t chunks =
       static_cast<std::size_t>((std::max(s.hidden, s.intermediate) + kMinRowsPerItem - 1) / kMinRowsPerItem);
-  const std::size_t G = static_cast<std::size_t>(std::max(s.w13_spec().groups(), s.w2_spec().groups()));
   const std::size_t PH = static_cast<std::size_t>(detail::planar_floats(s.hidden)),
                     PI = static_cast<std::size_t>(detail::planar_floats(s.intermediate));  // planar inputs of x, h
   const std::size_t sizes[] = {4 * T * H, 4 * S * I, 4 * S * H, 4 * static_cast<std::size_t>(threads) * std::max(H, I),
-                               4 * (E + 1), 4 * S, 4 * E * chunks, 4 * static_cast<std::size_t>(threads) * 2 * G,
+                               4 * (E + 1), 4 * S, 4 * E * chunks, 4 * static_cast<std::size_t>(threads) * static_cast<std::size_t>(factor_floats(s)),
                                4 * T * PH, 4 * T * H / 8, 4 * S * PI, 4 * S * I / 8,
                                2 * S * H, 4 * S * 2 * I, 2 * S * I, 4 * S * H, 4 * (E + 2 * S)};
   constexpr int kBuffers = sizeof(sizes) / sizeof(sizes[0]);
@@ -191,17 +198,15 @@ std::size_t carve(const MoeSpec& s, std::int64_t T, int k, int threads, void* ba
 // handed to emit(slot, value), by the row kernels of this CPU (rows_cpu.hpp).
 // One slot (and an ISA with a fused kernel): dequantize and dot fused, no row in memory; several slots with the 16-bit
 // pairs' kernel: fused too, up to 8 slots per pass over the row; otherwise the row dequantized once into buf, then one
-// dot per slot. gbuf: 2 G floats of the calling thread (the row's s and z s per group).
+// dot per slot. sc, zs: the row's s and z s per group (row_factors).
 template <class XOf, class PlanesOf, class Emit>
 void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::int64_t n, const std::int32_t* slots,
-                     std::int32_t count, float* gbuf, float* buf, XOf x_of, PlanesOf planes_of, Emit emit) {
-  const std::int64_t K = w.spec.k, G = w.spec.groups(), gl = w.spec.group_len();
-  rk.group_scales(w.scales + n * G, w.scale_dtype == DType::bf16, w.zeros.defined() ? w.zeros.data() + (n / 8) * G : nullptr,
-                  static_cast<int>(4 * (n % 8)), G, gbuf, gbuf + G);
+                     std::int32_t count, const float* sc, const float* zs, float* buf, XOf x_of, PlanesOf planes_of, Emit emit) {
+  const std::int64_t K = w.spec.k, gl = w.spec.group_len();
   const std::uint32_t* q = reinterpret_cast<const std::uint32_t*>(w.qweight) + n * (K / 8);
   if (count == 1 && rk.dequant_dot_planar) {  // the input's planar form (built for the planar experts' slots)
     const auto [planes, wsum] = planes_of(slots[0]);
-    emit(slots[0], rk.dequant_dot_planar(q, K, gl, gbuf, gbuf + G, planes, wsum));
+    emit(slots[0], rk.dequant_dot_planar(q, K, gl, sc, zs, planes, wsum));
     return;
   }
   if (rk.dequant_dot_planar_multi) {  // 16-bit pairs: the row's nibbles extracted once for up to 8 slots at a time
@@ -211,17 +216,35 @@ void row_times_slots(const detail::RowKernels& rk, const CanonicalView& w, std::
       const float* wsums[8];
       float out[8];
       for (int j = 0; j < c; ++j) std::tie(planes[j], wsums[j]) = planes_of(slots[i0 + j]);
-      rk.dequant_dot_planar_multi(q, K, gl, gbuf, gbuf + G, planes, wsums, c, out);
+      rk.dequant_dot_planar_multi(q, K, gl, sc, zs, planes, wsums, c, out);
       for (int j = 0; j < c; ++j) emit(slots[i0 + j], out[j]);
     }
     return;
   }
   if (count == 1 && rk.dequant_dot) {
-    emit(slots[0], rk.dequant_dot(q, K, gl, gbuf, gbuf + G, x_of(slots[0])));
+    emit(slots[0], rk.dequant_dot(q, K, gl, sc, zs, x_of(slots[0])));
     return;
   }
-  rk.dequant_row(q, K, gl, gbuf, gbuf + G, buf);
+  rk.dequant_row(q, K, gl, sc, zs, buf);
   for (std::int32_t i = 0; i < count; ++i) emit(slots[i], rk.dot(buf, x_of(slots[i]), K));
+}
+
+// The group factors of rows [n0, n0 + R) of w: s at f + r G, z s at f + R G + r G for row n0 + r. uint4b8 rows in one
+// call (their scales are contiguous and z = 8: one vector loop over R G values instead of R short ones, whose tails
+// ran scalar: ~12% of the layer's time at T = 1 on rows of 6 groups), uint4 rows one at a time (each row's zero nibble
+// sits at its own shift of the packed words).
+void row_factors(const detail::RowKernels& rk, const CanonicalView& w, std::int64_t n0, std::int64_t R, float* f) {
+  const std::int64_t G = w.spec.groups();
+  const bool bf16 = w.scale_dtype == DType::bf16;
+  if (!w.zeros.defined()) {
+    rk.group_scales(w.scales + n0 * G, bf16, nullptr, 0, R * G, f, f + R * G);
+    return;
+  }
+  for (std::int64_t r = 0; r < R; ++r) {
+    const std::int64_t n = n0 + r;
+    rk.group_scales(w.scales + n * G, bf16, w.zeros.data() + (n / 8) * G, static_cast<int>(4 * (n % 8)), G, f + r * G,
+                    f + R * G + r * G);
+  }
 }
 
 // Slots of one expert from which its GEMMs run on the AMX tiles (kernels/cpu amx_gemm_canonical), or "never" where the
@@ -277,7 +300,7 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
   const auto* tw = a.topk_weights.ptr<const float>();
   auto* out = a.out.ptr<std::uint16_t>();
   const std::int64_t RB = std::max(H, I);
-  const std::int64_t GB = std::max(s.w13_spec().groups(), s.w2_spec().groups());
+  const std::int64_t FB = factor_floats(s);
   const detail::RowKernels rk = detail::row_kernels();
   const std::int64_t PH = detail::planar_floats(H), PI = detail::planar_floats(I);
 
@@ -375,16 +398,20 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
     const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch1) * rows1;
     const CanonicalView w13 = w.w13(e);
     float* buf = ws.rowbuf + thread_id() * RB;
-    float* gbuf = ws.gbuf + thread_id() * 2 * GB;
     const std::int32_t* slots = ws.slots + ws.off[e];
     const std::int32_t count = ws.off[e + 1] - ws.off[e];
     auto x_of = [&](std::int32_t sl) { return ws.xf + (sl / k) * H; };
-    for (std::int64_t n = r0; n < std::min(I, r0 + rows1); ++n) {
-      row_times_slots(rk, w13, n, slots, count, gbuf, buf, x_of, x_planes_of,
+    const std::int64_t R = std::min(I, r0 + rows1) - r0, G = w13.spec.groups();
+    float* fg = ws.gbuf + thread_id() * FB;  // the gate rows' factors, then the up rows'
+    float* fu = fg + 2 * R * G;
+    row_factors(rk, w13, r0, R, fg);
+    row_factors(rk, w13, I + r0, R, fu);
+    for (std::int64_t r = 0; r < R; ++r) {
+      const std::int64_t n = r0 + r;
+      row_times_slots(rk, w13, n, slots, count, fg + r * G, fg + R * G + r * G, buf, x_of, x_planes_of,
                       [&](std::int32_t sl, float v) { ws.h[sl * I + n] = v; });  // gate, for now
-      row_times_slots(rk, w13, I + n, slots, count, gbuf, buf, x_of, x_planes_of, [&](std::int32_t sl, float v) {
-        ws.h[sl * I + n] = silu(ws.h[sl * I + n]) * v;
-      });
+      row_times_slots(rk, w13, I + n, slots, count, fu + r * G, fu + R * G + r * G, buf, x_of, x_planes_of,
+                      [&](std::int32_t sl, float v) { ws.h[sl * I + n] = silu(ws.h[sl * I + n]) * v; });
     }
   }
 #pragma omp parallel for schedule(static) num_threads(threads) if (n_planar * I >= (1 << 16))
@@ -402,12 +429,16 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
     const std::int64_t r0 = static_cast<std::int64_t>(ws.items[it] % ch2) * rows2;
     const CanonicalView w2 = w.w2(e);
     float* buf = ws.rowbuf + thread_id() * RB;
-    float* gbuf = ws.gbuf + thread_id() * 2 * GB;
     const std::int32_t* slots = ws.slots + ws.off[e];
     const std::int32_t count = ws.off[e + 1] - ws.off[e];
-    for (std::int64_t n = r0; n < std::min(H, r0 + rows2); ++n)
-      row_times_slots(rk, w2, n, slots, count, gbuf, buf, [&](std::int32_t sl) { return ws.h + sl * I; }, h_planes_of,
-                      [&](std::int32_t sl, float v) { ws.y[sl * H + n] = v; });
+    const std::int64_t R = std::min(H, r0 + rows2) - r0, G = w2.spec.groups();
+    float* f = ws.gbuf + thread_id() * FB;
+    row_factors(rk, w2, r0, R, f);
+    for (std::int64_t r = 0; r < R; ++r) {
+      const std::int64_t n = r0 + r;
+      row_times_slots(rk, w2, n, slots, count, f + r * G, f + R * G + r * G, buf, [&](std::int32_t sl) { return ws.h + sl * I; },
+                      h_planes_of, [&](std::int32_t sl, float v) { ws.y[sl * H + n] = v; });
+    }
   }
   // Weighted sum over the k slots of each token, in slot order (deterministic).
 #pragma omp parallel for schedule(static) num_threads(threads)
