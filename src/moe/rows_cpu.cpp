@@ -60,13 +60,15 @@ void x_q16(const float* x, std::int64_t k, float* planes, float* wsum) {
     for (std::int64_t i = k0; i < k1; ++i) mx = std::max(mx, std::fabs(x[i]));  // max ignores NaN: checked below
     bool finite = std::isfinite(mx);
     for (std::int64_t i = k0; i < k1; ++i) finite = finite && !std::isnan(x[i]);
-    // round(x / xs) with xs = mx / 32767, clamped to +-32767 (the product by the reciprocal may round just past it).
-    const float inv = mx > 0.f && finite ? 32767.f / mx : 0.f;
-    xs[st] = !finite ? std::numeric_limits<float>::quiet_NaN() : mx / 32767.f;
+    // round(x / xs) with xs = mx / 32767, clamped to +-32767 (the product by the reciprocal may round just past it). In
+    // double: 32767 / mx overflows a float for mx below ~1e-34 (bfloat16 subnormals), where xs itself turns subnormal and
+    // the block keeps fewer bits (float16 activations never get there: their least nonzero is 6e-8).
+    const double inv = mx > 0.f && finite ? 32767.0 / static_cast<double>(mx) : 0.0;
+    xs[st] = !finite ? std::numeric_limits<float>::quiet_NaN() : static_cast<float>(static_cast<double>(mx) / 32767.0);
     auto q16 = [&](std::int64_t i) -> std::int32_t {
-      if (i >= k) return 0;
-      const float r = std::nearbyint(x[i] * inv);
-      return static_cast<std::int32_t>(std::clamp(r, -32767.f, 32767.f));
+      if (i >= k || !finite) return 0;  // a non-finite block: its NaN scale makes the sums NaN
+      const double r = std::nearbyint(static_cast<double>(x[i]) * inv);
+      return static_cast<std::int32_t>(std::clamp(r, -32767.0, 32767.0));
     };
     for (int l = 0; l < 16; ++l) {
       const std::int64_t w = st * 16 + l;

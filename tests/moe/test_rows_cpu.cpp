@@ -145,7 +145,7 @@ TEST(MoeRows, SeveralInputsAtOnceEqualOneAtATime) {
 TEST(MoeRows, SixteenBitPairsFollowTheirDefinition) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-3.f, 3.f);
-  for (const std::int64_t k : {8, 136, 1096}) {
+  for (const std::int64_t k : {8, 136, 256, 1096}) {
     SCOPED_TRACE("K=" + std::to_string(k));
     std::vector<float> x(static_cast<std::size_t>(k));
     for (auto& v : x) v = u(rng);
@@ -153,6 +153,8 @@ TEST(MoeRows, SixteenBitPairsFollowTheirDefinition) {
     if (k >= 136) std::fill(x.begin() + 128, x.begin() + 136, 0.f);  // k = 128..135 ...
     if (k == 136) x[128] = 0.f;                                        // ... an all-zero block at K = 136
     if (k == 1096) x[300] = std::numeric_limits<float>::infinity();  // block 2
+    if (k == 256)  // block 1 in bfloat16's subnormal range: 32767 / max |x| is past a float's range
+      for (std::int64_t i = 128; i < 256; ++i) x[i] *= 1e-39f;
     AlignedFloats planes(static_cast<std::size_t>(planar_floats(k)), -7.f);
     std::vector<float> wsum(static_cast<std::size_t>(words));
     x_q16(x.data(), k, planes.data(), wsum.data());
@@ -166,7 +168,10 @@ TEST(MoeRows, SixteenBitPairsFollowTheirDefinition) {
         EXPECT_TRUE(std::isnan(xs[st])) << "step " << st;
         continue;
       }
-      EXPECT_EQ(xs[st], mx / 32767.f) << "step " << st;
+      EXPECT_EQ(xs[st], static_cast<float>(static_cast<double>(mx) / 32767.0)) << "step " << st;
+      if (mx > 0.f) {  // (a subnormal scale in bfloat16's subnormal range, but not zero)
+        EXPECT_GT(xs[st], 0.f) << "step " << st;
+      }
       for (int l = 0; l < 16; ++l)
         for (int i = 0; i < 4; ++i) {
           const std::int64_t w = st * 16 + l;
@@ -177,7 +182,7 @@ TEST(MoeRows, SixteenBitPairsFollowTheirDefinition) {
             continue;
           }
           for (const auto& [got, kk] : {std::pair{lo, 8 * w + i}, std::pair{hi, 8 * w + i + 4}}) {
-            const double want = mx > 0 ? x[kk] / (mx / 32767.0) : 0.0;
+            const double want = mx > 0 ? x[kk] / (static_cast<double>(mx) / 32767.0) : 0.0;
             EXPECT_LE(std::fabs(got - want), 0.5 + 1e-3) << "k=" << kk;  // rounded to the nearest
             EXPECT_LE(std::abs(static_cast<int>(got)), 32767) << "k=" << kk;
           }
