@@ -53,10 +53,11 @@ void x_pairs(const float* x, i64 K, std::int32_t* xq, float* xs) {
     if (mx > 0.f && std::isfinite(mx)) std::frexp(mx / 32767.f, &e);  // mx / 2^e <= 32767 (2^(e-1) <= mx / 32767 < 2^e)
     xs[b] = !std::isfinite(mx) ? std::numeric_limits<float>::quiet_NaN() : mx > 0.f ? std::ldexp(1.f, e) : 0.f;
   }
+  // x / xs per block as a product by an exact power of two (zero for a zero or NaN-scaled block: its sums are 0 or NaN)
+  std::vector<float> inv(static_cast<std::size_t>((K + kXBlock - 1) / kXBlock));
+  for (std::size_t b = 0; b < inv.size(); ++b) inv[b] = xs[b] > 0.f ? 1.f / xs[b] : 0.f;
   auto q16 = [&](i64 k) -> std::int32_t {
-    const float s = xs[k / kXBlock];
-    if (!(s > 0.f)) return 0;  // a zero block, or a NaN scale (non-finite x: the sums become NaN)
-    return static_cast<std::int32_t>(std::clamp(std::nearbyint(std::ldexp(x[k], -std::ilogb(s))), -32767.f, 32767.f));
+    return static_cast<std::int32_t>(std::clamp(std::nearbyint(x[k] * inv[static_cast<std::size_t>(k / kXBlock)]), -32767.f, 32767.f));
   };
   for (i64 jp = 0; jp < pairs; ++jp)
     for (int i = 0; i < 4; ++i)
