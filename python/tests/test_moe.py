@@ -107,7 +107,7 @@ def test_load_properties_and_repr(ckpt):
     s = E * (2 * I * (H // G) + H * (I // G)) * 2
     z = E * (2 * I * (H // G) + H * (I // G)) // 2 if ckpt["scalar"] == "uint4" else 0
     assert moe.bytes == q + s + z
-    assert repr(moe) == (f"MoE(E={E} H={H} I={I} g={G} {ckpt['scalar']}, scales float16, router float16, "
+    assert repr(moe) == (f"MoE(E={E} H={H} I={I} g={G} {ckpt['scalar']}, scales float16, router float16, top 2, "
                          f"{moe.bytes} bytes)")
     assert moe.prepared == []
     # the routing of config.json (the fixture writes num_experts_per_tok 2, norm_topk_prob true)

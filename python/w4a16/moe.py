@@ -129,7 +129,8 @@ class MoE:
 
     def __repr__(self) -> str:
         shared = f", shared expert {self.shared_expert} not included" if self.shared_expert else ""
-        return (f"MoE({self._moe.describe()}, scales {self.scale_dtype}, router {self.router_dtype}, "
+        routing = f"top {self.top_k}{'' if self.renormalize else ' (weights not renormalized)'}"
+        return (f"MoE({self._moe.describe()}, scales {self.scale_dtype}, router {self.router_dtype}, {routing}, "
                 f"{self.bytes} bytes{shared})")
 
     # ---- running ---------------------------------------------------------------------------
