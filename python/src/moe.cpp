@@ -1,5 +1,5 @@
 // w4a16._core.Moe: one mixture-of-experts layer of a Hugging Face checkpoint (moe::load_moe_layer) or built from
-// experts in memory (moe::moe_layer_from_experts / moe_weights_from_stacked, router optional), driven as
+// experts in memory (moe::moe_layer_from_experts / moe_layer_from_stacked, router optional), driven as
 // tools/cmd_moe.cpp drives it: router logits on the host (router_logits_cpu) and
 // route_cpu, or topk_ids / topk_weights given by the caller; then moe_cpu on CPU arrays or
 // moe::CudaMoe on CUDA arrays (CUDA builds only), and moe_reference as the oracle.
@@ -399,13 +399,9 @@ void bind_moe(nb::module_& m) {
       [](const std::vector<const Layer*>& gate, const std::vector<const Layer*>& up, const std::vector<const Layer*>& down,
          const std::optional<InArray>& router, std::string_view bits16) {
         std::vector<CanonicalView> g, u, d;
-        for (const auto& [list, views, arg] : {std::tuple{&gate, &g, "gate"}, std::tuple{&up, &u, "up"},
-                                               std::tuple{&down, &d, "down"}})
-          for (std::size_t e = 0; e < list->size(); ++e) {
-            if ((*list)[e] == nullptr)
-              fail(ErrorCode::invalid_argument, std::string(arg) + "[" + std::to_string(e) + "]", "a QuantizedLinear", "None");
-            views->push_back((*list)[e]->q->view());
-          }
+        // (python/w4a16/moe.py checks every element is a QuantizedLinear, naming it)
+        for (const auto& [list, views] : {std::pair{&gate, &g}, std::pair{&up, &u}, std::pair{&down, &d}})
+          for (const Layer* l : *list) views->push_back(l->q->view());
         const TensorView r = host_view(router, "router", bits16);
         auto p = std::make_unique<PyMoe>();
         {

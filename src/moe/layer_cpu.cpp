@@ -115,17 +115,22 @@ namespace {
 // Qwen3-30B-A3B shapes, 2 threads; docs/benchmarks/cpu.md), and >= 4 items per thread where the rows allow (balance).
 constexpr std::int64_t kMinRowsPerItem = 16;
 constexpr std::int64_t kItemBytes = 128 << 10;
+// Packed bytes of one item row: GEMM 1's row of h is a gate row and an up row of H / 2 bytes each; GEMM 2's row I / 2.
+std::int64_t gemm1_row_bytes(const MoeSpec& s) { return 2 * (s.hidden / 2); }
+std::int64_t gemm2_row_bytes(const MoeSpec& s) { return s.intermediate / 2; }
+// The most rows an item holds: ~kItemBytes of them (at least kMinRowsPerItem), at most the layer's.
+std::int64_t max_rows_per_item(std::int64_t rows, std::int64_t row_bytes) {
+  return std::min(rows, std::max<std::int64_t>(kMinRowsPerItem, kItemBytes / std::max<std::int64_t>(row_bytes, 1)));
+}
 std::int64_t rows_per_item(std::int64_t rows, std::int64_t row_bytes, std::int64_t experts, int threads) {
-  const std::int64_t by_bytes = std::max<std::int64_t>(kMinRowsPerItem, kItemBytes / std::max<std::int64_t>(row_bytes, 1));
   const std::int64_t by_balance = std::max<std::int64_t>(kMinRowsPerItem, rows * experts / (4 * std::max(threads, 1)));
-  return std::min(by_bytes, by_balance);
+  return std::min(max_rows_per_item(rows, row_bytes), by_balance);
 }
 
-// Floats of one thread's group factors for an item (row_factors): GEMM 1's gate and up rows, or GEMM 2's rows, of at
-// most rows_per_item's by_bytes rows (kMinRowsPerItem at least, the layer's rows at most).
+// Floats of one thread's group factors for an item (row_factors): GEMM 1's gate and up rows, or GEMM 2's rows.
 std::int64_t factor_floats(const MoeSpec& s) {
-  const std::int64_t r1 = std::min(s.intermediate, std::max(kMinRowsPerItem, kItemBytes / s.hidden));
-  const std::int64_t r2 = std::min(s.hidden, std::max(kMinRowsPerItem, kItemBytes / std::max<std::int64_t>(s.intermediate / 2, 1)));
+  const std::int64_t r1 = max_rows_per_item(s.intermediate, gemm1_row_bytes(s));
+  const std::int64_t r2 = max_rows_per_item(s.hidden, gemm2_row_bytes(s));
   return std::max(2 * 2 * r1 * s.w13_spec().groups(), 2 * r2 * s.w2_spec().groups());
 }
 
@@ -388,8 +393,8 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
   };
   auto h_planes_of = [&](std::int32_t sl) { return std::pair<const float*, const float*>(ws.hp + sl * PI, ws.hw + sl * (I / 8)); };
 
-  // GEMM 1 + SiLU(gate) * up: item = (expert, 16 rows of I); each weight row dequantized once.
-  const Items it1 = build_items(I, 2 * (H / 2));  // a gate row and its up row per row of h
+  // GEMM 1 + SiLU(gate) * up: item = (expert, rows1 rows of I); each weight row dequantized once.
+  const Items it1 = build_items(I, gemm1_row_bytes(s));
   const std::int32_t n1 = it1.n, ch1 = it1.chunks;
   const std::int64_t rows1 = it1.rows;
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
@@ -419,8 +424,8 @@ void moe_cpu(const MoeWeights& w, const MoeArgs& a, void* workspace, std::size_t
     const std::int64_t sl = planar_slots[i];
     rk.planar_input(ws.h + sl * I, I, ws.hp + sl * PI, ws.hw + sl * (I / 8));
   }
-  // GEMM 2: item = (expert, 16 rows of H).
-  const Items it2 = build_items(H, I / 2);
+  // GEMM 2: item = (expert, rows2 rows of H).
+  const Items it2 = build_items(H, gemm2_row_bytes(s));
   const std::int32_t n2 = it2.n, ch2 = it2.chunks;
   const std::int64_t rows2 = it2.rows;
 #pragma omp parallel for schedule(dynamic) num_threads(threads)

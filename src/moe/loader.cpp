@@ -47,11 +47,9 @@ MoeWeights weights_like(int experts, const CanonicalView& gate, const CanonicalV
 HostTensor copy_router(const TensorView& router, const std::string& arg, std::int64_t experts) {
   const std::string want = "float16 or bfloat16 [E, H] on the host" +
                            (experts > 0 ? " with E = " + std::to_string(experts) : std::string());
-  if (router.device != Device::cpu || router.rank != 2 || !is_activation_dtype(router.dtype) ||
-      (experts > 0 && router.size(0) != experts))
-    fail(router.rank == 2 && is_activation_dtype(router.dtype) && router.device == Device::cpu ? ErrorCode::shape_mismatch
-                                                                                                : ErrorCode::invalid_argument,
-         arg, want, describe(router));
+  if (router.device != Device::cpu || router.rank != 2 || !is_activation_dtype(router.dtype))
+    fail(ErrorCode::invalid_argument, arg, want, describe(router));
+  if (experts > 0 && router.size(0) != experts) fail(ErrorCode::shape_mismatch, arg, want, describe(router));
   check_contiguous(router, arg);
   HostTensor out(router.dtype, router.shape_vec());
   std::memcpy(out.data(), router.data, router.nbytes());

@@ -38,16 +38,22 @@ float dot_scalar(const float* a, const float* b, std::int64_t n) {
   return r;
 }
 
-void x_planes(const float* x, std::int64_t k, float* planes, float* wsum) {
-  const std::int64_t words = k / 8;
-  for (std::int64_t w = 0; w < words; ++w) {
+namespace {
+// wsum[w] = sum over i of x[8 w + i], in i order (what both planar inputs carry for the zero-point term).
+void word_sums(const float* x, std::int64_t k, float* wsum) {
+  for (std::int64_t w = 0; w < k / 8; ++w) {
     float s = 0.f;
-    for (int i = 0; i < 8; ++i) {
-      planes[i * words + w] = x[8 * w + i] * kernels::cpu::kNibblePrescale[i];
-      s += x[8 * w + i];
-    }
+    for (int i = 0; i < 8; ++i) s += x[8 * w + i];
     wsum[w] = s;
   }
+}
+}  // namespace
+
+void x_planes(const float* x, std::int64_t k, float* planes, float* wsum) {
+  const std::int64_t words = k / 8;
+  for (std::int64_t w = 0; w < words; ++w)
+    for (int i = 0; i < 8; ++i) planes[i * words + w] = x[8 * w + i] * kernels::cpu::kNibblePrescale[i];
+  word_sums(x, k, wsum);
 }
 
 void x_q16(const float* x, std::int64_t k, float* planes, float* wsum) {
@@ -79,11 +85,7 @@ void x_q16(const float* x, std::int64_t k, float* planes, float* wsum) {
       }
     }
   }
-  for (std::int64_t w = 0; w < words; ++w) {
-    float s = 0.f;
-    for (int i = 0; i < 8; ++i) s += x[8 * w + i];
-    wsum[w] = s;
-  }
+  word_sums(x, k, wsum);
 }
 
 std::vector<PlanarKernel> planar_kernels_here() {
