@@ -9,8 +9,8 @@
 //
 // CUDA: CudaMoe is prepared once per (activation dtype, device) and kept by the object with a
 // device workspace that the binding grows (cudaMalloc, outside CudaMoe::run, which never
-// allocates). Routing by the router copies x to the host and waits for it (a stream sync);
-// caller-given device ids / weights avoid that copy.
+// allocates), and the router uploaded beside it. Routing by the router runs on the device
+// (router_logits_cuda, route_cuda): no copy of x, no wait for the stream.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
@@ -84,6 +84,7 @@ struct CudaPrepared {
   int device = 0;
   moe::CudaMoe m;
   DeviceMemory workspace, routing;
+  DeviceMemory router;  // the layer's router [E, H] on this device (uploaded with the experts), if it has one
 };
 #endif
 
@@ -203,6 +204,11 @@ CudaPrepared& prepared(PyMoe& self, DType act, int device, void* stream) {
     nb::gil_scoped_release release;  // packs every expert on the host, uploads and waits
     DeviceScope scope(device);
     p->m = moe::CudaMoe::create(self.layer.weights, act, stream);
+    if (self.layer.has_router()) {  // prepare time: a plain (waiting) copy
+      const HostTensor& r = self.layer.router;
+      cuda_try(cudaMemcpy(p->router.reserve(r.nbytes(), "router: cudaMalloc"), r.data(), r.nbytes(), cudaMemcpyHostToDevice),
+               "router: upload");
+    }
   }
   self.cuda.push_back(std::move(p));
   return *self.cuda.back();
@@ -233,25 +239,23 @@ void run_cuda(PyMoe& self, const TensorView& x, const TensorView& out, const std
   nb::gil_scoped_release release;
   DeviceScope scope(x.device_index);
   if (!ids_arr) {
-    // The router runs on the host: x comes back first, and the host waits for the stream.
-    check_contiguous(x, "x");
-    HostTensor xh(x.dtype, {T, self.spec().hidden});
-    cuda_try(cudaMemcpyAsync(xh.data(), x.data, xh.nbytes(), cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(stream)),
-             "x: copy to the host for the router");
-    cuda_try(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "x: copy to the host for the router");
-    HostRouting r = route_host(self, xh.view(), top_k, renormalize);
-    // ids, then weights 256 bytes on; room for a power of two of tokens, as the workspace
-    const std::size_t ids_bytes = r.ids.nbytes(), ids_room = (ids_bytes + 255) / 256 * 256;
-    const std::size_t room = (4 * round_tokens(T) * static_cast<std::size_t>(top_k) + 255) / 256 * 256 * 2;
-    auto* d = static_cast<unsigned char*>(p.routing.reserve(room, "topk_ids: device buffer"));
-    // From pageable host memory the copy is staged before cudaMemcpyAsync returns: r may go.
-    cuda_try(cudaMemcpyAsync(d, r.ids.data(), ids_bytes, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(stream)),
-             "topk_ids: upload");
-    cuda_try(cudaMemcpyAsync(d + ids_room, r.weights.data(), r.weights.nbytes(), cudaMemcpyHostToDevice,
-                             static_cast<cudaStream_t>(stream)),
-             "topk_weights: upload");
-    a.topk_ids = TensorView(d, DType::i32, {T, top_k}, Device::cuda, x.device_index);
-    a.topk_weights = TensorView(d + ids_room, DType::f32, {T, top_k}, Device::cuda, x.device_index);
+    // The router runs on the device: logits (router_logits_cuda, fp32), then route_cuda; no copy of x, no wait.
+    // logits, ids and weights 256-byte aligned in the routing buffer, with room for a power of two of tokens.
+    const std::int64_t E = self.spec().experts;
+    const auto up256 = [](std::size_t b) { return (b + 255) / 256 * 256; };
+    const std::size_t R = round_tokens(T);
+    const std::size_t logits_room = up256(4 * R * static_cast<std::size_t>(E));
+    const std::size_t ids_room = up256(4 * R * static_cast<std::size_t>(top_k));
+    auto* d = static_cast<unsigned char*>(p.routing.reserve(logits_room + 2 * ids_room, "routing: device buffer"));
+    const HostTensor& r = self.layer.router;
+    const TensorView router(p.router.ptr.get(), r.dtype(), {r.shape()[0], r.shape()[1]}, Device::cuda, x.device_index);
+    auto* logits = reinterpret_cast<float*>(d);
+    auto* ids = reinterpret_cast<std::int32_t*>(d + logits_room);
+    auto* weights = reinterpret_cast<float*>(d + logits_room + ids_room);
+    moe::router_logits_cuda(x, router, logits, stream);
+    moe::route_cuda(logits, T, static_cast<int>(E), {top_k, renormalize}, ids, weights, stream);
+    a.topk_ids = TensorView(ids, DType::i32, {T, top_k}, Device::cuda, x.device_index);
+    a.topk_weights = TensorView(weights, DType::f32, {T, top_k}, Device::cuda, x.device_index);
   }
   // As on the CPU: k sizes the workspace only; CudaMoe::run checks every argument before it.
   const int k = a.topk_ids.rank == 2 ? static_cast<int>(std::clamp<std::int64_t>(a.topk_ids.size(1), 1, self.spec().experts)) : 1;

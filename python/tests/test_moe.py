@@ -494,7 +494,7 @@ def test_cuda_matches_cpu(ckpt, rng, dtype):
         ids, w = np_route(x64, ckpt["router"], 2)
         ref = np_moe(x64, ckpt["experts"], ids, w)
         xd = x.cuda()
-        y = moe(xd, top_k=2)  # routed on the host (a sync), run on the GPU
+        y = moe(xd, top_k=2)  # routed on the device (router_logits_cuda, route_cuda), run on the GPU
         assert y.is_cuda and y.dtype == tdt and y.shape == (t, H)
         assert rel_err(y.double().cpu().numpy(), ref) <= TOL[dtype]
         ids_d, w_d = (torch.from_numpy(a).cuda() for a in moe.route(x, top_k=2))
@@ -502,6 +502,22 @@ def test_cuda_matches_cpu(ckpt, rng, dtype):
             y = moe(xd, topk_ids=ids_d, topk_weights=w_d, block=block)
             torch.cuda.synchronize()
             assert rel_err(y.double().cpu().numpy(), ref) <= TOL[dtype], f"T={t} block={block}"
+    # Routed by the router on the device, the call launches kernels only: it can be captured in a CUDA graph (a copy of
+    # x to the host or a wait inside would fail the capture) and its replay equals the eager call.
+    x = torch.from_numpy(rng.standard_normal((64, H)).astype(np.float32)).to(tdt).cuda()
+    eager = moe(x)  # the largest T first: the workspace and routing buffers are grown before the capture
+    torch.cuda.synchronize()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        moe(x)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y_graph = moe(x)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(y_graph, eager)
     prepared = moe.prepared
     assert len(prepared) == 1 and prepared[0]["dtype"] == dtype and prepared[0]["workspace_bytes"] > 0
     with pytest.raises(w4a16.Error) as e:  # host ids with device x

@@ -159,8 +159,7 @@ class MoE:
 
         Routing: by the layer's router (top_k, renormalize; None = the layer's, from config.json)
         unless topk_ids int32 [T, k] and topk_weights float32 [T, k] are given (both, on x's
-        device). On CUDA, routing by the router copies x to the host and waits for it; given
-        device ids do not.
+        device). On CUDA the router runs on the device (fp32 logits): no copy of x, no wait.
         dtype: "bfloat16" when x is a numpy uint16 array of bfloat16 bits (y is then bits too).
         out: an optional [T, H] array to write into. threads: CPU threads (0: all).
         block: CUDA slots per block, 0 = chosen (1, 8, 32, 64, 128 force a path).

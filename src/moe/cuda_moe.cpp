@@ -21,6 +21,30 @@ cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 
 }  // namespace
 
+void router_logits_cuda(const TensorView& x, const TensorView& router, float* logits, void* stream) {
+  const std::string want_x = "float16 or bfloat16 [T, H] on a GPU, rows 16-byte aligned";
+  if (x.device != Device::cuda || !is_activation_dtype(x.dtype) || x.rank != 2)
+    fail(ErrorCode::invalid_argument, "x", want_x, describe(x));
+  const std::int64_t T = x.size(0), H = x.size(1);
+  const std::string want_r = "float16 or bfloat16 [E, H] with H = " + std::to_string(H) + " on x's GPU, contiguous";
+  if (router.device != Device::cuda || router.device_index != x.device_index || !is_activation_dtype(router.dtype) ||
+      router.rank != 2)
+    fail(ErrorCode::invalid_argument, "router", want_r, describe(router));
+  if (router.size(1) != H) fail(ErrorCode::shape_mismatch, "router", want_r, describe(router));
+  check_contiguous(router, "router");
+  const std::int64_t E = router.size(0);
+  if (E < 1 || E > kc::kMaxExperts)
+    fail(ErrorCode::unsupported, "router", "1.." + std::to_string(kc::kMaxExperts) + " experts", describe(router));
+  if (H % 8 != 0) fail(ErrorCode::unsupported, "x", "H % 8 == 0 (16-byte chunks of the rows)", describe(x));
+  if (x.stride[1] != 1 || (T > 1 && x.stride[0] % 8 != 0))
+    fail(ErrorCode::layout_mismatch, "x", "rows contiguous with a row stride that is a multiple of 8", describe(x));
+  check_aligned(x.data, 16, "x");
+  check_aligned(router.data, 16, "router");
+  if (logits == nullptr) fail(ErrorCode::invalid_argument, "logits", "device memory of T x E floats", "null");
+  kc::launch_router_logits(x.data, x.stride[0], x.dtype == DType::bf16, router.data, router.dtype == DType::bf16, T,
+                           static_cast<int>(H), static_cast<int>(E), logits, as_stream(stream));
+}
+
 void route_cuda(const float* logits, std::int64_t tokens, int experts, const RoutingOptions& opt,
                 std::int32_t* topk_ids, float* topk_weights, void* stream) {
   if (experts < 1 || experts > kc::kMaxExperts)

@@ -3,6 +3,7 @@
 // (launches only: no allocation, no host synchronisation, CUDA-graph capturable).
 //   auto m = CudaMoe::create(host_weights, DType::bf16, stream);
 //   ws = cudaMalloc(m.workspace_bytes(max_tokens, top_k));
+//   router_logits_cuda(x, router, logits, stream);           // optional: logits of a device router
 //   route_cuda(logits, T, {top_k}, ids, weights, stream);   // optional: or bring your own ids
 //   m.run({x, ids, weights, out}, ws, bytes, stream);        // device views
 // Paths (choose_block): "direct" (block 1: one slot per CTA, no alignment launch) for few
@@ -18,6 +19,11 @@
 
 namespace w4a16::moe {
 
+// Router logits on the device: x act [T, H] (rows 16-byte aligned; a row stride allowed), router float16 | bfloat16
+// [E, H] (contiguous, 16-byte aligned), both on one GPU, H % 8 == 0, E <= 1024 -> logits fp32 [T, E] (caller-owned
+// device memory, contiguous). fp32 accumulation in a fixed order (run to run identical); router_logits_cpu accumulates
+// in f64, so the two agree to ~1e-6 relative and may route a near-tie differently. No host synchronisation.
+void router_logits_cuda(const TensorView& x, const TensorView& router, float* logits, void* stream);
 // Device logits fp32 [T, E] -> device topk_ids int32 [T, k], topk_weights fp32 [T, k]. E <= 1024, k <= 32.
 void route_cuda(const float* logits, std::int64_t tokens, int experts, const RoutingOptions& opt,
                 std::int32_t* topk_ids, float* topk_weights, void* stream);

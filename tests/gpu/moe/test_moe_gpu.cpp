@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <random>
 
@@ -77,6 +78,87 @@ TEST(MoeGpuRouting, MatchesRouteCpu) {
           ASSERT_NEAR(gw[i], w[i], 1e-5f * std::max(1.f, w[i])) << "E=" << E << " k=" << k << " i=" << i;
         }
       }
+}
+
+// router_logits_cuda against router_logits_cpu (f64): every dtype pair, a row stride, T = 1..300, E up to 1024, H not a
+// multiple of 256 (a partial last round of the lanes); poisoned logits; run twice, bit-identical; then routed on the
+// device, the ids equal route_cpu's of the device's own logits (and the host logits' wherever the top k are apart).
+TEST(MoeGpuRouting, RouterLogitsMatchTheHost) {
+  REQUIRE_GPU();
+  auto& g = test::rng();
+  std::normal_distribution<float> nd(0.f, 1.f);
+  struct Case {
+    DType xd, rd;
+    std::int64_t T, H, stride;
+    int E;
+  };
+  for (const Case c : {Case{DType::f16, DType::f16, 1, 2048, 2048, 128}, Case{DType::bf16, DType::bf16, 7, 4096, 4104, 8},
+                       Case{DType::f16, DType::bf16, 300, 264, 264, 60}, Case{DType::bf16, DType::f16, 33, 64, 72, 1024}}) {
+    SCOPED_TRACE("T=" + std::to_string(c.T) + " H=" + std::to_string(c.H) + " E=" + std::to_string(c.E));
+    const auto to16 = [](DType d, float v) { return d == DType::bf16 ? float_to_bf16(v) : float_to_half(v); };
+    std::vector<std::uint16_t> x(static_cast<std::size_t>(c.T * c.stride)), r(static_cast<std::size_t>(c.E * c.H));
+    for (auto& v : x) v = to16(c.xd, nd(g));
+    for (auto& v : r) v = to16(c.rd, 0.05f * nd(g));
+    std::vector<float> want(static_cast<std::size_t>(c.T * c.E));
+    HostTensor xh(c.xd, {c.T, c.H});  // router_logits_cpu takes contiguous rows
+    for (std::int64_t t = 0; t < c.T; ++t)
+      std::copy_n(x.data() + t * c.stride, c.H, xh.ptr<std::uint16_t>() + t * c.H);
+    router_logits_cpu(xh.view(), TensorView(r.data(), c.rd, {c.E, c.H}), want.data());
+    Dev<std::uint16_t> dx(x), dr(r);
+    Dev<float> dl(want.size());
+    TensorView xv(dx.p, c.xd, {c.T, c.H}, Device::cuda);
+    xv.stride[0] = c.stride;
+    const TensorView rv(dr.p, c.rd, {c.E, c.H}, Device::cuda);
+    std::vector<float> got[2];
+    for (auto& out : got) {
+      CU(cudaMemset(dl.p, 0xff, dl.n * sizeof(float)));  // NaN
+      router_logits_cuda(xv, rv, dl.p, nullptr);
+      CU(cudaDeviceSynchronize());
+      out = dl.get();
+    }
+    ASSERT_EQ(std::memcmp(got[0].data(), got[1].data(), want.size() * sizeof(float)), 0) << "not run-to-run identical";
+    double err = 0, ref = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(got[0][i])) << "logit " << i << " not written";
+      err += (got[0][i] - want[i]) * (got[0][i] - want[i]);
+      ref += want[i] * want[i];
+    }
+    EXPECT_LE(std::sqrt(err / ref), 1e-5);
+    // Device routing of the device logits = route_cpu of the same logits (ids bit for bit).
+    const int k = std::min(c.E, 8);
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(c.T * k));
+    std::vector<float> w(ids.size());
+    route_cpu(got[0].data(), c.T, c.E, {k, true}, ids.data(), w.data());
+    Dev<std::int32_t> di(ids.size());
+    Dev<float> dw(ids.size());
+    route_cuda(dl.p, c.T, c.E, {k, true}, di.p, dw.p, nullptr);
+    CU(cudaDeviceSynchronize());
+    EXPECT_EQ(di.get(), ids);
+  }
+  // Arguments are checked by name.
+  Dev<std::uint16_t> dx(64 * 64), dr(8 * 64);
+  Dev<float> dl(64 * 8);
+  const TensorView xv(dx.p, DType::f16, {64, 64}, Device::cuda), rv(dr.p, DType::f16, {8, 64}, Device::cuda);
+  const auto message = [&](const TensorView& x, const TensorView& r) {
+    try {
+      router_logits_cuda(x, r, dl.p, nullptr);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(xv, rv), "no error");
+  EXPECT_EQ(message(TensorView(dx.p, DType::f16, {64, 64}), rv).rfind("x:", 0), 0u);  // a host view
+  EXPECT_EQ(message(xv, TensorView(dr.p, DType::f16, {8, 56}, Device::cuda)).rfind("router:", 0), 0u);  // H differs
+  EXPECT_EQ(message(TensorView(dx.p, DType::f16, {64, 60}, Device::cuda), TensorView(dr.p, DType::f16, {8, 60}, Device::cuda))
+                .rfind("x:", 0),
+            0u);  // H % 8
+  TensorView odd = xv;
+  odd.stride[0] = 68;  // rows not 16-byte aligned
+  EXPECT_EQ(message(odd, rv).rfind("x:", 0), 0u);
+  EXPECT_EQ(message(TensorView(static_cast<std::uint16_t*>(dx.p) + 1, DType::f16, {4, 64}, Device::cuda), rv).rfind("x:", 0),
+            0u);
+  CU(cudaDeviceSynchronize());
 }
 
 void check_align(const std::vector<std::int32_t>& ids, std::int64_t T, int k, int E, int block) {

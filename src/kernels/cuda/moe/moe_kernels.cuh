@@ -9,6 +9,11 @@
 
 namespace w4a16::kernels::cuda::moe {
 
+// ---- Router logits: x [T, H] (row stride x_row_stride elements) . router [E, H]^T -> logits fp32 [T, E] (contiguous);
+// each 16-bit operand fp16 or bf16 (the flags); H % 8 == 0, x rows and the router 16-byte aligned, E <= kMaxExperts.
+void launch_router_logits(const void* x, std::int64_t x_row_stride, bool x_bf16, const void* router, bool router_bf16,
+                          std::int64_t tokens, int hidden, int experts, float* logits, cudaStream_t stream);
+
 // ---- Routing: logits fp32 [T, E] -> topk_ids int32 [T, k], topk_weights fp32 [T, k].
 // One warp per token; k rounds of warp argmax (ties to the lower id), as route_cpu.
 constexpr int kMaxExperts = 1024;

@@ -1,4 +1,6 @@
 // CUDA routing and alignment for the MoE layer; the same results as src/moe/routing.cpp.
+//   router logits: x act [T, H] . router f16|bf16 [E, H]^T -> logits fp32 [T, E]; one warp per (token, expert),
+//          16-byte loads, fp32 in a fixed order (router_logits_cpu accumulates in f64: the logits agree to ~1e-6)
 //   route: logits fp32 [T, E] (E <= 1024) -> topk_ids int32 [T, k], topk_weights fp32 [T, k]
 //          one warp per token; softmax with expf; k rounds of (value, lower id) warp argmax
 //   align: topk_ids int32 [T, k] -> sorted_ids [cap], block_expert [cap / block], total [1]
@@ -19,6 +21,45 @@
 namespace w4a16::kernels::cuda::moe {
 
 namespace {
+
+constexpr int kLogitWarps = 8;  // experts per CTA of the router logits, one warp each
+
+template <bool kBf16>
+__device__ __forceinline__ float bits_to_float(unsigned bits16) {
+  if constexpr (kBf16) return __uint_as_float(bits16 << 16);
+  else return __half2float(__ushort_as_half(static_cast<unsigned short>(bits16)));
+}
+
+// Sum over the 8 16-bit values of a and b (two uint4 loads) of a_i * b_i, into acc in order.
+template <bool kXBf16, bool kRBf16>
+__device__ __forceinline__ float dot8(const uint4& a, const uint4& b, float acc) {
+  const unsigned aw[4] = {a.x, a.y, a.z, a.w}, bw[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    acc = fmaf(bits_to_float<kXBf16>(aw[i] & 0xffffu), bits_to_float<kRBf16>(bw[i] & 0xffffu), acc);
+    acc = fmaf(bits_to_float<kXBf16>(aw[i] >> 16), bits_to_float<kRBf16>(bw[i] >> 16), acc);
+  }
+  return acc;
+}
+
+// logits[t, e] = x[t, :] . router[e, :]; CTA (t, expert group of 8), warp w: expert 8 blockIdx.y + w. Lane l takes the
+// 8-value chunks l, l + 32, ... of the row (H % 8 == 0, rows 16-byte aligned: router_logits_cuda checks), then the
+// warp sums the lanes by xor shuffles: the same order every run.
+template <bool kXBf16, bool kRBf16>
+__global__ void __launch_bounds__(kLogitWarps * 32)
+    router_logits_kernel(const std::uint16_t* __restrict__ x, std::int64_t x_stride, const std::uint16_t* __restrict__ router,
+                         int H, int E, float* __restrict__ logits) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int e = blockIdx.y * kLogitWarps + warp;
+  if (e >= E) return;
+  const std::int64_t t = blockIdx.x;
+  const uint4* xr = reinterpret_cast<const uint4*>(x + t * x_stride);  // (H / 8) chunks of 8 values
+  const uint4* rr = reinterpret_cast<const uint4*>(router + static_cast<std::int64_t>(e) * H);
+  float acc = 0.f;
+  for (int c = lane; c < H / 8; c += 32) acc = dot8<kXBf16, kRBf16>(xr[c], __ldg(rr + c), acc);
+  for (int o = 16; o; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+  if (lane == 0) logits[t * E + e] = acc;
+}
 
 constexpr int kRouteWarps = 4;  // tokens per CTA
 
@@ -217,6 +258,23 @@ int alignment_ranges(int slots, int E) {
 }
 
 }  // namespace
+
+void launch_router_logits(const void* x, std::int64_t x_row_stride, bool x_bf16, const void* router, bool router_bf16,
+                          std::int64_t tokens, int hidden, int experts, float* logits, cudaStream_t stream) {
+  if (tokens == 0) return;
+  const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>((experts + kLogitWarps - 1) / kLogitWarps));
+  const auto* xp = static_cast<const std::uint16_t*>(x);
+  const auto* rp = static_cast<const std::uint16_t*>(router);
+  if (x_bf16 && router_bf16)
+    router_logits_kernel<true, true><<<grid, kLogitWarps * 32, 0, stream>>>(xp, x_row_stride, rp, hidden, experts, logits);
+  else if (x_bf16)
+    router_logits_kernel<true, false><<<grid, kLogitWarps * 32, 0, stream>>>(xp, x_row_stride, rp, hidden, experts, logits);
+  else if (router_bf16)
+    router_logits_kernel<false, true><<<grid, kLogitWarps * 32, 0, stream>>>(xp, x_row_stride, rp, hidden, experts, logits);
+  else
+    router_logits_kernel<false, false><<<grid, kLogitWarps * 32, 0, stream>>>(xp, x_row_stride, rp, hidden, experts, logits);
+  W4A16_CUDA_TRY(cudaGetLastError());
+}
 
 void launch_route(const float* logits, std::int64_t tokens, int experts, int top_k, bool renormalize,
                   std::int32_t* topk_ids, float* topk_weights, cudaStream_t stream) {
