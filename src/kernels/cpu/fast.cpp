@@ -325,9 +325,7 @@ void x_pairs16(const float* x, std::int64_t K, std::int32_t* q, float* xs) {
       std::fill(q + k0 / 2, q + k1 / 2, 0);
       continue;
     }
-    int e = 0;  // mx / 2^e < 32767, from mx / 32767 in double (exact enough that no rounding crosses a power of two)
-    if (mx > 0.f) std::frexp(static_cast<double>(mx) / 32767.0, &e);
-    e = std::max(e, -149);  // 2^-149: the least float; a block below 32767 of it is still within range
+    const int e = x16_exponent(mx);
     xs[b] = std::ldexp(1.f, e);
     // x / xs rounded to nearest even: |x / xs| < 32767 < 2^22, so adding and subtracting 1.5 * 2^23 rounds it in float
     // arithmetic (no libm call: nearbyint was ~40% of a small layer's decode call). The product by 2^-e is exact in

@@ -130,6 +130,27 @@ inline __m256i to_bf16(__m512 v) {
 // 16 bf16 bits -> fp32 (exact).
 inline __m512 bf16_to_ps(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
 
+// 16 values of x row `xrow` from column k (fewer at the end of K: the rest 0; columns through p.perm), exact in fp32.
+inline __m512 load_x16(const Gemm& p, const std::uint16_t* xrow, i64 k) {
+  const i64 n = std::min<i64>(16, p.k - k);
+  if (n <= 0) return _mm512_setzero_ps();
+  __m256i h;
+  if (p.perm) {
+    alignas(32) std::uint16_t g[16] = {};
+    for (i64 i = 0; i < n; ++i) g[i] = xrow[p.perm[k + i]];
+    h = _mm256_load_si256(reinterpret_cast<const __m256i*>(g));
+  } else {
+    h = _mm256_maskz_loadu_epi16(static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1u), xrow + k);
+  }
+  return p.act == DType::bf16 ? bf16_to_ps(h) : _mm512_cvtph_ps(h);
+}
+
+// acc + the 16 values of v, in f64 (the sums of x: the zero-point term then adds no error of its own).
+inline __m512d add_pd16(__m512d acc, __m512 v) {
+  return _mm512_add_pd(acc, _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)),
+                                          _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))));
+}
+
 // x (g.x, act dtype, columns through g.perm) -> ax.a, ax.sums. Position 2r + h of a 32-k step holds
 // k = 8 (r / 4) + r % 4 + 4 h: the k pair of the weights' lane r (dequant_chunk).
 void convert_x(const Gemm& p, AmxX& ax) {
@@ -154,34 +175,15 @@ void convert_x(const Gemm& p, AmxX& ax) {
       continue;
     }
     const std::uint16_t* xrow = p.x + m * p.x_stride;
-    const bool bf16 = p.act == DType::bf16;
-    // 16 values of x from column k (fewer at the end of K: the rest 0), exact in fp32.
-    auto load16 = [&](i64 k) {
-      const i64 n = std::min<i64>(16, K - k);
-      if (n <= 0) return _mm512_setzero_ps();
-      const auto mask = static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1u);
-      __m256i h;
-      if (p.perm) {
-        alignas(32) std::uint16_t g[16] = {};
-        for (i64 i = 0; i < n; ++i) g[i] = xrow[p.perm[k + i]];
-        h = _mm256_load_si256(reinterpret_cast<const __m256i*>(g));
-      } else {
-        h = _mm256_maskz_loadu_epi16(mask, xrow + k);
-      }
-      return bf16 ? bf16_to_ps(h) : _mm512_cvtph_ps(h);
-    };
     // Position d = 2 r + h of a step holds k = 8 (r / 4) + r % 4 + 4 h of the step's 32: two permutes of its two halves.
     const __m512i perm_lo = _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15);
     const __m512i perm_hi = _mm512_add_epi32(perm_lo, _mm512_set1_epi32(16));
-    __m512d acc = _mm512_setzero_pd();  // f64 sums, so the zero-point term adds no error of its own
+    __m512d acc = _mm512_setzero_pd();
     const i64 steps_per_span = ax.span / kStepK;
     for (i64 s = 0; s < ax.steps; ++s) {
       const i64 k0 = s * kStepK;
-      const __m512 v0 = load16(k0), v1 = load16(k0 + 16);
-      acc = _mm512_add_pd(acc, _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v0)),
-                                             _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v0), 1)))));
-      acc = _mm512_add_pd(acc, _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v1)),
-                                             _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v1), 1)))));
+      const __m512 v0 = load_x16(p, xrow, k0), v1 = load_x16(p, xrow, k0 + 16);
+      acc = add_pd16(add_pd16(acc, v0), v1);
       const __m512 a = _mm512_permutex2var_ps(v0, perm_lo, v1), b = _mm512_permutex2var_ps(v0, perm_hi, v1);
       const __m256i ha = to_bf16(a), hb = to_bf16(b);
       std::uint16_t* d = tiles + s * ax.parts * 512;
@@ -230,25 +232,13 @@ void convert_x_i8(const Gemm& p, AmxX& ax) {
     const std::uint16_t* xrow = p.x + m * p.x_stride;
     for (i64 b = 0; b < ax.xblocks; ++b) {
       alignas(64) float v[kChunkK];  // the block's x (0 past K), exact in fp32
-      for (i64 i = 0; i < kChunkK; i += 16) {
-        const i64 k = b * kChunkK + i, n = std::min<i64>(16, K - k);
-        __m256i h = _mm256_setzero_si256();
-        if (n > 0 && p.perm) {
-          alignas(32) std::uint16_t g[16] = {};
-          for (i64 j = 0; j < n; ++j) g[j] = xrow[p.perm[k + j]];
-          h = _mm256_load_si256(reinterpret_cast<const __m256i*>(g));
-        } else if (n > 0) {
-          h = _mm256_maskz_loadu_epi16(static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1u), xrow + k);
-        }
-        _mm512_store_ps(v + i, _mm512_cvtph_ps(h));
-      }
+      for (i64 i = 0; i < kChunkK; i += 16) _mm512_store_ps(v + i, load_x16(p, xrow, b * kChunkK + i));
       __m512 mx = _mm512_setzero_ps();
-      __m512d acc = _mm512_setzero_pd();  // f64 sums, so the zero-point term adds no error of its own
+      __m512d acc = _mm512_setzero_pd();
       for (i64 i = 0; i < kChunkK; i += 16) {
         const __m512 x = _mm512_load_ps(v + i);
         mx = _mm512_max_ps(mx, _mm512_abs_ps(x));  // a NaN lane is caught below
-        acc = _mm512_add_pd(acc, _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(x)),
-                                               _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)))));
+        acc = add_pd16(acc, x);
         if (ax.span < kChunkK && (i + 16) % ax.span == 0) {  // spans of 64: two per block
           const i64 e = (b * kChunkK + i) / ax.span;
           if (e < ax.spans) sums[e] = static_cast<float>(_mm512_reduce_add_pd(acc));
@@ -259,8 +249,7 @@ void convert_x_i8(const Gemm& p, AmxX& ax) {
       const float top = _mm512_reduce_max_ps(mx);
       bool finite = std::isfinite(top);
       for (i64 i = 0; i < kChunkK && finite; ++i) finite = !std::isnan(v[i]);
-      int e = 0;
-      if (finite && top > 0.f) std::frexp(static_cast<double>(top) / 32767.0, &e);  // top / 2^e < 32767
+      const int e = finite ? x16_exponent(top) : 0;
       xs[b] = finite ? std::ldexp(1.f, e) : std::numeric_limits<float>::quiet_NaN();
       const __m512 inv = _mm512_set1_ps(finite ? std::ldexp(1.f, -e) : 0.f);  // float16: 2^-e <= 2^39, exact
       for (i64 i = 0; i < kChunkK; i += 16) {

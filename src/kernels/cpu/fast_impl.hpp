@@ -1,6 +1,8 @@
 // Internal to src/kernels/cpu: the problem description fast.cpp hands to an implementation
 // (fast_scalar.cpp, fast_avx2.cpp, fast_vnni.cpp, fast_amx.cpp) after validating arguments and gathering x.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "fast.hpp"
@@ -49,6 +51,14 @@ void run_amx_canonical(const CanonicalView& w, DType act, const std::uint16_t* x
 // xs [ceil(K / kX16Block)]: x16 = round(x / xs), xs per block the least power of two with max |x| / xs <= 32767.
 constexpr std::int64_t kX16Block = 128;
 void x_pairs16(const float* x, std::int64_t K, std::int32_t* q, float* xs);
+// The exponent e of a block's scale xs = 2^e: the least with mx / 2^e < 32767 for its largest |x| = mx (finite), from
+// mx / 32767 in double (exact enough that no rounding crosses a power of two), at least -149 (2^-149, the least
+// float: a block below 32767 of it is still within range). Also the AMX kernel's int8 float16 path (fast_amx.cpp).
+inline int x16_exponent(float mx) {
+  int e = 0;
+  if (mx > 0.f) std::frexp(static_cast<double>(mx) / 32767.0, &e);
+  return std::max(e, -149);
+}
 
 // Writes fp32 values v[0..count) + bias (if any) to out row `m`, columns n0 .. n0 + count.
 void store_row(const Problem& p, std::int64_t m, std::int64_t n0, const float* v, std::int64_t count);
