@@ -142,6 +142,8 @@ int thread_count(int requested) {
 // Per-calling-thread buffers, reused across calls (grown, never shrunk).
 struct Scratch {
   AlignedVector<float> xf, xsum;
+  AlignedVector<std::int32_t> xq;  // XPrep::pairs16
+  AlignedVector<float> xs16;
 };
 Scratch& scratch() {
   static thread_local Scratch s;
@@ -268,7 +270,8 @@ void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& 
   p.threads = thread_count(num_threads);
   const impl::XPrep prep = chosen == FastIsa::avx2  ? impl::avx2_xprep(M)
                            : chosen == FastIsa::amx ? impl::XPrep{.sums = false, .gather = false}
-                                                    : impl::XPrep{.sums = true};  // scalar, vnni
+                           : chosen == FastIsa::vnni ? impl::XPrep{.sums = true, .pairs16 = true}
+                                                     : impl::XPrep{.sums = true};  // scalar
   p.x = x.ptr<const std::uint16_t>();
   p.x_stride = x.stride[0];
   p.perm = w.act_order() ? w.perm.data() : nullptr;
@@ -277,6 +280,19 @@ void fast_gemm_isa(const FastWeights& w, const TensorView& x, const TensorView& 
     gather_x(w, x, prep, sc, p.threads);
     p.xf = sc.xf.data();
     p.xsum = prep.sums ? sc.xsum.data() : nullptr;
+    if (prep.pairs16) {
+      p.xblocks = (K + impl::kX16Block - 1) / impl::kX16Block;
+      sc.xq.resize(static_cast<std::size_t>(M * (K / 2)));
+      sc.xs16.resize(static_cast<std::size_t>(M * p.xblocks));
+      std::int32_t* const xq = sc.xq.data();  // the caller's buffers (a pool thread's own thread_local would be another)
+      float* const xs16 = sc.xs16.data();
+      const float* const xf = p.xf;
+      const std::int64_t xb = p.xblocks;
+#pragma omp parallel for schedule(static) num_threads(p.threads) if (M * K >= (1 << 16))
+      for (std::int64_t m = 0; m < M; ++m) impl::x_pairs16(xf + m * K, K, xq + m * (K / 2), xs16 + m * xb);
+      p.xq = xq;
+      p.xs16 = xs16;
+    }
   }
   if (chosen == FastIsa::amx)
     impl::run_amx(p);

@@ -29,7 +29,7 @@
 
 namespace w4a16::kernels::cpu::impl {
 
-XPrep avx2_xprep(std::int64_t m) { return XPrep{.sums = m < kPrefillMinM}; }
+XPrep avx2_xprep(std::int64_t m) { return XPrep{.sums = m < kPrefillMinM, .pairs16 = m < kPrefillMinM}; }
 
 namespace {
 
@@ -90,7 +90,9 @@ constexpr i64 kDecodePrefetchBytes = 4096;
 // and 4 madd + 4 add per row of x. int32 exact per chunk of one group and one x block (< 2^26 a lane), scaled per
 // chunk in fp32. NV: blocks of 8 rows of W (1..2), R: rows of x (1..4).
 template <int NV, int R>
-void decode_tile(const Problem& p, const std::int32_t* xq, const float* xs, i64 xblocks, i64 m0, i64 b0) {
+void decode_tile(const Problem& p, i64 m0, i64 b0) {
+  const std::int32_t* const xq = p.xq;  // x's pairs and scales (fast.cpp's x_pairs16), in registers for the loops
+  const float* const xs = p.xs16;
   const FastWeights& w = *p.w;
   const i64 K = p.k, G = p.groups, words = K / 8, wpg = p.group_len / 8;
   const i64 cw = std::min<i64>(wpg, kX16Block / 8);  // words per chunk
@@ -127,7 +129,7 @@ void decode_tile(const Problem& p, const std::int32_t* xq, const float* xs, i64 
       const __m256 zs = !group_end ? _mm256_setzero_ps()
                                    : _mm256_mul_ps(zp ? unpack_zeros(w.zeros[static_cast<std::size_t>((b0 + v) * G + g)]) : _mm256_set1_ps(8.f), sc);
       _Pragma("GCC unroll 8") for (int r = 0; r < R; ++r) {
-        __m256 t = _mm256_fmadd_ps(_mm256_mul_ps(sc, _mm256_set1_ps(xs[(m0 + r) * xblocks + xb])), _mm256_cvtepi32_ps(acc[r][v]),
+        __m256 t = _mm256_fmadd_ps(_mm256_mul_ps(sc, _mm256_set1_ps(xs[(m0 + r) * p.xblocks + xb])), _mm256_cvtepi32_ps(acc[r][v]),
                                    _mm256_load_ps(y[r][v]));
         if (group_end) t = _mm256_fnmadd_ps(zs, _mm256_broadcast_ss(p.xsum + (m0 + r) * G + g), t);
         _mm256_store_ps(y[r][v], t);
@@ -138,11 +140,11 @@ void decode_tile(const Problem& p, const std::int32_t* xq, const float* xs, i64 
     _Pragma("GCC unroll 8") for (int v = 0; v < NV; ++v) store8(p, m0 + r, (b0 + v) * kBlockRows, _mm256_load_ps(y[r][v]));
 }
 
-using DecodeFn = void (*)(const Problem&, const std::int32_t*, const float*, i64, i64, i64);
+using DecodeFn = void (*)(const Problem&, i64, i64);
 template <int R>
-void decode_pair_by_one(const Problem& p, const std::int32_t* xq, const float* xs, i64 xblocks, i64 m0, i64 b0) {
-  decode_tile<1, R>(p, xq, xs, xblocks, m0, b0);
-  decode_tile<1, R>(p, xq, xs, xblocks, m0, b0 + 1);
+void decode_pair_by_one(const Problem& p, i64 m0, i64 b0) {
+  decode_tile<1, R>(p, m0, b0);
+  decode_tile<1, R>(p, m0, b0 + 1);
 }
 // [R - 1][NV - 1]: 2-block panels (16 registers: R x NV sums, 4 NV nibble vectors, the broadcasts); 3 and 4 rows
 // take the panel's blocks one at a time (measured 1.14-1.29x faster than both at once at M = 4..16: spills).
@@ -154,22 +156,14 @@ constexpr DecodeFn kDecode[4][2] = {
 };
 
 void run_decode(const Problem& p) {
-  const i64 K = p.k, M = p.m, xblocks = (K + kX16Block - 1) / kX16Block, blocks = p.w->blocks;
-  static thread_local AlignedVector<std::int32_t> q;  // per calling thread, grown, never shrunk
-  static thread_local std::vector<float> xs;
-  q.resize(static_cast<std::size_t>(M * (K / 2)));
-  xs.resize(static_cast<std::size_t>(M * xblocks));
-  std::int32_t* const qp = q.data();  // the caller's buffers (a pool thread's own thread_local would be another)
-  float* const xsp = xs.data();
-#pragma omp parallel for schedule(static) num_threads(p.threads) if (M * K >= (1 << 16))
-  for (i64 m = 0; m < M; ++m) x_pairs16(p.xf + m * K, K, qp + m * (K / 2), xsp + m * xblocks);
+  const i64 M = p.m, blocks = p.w->blocks;
   const i64 panel = 2, panels = (blocks + panel - 1) / panel;  // 4-block panels at M = 1: 0.98x (not kept)
   // Dynamic chunks: the 2 cores are shared, and a static split waits for the slower one.
   const i64 chunk = std::max<i64>(1, panels / (static_cast<i64>(p.threads) * 16));
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(p.threads)
   for (i64 t = 0; t < panels; ++t) {
     const i64 b0 = t * panel, nv = std::min(panel, blocks - b0);
-    for (i64 m0 = 0; m0 < M; m0 += 4) kDecode[std::min<i64>(4, M - m0) - 1][nv - 1](p, qp, xsp, xblocks, m0, b0);
+    for (i64 m0 = 0; m0 < M; m0 += 4) kDecode[std::min<i64>(4, M - m0) - 1][nv - 1](p, m0, b0);
   }
 }
 

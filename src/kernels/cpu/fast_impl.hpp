@@ -16,6 +16,10 @@ struct Problem {
   // x[:, perm] in fp32, [m][k] contiguous (exact).
   const float* xf = nullptr;
   const float* xsum = nullptr;  // [m][G]: sum over each group of the unscaled xf; null for prefill
+  // xf in 16-bit integers (XPrep::pairs16; x_pairs16 below): xq [m][K / 2] pairs, xs16 [m][xblocks] scales.
+  const std::int32_t* xq = nullptr;
+  const float* xs16 = nullptr;
+  std::int64_t xblocks = 0;
   // x as given (fast_amx.cpp reads it itself: XPrep::gather false, xf null): act dtype, row stride x_stride elements,
   // columns x[:, perm] where perm is not null.
   const std::uint16_t* x = nullptr;
@@ -31,11 +35,12 @@ struct Problem {
 struct XPrep {
   bool sums = false;      // compute xsum
   bool gather = true;     // fill xf (false: the implementation reads Problem::x)
+  bool pairs16 = false;   // and xq / xs16 from it (the integer dot-product kernels)
 };
 
 XPrep avx2_xprep(std::int64_t m);
 void run_avx2(const Problem& p);
-// fast_vnni.cpp (x gathered, with sums).
+// fast_vnni.cpp (x gathered, with sums and 16-bit pairs).
 void run_vnni(const Problem& p);
 void run_scalar(const Problem& p);
 // fast_amx.cpp (x not gathered, no sums: it converts x itself). amx_usable: the OS grants this process the tile state
@@ -46,7 +51,8 @@ void run_amx(const Problem& p);
 void run_amx_canonical(const CanonicalView& w, DType act, const std::uint16_t* x, std::int64_t m, std::int64_t x_stride, float* out,
                        std::int64_t out_stride, int threads);
 
-// x in 16-bit integers for the integer dot-product kernels (fast_vnni.cpp, fast_avx2.cpp's decode): one row x [K]
+// x in 16-bit integers for the integer dot-product kernels (fast_vnni.cpp, fast_avx2.cpp's decode; fast.cpp converts
+// the gathered rows when XPrep::pairs16 asks): one row x [K]
 // fp32 -> q [K / 2] int32, pair i of word j at 4 j + i (x16[8j + i] in the low half, x16[8j + i + 4] in the high), and
 // xs [ceil(K / kX16Block)]: x16 = round(x / xs), xs per block the least power of two with max |x| / xs <= 32767.
 constexpr std::int64_t kX16Block = 128;

@@ -65,16 +65,10 @@ inline __m512 zeros16(const FastWeights& w, i64 b0, i64 b1, i64 g, i64 G) {
   return _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srlv_epi32(v, sh), _mm512_set1_epi32(15)));
 }
 
-struct XRows {
-  const std::int32_t* q;  // [M][K / 2]
-  const float* xs;        // [M][xblocks]
-  i64 xblocks;
-};
-
 // Pairs pair0 .. pair0 + P - 1 (blocks 2 pair and 2 pair + 1; a missing last block repeats the one before it, its
 // lanes never stored) against rows m0 .. m0 + R - 1 of x.
 template <int P, int R>
-void tile(const Problem& p, const XRows& x, i64 m0, i64 pair0) {
+void tile(const Problem& p, i64 m0, i64 pair0) {
   const FastWeights& w = *p.w;
   const i64 K = p.k, G = p.groups, words = K / 8, wpg = p.group_len / 8, Nb = w.blocks;
   const i64 cw = std::min<i64>(wpg, kXBlock / 8);  // words per chunk
@@ -88,7 +82,7 @@ void tile(const Problem& p, const XRows& x, i64 m0, i64 pair0) {
     qhi[i] = w.qweight.data() + bhi[i] * words * kBlockRows;
   }
   const std::int32_t* xq[R];
-  for (int r = 0; r < R; ++r) xq[r] = x.q + (m0 + r) * (K / 2);
+  for (int r = 0; r < R; ++r) xq[r] = p.xq + (m0 + r) * (K / 2);
   __m512 y[P][R];
   _Pragma("GCC unroll 8") for (int i = 0; i < P; ++i) _Pragma("GCC unroll 8") for (int r = 0; r < R; ++r) y[i][r] = _mm512_setzero_ps();
   for (i64 c0 = 0; c0 < words; c0 += cw) {
@@ -120,7 +114,7 @@ void tile(const Problem& p, const XRows& x, i64 m0, i64 pair0) {
       const __m512 s = scales16(w, blo[i], bhi[i], g, G);
       const __m512 zs = group_end ? _mm512_mul_ps(zeros16(w, blo[i], bhi[i], g, G), s) : _mm512_setzero_ps();
       _Pragma("GCC unroll 8") for (int r = 0; r < R; ++r) {
-        y[i][r] = _mm512_fmadd_ps(_mm512_mul_ps(s, _mm512_set1_ps(x.xs[(m0 + r) * x.xblocks + xb])), _mm512_cvtepi32_ps(acc[i][r]), y[i][r]);
+        y[i][r] = _mm512_fmadd_ps(_mm512_mul_ps(s, _mm512_set1_ps(p.xs16[(m0 + r) * p.xblocks + xb])), _mm512_cvtepi32_ps(acc[i][r]), y[i][r]);
         if (group_end) y[i][r] = _mm512_fnmadd_ps(zs, _mm512_set1_ps(p.xsum[(m0 + r) * G + g]), y[i][r]);
       }
     }
@@ -133,11 +127,11 @@ void tile(const Problem& p, const XRows& x, i64 m0, i64 pair0) {
   }
 }
 
-using TileFn = void (*)(const Problem&, const XRows&, i64, i64);
+using TileFn = void (*)(const Problem&, i64, i64);
 template <int R>
 constexpr i64 pairs_for() { return R <= 2 ? 4 : R <= 4 ? 2 : 1; }
 template <int R>
-void tile_r(const Problem& p, const XRows& x, i64 m0, i64 pair0) { tile<pairs_for<R>(), R>(p, x, m0, pair0); }
+void tile_r(const Problem& p, i64 m0, i64 pair0) { tile<pairs_for<R>(), R>(p, m0, pair0); }
 constexpr TileFn kTile[kMaxRows] = {tile_r<1>, tile_r<2>, tile_r<3>, tile_r<4>, tile_r<5>, tile_r<6>, tile_r<7>, tile_r<8>};
 constexpr i64 kPairs[kMaxRows] = {pairs_for<1>(), pairs_for<2>(), pairs_for<3>(), pairs_for<4>(),
                                   pairs_for<5>(), pairs_for<6>(), pairs_for<7>(), pairs_for<8>()};
@@ -145,38 +139,25 @@ static_assert(kTaskPairs % 4 == 0, "a task's pairs split into whole register til
 
 // A task's pairs pair0 .. pair0 + n - 1 (n <= kTaskPairs) against rows m0 .. m0 + r - 1 (r <= 8), in whole tiles
 // while they fit, then one pair at a time.
-void task_rows(const Problem& p, const XRows& x, i64 m0, i64 r, i64 pair0, i64 n) {
+void task_rows(const Problem& p, i64 m0, i64 r, i64 pair0, i64 n) {
   const i64 tp = kPairs[r - 1];
   i64 i = 0;
-  for (; i + tp <= n; i += tp) kTile[r - 1](p, x, m0, pair0 + i);
+  for (; i + tp <= n; i += tp) kTile[r - 1](p, m0, pair0 + i);
   for (; i < n; ++i) {
     switch (r) {  // the same R with one pair
-      case 1: tile<1, 1>(p, x, m0, pair0 + i); break;
-      case 2: tile<1, 2>(p, x, m0, pair0 + i); break;
-      case 3: tile<1, 3>(p, x, m0, pair0 + i); break;
-      case 4: tile<1, 4>(p, x, m0, pair0 + i); break;
-      default: kTile[r - 1](p, x, m0, pair0 + i); break;  // R > 4 tiles are one pair already
+      case 1: tile<1, 1>(p, m0, pair0 + i); break;
+      case 2: tile<1, 2>(p, m0, pair0 + i); break;
+      case 3: tile<1, 3>(p, m0, pair0 + i); break;
+      case 4: tile<1, 4>(p, m0, pair0 + i); break;
+      default: kTile[r - 1](p, m0, pair0 + i); break;  // R > 4 tiles are one pair already
     }
   }
 }
 
-struct Scratch {
-  AlignedVector<std::int32_t> q;
-  std::vector<float> xs;
-};
-
 }  // namespace
 
 void run_vnni(const Problem& p) {
-  const i64 K = p.k, M = p.m, xblocks = (K + kXBlock - 1) / kXBlock;
-  static thread_local Scratch sc;  // per calling thread, grown, never shrunk
-  sc.q.resize(static_cast<std::size_t>(M * (K / 2)));
-  sc.xs.resize(static_cast<std::size_t>(M * xblocks));
-  std::int32_t* const q = sc.q.data();  // the caller's buffers (a pool thread's own thread_local would be another)
-  float* const xs = sc.xs.data();
-#pragma omp parallel for schedule(static) num_threads(p.threads) if (M * K >= (1 << 16))
-  for (i64 m = 0; m < M; ++m) x_pairs16(p.xf + m * K, K, q + m * (K / 2), xs + m * xblocks);
-  const XRows x{q, xs, xblocks};
+  const i64 M = p.m;
   // Tasks of kTaskPairs pairs, or of 2 or 1 where that leaves fewer than 4 tasks a thread (a small layer on many cores).
   const i64 pairs = (p.w->blocks + 1) / 2, threads = p.threads;
   const i64 task_pairs = pairs >= 4 * threads * kTaskPairs ? kTaskPairs : pairs >= 4 * threads * 2 ? 2 : 1;
@@ -186,7 +167,7 @@ void run_vnni(const Problem& p) {
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(p.threads) if (tasks > 1)
   for (i64 t = 0; t < tasks; ++t) {
     const i64 pair0 = t * task_pairs, n = std::min(task_pairs, pairs - pair0);
-    for (i64 m0 = 0; m0 < M; m0 += kMaxRows) task_rows(p, x, m0, std::min(kMaxRows, M - m0), pair0, n);
+    for (i64 m0 = 0; m0 < M; m0 += kMaxRows) task_rows(p, m0, std::min(kMaxRows, M - m0), pair0, n);
   }
 }
 
