@@ -290,7 +290,9 @@ TEST(DecodeHost, BulkPlansFitTheirBlocksPerSm) {
         for (int g : {32, 128}) {
           const DecodePlan p = decode_bulk_plan_for_sms(s.n, s.k, m, zeros, g, 132);
           const std::string what = std::to_string(s.n) + "x" + std::to_string(s.k) + " m=" + std::to_string(m) + " " + p.describe();
-          const std::int64_t x_row = (s.k + 63) / 64 * 128 + 16;
+          const bool imma = decode_imma_applies(s.k, m, g);  // x rows of the integer math: 48 bytes longer
+          const std::int64_t x_row = (s.k + 63) / 64 * 128 + (imma ? 64 : 16);
+          EXPECT_EQ(p.imma, imma && p.bulk_stages > 0) << what;
           if (p.bulk_stages == 0) {  // only where x of all of K leaves no room for two stages in 227 KB
             EXPECT_GT(m * x_row, 227 * 1024 - 2 * 18944 - 2 * 8 * 2 * 512) << what;
             continue;
@@ -383,6 +385,50 @@ TEST(DecodeHost, BulkByDefaultWhereMeasuredFaster) {
   EXPECT_GT(decode_plan_for_sms(4096, 5184, 1, false, 128, true, 132).bulk_stages, 0);
   ScopedEnv small("W4A16_DECODE_SMALL", "1");
   EXPECT_GT(decode_plan_for_sms(1152, 896, 1, false, 128, true, 132).small_tiles, 0);
+}
+
+// The bulk kernel's integer math (decode_imma_applies, DecodePlan::imma): at 1..8 tokens on groups of tile pairs only
+// (g >= 128 or channelwise, K_pad / 64 even), its x layout counted in the plan's shared memory, never in another
+// kernel's plan; W4A16_DECODE_IMMA=0 turns it off, a malformed value is refused by name.
+TEST(DecodeHost, BulkIntegerMathOnlyOnTilePairsUpToEightTokens) {
+  constexpr int cw = w4a16::kChannelwise;
+  for (std::int64_t k : {8192, 8256, 840})
+    for (int g : {32, 64, 128, 256, cw})
+      for (int m = 1; m <= 16; ++m) {
+        const std::int64_t kt = (k + 63) / 64;
+        const bool want = m <= 8 && (g >= 128 || g == cw) && kt % 2 == 0;
+        const std::string what = "K=" + std::to_string(k) + " g=" + std::to_string(g) + " m=" + std::to_string(m);
+        EXPECT_EQ(decode_imma_applies(k, m, g), want) << what;
+        const DecodePlan p = decode_bulk_plan_for_sms(4096, k, m, true, g, 132);
+        if (p.bulk_stages == 0) continue;
+        EXPECT_EQ(p.imma, want) << what << " " << p.describe();
+        EXPECT_EQ(p.describe().find("imma") != std::string::npos, want) << p.describe();
+        if (want) {
+          EXPECT_GE(p.smem_bytes, static_cast<std::size_t>(m * (kt * 128 + 64) + kt / 2 * 64)) << what << ": x rows + constants";
+        }
+      }
+  {
+    ScopedEnv streaming("W4A16_DECODE_BULK", "0");
+    EXPECT_FALSE(decode_plan_for_sms(8192, 8192, 4, false, 128, true, 132).imma) << "the streaming kernel has no integer math";
+  }
+  {
+    ScopedEnv off("W4A16_DECODE_IMMA", "0");
+    EXPECT_FALSE(decode_imma_applies(8192, 4, 128));
+    const DecodePlan p = decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132);
+    ASSERT_GT(p.bulk_stages, 0);
+    EXPECT_FALSE(p.imma) << p.describe();
+  }
+  {
+    ScopedEnv on("W4A16_DECODE_IMMA", "1");
+    EXPECT_TRUE(decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132).imma);
+  }
+  ScopedEnv bad("W4A16_DECODE_IMMA", "yes");
+  try {
+    decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132);
+    ADD_FAILURE() << "W4A16_DECODE_IMMA=yes accepted";
+  } catch (const w4a16::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("W4A16_DECODE_IMMA"), std::string::npos) << e.what();
+  }
 }
 
 // The tile-pair variants (decode.hpp decode_tile_pairs): only where every step holds whole pairs of one group, and only

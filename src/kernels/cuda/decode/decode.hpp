@@ -41,6 +41,9 @@ struct DecodePlan {
   // two per SM, bulk_blocks_per_sm) loop over row_blocks items of warps_n stripes x all of K.
   int bulk_stages = 0;
   int bulk_blocks_per_sm = 0;
+  // The bulk kernel's integer math (decode_imma.cuh: x as int16 bytes per 128 k, the nibbles into mma.m16n8k32 u8 x
+  // s8 / u8, exact int32 sums per tile pair): where decode_imma_applies and W4A16_DECODE_IMMA allows.
+  bool imma = false;
   std::string describe() const;
 };
 
@@ -122,6 +125,11 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
 // 1.004-1.043x, stop 39; at 9..16 tokens 0.979-1.015x, per-tile entries kept); never the small-layer kernel. Pure host
 // arithmetic; decode_run passes it to the launchers.
 bool decode_tile_pairs(const DecodePlan& p, int kt_count, int m_chunk, bool zeros, int group_size, bool bf16);
+// Whether the bulk kernel's plans for m_chunk tokens of this K and group size take its integer math (DecodePlan::imma;
+// decode_imma.cuh): m_chunk <= 8 on groups of tile pairs (decode_tile_pairs' rule: g >= 128 or channelwise, K_pad / 64
+// even), unless W4A16_DECODE_IMMA=0 ("1" or unset: on; another value: invalid_argument). Its x is rounded to int16
+// per 128 k (error <= 2^-16 of each block's largest |x| per value, far below the dtypes' rounding of y).
+bool decode_imma_applies(std::int64_t k, int m_chunk, int group_size);
 // Whether some plan stages an m_chunk-token x chunk of this K in shared memory (what decode_plan
 // needs not to throw unsupported). Pure host arithmetic: no device is queried.
 bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size, const DecodeDevice& dev = {});

@@ -417,13 +417,20 @@ inline std::size_t bulk_stage_bytes(bool zeros, bool g32) {
   return zeros ? (g32 ? BulkStage<true, true>::kBytes : BulkStage<true, false>::kBytes)
                : (g32 ? BulkStage<false, true>::kBytes : BulkStage<false, false>::kBytes);
 }
-inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages) {
+// x in the integer math's layout (decode_imma.cuh: imma_x_bytes; repeated here for the host's plans): m rows of
+// kt x 128 + 64 bytes rounded to 128, then 64 bytes per tile pair rounded to 128.
+__host__ __device__ constexpr unsigned bulk_imma_x_bytes(int m, int kt) {
+  return align128(static_cast<unsigned>(m) * static_cast<unsigned>(kt * 128 + 64)) + align128(static_cast<unsigned>((kt + 1) / 2) * 64u);
+}
+inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages, bool imma = false) {
   const int mb = m <= 8 ? 1 : 2;
-  return bulk_x_bytes(m, kt) + static_cast<std::size_t>(stages) * bulk_stage_bytes(zeros, g32) +
+  return (imma ? bulk_imma_x_bytes(m, kt) : bulk_x_bytes(m, kt)) + static_cast<std::size_t>(stages) * bulk_stage_bytes(zeros, g32) +
          static_cast<std::size_t>(2 * kWarps * mb * 512) + 16 * kBulkMaxStages;
 }
 // Launches the bulk kernel on `grid` blocks (persistent over a.row_blocks items) with `smem` bytes.
-// pairs: the tile-pair variant (decode_tile_pairs, decode.hpp: uint4 and uint4b8).
-void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl, cudaStream_t stream);
+// pairs: the tile-pair variant (decode_tile_pairs, decode.hpp: uint4 and uint4b8); imma: its integer math (DecodePlan::imma,
+// pairs at <= 8 tokens only).
+void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool imma, bool pdl,
+                        cudaStream_t stream);
 
 }  // namespace w4a16::kernels::cuda::decode_detail

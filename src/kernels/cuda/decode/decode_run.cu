@@ -105,8 +105,8 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
     if (p.bulk_stages > 0) {  // persistent blocks with a bulk-copy ring (decode_bulk.cu)
       a.stages = p.bulk_stages;
       a.block_tiles = a.kt_count;
-      launch_decode_bulk(a, p.grid_rows, p.smem_bytes, bf16, zeros, g32, decode_tile_pairs(p, a.kt_count, mc, zeros, w.group_size, bf16), pdl,
-                         stream);
+      launch_decode_bulk(a, p.grid_rows, p.smem_bytes, bf16, zeros, g32, decode_tile_pairs(p, a.kt_count, mc, zeros, w.group_size, bf16), p.imma,
+                         pdl, stream);
       continue;
     }
     if (p.small_tiles > 0) {  // one wave, all of K per block (decode_small.cu)

@@ -1,0 +1,215 @@
+// The bulk kernel's integer math (decode_bulk.cu, kImma): the layout's nibbles as the u8 A fragment of
+// mma.m16n8k32 and x as int16 split into bytes, exact int32 sums per 128 k, one conversion per (row, token) and
+// tile pair. Internal to src/kernels/cuda/decode (docs/benchmarks/decode.md "integer mma").
+//
+// Weights (cuda.tc16x64.v1 unchanged): lane (g, t)'s word j of a tile holds, by nibble, (row g, k 2t), (row g + 8, 2t),
+// (g, 2t + 8), (g + 8, 2t + 8), (g, 2t + 1), (g + 8, 2t + 1), (g, 2t + 9), (g + 8, 2t + 9) of k16 sub-tile j (the fp16
+// A fragment of mma.m16n8k16, docs/LAYOUT.md). So w & 0x0F0F0F0F is row g's 4 values and (w >> 4) & 0x0F0F0F0F row
+// g + 8's, at k {2t, 2t + 8, 2t + 1, 2t + 9}: with sub-tiles 2h and 2h + 1 as the two k16 halves of one k32 chunk h,
+// they are the registers a0 = row g, a1 = row g + 8 (k slots 4t..4t + 3) and a2, a3 (slots 16 + 4t..) of the IMMA A
+// fragment (PTX ISA: a0 / a2 = row g, a1 / a3 = row g + 8; b0 / b1 = k slots 4t.. / 16 + 4t.. of column g; the C
+// fragment is mma.m16n8k16's). Slot 4t + i of a chunk is therefore k = 2t + {0, 8, 1, 9}[i] of its sub-tile: the x
+// bytes follow that order (3 instructions per word of 8 weights instead of the 9 of Dt<false>::dequant).
+//
+// x: per token and block of 128 k (a tile pair), v = round(x 2^(14 - E)) with E the exponent of the block's largest
+// |x| (|v| < 2^15, exact for values within 2^4 (fp16) / 2^7 (bf16) of the largest: the error is below half a unit of
+// 2^(E - 14), <= 2^-15 of the block's largest |x|), split v = 256 hi + lo (hi s8, lo u8). Per (token, block):
+// xs = 2^(E - 14) and sv = sum of v. A non-finite x makes xs NaN: that token's outputs are NaN.
+// Per tile pair (one group: g >= 128 or channelwise), row r and token c: d = 256 hi + lo - z_r sv_c (int32: |d| < 2^27),
+// y += s_r (xs_c d). The stage holds (and the producer copies) one scale / zero row per pair, as the kPair variants.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "decode/decode_device.cuh"
+
+namespace w4a16::kernels::cuda::decode_detail {
+
+// x in shared memory (kImma): per token a row of imma_x_row_bytes(kt): per k32 chunk (2 per tile) 64 bytes, per t of
+// the chunk 16 bytes {hi of sub-tile 2h, hi of 2h + 1, lo of 2h, lo of 2h + 1} (a lane's b registers: one 16-byte load
+// per chunk, the pairs (b0, b1) of each mma in consecutive registers); the row stride is 64 bytes past a multiple of 128,
+// so the 8 tokens of a load are in distinct bank groups.
+// After the m rows (rounded to 128 bytes): per block of 128 k (tile pair) 64 bytes, per t {xs[2t], xs[2t + 1], sv[2t],
+// sv[2t + 1]} (sv as int32 bits).
+constexpr int imma_x_row_bytes(int tiles) { return tiles * 128 + 64; }
+__host__ __device__ constexpr unsigned imma_x_rows_bytes(int m, int tiles) {
+  return align128(static_cast<unsigned>(m) * static_cast<unsigned>(imma_x_row_bytes(tiles)));
+}
+__host__ __device__ constexpr unsigned imma_x_bytes(int m, int tiles) {
+  return imma_x_rows_bytes(m, tiles) + align128(static_cast<unsigned>((tiles + 1) / 2) * 64u);
+}
+static_assert(imma_x_bytes(5, 38) == bulk_imma_x_bytes(5, 38) && imma_x_bytes(8, 128) == bulk_imma_x_bytes(8, 128), "the plans' copy");
+
+__device__ __forceinline__ std::uint32_t prmt(std::uint32_t a, std::uint32_t b, std::uint32_t sel) {
+  std::uint32_t d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+  return d;
+}
+
+// One token's block of 128 x values (16 lanes x 8, lane q of its half-warp: k 8q..8q + 7 of the block) as int16 in
+// the B-fragment order above: `e` holds the 8 values' 16-bit bits (dtype kBf16), `dst_row` the shared address of the
+// token's row, `dst_const` that of the block's constants entry of this token, `block` the block's index. All 16 lanes of
+// the half-warp take part (shuffles within it).
+// store false: the shuffles only (a half-warp past the last unit, whose partner half has one).
+template <bool kBf16>
+__device__ __forceinline__ void imma_x_block(const std::uint32_t (&e)[4], unsigned dst_row, unsigned dst_const, int block, bool store) {
+  const int q = threadIdx.x % 16;
+  // The largest |x| by its bits (16-bit magnitudes compare as integers; NaN / infinity above every finite value).
+  std::uint32_t mb = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) mb = __vmaxu2(mb, e[i] & 0x7FFF7FFFu);
+  mb = max(mb & 0xFFFFu, mb >> 16);
+#pragma unroll
+  for (int o = 8; o >= 1; o /= 2) mb = max(mb, __shfl_xor_sync(0xFFFFFFFFu, mb, o));
+  const bool finite = mb < (kBf16 ? 0x7F80u : 0x7C00u);
+  float f[8];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (kBf16) {
+      f[2 * i] = __uint_as_float(e[i] << 16);
+      f[2 * i + 1] = __uint_as_float(e[i] & 0xFFFF0000u);
+    } else {
+      const float2 v = __half22float2(*reinterpret_cast<const __half2*>(&e[i]));
+      f[2 * i] = v.x;
+      f[2 * i + 1] = v.y;
+    }
+  }
+  float mx = kBf16 ? __uint_as_float(mb << 16) : __half2float(__ushort_as_half(static_cast<unsigned short>(mb)));
+  // bf16 below 2^-100 (zero included): scaled up first, so that 2^(14 - E) stays a float.
+  float pre = 1.f;
+  if (kBf16 && finite && mx < 0x1p-100f) {
+    pre = 0x1p100f;
+    mx *= pre;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) f[i] *= pre;
+  }
+  const int E = max((static_cast<int>(__float_as_uint(mx) >> 23) & 0xFF) - 127, -100);
+  const float c = __uint_as_float(static_cast<std::uint32_t>(127 + 14 - E) << 23);  // 2^(14 - E)
+  // v = round(f c) in the low 16 bits of fma(f, c, 1.5 * 2^23) (|v| < 2^15 << 2^22); the sum of v from the bits.
+  std::uint32_t b[8], sum = 0u - 8u * 0x4B400000u;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    b[i] = __float_as_uint(fmaf(f[i], c, 12582912.f));
+    sum += b[i];
+  }
+#pragma unroll
+  for (int o = 8; o >= 1; o /= 2) sum += __shfl_xor_sync(0xFFFFFFFFu, sum, o);
+  // Lane q (even: k slots i = 0, 2 of its t; odd: i = 1, 3) packs its pairs (v[2t], v[2t + 1]) as 16-bit halves; the
+  // even lane of a pair writes t = 0, 1, the odd one t = 2, 3, each with its partner's pairs for those t.
+  std::uint32_t p[4];
+#pragma unroll
+  for (int t = 0; t < 4; ++t) p[t] = prmt(b[2 * t], b[2 * t + 1], 0x5410u);
+  const bool odd = q & 1;
+  const int kl = (q % 8) * 8;                  // k of the tile (q / 8 picks the tile of the pair)
+  const int chunk = 2 * (2 * block + q / 8) + kl / 32, half = (kl % 32) / 16;
+#pragma unroll
+  for (int u = 0; u < 2; ++u) {
+    const std::uint32_t mine = odd ? p[2 + u] : p[u];
+    const std::uint32_t theirs = __shfl_xor_sync(0xFFFFFFFFu, odd ? p[u] : p[2 + u], 1);
+    const std::uint32_t pe = odd ? theirs : mine, po = odd ? mine : theirs;
+    const std::uint32_t hi = prmt(pe, po, 0x7351u), lo = prmt(pe, po, 0x6240u);
+    const int t = (odd ? 2 : 0) + u;
+    if (store) {
+      const unsigned at = dst_row + static_cast<unsigned>(chunk * 64 + t * 16 + half * 4);
+      asm volatile("st.shared.u32 [%0], %1;" ::"r"(at), "r"(hi) : "memory");
+      asm volatile("st.shared.u32 [%0], %1;" ::"r"(at + 8u), "r"(lo) : "memory");
+    }
+  }
+  if (store && q == 0) {
+    const float xs = finite ? __uint_as_float(static_cast<std::uint32_t>(127 - 14 + E) << 23) / pre : __uint_as_float(0x7FC00000u);
+    asm volatile("st.shared.f32 [%0], %1;" ::"r"(dst_const), "f"(xs) : "memory");
+    asm volatile("st.shared.u32 [%0], %1;" ::"r"(dst_const + 8u), "r"(sum) : "memory");
+  }
+}
+
+// x of the m real tokens, all K (kt tiles, kt even), into the kImma layout at xs_sh (rows) and xc_sh (constants), zeros
+// past K: one (token, block) per half-warp and pass; 16-byte loads where x rows are 16-byte aligned without perm, else
+// 2-byte loads (gathered through perm for act-order).
+template <bool kBf16>
+__device__ __forceinline__ void stage_x_imma(const Args& a, unsigned xs_sh, unsigned xc_sh) {
+  const int row = imma_x_row_bytes(a.kt_count), blocks = a.kt_count / 2;
+  const int q = threadIdx.x % 16, units = a.m * blocks;
+  // Every lane of a warp runs the same number of passes (the shuffles want both half-warps): a half-warp past the last
+  // unit converts zeros into nowhere (its stores skipped).
+  const int hw = threadIdx.x / 16, hws = kThreads / 16;
+  for (int u0 = 0; u0 < units; u0 += hws) {
+    const int unit = u0 + hw;
+    const bool real = unit < units;
+    const int token = real ? unit / blocks : 0, block = real ? unit % blocks : 0;
+    const long long k0 = static_cast<long long>(block) * 128 + q * 8;
+    std::uint32_t e[4] = {0u, 0u, 0u, 0u};
+    if (real && k0 < a.k) {  // K % 8 == 0: a group of 8 is wholly inside or outside
+      const std::uint16_t* src = a.x + token * a.x_stride;
+      if (a.xvec && !a.perm) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4*>(src + k0));
+        e[0] = v.x, e[1] = v.y, e[2] = v.z, e[3] = v.w;
+      } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const std::uint32_t lo = a.perm ? __ldg(src + __ldg(a.perm + k0 + 2 * i)) : __ldg(src + k0 + 2 * i);
+          const std::uint32_t hi = a.perm ? __ldg(src + __ldg(a.perm + k0 + 2 * i + 1)) : __ldg(src + k0 + 2 * i + 1);
+          e[i] = lo | (hi << 16);
+        }
+      }
+    }
+    imma_x_block<kBf16>(e, xs_sh + static_cast<unsigned>(token * row), xc_sh + static_cast<unsigned>(block * 64 + (token / 2) * 16 + (token % 2) * 4),
+                        block, real);
+  }
+}
+
+__device__ __forceinline__ void imma_u8s8(int (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void imma_u8u8(int (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// The kImma math of kP tiles (kP / 2 pairs, each one group) whose words wv are in registers: per pair j its scales
+// sc[j] (rows g, g + 8) and integer zero points z0[j] / z1[j] (rows g / g + 8); x chunks by one 16-byte load per chunk
+// from this lane's row at xrd (tile kt + p at + (kt + p) x 128, chunk h at + h x 64), the constants of pair j from
+// xcd + (kt / 2 + j) x 64. Pairs past `valid` (even) are dropped whatever their sums hold. Two int32 chains per pair
+// (hi, lo): 2 kP independent mma chains per stage.
+template <int kP>
+__device__ __forceinline__ void imma_tiles_math(const uint4 (&wv)[kP], const float2 (&sc)[kP / 2], const int (&z0)[kP / 2], const int (&z1)[kP / 2],
+                                                unsigned xrd, unsigned xcd, int kt, int valid, float (&acc)[4]) {
+  constexpr int kPairs = kP / 2;
+  int hi[kPairs][4], lo[kPairs][4];
+#pragma unroll
+  for (int j = 0; j < kPairs; ++j)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) hi[j][c] = lo[j][c] = 0;
+#pragma unroll
+  for (int tp = 0; tp < 2; ++tp)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int j = 0; j < kPairs; ++j) {
+        const int p = 2 * j + tp;
+        const uint4 xb = lds128(xrd + static_cast<unsigned>(((kt + p) * 2 + h) * 64));  // {hi b0, hi b1, lo b0, lo b1}
+        const std::uint32_t w0 = h == 0 ? wv[p].x : wv[p].z, w1 = h == 0 ? wv[p].y : wv[p].w;
+        const std::uint32_t af[4] = {w0 & 0x0F0F0F0Fu, (w0 >> 4) & 0x0F0F0F0Fu, w1 & 0x0F0F0F0Fu, (w1 >> 4) & 0x0F0F0F0Fu};
+        imma_u8s8(hi[j], af, xb.x, xb.y);
+        imma_u8u8(lo[j], af, xb.z, xb.w);
+      }
+#pragma unroll
+  for (int j = 0; j < kPairs; ++j) {
+    if (2 * j >= valid) continue;
+    const uint4 xc = lds128(xcd + static_cast<unsigned>((kt / 2 + j) * 64));  // {xs[2t], xs[2t + 1], sv[2t], sv[2t + 1]}
+    const float xs[2] = {__uint_as_float(xc.x), __uint_as_float(xc.y)};
+    const int sv[2] = {static_cast<int>(xc.z), static_cast<int>(xc.w)};
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const int z = c < 2 ? z0[j] : z1[j];
+      const int d = hi[j][c] * 256 + lo[j][c] - z * sv[c % 2];
+      acc[c] = fmaf(c < 2 ? sc[j].x : sc[j].y, xs[c % 2] * static_cast<float>(d), acc[c]);
+    }
+  }
+}
+
+}  // namespace w4a16::kernels::cuda::decode_detail
