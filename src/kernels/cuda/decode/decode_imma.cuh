@@ -48,25 +48,25 @@ __device__ __forceinline__ std::uint32_t prmt(std::uint32_t a, std::uint32_t b, 
   return d;
 }
 
-// One token's block of 128 x values (16 lanes x 8, lane q of its half-warp: k 8q..8q + 7 of the block) as int16 in
-// the B-fragment order above: `e` holds the 8 values' 16-bit bits (dtype kBf16), `dst_row` the shared address of the
-// token's row, `dst_const` that of the block's constants entry of this token, `block` the block's index. All 16 lanes of
-// the half-warp take part (shuffles within it).
-// store false: the shuffles only (a half-warp past the last unit, whose partner half has one).
+// One token's block of 128 x values (8 lanes x 16, lane q = lane % 8 of its group of 8: k 16q..16q + 15 of the block,
+// one whole k16 sub-tile) as int16 in the B-fragment order above: `e` holds the 16 values' 16-bit bits (dtype kBf16),
+// `dst_row` the shared address of the token's row, `dst_const` that of the block's constants entry of this token,
+// `block` the block's index. All 8 lanes of the group take part (shuffles within it); store false: the shuffles only
+// (a group past the last unit, beside one that has one).
 template <bool kBf16>
-__device__ __forceinline__ void imma_x_block(const std::uint32_t (&e)[4], unsigned dst_row, unsigned dst_const, int block, bool store) {
-  const int q = threadIdx.x % 16;
+__device__ __forceinline__ void imma_x_block(const std::uint32_t (&e)[8], unsigned dst_row, unsigned dst_const, int block, bool store) {
+  const int q = threadIdx.x % 8;
   // The largest |x| by its bits (16-bit magnitudes compare as integers; NaN / infinity above every finite value).
   std::uint32_t mb = 0;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) mb = __vmaxu2(mb, e[i] & 0x7FFF7FFFu);
+  for (int i = 0; i < 8; ++i) mb = __vmaxu2(mb, e[i] & 0x7FFF7FFFu);
   mb = max(mb & 0xFFFFu, mb >> 16);
 #pragma unroll
-  for (int o = 8; o >= 1; o /= 2) mb = max(mb, __shfl_xor_sync(0xFFFFFFFFu, mb, o));
+  for (int o = 4; o >= 1; o /= 2) mb = max(mb, __shfl_xor_sync(0xFFFFFFFFu, mb, o));
   const bool finite = mb < (kBf16 ? 0x7F80u : 0x7C00u);
-  float f[8];
+  float f[16];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 8; ++i) {
     if constexpr (kBf16) {
       f[2 * i] = __uint_as_float(e[i] << 16);
       f[2 * i + 1] = __uint_as_float(e[i] & 0xFFFF0000u);
@@ -83,38 +83,29 @@ __device__ __forceinline__ void imma_x_block(const std::uint32_t (&e)[4], unsign
     pre = 0x1p100f;
     mx *= pre;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) f[i] *= pre;
+    for (int i = 0; i < 16; ++i) f[i] *= pre;
   }
   const int E = max((static_cast<int>(__float_as_uint(mx) >> 23) & 0xFF) - 127, -100);
   const float c = __uint_as_float(static_cast<std::uint32_t>(127 + 14 - E) << 23);  // 2^(14 - E)
   // v = round(f c) in the low 16 bits of fma(f, c, 1.5 * 2^23) (|v| < 2^15 << 2^22); the sum of v from the bits.
-  std::uint32_t b[8], sum = 0u - 8u * 0x4B400000u;
+  std::uint32_t b[16], sum = 0u - 16u * 0x4B400000u;
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < 16; ++i) {
     b[i] = __float_as_uint(fmaf(f[i], c, 12582912.f));
     sum += b[i];
   }
 #pragma unroll
-  for (int o = 8; o >= 1; o /= 2) sum += __shfl_xor_sync(0xFFFFFFFFu, sum, o);
-  // Lane q (even: k slots i = 0, 2 of its t; odd: i = 1, 3) packs its pairs (v[2t], v[2t + 1]) as 16-bit halves; the
-  // even lane of a pair writes t = 0, 1, the odd one t = 2, 3, each with its partner's pairs for those t.
-  std::uint32_t p[4];
+  for (int o = 4; o >= 1; o /= 2) sum += __shfl_xor_sync(0xFFFFFFFFu, sum, o);
+  // Word t of the sub-tile's b register: slots 4t..4t + 3 = k {2t, 2t + 8, 2t + 1, 2t + 9}, hi bytes and lo bytes apart.
+  const int chunk = 2 * (2 * block + q / 4) + (q % 4) / 2, half = q % 2;
+  const unsigned at = dst_row + static_cast<unsigned>(chunk * 64 + half * 4);
 #pragma unroll
-  for (int t = 0; t < 4; ++t) p[t] = prmt(b[2 * t], b[2 * t + 1], 0x5410u);
-  const bool odd = q & 1;
-  const int kl = (q % 8) * 8;                  // k of the tile (q / 8 picks the tile of the pair)
-  const int chunk = 2 * (2 * block + q / 8) + kl / 32, half = (kl % 32) / 16;
-#pragma unroll
-  for (int u = 0; u < 2; ++u) {
-    const std::uint32_t mine = odd ? p[2 + u] : p[u];
-    const std::uint32_t theirs = __shfl_xor_sync(0xFFFFFFFFu, odd ? p[u] : p[2 + u], 1);
-    const std::uint32_t pe = odd ? theirs : mine, po = odd ? mine : theirs;
-    const std::uint32_t hi = prmt(pe, po, 0x7351u), lo = prmt(pe, po, 0x6240u);
-    const int t = (odd ? 2 : 0) + u;
+  for (int t = 0; t < 4; ++t) {
+    const std::uint32_t pl = prmt(b[2 * t], b[2 * t + 1], 0x5410u), ph = prmt(b[2 * t + 8], b[2 * t + 9], 0x5410u);
+    const std::uint32_t hi = prmt(pl, ph, 0x7351u), lo = prmt(pl, ph, 0x6240u);
     if (store) {
-      const unsigned at = dst_row + static_cast<unsigned>(chunk * 64 + t * 16 + half * 4);
-      asm volatile("st.shared.u32 [%0], %1;" ::"r"(at), "r"(hi) : "memory");
-      asm volatile("st.shared.u32 [%0], %1;" ::"r"(at + 8u), "r"(lo) : "memory");
+      asm volatile("st.shared.u32 [%0], %1;" ::"r"(at + t * 16u), "r"(hi) : "memory");
+      asm volatile("st.shared.u32 [%0], %1;" ::"r"(at + t * 16u + 8u), "r"(lo) : "memory");
     }
   }
   if (store && q == 0) {
@@ -125,32 +116,36 @@ __device__ __forceinline__ void imma_x_block(const std::uint32_t (&e)[4], unsign
 }
 
 // x of the m real tokens, all K (kt tiles, kt even), into the kImma layout at xs_sh (rows) and xc_sh (constants), zeros
-// past K: one (token, block) per half-warp and pass; 16-byte loads where x rows are 16-byte aligned without perm, else
-// 2-byte loads (gathered through perm for act-order).
+// past K: one (token, block) per group of 8 lanes and pass; 16-byte loads where x rows are 16-byte aligned without perm,
+// else 2-byte loads (gathered through perm for act-order).
 template <bool kBf16>
 __device__ __forceinline__ void stage_x_imma(const Args& a, unsigned xs_sh, unsigned xc_sh) {
   const int row = imma_x_row_bytes(a.kt_count), blocks = a.kt_count / 2;
-  const int q = threadIdx.x % 16, units = a.m * blocks;
-  // Every lane of a warp runs the same number of passes (the shuffles want both half-warps): a half-warp past the last
-  // unit converts zeros into nowhere (its stores skipped).
-  const int hw = threadIdx.x / 16, hws = kThreads / 16;
-  for (int u0 = 0; u0 < units; u0 += hws) {
-    const int unit = u0 + hw;
+  const int q = threadIdx.x % 8, units = a.m * blocks;
+  // Every lane of a warp runs the same number of passes (the shuffles want all four groups): a group past the last unit
+  // converts zeros into nowhere (its stores skipped).
+  const int grp = threadIdx.x / 8, grps = kThreads / 8;
+  const bool vec = a.xvec && !a.perm;
+  for (int u0 = 0; u0 < units; u0 += grps) {
+    const int unit = u0 + grp;
     const bool real = unit < units;
     const int token = real ? unit / blocks : 0, block = real ? unit % blocks : 0;
-    const long long k0 = static_cast<long long>(block) * 128 + q * 8;
-    std::uint32_t e[4] = {0u, 0u, 0u, 0u};
-    if (real && k0 < a.k) {  // K % 8 == 0: a group of 8 is wholly inside or outside
-      const std::uint16_t* src = a.x + token * a.x_stride;
-      if (a.xvec && !a.perm) {
-        const uint4 v = __ldg(reinterpret_cast<const uint4*>(src + k0));
-        e[0] = v.x, e[1] = v.y, e[2] = v.z, e[3] = v.w;
+    const long long k0 = static_cast<long long>(block) * 128 + q * 16;
+    std::uint32_t e[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
+    const std::uint16_t* src = a.x + token * a.x_stride;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long kh = k0 + 8 * h;
+      if (!real || kh >= a.k) continue;  // K % 8 == 0: a group of 8 is wholly inside or outside
+      if (vec) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4*>(src + kh));
+        e[4 * h] = v.x, e[4 * h + 1] = v.y, e[4 * h + 2] = v.z, e[4 * h + 3] = v.w;
       } else {
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-          const std::uint32_t lo = a.perm ? __ldg(src + __ldg(a.perm + k0 + 2 * i)) : __ldg(src + k0 + 2 * i);
-          const std::uint32_t hi = a.perm ? __ldg(src + __ldg(a.perm + k0 + 2 * i + 1)) : __ldg(src + k0 + 2 * i + 1);
-          e[i] = lo | (hi << 16);
+          const std::uint32_t lo = a.perm ? __ldg(src + __ldg(a.perm + kh + 2 * i)) : __ldg(src + kh + 2 * i);
+          const std::uint32_t hi = a.perm ? __ldg(src + __ldg(a.perm + kh + 2 * i + 1)) : __ldg(src + kh + 2 * i + 1);
+          e[4 * h + i] = lo | (hi << 16);
         }
       }
     }
