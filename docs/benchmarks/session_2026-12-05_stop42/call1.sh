@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stop 42, call 1: branch decode-imma eaac333 (the bulk kernel's integer math at 1..8 tokens, decode_imma.cuh), sm_90a
+# Stop 42, call 1: branch decode-imma (eaac333 + the 16-values-a-lane x staging) (the bulk kernel's integer math at 1..8 tokens, decode_imma.cuh), sm_90a
 # binaries in .carry-s42/c1.tar.xz. Its decode and registry GPU tests; then 3 interleaved rounds of whole processes:
 # W4A16_DECODE_IMMA=0 (the fp16 / bf16 mma path, what main runs) against =1 (the integer math) at the default plans, and
 # the bulk kernel forced (W4A16_DECODE_BULK=1) with the integer math, on 8 PERF.md layers x M = 1, 2, 3, 4, 6, 8 x fp16 /
