@@ -52,20 +52,40 @@ LinearOptions make_options(std::string_view act_dtype, std::string_view device, 
 
 // x [M, K] of an activation dtype: checked here so the message names what the Python caller
 // passed (the kernels check again, in their terms).
-nb::tuple check_x(const InArray& x_arr, std::int64_t k, std::string_view bits16) {
+TensorView checked_x_view(const InArray& x_arr, std::int64_t k, std::string_view bits16) {
   TensorView x = to_view(x_arr, "x", bits16);
-  std::string want = "float16 or bfloat16 [M, K=" + std::to_string(k) + "]";
-  if (!is_activation_dtype(x.dtype)) fail(ErrorCode::dtype_mismatch, "x", want, describe(x));
-  if (x.rank != 2 || x.size(1) != k) fail(ErrorCode::shape_mismatch, "x", want, describe(x));
+  auto want = [k] { return "float16 or bfloat16 [M, K=" + std::to_string(k) + "]"; };
+  if (!is_activation_dtype(x.dtype)) fail(ErrorCode::dtype_mismatch, "x", want(), describe(x));
+  if (x.rank != 2 || x.size(1) != k) fail(ErrorCode::shape_mismatch, "x", want(), describe(x));
   check_cuda_built(x.device, "x");
+  return x;
+}
+
+// (dtype, device, device_index, M) of a checked x.
+nb::tuple check_x(const InArray& x_arr, std::int64_t k, std::string_view bits16) {
+  TensorView x = checked_x_view(x_arr, k, bits16);
   return nb::make_tuple(std::string(dtype_name(x.dtype)), std::string(device_name(x.device)), x.device_index,
                         x.size(0));
 }
 
-void run_linear(const PyLinear& self, const InArray& x_arr, const OutArray& out_arr, std::uintptr_t stream,
-                std::string_view bits16) {
-  TensorView x = to_view(x_arr, "x", bits16);
-  TensorView out = to_view(out_arr, "out", bits16);
+// x imported and checked once (take_x), then handed to Linear.run as is: one import of the
+// caller's array per call, where check_x + run(array) import it twice (and a DLPack capsule
+// can be imported only once, so the caller had to export it twice).
+struct CheckedX {
+  InArray arr;      // keeps the caller's array (or the capsule's producer) alive while `view` is used
+  TensorView view;  // (M, K) of arr, checked by checked_x_view
+};
+
+// (CheckedX, dtype, device, device_index, M): check_x's tuple with the checked x in front.
+nb::tuple take_x(const InArray& x_arr, std::int64_t k, std::string_view bits16) {
+  TensorView x = checked_x_view(x_arr, k, bits16);
+  return nb::make_tuple(nb::cast(CheckedX{x_arr, x}, nb::rv_policy::move), std::string(dtype_name(x.dtype)),
+                        std::string(device_name(x.device)), x.device_index, x.size(0));
+}
+
+void run_view(const PyLinear& self, const TensorView& x, const OutArray& out_arr, std::uintptr_t stream,
+              std::string_view bits16) {
+  const TensorView out = to_view(out_arr, "out", bits16);
   const LinearOptions& o = self.opt;
   for (const auto& [t, arg] : {std::pair{&x, "x"}, std::pair{&out, "out"}}) {
     if (t->device != o.device || (o.device == Device::cuda && t->device_index != o.device_index)) {
@@ -81,6 +101,16 @@ void run_linear(const PyLinear& self, const InArray& x_arr, const OutArray& out_
     fail(ErrorCode::shape_mismatch, "x", "at most max_m = " + std::to_string(o.max_m) + " rows", describe(x));
   nb::gil_scoped_release release;  // kernels may run for a while and never touch Python
   self.lin.forward(x, out, reinterpret_cast<void*>(stream));
+}
+
+void run_linear(const PyLinear& self, const InArray& x_arr, const OutArray& out_arr, std::uintptr_t stream,
+                std::string_view bits16) {
+  run_view(self, to_view(x_arr, "x", bits16), out_arr, stream, bits16);
+}
+
+void run_checked(const PyLinear& self, const CheckedX& x, const OutArray& out_arr, std::uintptr_t stream,
+                 std::string_view bits16) {
+  run_view(self, x.view, out_arr, stream, bits16);
 }
 
 // The decision as a dict; "runs": [(M, how the chosen kernel runs M tokens)] for the token counts asked
@@ -111,6 +141,7 @@ SelectOptions select_options(std::string_view backend, const std::vector<std::st
 }  // namespace
 
 void bind_linear(nb::module_& m) {
+  nb::class_<CheckedX>(m, "CheckedX", "An x [M, K] that take_x imported and checked, for Linear.run.");
   nb::class_<PyLinear>(m, "Linear", "A layer bound to one kernel for one device and activation dtype.")
       .def_prop_ro("kernel", [](const PyLinear& l) { return std::string(l.lin.kernel().name()); })
       .def_prop_ro("layout", [](const PyLinear& l) { return std::string(l.lin.kernel().layout()); })
@@ -122,6 +153,9 @@ void bind_linear(nb::module_& m) {
       .def_prop_ro("dtype", [](const PyLinear& l) { return std::string(dtype_name(l.opt.act_dtype)); })
       .def_prop_ro("device", [](const PyLinear& l) { return std::string(device_name(l.opt.device)); })
       .def_prop_ro("device_index", [](const PyLinear& l) { return l.opt.device_index; })
+      .def("run", &run_checked, nb::arg("x"), nb::arg("out"), nb::arg("stream") = 0, nb::arg("dtype") = "",
+           "out[M, N] = x[M, K] . W^T (+ bias) on the Linear's device, x as take_x returned it (checked, imported "
+           "once); stream is a cudaStream_t as int.")
       .def("run", &run_linear, nb::arg("x"), nb::arg("out"), nb::arg("stream") = 0, nb::arg("dtype") = "",
            "out[M, N] = x[M, K] . W^T (+ bias) on the Linear's device; stream is a cudaStream_t as int.");
 
@@ -144,6 +178,8 @@ void bind_linear(nb::module_& m) {
 
   m.def("check_x", &check_x, nb::arg("x"), nb::arg("k"), nb::arg("dtype") = "",
         "Validates x [M, K] and returns (dtype, device, device_index, M).");
+  m.def("take_x", &take_x, nb::arg("x"), nb::arg("k"), nb::arg("dtype") = "",
+        "Validates x [M, K] as check_x and returns (x checked, for Linear.run; dtype, device, device_index, M).");
 
   m.def("kernels", []() {
     nb::list out;

@@ -154,6 +154,34 @@ def test_torch_compile_traces_the_ops(rng, device):
     torch.testing.assert_close(compiled(x2), m(x2), rtol=0, atol=0)
 
 
+def test_gemm_cache_follows_the_weights(rng):
+    import gc
+
+    lin = torch.nn.Linear(128, 32, bias=False).half()
+    m = wt.W4A16Linear.from_linear(lin, group_size=64, scalar_type="uint4b8")
+    x = torch.from_numpy(rng.standard_normal((3, 128)).astype(np.float16))
+    y = m(x)
+    entries = len(wt._cache)
+    assert torch.equal(m(x), y) and len(wt._cache) == entries  # built once
+    m.scales.mul_(2)  # in place: a new tensor version, so the layer is built again, with doubled scales
+    assert rel_err(m(x).double().numpy(), 2 * y.double().numpy()) <= 2e-3
+    assert len(wt._cache) == entries  # the older version's entry went
+    m.scales = m.scales / 2  # another tensor in the buffer (exactly the first scales): built again
+    assert torch.equal(m(x), y) and len(wt._cache) == entries
+    y2 = wt.gemm(x, m.qweight, m.scales, group_size=64, scalar_type="uint4b8", backend="cpu_reference")
+    assert rel_err(y2.double().numpy(), y.double().numpy()) <= TOL["float16"]  # another backend: built again
+    assert len(wt._cache) == entries and wt._layer_for(m.qweight, m.scales, None, None, None, 64, "uint4b8",
+                                                       "cpu_reference").backend == "cpu_reference"
+    with pytest.raises(w4a16.ShapeError) as err:  # x is checked on every call, also on a cache hit
+        m(x[:, :64])
+    assert str(err.value).startswith("x: expected float16 or bfloat16 [M, K=128]")
+    with pytest.raises(w4a16.DTypeError):
+        m(x.float())
+    del m, err  # the error's traceback holds the op's frame, and so qweight
+    gc.collect()
+    assert len(wt._cache) == entries - 1  # the entry went with its qweight
+
+
 @pytest.mark.skipif("cuda" not in DEVICES, reason="needs a GPU and a CUDA build of w4a16")
 def test_gemm_runs_on_the_current_stream(rng):
     (qw, qz, s), w = awq_tensors(rng, 64, 256, 128, "cuda")

@@ -26,6 +26,7 @@ class QuantizedLinear:
         if not isinstance(layer, _core.Layer):
             raise TypeError("QuantizedLinear(layer): use load_linear, from_awq, from_gptq, from_canonical or quantize")
         self._layer = layer
+        self._n, self._k = layer.n, layer.k  # read on every call; the layer never changes
         self.backend = backend or ""
         self._linears: dict = {}
         self._last: Optional[_core.Linear] = None
@@ -125,33 +126,31 @@ class QuantizedLinear:
         stream: a cudaStream_t as int; default the framework's current stream (torch, cupy).
         """
         kind = _arrays.kind_of(x)
-        x2, lead = _arrays.as_rows(x, kind, self.k)
-        ex = _arrays.export(x2, kind)
+        x2, lead = _arrays.as_rows(x, kind, self._k)
         b16 = _arrays.bits16(dtype)
-        act, device, index, m = _core.check_x(ex, self.k, b16)
-        if kind == "torch" and device == "cuda":
-            ex = _arrays.export(x2, kind)  # a DLPack capsule is consumed by one import
+        # x is exported and imported once: take_x checks it (dtype, [M, K], device) and lin.run reads that same view.
+        xc, act, device, index, m = _core.take_x(_arrays.export(x2, kind), self._k, b16)
         if out is None and kind == "dlpack" and device == "cuda":
             raise fail(UnsupportedError, "x", "a numpy, torch or cupy array, or out= (this DLPack producer's CUDA "
                        "arrays cannot be allocated here)", f"{type(x).__name__} on cuda:{index}")
         if m == 0:  # nothing to compute; kernels need not accept empty views
-            y = _arrays.empty_out(x2, kind, 0, self.n, act) if out is None else out
+            y = _arrays.empty_out(x2, kind, 0, self._n, act) if out is None else out
             return _arrays.reshape_out(y, lead) if out is None else out
         if stream is None:
             stream = _arrays.current_stream(x2, kind)
         lin = self.linear(act, device, index, backend, max_m=_round_m(m), stream=stream)  # prepare's uploads too
         self._last = lin
         if out is None:
-            y = _arrays.empty_out(x2, kind, m, self.n, act)
+            y = _arrays.empty_out(x2, kind, m, self._n, act)
             y2 = y
         else:
             y = out
             # out [..., N] matching x's leading dims is viewed as [M, N]; any other shape goes to the
             # extension as is, which names it in the error.
             y2 = out
-            if lead is not None and tuple(out.shape) == tuple(lead) + (self.n,) and len(out.shape) != 2:
-                y2 = out.reshape(m, self.n)
-        lin.run(ex, _arrays.export(y2, _arrays.kind_of(y2)), stream, b16)
+            if lead is not None and tuple(out.shape) == tuple(lead) + (self._n,) and len(out.shape) != 2:
+                y2 = out.reshape(m, self._n)
+        lin.run(xc, _arrays.export(y2, _arrays.kind_of(y2)), stream, b16)
         return _arrays.reshape_out(y, lead) if out is None else out
 
     # ---- views and conversions -------------------------------------------------------------
