@@ -3,14 +3,22 @@
 # binaries in .carry-s42/c1.tar.xz. Its decode and registry GPU tests; then 3 interleaved rounds of whole processes:
 # W4A16_DECODE_IMMA=0 (the fp16 / bf16 mma path, what main runs) against =1 (the integer math) at the default plans, and
 # the bulk kernel forced (W4A16_DECODE_BULK=1) with the integer math, on 8 PERF.md layers x M = 1, 2, 3, 4, 6, 8 x fp16 /
-# bf16 uint4b8 g = 128, every row against f64.
+# bf16 uint4b8 g = 128, every row against f64. Beside the GPU tests: branch py-overhead (merged into decode-imma; the
+# PyTorch path's per-call plumbing) as the Python 3.12 package with CUDA in .carry-s42/py.tar.xz: pytest's CUDA cases of
+# test_torch_ops.py / test_moe.py / test_linear.py; at the end, if time is left, stop 41's torch_overhead.py.
 T0=$(date +%s)
 . scripts/lib/device-env.sh
 W=/tmp/s42c1; mkdir -p $W $OUT && tar -xJf .carry-s42/c1.tar.xz -C $W
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 timeout 240 $W/c1/w4a16_test_gpu_decode --gtest_brief=1 > $OUT/test_decode.log 2>&1 &
 timeout 240 $W/c1/w4a16_test_gpu_registry --gtest_brief=1 > $OUT/test_registry.log 2>&1 &
+if [ -f .carry-s42/py.tar.xz ]; then
+  mkdir -p $W/py && tar -xJf .carry-s42/py.tar.xz -C $W/py
+  PYTHONPATH=$W/py timeout 240 python3 -m pytest -q -p no:cacheprovider -rs python/tests/test_torch_ops.py python/tests/test_moe.py \
+    python/tests/test_linear.py > $OUT/pytest_gpu.log 2>&1 &
+fi
 wait
+[ -f $OUT/pytest_gpu.log ] && { echo "pytest t=$(($(date +%s)-T0))"; grep -E "FAILED|Error|passed|failed" $OUT/pytest_gpu.log | tail -12; }
 for t in decode registry; do echo "$t tests t=$(($(date +%s)-T0))"; grep -E '^\[  (PASSED|FAILED)|FAILED|Failure|SKIPPED|Expected|Which is|actual|token' $OUT/test_$t.log | head -24; done
 SH=8192x8192,llama8b.gate_up,llama8b.down,llama8b.qkv,llama8b.o,llama70b.gate_up,qwen0.5b.gate_up,qwen0.5b.down
 for r in 1 2 3; do
@@ -27,4 +35,9 @@ for f in on bulk; do
   echo "== off -> $f: $(grep -E 'rows;' $OUT/ab_$f.md); rows not ok: $(grep -c '| NO |' $OUT/ab_$f.md)"
   grep "cuda_decode" $OUT/ab_$f.md | awk -F'|' '{printf "%-17s %-9s M=%-2s %8s %8s %s\n", $3, $4, $7, $8, $9, $10}'
 done
+echo "benches done t=$(($(date +%s)-T0))"
+if [ -d $W/py ] && [ $(($(date +%s)-T0)) -lt 480 ]; then
+  PYTHONPATH=$W/py timeout 90 python3 docs/benchmarks/session_2026-12-05_stop41/torch_overhead.py > $OUT/torch_overhead.txt 2>&1
+  cat $OUT/torch_overhead.txt | tail -12
+fi
 echo "done t=$(($(date +%s)-T0))"
