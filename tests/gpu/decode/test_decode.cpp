@@ -655,14 +655,15 @@ TEST(Decode, BulkRejectsBadKnobs) {
 // on x that its rounding finds hardest, each token checked on its own against f64 (a token of tiny values is not hidden
 // by a large one): a block whose largest value is 2^14 times the rest, fp16 subnormals, bf16 below 2^-100 (where
 // 2^(14 - E) is not a float), a zero token (exact zeros), a token with one infinity (every output of that token
-// non-finite, the others within the bound), K not a multiple of 128 (channelwise: zeros past K inside the last block). The same inputs with
-// W4A16_DECODE_IMMA=0 (the fp16 / bf16 mma path) pass the same checks.
+// non-finite, the others within the bound), K not a multiple of 128 (channelwise: zeros past K inside the last block).
+// x converted by the small kernel into the workspace (W4A16_DECODE_IMMA=1) and by the bulk kernel's own blocks (=2); the
+// same inputs with W4A16_DECODE_IMMA=0 (the fp16 / bf16 mma path) pass the same checks.
 TEST(Decode, BulkIntegerMathPerTokenOnHardX) {
   REQUIRE_SM90_CODE("no bulk kernel");
   ScopedEnv bulk("W4A16_DECODE_BULK", "1");
   ScopedEnv streaming("W4A16_DECODE_SMALL", "0");
   struct C { DType act; ScalarType st; int g; std::int64_t k; };
-  for (const char* imma : {"1", "0"})
+  for (const char* imma : {"1", "2", "0"})
     for (C c : {C{DType::f16, ScalarType::uint4b8, 128, 2048}, C{DType::bf16, ScalarType::uint4, 256, 2048},
                 C{DType::f16, ScalarType::uint4, kChannelwise, 840}, C{DType::bf16, ScalarType::uint4b8, kChannelwise, 840}}) {
       ScopedEnv knob("W4A16_DECODE_IMMA", imma);
@@ -671,7 +672,7 @@ TEST(Decode, BulkIntegerMathPerTokenOnHardX) {
       const std::int64_t N = spec.n, K = spec.k, m = 7;
       const DecodePlan p = decode_plan(N, K, m, c.st == ScalarType::uint4, c.g, true);
       ASSERT_GT(p.bulk_stages, 0) << p.describe();
-      ASSERT_EQ(p.imma, imma[0] == '1') << p.describe();
+      ASSERT_EQ(p.imma, imma[0] != '0') << p.describe();
       const std::string what = spec.describe() + " " + std::string(dtype_name(c.act)) + " W4A16_DECODE_IMMA=" + imma + " " + p.describe();
       std::vector<std::uint16_t> xh = test::random_act(m, K, c.act);
       auto put = [&](std::int64_t i, std::int64_t k, double v) { xh[static_cast<std::size_t>(i * K + k)] = float_to_f16x(c.act, static_cast<float>(v)); };
@@ -686,7 +687,10 @@ TEST(Decode, BulkIntegerMathPerTokenOnHardX) {
       DevBuf<std::uint16_t> xd(xh.size()), yd(static_cast<std::size_t>(m * N));
       xd.upload(xh);
       yd.upload(std::vector<std::uint16_t>(yd.count, test::poison_bits(c.act)));
-      decode_run(*L.w, xd.p, m, K, yd.p, N, nullptr, 0, nullptr);
+      const std::size_t ws_bytes = decode_workspace_bytes(N, K, c.g, false, m);
+      ASSERT_GT(ws_bytes, 0u) << what;
+      DevBuf<unsigned char> ws(ws_bytes);
+      decode_run(*L.w, xd.p, m, K, yd.p, N, ws.p, ws_bytes, nullptr);
       W4A16_CUDA_TRY(cudaDeviceSynchronize());
       const std::vector<std::uint16_t> yh = yd.download();
       const std::vector<double> xf = test::to_f64(xh.data(), c.act, m, K, K);

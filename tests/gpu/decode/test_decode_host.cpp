@@ -406,6 +406,14 @@ TEST(DecodeHost, BulkIntegerMathOnlyOnTilePairsUpToEightTokens) {
         if (want) {
           EXPECT_GE(p.smem_bytes, static_cast<std::size_t>(m * (kt * 128 + 64) + kt / 2 * 64)) << what << ": x rows + constants";
         }
+        // The workspace (x converted once per call) holds the same region, for up to 8 tokens whatever max_m.
+        const std::size_t ws = decode_workspace_bytes(4096, k, g, false, m);
+        if (want) {
+          EXPECT_GE(ws, static_cast<std::size_t>(m * (kt * 128 + 64) + kt / 2 * 64)) << what;
+          EXPECT_EQ(ws % 128, 0u) << what;
+        } else if (m <= 8) {
+          EXPECT_EQ(ws, 0u) << what << ": no integer math, no workspace";
+        }
       }
   {
     ScopedEnv streaming("W4A16_DECODE_BULK", "0");
@@ -418,10 +426,12 @@ TEST(DecodeHost, BulkIntegerMathOnlyOnTilePairsUpToEightTokens) {
     ASSERT_GT(p.bulk_stages, 0);
     EXPECT_FALSE(p.imma) << p.describe();
   }
-  {
-    ScopedEnv on("W4A16_DECODE_IMMA", "1");
-    EXPECT_TRUE(decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132).imma);
+  for (const char* on : {"1", "2"}) {  // 2: x converted by the bulk kernel's blocks even with a workspace
+    ScopedEnv knob("W4A16_DECODE_IMMA", on);
+    EXPECT_TRUE(decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132).imma) << on;
+    EXPECT_EQ(decode_imma_mode(), on[0] - '0');
   }
+  EXPECT_EQ(decode_workspace_bytes(8192, 8192, 128, false, 16), decode_workspace_bytes(8192, 8192, 128, false, 8)) << "8 tokens at most";
   ScopedEnv bad("W4A16_DECODE_IMMA", "yes");
   try {
     decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132);

@@ -169,7 +169,14 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   const unsigned xs_sh = smem_addr(xs);
   const unsigned xc_sh = xs_sh + imma_x_rows_bytes(a.m, a.kt_count);  // kImma: the per-block constants
   if constexpr (kImma) {
-    stage_x_imma<kBf16>(a, xs_sh, xc_sh);
+    if (a.xq) {  // converted by decode_imma_prep_kernel: the region as it is
+      const unsigned bytes = imma_x_bytes(a.m, a.kt_count);
+      for (unsigned i = threadIdx.x * 16; i < bytes; i += kThreads * 16) cp_async16_zfill(xs_sh + i, a.xq + i, 16u);
+      cp_async_commit();
+      cp_async_wait<0>();
+    } else {
+      stage_x_imma<kBf16>(a, xs_sh);
+    }
   } else if (a.xvec && !a.perm) {
     copy_x_rows(a, xs_sh, xrow, 0, a.kt_count);
     cp_async_commit();
@@ -291,6 +298,22 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
 #endif  // __CUDA_ARCH__ >= 900
 }
 
+// x of a.m tokens into the integer math's layout in global memory (launch_decode_imma_prep): 32 units (token, block of
+// 128 k) per block of 256 threads, 8 lanes a unit.
+template <bool kBf16>
+__global__ void __launch_bounds__(kThreads) decode_imma_prep_kernel(const Args a, unsigned char* xq) {
+  pdl_launch_dependents();  // the bulk kernel may start streaming weights; its consumers wait for this grid's end
+  pdl_wait();               // x is the previous kernel's output
+  const int blocks = a.kt_count / 2, units = a.m * blocks;
+  const int unit = static_cast<int>(blockIdx.x) * (kThreads / 8) + static_cast<int>(threadIdx.x) / 8;
+  const bool real = unit < units;  // a group past the last unit still shuffles beside its warp's others
+  const int token = real ? unit / blocks : 0, block = real ? unit % blocks : 0;
+  std::uint32_t e[8];
+  imma_load_x(a, token, block, real, e);
+  const GlobalSink sink{xq + imma_row_offset(token, a.kt_count), xq + imma_const_offset(token, block, a.m, a.kt_count)};
+  imma_x_block<kBf16>(e, sink, block, real);
+}
+
 // The bulk kernel's instantiations (pick_variant), up to kBulkMaxSmem of shared memory.
 template <bool kBf16, int MB, bool kZeros, bool kG32>
 struct BulkKernel {
@@ -317,6 +340,13 @@ KernelFn bulk_imma_kernel() {
 }
 
 }  // namespace
+
+void launch_decode_imma_prep(const Args& a, unsigned char* xq, bool bf16, bool pdl, cudaStream_t stream) {
+  const int units = a.m * (a.kt_count / 2), per_block = kThreads / 8;
+  const dim3 grid(static_cast<unsigned>((units + per_block - 1) / per_block));
+  launch_pdl(bf16 ? decode_imma_prep_kernel<true> : decode_imma_prep_kernel<false>, grid, dim3(kThreads), 0, stream, pdl, a, xq);
+  W4A16_CUDA_TRY(cudaGetLastError());
+}
 
 void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool imma, bool pdl,
                         cudaStream_t stream) {

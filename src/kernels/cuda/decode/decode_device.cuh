@@ -43,6 +43,8 @@ struct Args {
   int xvec;                     // x rows 16-byte aligned: stage with 16-byte loads
   int xstream;                  // x streamed per step through a block ring (warps_k == 1, no perm, xvec), else staged once
   int stages;                   // the bulk kernel's ring stages (decode_bulk.cu); unused by the others
+  const unsigned char* xq;      // the bulk kernel's integer math: x already in its layout (decode_imma_prep_kernel, in the
+                                // workspace; copied flat), or null: the kernel converts x itself
 };
 
 // (a & b) | c in one instruction; 0xEA is the lop3 table of that expression ((0xF0 & 0xCC) | 0xAA).
@@ -432,5 +434,9 @@ inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages, bo
 // pairs at <= 8 tokens only).
 void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool imma, bool pdl,
                         cudaStream_t stream);
+// Converts x of a.m (<= 8) tokens into the integer math's layout at `xq` (bulk_imma_x_bytes(a.m, a.kt_count) bytes,
+// 16-byte aligned): one small grid, x read after griddepcontrol.wait, dependents released at its start (so the bulk
+// kernel's producer streams weights while it runs). The bulk kernel launched next with a.xq = xq copies the bytes flat.
+void launch_decode_imma_prep(const Args& a, unsigned char* xq, bool bf16, bool pdl, cudaStream_t stream);
 
 }  // namespace w4a16::kernels::cuda::decode_detail

@@ -48,13 +48,26 @@ __device__ __forceinline__ std::uint32_t prmt(std::uint32_t a, std::uint32_t b, 
   return d;
 }
 
+// Where imma_x_block writes: a token's row and its constants entry of the block, in shared memory (the bulk kernel's
+// own staging) or in global memory (decode_imma_prep_kernel: the same bytes, copied flat by the bulk kernel).
+struct SharedSink {
+  unsigned row, cst;  // shared addresses
+  __device__ void word(unsigned off, std::uint32_t v) const { asm volatile("st.shared.u32 [%0], %1;" ::"r"(row + off), "r"(v) : "memory"); }
+  __device__ void cword(unsigned off, std::uint32_t v) const { asm volatile("st.shared.u32 [%0], %1;" ::"r"(cst + off), "r"(v) : "memory"); }
+};
+struct GlobalSink {
+  unsigned char *row, *cst;
+  __device__ void word(unsigned off, std::uint32_t v) const { *reinterpret_cast<std::uint32_t*>(row + off) = v; }
+  __device__ void cword(unsigned off, std::uint32_t v) const { *reinterpret_cast<std::uint32_t*>(cst + off) = v; }
+};
+
 // One token's block of 128 x values (8 lanes x 16, lane q = lane % 8 of its group of 8: k 16q..16q + 15 of the block,
 // one whole k16 sub-tile) as int16 in the B-fragment order above: `e` holds the 16 values' 16-bit bits (dtype kBf16),
-// `dst_row` the shared address of the token's row, `dst_const` that of the block's constants entry of this token,
-// `block` the block's index. All 8 lanes of the group take part (shuffles within it); store false: the shuffles only
-// (a group past the last unit, beside one that has one).
-template <bool kBf16>
-__device__ __forceinline__ void imma_x_block(const std::uint32_t (&e)[8], unsigned dst_row, unsigned dst_const, int block, bool store) {
+// `sink` the token's row and the block's constants entry of this token, `block` the block's index. All 8 lanes of the
+// group take part (shuffles within it); store false: the shuffles only (a group past the last unit, beside one that has
+// one).
+template <bool kBf16, class Sink>
+__device__ __forceinline__ void imma_x_block(const std::uint32_t (&e)[8], const Sink& sink, int block, bool store) {
   const int q = threadIdx.x % 8;
   // The largest |x| by its bits (16-bit magnitudes compare as integers; NaN / infinity above every finite value).
   std::uint32_t mb = 0;
@@ -98,59 +111,73 @@ __device__ __forceinline__ void imma_x_block(const std::uint32_t (&e)[8], unsign
   for (int o = 4; o >= 1; o /= 2) sum += __shfl_xor_sync(0xFFFFFFFFu, sum, o);
   // Word t of the sub-tile's b register: slots 4t..4t + 3 = k {2t, 2t + 8, 2t + 1, 2t + 9}, hi bytes and lo bytes apart.
   const int chunk = 2 * (2 * block + q / 4) + (q % 4) / 2, half = q % 2;
-  const unsigned at = dst_row + static_cast<unsigned>(chunk * 64 + half * 4);
+  const unsigned at = static_cast<unsigned>(chunk * 64 + half * 4);
 #pragma unroll
   for (int t = 0; t < 4; ++t) {
     const std::uint32_t pl = prmt(b[2 * t], b[2 * t + 1], 0x5410u), ph = prmt(b[2 * t + 8], b[2 * t + 9], 0x5410u);
     const std::uint32_t hi = prmt(pl, ph, 0x7351u), lo = prmt(pl, ph, 0x6240u);
     if (store) {
-      asm volatile("st.shared.u32 [%0], %1;" ::"r"(at + t * 16u), "r"(hi) : "memory");
-      asm volatile("st.shared.u32 [%0], %1;" ::"r"(at + t * 16u + 8u), "r"(lo) : "memory");
+      sink.word(at + t * 16u, hi);
+      sink.word(at + t * 16u + 8u, lo);
     }
   }
   if (store && q == 0) {
     const float xs = finite ? __uint_as_float(static_cast<std::uint32_t>(127 - 14 + E) << 23) / pre : __uint_as_float(0x7FC00000u);
-    asm volatile("st.shared.f32 [%0], %1;" ::"r"(dst_const), "f"(xs) : "memory");
-    asm volatile("st.shared.u32 [%0], %1;" ::"r"(dst_const + 8u), "r"(sum) : "memory");
+    sink.cword(0u, __float_as_uint(xs));
+    sink.cword(8u, sum);
   }
 }
 
-// x of the m real tokens, all K (kt tiles, kt even), into the kImma layout at xs_sh (rows) and xc_sh (constants), zeros
-// past K: one (token, block) per group of 8 lanes and pass; 16-byte loads where x rows are 16-byte aligned without perm,
-// else 2-byte loads (gathered through perm for act-order).
+// Lane q (of 8) of unit (token, block): x[token, block x 128 + 16q .. + 15] as 16-bit pairs into e, zeros past K
+// (K % 8 == 0: a group of 8 is wholly inside or outside) and where !real; 16-byte loads where x rows are 16-byte
+// aligned without perm, else 2-byte loads (gathered through perm for act-order).
+__device__ __forceinline__ void imma_load_x(const Args& a, int token, int block, bool real, std::uint32_t (&e)[8]) {
+  const long long k0 = static_cast<long long>(block) * 128 + (threadIdx.x % 8) * 16;
+  const std::uint16_t* src = a.x + token * a.x_stride;
+  const bool vec = a.xvec && !a.perm;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const long long kh = k0 + 8 * h;
+    if (!real || kh >= a.k) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) e[4 * h + i] = 0u;
+    } else if (vec) {
+      const uint4 v = __ldg(reinterpret_cast<const uint4*>(src + kh));
+      e[4 * h] = v.x, e[4 * h + 1] = v.y, e[4 * h + 2] = v.z, e[4 * h + 3] = v.w;
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const std::uint32_t lo = a.perm ? __ldg(src + __ldg(a.perm + kh + 2 * i)) : __ldg(src + kh + 2 * i);
+        const std::uint32_t hi = a.perm ? __ldg(src + __ldg(a.perm + kh + 2 * i + 1)) : __ldg(src + kh + 2 * i + 1);
+        e[4 * h + i] = lo | (hi << 16);
+      }
+    }
+  }
+}
+// The byte offsets of unit (token, block)'s row and constants entry in the kImma x region of m tokens and kt tiles.
+__device__ __forceinline__ unsigned imma_row_offset(int token, int kt) { return static_cast<unsigned>(token * imma_x_row_bytes(kt)); }
+__device__ __forceinline__ unsigned imma_const_offset(int token, int block, int m, int kt) {
+  return imma_x_rows_bytes(m, kt) + static_cast<unsigned>(block * 64 + (token / 2) * 16 + (token % 2) * 4);
+}
+
+// x of the m real tokens, all K (kt tiles, kt even), into the kImma layout at xs_sh, by the block's 8 consumer warps:
+// one (token, block) per group of 8 lanes and pass.
 template <bool kBf16>
-__device__ __forceinline__ void stage_x_imma(const Args& a, unsigned xs_sh, unsigned xc_sh) {
-  const int row = imma_x_row_bytes(a.kt_count), blocks = a.kt_count / 2;
-  const int q = threadIdx.x % 8, units = a.m * blocks;
+__device__ __forceinline__ void stage_x_imma(const Args& a, unsigned xs_sh) {
+  const int blocks = a.kt_count / 2, units = a.m * blocks;
   // Every lane of a warp runs the same number of passes (the shuffles want all four groups): a group past the last unit
   // converts zeros into nowhere (its stores skipped).
   const int grp = threadIdx.x / 8, grps = kThreads / 8;
-  const bool vec = a.xvec && !a.perm;
+  int token = grp / blocks, block = grp % blocks;  // of unit u0 + grp, stepped by grps without a division per pass
+  const int dt = grps / blocks, db = grps % blocks;
   for (int u0 = 0; u0 < units; u0 += grps) {
-    const int unit = u0 + grp;
-    const bool real = unit < units;
-    const int token = real ? unit / blocks : 0, block = real ? unit % blocks : 0;
-    const long long k0 = static_cast<long long>(block) * 128 + q * 16;
-    std::uint32_t e[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
-    const std::uint16_t* src = a.x + token * a.x_stride;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const long long kh = k0 + 8 * h;
-      if (!real || kh >= a.k) continue;  // K % 8 == 0: a group of 8 is wholly inside or outside
-      if (vec) {
-        const uint4 v = __ldg(reinterpret_cast<const uint4*>(src + kh));
-        e[4 * h] = v.x, e[4 * h + 1] = v.y, e[4 * h + 2] = v.z, e[4 * h + 3] = v.w;
-      } else {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const std::uint32_t lo = a.perm ? __ldg(src + __ldg(a.perm + kh + 2 * i)) : __ldg(src + kh + 2 * i);
-          const std::uint32_t hi = a.perm ? __ldg(src + __ldg(a.perm + kh + 2 * i + 1)) : __ldg(src + kh + 2 * i + 1);
-          e[4 * h + i] = lo | (hi << 16);
-        }
-      }
-    }
-    imma_x_block<kBf16>(e, xs_sh + static_cast<unsigned>(token * row), xc_sh + static_cast<unsigned>(block * 64 + (token / 2) * 16 + (token % 2) * 4),
-                        block, real);
+    const bool real = u0 + grp < units;
+    std::uint32_t e[8];
+    imma_load_x(a, real ? token : 0, real ? block : 0, real, e);
+    const SharedSink sink{xs_sh + imma_row_offset(real ? token : 0, a.kt_count), xs_sh + imma_const_offset(real ? token : 0, real ? block : 0, a.m, a.kt_count)};
+    imma_x_block<kBf16>(e, sink, real ? block : 0, real);
+    token += dt, block += db;
+    if (block >= blocks) block -= blocks, ++token;
   }
 }
 

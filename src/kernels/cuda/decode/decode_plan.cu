@@ -361,12 +361,19 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
   return best;
 }
 
-bool decode_imma_applies(std::int64_t k, int m_chunk, int group_size) {
+int decode_imma_mode() {
   const char* env = std::getenv("W4A16_DECODE_IMMA");
-  if (env && *env && std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_IMMA", "0 or 1", env);
+  if (!env || !*env) return 1;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0 && std::strcmp(env, "2") != 0)
+    fail(ErrorCode::invalid_argument, "W4A16_DECODE_IMMA", "0, 1 or 2", env);
+  return *env - '0';
+}
+
+bool decode_imma_applies(std::int64_t k, int m_chunk, int group_size) {
+  const int mode = decode_imma_mode();
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   const bool groups_of_pairs = (group_size == kChannelwise || group_size >= 128) && kt % 2 == 0;  // decode_tile_pairs' rule
-  return !(env && *env == '0') && m_chunk <= 8 && groups_of_pairs;
+  return mode != 0 && m_chunk <= 8 && groups_of_pairs;
 }
 
 bool decode_tile_pairs(const DecodePlan& p, int kt_count, int m_chunk, bool zeros, int group_size, bool bf16) {
@@ -561,7 +568,10 @@ bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size, const 
 }
 
 std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m) {
-  return 0;
+  const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
+  const bool groups_of_pairs = (group_size == kChannelwise || group_size >= 128) && kt % 2 == 0;  // decode_imma_applies' rule
+  if (!groups_of_pairs || max_m < 1 || kt > (std::int64_t{1} << 24)) return 0;
+  return bulk_imma_x_bytes(static_cast<int>(std::min<std::int64_t>(max_m, 8)), static_cast<int>(kt));
 }
 
 }  // namespace w4a16::kernels::cuda
