@@ -542,10 +542,15 @@ TEST(Decode, Rejections) {
 
 // Every configuration at M = 1..16 on the odd shape above (N = 200: the last item has 13 of 16 rows of
 // its last stripe; K = 768 = 12 tiles: the last stage of every plan is partial), act-order (x gathered
-// through registers) and strided rows included.
+// through registers) and strided rows included; with the integer math at 1..8 tokens (g >= 128, channelwise: x
+// converted into the workspace, and by the bulk blocks themselves) and without it.
 TEST(Decode, BulkEveryConfigurationM1To16) {
   REQUIRE_SM90_CODE("no bulk kernel");
-  every_configuration(Kernel::bulk);
+  for (const char* imma : {"1", "2", "0"}) {
+    ScopedEnv knob("W4A16_DECODE_IMMA", imma);
+    SCOPED_TRACE(std::string("W4A16_DECODE_IMMA=") + imma);
+    every_configuration(Kernel::bulk);
+  }
 }
 
 // Every forced plan shape (warps along N 1..8 x one or two blocks per SM) on a layer of more items
