@@ -6,7 +6,8 @@
 # (x converted by every bulk block), and =1 with the bulk kernel forced (W4A16_DECODE_BULK=1), on 8 PERF.md layers x
 # M = 1, 2, 3, 4, 6, 8 x fp16 / bf16 uint4b8 g = 128, every row against f64. Beside the GPU tests: branch py-overhead (merged into decode-imma; the
 # PyTorch path's per-call plumbing) as the Python 3.12 package with CUDA in .carry-s42/py.tar.xz: pytest's CUDA cases of
-# test_torch_ops.py / test_moe.py / test_linear.py; at the end, if time is left, stop 41's torch_overhead.py.
+# test_torch_ops.py / test_moe.py / test_linear.py with the integer math on (through the registry's Linear and its
+# workspace); at the end, if time is left, stop 41's torch_overhead.py.
 T0=$(date +%s)
 . scripts/lib/device-env.sh
 W=/tmp/s42c1; mkdir -p $W $OUT && tar -xJf .carry-s42/c1.tar.xz -C $W
@@ -15,7 +16,7 @@ timeout 240 $W/c1/w4a16_test_gpu_decode --gtest_brief=1 > $OUT/test_decode.log 2
 timeout 240 $W/c1/w4a16_test_gpu_registry --gtest_brief=1 > $OUT/test_registry.log 2>&1 &
 if [ -f .carry-s42/py.tar.xz ]; then
   mkdir -p $W/py && tar -xJf .carry-s42/py.tar.xz -C $W/py
-  PYTHONPATH=$W/py timeout 240 python3 -m pytest -q -p no:cacheprovider -rs python/tests/test_torch_ops.py python/tests/test_moe.py \
+  W4A16_DECODE_IMMA=1 PYTHONPATH=$W/py timeout 240 python3 -m pytest -q -p no:cacheprovider -rs python/tests/test_torch_ops.py python/tests/test_moe.py \
     python/tests/test_linear.py > $OUT/pytest_gpu.log 2>&1 &
 fi
 wait

@@ -11,7 +11,7 @@ timeout 200 $W/c2/w4a16_test_gpu_decode --gtest_brief=1 > $OUT/test_decode.log 2
 echo "decode tests t=$(($(date +%s)-T0))"; grep -E '^\[  (PASSED|FAILED)|FAILED|Failure' $OUT/test_decode.log | head -12
 SH=qwen0.5b.qkv,qwen0.5b.o,qwen0.5b.gate_up,qwen0.5b.down,llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,8192x8192,llama70b.gate_up
 for r in 1 2; do
-  timeout 200 $W/c2/w4a16_bench_gpu --shapes $SH --ms 1,2,3,4,6,8 --dtypes f16,bf16 --scalars uint4b8 --no-extra-groups --decode-max-m 8 \
+  W4A16_DECODE_IMMA=1 timeout 200 $W/c2/w4a16_bench_gpu --shapes $SH --ms 1,2,3,4,6,8 --dtypes f16,bf16 --scalars uint4b8 --no-extra-groups --decode-max-m 8 \
     --csv $OUT/sweep_$r.csv > $OUT/sweep_$r.log 2>&1 || echo "sweep $r rc=$?"
   W4A16_DECODE_IMMA=0 timeout 150 $W/c2/w4a16_bench_gpu --shapes $SH --ms 1,2,3,4,6,8 --dtypes f16,bf16 --scalars uint4b8 --no-extra-groups \
     --no-cublas --decode-max-m 8 --csv $OUT/off_$r.csv > $OUT/off_$r.log 2>&1 || echo "off $r rc=$?"

@@ -283,11 +283,13 @@ TEST(DecodeHost, RefusesQweightOf64GiB) {
 // two stages gives no plan (the streaming kernel's fallback).
 TEST(DecodeHost, BulkPlansFitTheirBlocksPerSm) {
   struct S { std::int64_t n, k; };
+  for (const char* imma_knob : {"0", "1"})  // the integer math's x layout off / on
   for (S s : {S{1152, 896}, S{896, 896}, S{9728, 896}, S{896, 4864}, S{6144, 4096}, S{4096, 4096}, S{28672, 4096}, S{4096, 14336},
               S{8192, 8192}, S{57344, 8192}, S{8192, 28672}})
     for (int m = 1; m <= 16; ++m)
       for (bool zeros : {false, true})
         for (int g : {32, 128}) {
+          ScopedEnv knob("W4A16_DECODE_IMMA", imma_knob);
           const DecodePlan p = decode_bulk_plan_for_sms(s.n, s.k, m, zeros, g, 132);
           const std::string what = std::to_string(s.n) + "x" + std::to_string(s.k) + " m=" + std::to_string(m) + " " + p.describe();
           const bool imma = decode_imma_applies(s.k, m, g);  // x rows of the integer math: 48 bytes longer
@@ -392,6 +394,7 @@ TEST(DecodeHost, BulkByDefaultWhereMeasuredFaster) {
 // kernel's plan; W4A16_DECODE_IMMA=0 turns it off, a malformed value is refused by name.
 TEST(DecodeHost, BulkIntegerMathOnlyOnTilePairsUpToEightTokens) {
   constexpr int cw = w4a16::kChannelwise;
+  ScopedEnv knob_on("W4A16_DECODE_IMMA", "1");
   for (std::int64_t k : {8192, 8256, 840})
     for (int g : {32, 64, 128, 256, cw})
       for (int m = 1; m <= 16; ++m) {
@@ -420,7 +423,7 @@ TEST(DecodeHost, BulkIntegerMathOnlyOnTilePairsUpToEightTokens) {
     EXPECT_FALSE(decode_plan_for_sms(8192, 8192, 4, false, 128, true, 132).imma) << "the streaming kernel has no integer math";
   }
   {
-    ScopedEnv off("W4A16_DECODE_IMMA", "0");
+    ScopedEnv off("W4A16_DECODE_IMMA", "0");  // (unsets the variable at its end)
     EXPECT_FALSE(decode_imma_applies(8192, 4, 128));
     const DecodePlan p = decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132);
     ASSERT_GT(p.bulk_stages, 0);
@@ -430,8 +433,13 @@ TEST(DecodeHost, BulkIntegerMathOnlyOnTilePairsUpToEightTokens) {
     ScopedEnv knob("W4A16_DECODE_IMMA", on);
     EXPECT_TRUE(decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132).imma) << on;
     EXPECT_EQ(decode_imma_mode(), on[0] - '0');
+    EXPECT_GT(decode_workspace_bytes(8192, 8192, 128, false, 8), 0u) << on;
+    EXPECT_EQ(decode_workspace_bytes(8192, 8192, 128, false, 16), decode_workspace_bytes(8192, 8192, 128, false, 8)) << "8 tokens at most";
   }
-  EXPECT_EQ(decode_workspace_bytes(8192, 8192, 128, false, 16), decode_workspace_bytes(8192, 8192, 128, false, 8)) << "8 tokens at most";
+  // Unset: off until measured on a GPU (decode_plan.cu kImmaDefault), and then no workspace either.
+  EXPECT_EQ(decode_imma_mode(), 0);
+  EXPECT_FALSE(decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132).imma);
+  EXPECT_EQ(decode_workspace_bytes(8192, 8192, 128, false, 8), 0u);
   ScopedEnv bad("W4A16_DECODE_IMMA", "yes");
   try {
     decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132);

@@ -361,9 +361,13 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
   return best;
 }
 
+// The integer math's default: off until it has run on a GPU (built in stop 42 while no device was lent; its tests and
+// A/B are docs/benchmarks/session_2026-12-05_stop42/call1.sh). W4A16_DECODE_IMMA=1 turns it on.
+constexpr int kImmaDefault = 0;
+
 int decode_imma_mode() {
   const char* env = std::getenv("W4A16_DECODE_IMMA");
-  if (!env || !*env) return 1;
+  if (!env || !*env) return kImmaDefault;
   if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0 && std::strcmp(env, "2") != 0)
     fail(ErrorCode::invalid_argument, "W4A16_DECODE_IMMA", "0, 1 or 2", env);
   return *env - '0';
@@ -568,6 +572,7 @@ bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size, const 
 }
 
 std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m) {
+  if (decode_imma_mode() == 0) return 0;
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   const bool groups_of_pairs = (group_size == kChannelwise || group_size >= 128) && kt % 2 == 0;  // decode_imma_applies' rule
   if (!groups_of_pairs || max_m < 1 || kt > (std::int64_t{1} << 24)) return 0;
