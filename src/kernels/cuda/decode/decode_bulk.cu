@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   extern __shared__ uint4 smem_v4[];
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
   const int xrow = kImma ? imma_x_row_bytes(a.kt_count) : x_row_bytes(a.kt_count);
-  const unsigned x_bytes = kImma ? imma_x_bytes(a.m, a.kt_count) : bulk_x_bytes(a.m, a.kt_count);
+  const unsigned x_bytes = kImma ? bulk_imma_x_bytes(a.m, a.kt_count) : bulk_x_bytes(a.m, a.kt_count);
   const unsigned ring = smem_addr(xs + x_bytes);
   float* red = reinterpret_cast<float*>(xs + x_bytes + static_cast<unsigned>(a.stages) * St::kBytes);  // 2 x (8 warps, MB, 32, 4)
   const unsigned full0 = smem_addr(red + 2 * kWarps * MB * 128);  // full[s] at full0 + 8 s, empty[s] at + 8 kBulkMaxStages
@@ -170,7 +170,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   const unsigned xc_sh = xs_sh + imma_x_rows_bytes(a.m, a.kt_count);  // kImma: the per-block constants
   if constexpr (kImma) {
     if (a.xq) {  // converted by decode_imma_prep_kernel: the region as it is
-      const unsigned bytes = imma_x_bytes(a.m, a.kt_count);
+      const unsigned bytes = bulk_imma_x_bytes(a.m, a.kt_count);
       for (unsigned i = threadIdx.x * 16; i < bytes; i += kThreads * 16) cp_async16_zfill(xs_sh + i, a.xq + i, 16u);
       cp_async_commit();
       cp_async_wait<0>();

@@ -419,10 +419,14 @@ inline std::size_t bulk_stage_bytes(bool zeros, bool g32) {
   return zeros ? (g32 ? BulkStage<true, true>::kBytes : BulkStage<true, false>::kBytes)
                : (g32 ? BulkStage<false, true>::kBytes : BulkStage<false, false>::kBytes);
 }
-// x in the integer math's layout (decode_imma.cuh: imma_x_bytes; repeated here for the host's plans): m rows of
-// kt x 128 + 64 bytes rounded to 128, then 64 bytes per tile pair rounded to 128.
+// x in the integer math's layout (decode_imma.cuh): m rows of kt x 128 + 64 bytes rounded to 128, then 64 bytes per tile
+// pair rounded to 128.
+__host__ __device__ constexpr int imma_x_row_bytes(int kt) { return kt * 128 + 64; }
+__host__ __device__ constexpr unsigned imma_x_rows_bytes(int m, int kt) {
+  return align128(static_cast<unsigned>(m) * static_cast<unsigned>(imma_x_row_bytes(kt)));
+}
 __host__ __device__ constexpr unsigned bulk_imma_x_bytes(int m, int kt) {
-  return align128(static_cast<unsigned>(m) * static_cast<unsigned>(kt * 128 + 64)) + align128(static_cast<unsigned>((kt + 1) / 2) * 64u);
+  return imma_x_rows_bytes(m, kt) + align128(static_cast<unsigned>((kt + 1) / 2) * 64u);
 }
 inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages, bool imma = false) {
   const int mb = m <= 8 ? 1 : 2;

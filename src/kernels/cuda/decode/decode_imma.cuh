@@ -32,15 +32,7 @@ namespace w4a16::kernels::cuda::decode_detail {
 // per chunk, the pairs (b0, b1) of each mma in consecutive registers); the row stride is 64 bytes past a multiple of 128,
 // so the 8 tokens of a load are in distinct bank groups.
 // After the m rows (rounded to 128 bytes): per block of 128 k (tile pair) 64 bytes, per t {xs[2t], xs[2t + 1], sv[2t],
-// sv[2t + 1]} (sv as int32 bits).
-constexpr int imma_x_row_bytes(int tiles) { return tiles * 128 + 64; }
-__host__ __device__ constexpr unsigned imma_x_rows_bytes(int m, int tiles) {
-  return align128(static_cast<unsigned>(m) * static_cast<unsigned>(imma_x_row_bytes(tiles)));
-}
-__host__ __device__ constexpr unsigned imma_x_bytes(int m, int tiles) {
-  return imma_x_rows_bytes(m, tiles) + align128(static_cast<unsigned>((tiles + 1) / 2) * 64u);
-}
-static_assert(imma_x_bytes(5, 38) == bulk_imma_x_bytes(5, 38) && imma_x_bytes(8, 128) == bulk_imma_x_bytes(8, 128), "the plans' copy");
+// sv[2t + 1]} (sv as int32 bits). Sizes: imma_x_row_bytes, imma_x_rows_bytes, bulk_imma_x_bytes (decode_device.cuh).
 
 __device__ __forceinline__ std::uint32_t prmt(std::uint32_t a, std::uint32_t b, std::uint32_t sel) {
   std::uint32_t d;
