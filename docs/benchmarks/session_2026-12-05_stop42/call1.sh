@@ -26,6 +26,7 @@ SH=8192x8192,llama8b.gate_up,llama8b.down,llama8b.qkv,llama8b.o,llama70b.gate_up
 for r in 1 2 3; do
   for v in off on own bulk; do
     [ $r = 3 ] && [ $v != off ] && [ $v != on ] && continue  # own and bulk: 2 rounds
+    [ $(($(date +%s)-T0)) -gt ${BUDGET_S:-420} ] && { echo "skipped $v round $r: past ${BUDGET_S:-420} s"; continue; }
     env=(W4A16_DECODE_IMMA=1); [ $v = off ] && env=(W4A16_DECODE_IMMA=0); [ $v = own ] && env=(W4A16_DECODE_IMMA=2)
     [ $v = bulk ] && env=(W4A16_DECODE_IMMA=1 W4A16_DECODE_BULK=1)
     env "${env[@]}" timeout 150 $W/c1/w4a16_bench_gpu --shapes $SH --ms 1,2,3,4,6,8 --dtypes f16,bf16 --scalars uint4b8 --no-extra-groups --no-cublas \
