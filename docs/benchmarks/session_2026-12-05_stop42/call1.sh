@@ -12,7 +12,7 @@ T0=$(date +%s)
 . scripts/lib/device-env.sh
 W=/tmp/s42c1; mkdir -p $W $OUT && tar -xJf .carry-s42/c1.tar.xz -C $W
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-timeout 240 $W/c1/w4a16_test_gpu_decode --gtest_brief=1 > $OUT/test_decode.log 2>&1 &
+timeout ${TEST_S:-240} $W/c1/w4a16_test_gpu_decode --gtest_brief=1 > $OUT/test_decode.log 2>&1 &
 timeout 240 $W/c1/w4a16_test_gpu_registry --gtest_brief=1 > $OUT/test_registry.log 2>&1 &
 if [ -f .carry-s42/py.tar.xz ]; then
   mkdir -p $W/py && tar -xJf .carry-s42/py.tar.xz -C $W/py
@@ -23,7 +23,7 @@ wait
 [ -f $OUT/pytest_gpu.log ] && { echo "pytest t=$(($(date +%s)-T0))"; grep -E "FAILED|Error|passed|failed" $OUT/pytest_gpu.log | tail -12; }
 for t in decode registry; do echo "$t tests t=$(($(date +%s)-T0))"; grep -E '^\[  (PASSED|FAILED)|FAILED|Failure|SKIPPED|Expected|Which is|actual|token' $OUT/test_$t.log | head -24; done
 SH=8192x8192,llama8b.gate_up,llama8b.down,llama8b.qkv,llama8b.o,llama70b.gate_up,qwen0.5b.gate_up,qwen0.5b.down
-for r in 1 2 3; do
+for r in $(seq 1 ${ROUNDS:-3}); do  # ROUNDS / BUDGET_S: a shorter call where little device time is left
   for v in off on own bulk; do
     [ $r = 3 ] && [ $v != off ] && [ $v != on ] && continue  # own and bulk: 2 rounds
     [ $(($(date +%s)-T0)) -gt ${BUDGET_S:-420} ] && { echo "skipped $v round $r: past ${BUDGET_S:-420} s"; continue; }
