@@ -29,7 +29,7 @@ for r in $(seq 1 ${ROUNDS:-3}); do  # ROUNDS / BUDGET_S: a shorter call where li
     [ $(($(date +%s)-T0)) -gt ${BUDGET_S:-420} ] && { echo "skipped $v round $r: past ${BUDGET_S:-420} s"; continue; }
     env=(W4A16_DECODE_IMMA=1); [ $v = off ] && env=(W4A16_DECODE_IMMA=0); [ $v = own ] && env=(W4A16_DECODE_IMMA=2)
     [ $v = bulk ] && env=(W4A16_DECODE_IMMA=1 W4A16_DECODE_BULK=1)
-    env "${env[@]}" timeout 150 $W/c1/w4a16_bench_gpu --shapes $SH --ms 1,2,3,4,6,8 --dtypes f16,bf16 --scalars uint4b8 --no-extra-groups --no-cublas \
+    env "${env[@]}" timeout 150 $W/c1/w4a16_bench_gpu --shapes $SH --ms ${MS:-1,2,3,4,6,8} --dtypes f16,bf16 --scalars uint4b8 --no-extra-groups --no-cublas \
       --decode-max-m 8 --csv $OUT/ab_${v}_$r.csv > $OUT/ab_${v}_$r.log 2>&1 || echo "$v round $r rc=$?"
     echo "round $r $v t=$(($(date +%s)-T0))"
   done
@@ -42,7 +42,7 @@ for f in on own bulk; do
   grep "cuda_decode" $OUT/ab_$f.md | awk -F'|' '{printf "%-17s %-9s M=%-2s %8s %8s %s\n", $3, $4, $7, $8, $9, $10}'
 done
 echo "benches done t=$(($(date +%s)-T0))"
-if [ -d $W/py ] && [ $(($(date +%s)-T0)) -lt 480 ]; then
+if [ -d $W/py ] && [ $(($(date +%s)-T0)) -lt ${BUDGET_S:-420} ]; then
   PYTHONPATH=$W/py timeout 90 python3 docs/benchmarks/session_2026-12-05_stop41/torch_overhead.py > $OUT/torch_overhead.txt 2>&1
   cat $OUT/torch_overhead.txt | tail -12
 fi
