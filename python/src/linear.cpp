@@ -61,22 +61,14 @@ TensorView checked_x_view(const InArray& x_arr, std::int64_t k, std::string_view
   return x;
 }
 
-// (dtype, device, device_index, M) of a checked x.
-nb::tuple check_x(const InArray& x_arr, std::int64_t k, std::string_view bits16) {
-  TensorView x = checked_x_view(x_arr, k, bits16);
-  return nb::make_tuple(std::string(dtype_name(x.dtype)), std::string(device_name(x.device)), x.device_index,
-                        x.size(0));
-}
-
 // x imported and checked once (take_x), then handed to Linear.run as is: one import of the
-// caller's array per call, where check_x + run(array) import it twice (and a DLPack capsule
-// can be imported only once, so the caller had to export it twice).
+// caller's array per call (a DLPack capsule can be imported only once).
 struct CheckedX {
   InArray arr;      // keeps the caller's array (or the capsule's producer) alive while `view` is used
   TensorView view;  // (M, K) of arr, checked by checked_x_view
 };
 
-// (CheckedX, dtype, device, device_index, M): check_x's tuple with the checked x in front.
+// (CheckedX, dtype, device, device_index, M) of a checked x.
 nb::tuple take_x(const InArray& x_arr, std::int64_t k, std::string_view bits16) {
   TensorView x = checked_x_view(x_arr, k, bits16);
   return nb::make_tuple(nb::cast(CheckedX{x_arr, x}, nb::rv_policy::move), std::string(dtype_name(x.dtype)),
@@ -176,10 +168,8 @@ void bind_linear(nb::module_& m) {
       nb::arg("layer"), nb::arg("dtype"), nb::arg("device") = "cpu", nb::arg("device_index") = 0,
       nb::arg("backend") = "", nb::arg("max_m") = 4096, nb::arg("stream") = 0, nb::rv_policy::take_ownership);
 
-  m.def("check_x", &check_x, nb::arg("x"), nb::arg("k"), nb::arg("dtype") = "",
-        "Validates x [M, K] and returns (dtype, device, device_index, M).");
   m.def("take_x", &take_x, nb::arg("x"), nb::arg("k"), nb::arg("dtype") = "",
-        "Validates x [M, K] as check_x and returns (x checked, for Linear.run; dtype, device, device_index, M).");
+        "Validates x [M, K] and returns (x checked, for Linear.run; dtype, device, device_index, M).");
 
   m.def("kernels", []() {
     nb::list out;

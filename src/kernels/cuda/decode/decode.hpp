@@ -127,8 +127,8 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
 bool decode_tile_pairs(const DecodePlan& p, int kt_count, int m_chunk, bool zeros, int group_size, bool bf16);
 // Whether the bulk kernel's plans for m_chunk tokens of this K and group size take its integer math (DecodePlan::imma;
 // decode_imma.cuh): m_chunk <= 8 on groups of tile pairs (decode_tile_pairs' rule: g >= 128 or channelwise, K_pad / 64
-// even), where W4A16_DECODE_IMMA turns it on (unset: decode_plan.cu's kImmaDefault). Its x is rounded to int16 per 128 k (error <= 2^-16 of each block's largest |x|
-// per value, far below the dtypes' rounding of y). x is converted once per call by a small kernel into the workspace
+// even), where W4A16_DECODE_IMMA turns it on (unset: decode_plan.cu's kImmaDefault). Its x is rounded to int16 per
+// 128 k (error <= 2^-16 of each block's largest |x| per value, far below the dtypes' rounding of y). x is converted once per call by a small kernel into the workspace
 // (decode_workspace_bytes) where decode_run is given one, else by every block of the bulk kernel itself.
 bool decode_imma_applies(std::int64_t k, int m_chunk, int group_size);
 // W4A16_DECODE_IMMA: 0 off, 1 on, 2 on with x converted by the bulk kernel's blocks even where a workspace is given (the
@@ -142,7 +142,8 @@ bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size, const 
 int decode_chunk(std::int64_t k, std::int64_t m, bool zeros, int group_size, bool xstream_ok, const DecodeDevice& dev = {});
 
 // Workspace decode_run takes: x of up to 8 tokens in the bulk kernel's integer layout (decode_imma_applies; 0 bytes where
-// it cannot apply or W4A16_DECODE_IMMA leaves it off). Optional: with none (or too little, or not 16-byte aligned) the bulk kernel converts x itself.
+// it cannot apply or W4A16_DECODE_IMMA leaves it off). Optional: with none (or too little, or not 16-byte aligned) the
+// bulk kernel converts x itself.
 std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m);
 
 // y[M,N] = x[:, perm] . W^T + bias. Any M >= 0 (chunks of 16 tokens, one launch each; M = 0 is a

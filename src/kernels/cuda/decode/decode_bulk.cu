@@ -81,7 +81,7 @@ __device__ __forceinline__ void stripe_sync(int id, int threads) { asm volatile(
 //         the producer copies the scale / zero rows of even tiles only, the consumers read them once per pair and
 //         keep one fp32 partial per pair (tiles_math kShare 2); the stage layout is unchanged
 // kImma   (with kPair, <= 8 tokens) the integer math of decode_imma.cuh: x staged as int16 bytes per 128 k, the nibbles
-//         as the u8 A fragment of mma.m16n8k32, int32 sums per pair converted once (decode_imma_enabled, decode.hpp)
+//         as the u8 A fragment of mma.m16n8k32, int32 sums per pair converted once (DecodePlan::imma, decode_imma_applies: decode.hpp)
 template <bool kBf16, int MB, bool kZeros, bool kG32, bool kPair = false, bool kImma = false>
 __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_kernel(const Args a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900

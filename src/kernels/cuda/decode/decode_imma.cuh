@@ -164,10 +164,11 @@ __device__ __forceinline__ void stage_x_imma(const Args& a, unsigned xs_sh) {
   const int dt = grps / blocks, db = grps % blocks;
   for (int u0 = 0; u0 < units; u0 += grps) {
     const bool real = u0 + grp < units;
+    const int tk = real ? token : 0, bk = real ? block : 0;  // a group past the last unit: in-bounds addresses, no stores
     std::uint32_t e[8];
-    imma_load_x(a, real ? token : 0, real ? block : 0, real, e);
-    const SharedSink sink{xs_sh + imma_row_offset(real ? token : 0, a.kt_count), xs_sh + imma_const_offset(real ? token : 0, real ? block : 0, a.m, a.kt_count)};
-    imma_x_block<kBf16>(e, sink, real ? block : 0, real);
+    imma_load_x(a, tk, bk, real, e);
+    const SharedSink sink{xs_sh + imma_row_offset(tk, a.kt_count), xs_sh + imma_const_offset(tk, bk, a.m, a.kt_count)};
+    imma_x_block<kBf16>(e, sink, bk, real);
     token += dt, block += db;
     if (block >= blocks) block -= blocks, ++token;
   }

@@ -328,6 +328,10 @@ bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePl
   return n * k / 2 < kBulkSmallLayerBytes && (m_chunk <= 6 || m_chunk * k * 2 <= kBulkAutoXBytes);
 }
 
+// Every group spans whole tile pairs (g >= 128 or channelwise) and K_pad / 64 = kt is even: the rule of the tile-pair
+// variants and of the bulk kernel's integer math.
+bool groups_of_pairs(std::int64_t kt, int group_size) { return (group_size == kChannelwise || group_size >= 128) && kt % 2 == 0; }
+
 }  // namespace
 
 DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms,
@@ -374,15 +378,11 @@ int decode_imma_mode() {
 }
 
 bool decode_imma_applies(std::int64_t k, int m_chunk, int group_size) {
-  const int mode = decode_imma_mode();
-  const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
-  const bool groups_of_pairs = (group_size == kChannelwise || group_size >= 128) && kt % 2 == 0;  // decode_tile_pairs' rule
-  return mode != 0 && m_chunk <= 8 && groups_of_pairs;
+  return decode_imma_mode() != 0 && m_chunk <= 8 && groups_of_pairs((k + kTcPadK - 1) / kTcPadK, group_size);
 }
 
 bool decode_tile_pairs(const DecodePlan& p, int kt_count, int m_chunk, bool zeros, int group_size, bool bf16) {
-  const bool groups_of_pairs = (group_size == kChannelwise || group_size >= 128) && kt_count % 2 == 0;
-  if (!groups_of_pairs || p.small_tiles > 0 || (p.xstream && p.warps_k > 1)) return false;  // (x windows: no pair variant)
+  if (!groups_of_pairs(kt_count, group_size) || p.small_tiles > 0 || (p.xstream && p.warps_k > 1)) return false;  // (x windows: no pair variant)
   if (p.bulk_stages > 0) return true;  // the bulk kernel: both scalar types (uint4b8 with two chains per partial)
   const bool variant = zeros ? !bf16 : m_chunk <= 8;  // the streaming kernel's pair instantiations (decode.cu)
   return variant && p.tiles_per_warp % 2 == 0;
@@ -572,10 +572,8 @@ bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size, const 
 }
 
 std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m) {
-  if (decode_imma_mode() == 0) return 0;
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
-  const bool groups_of_pairs = (group_size == kChannelwise || group_size >= 128) && kt % 2 == 0;  // decode_imma_applies' rule
-  if (!groups_of_pairs || max_m < 1 || kt > (std::int64_t{1} << 24)) return 0;
+  if (max_m < 1 || kt > (std::int64_t{1} << 24) || !decode_imma_applies(k, static_cast<int>(std::min<std::int64_t>(max_m, 8)), group_size)) return 0;
   return bulk_imma_x_bytes(static_cast<int>(std::min<std::int64_t>(max_m, 8)), static_cast<int>(kt));
 }
 
