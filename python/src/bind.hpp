@@ -36,6 +36,16 @@ ScalarType parse_scalar(std::string_view s);
 TensorView host_view(const InArray& a, std::string_view arg, std::string_view bits16 = "");
 TensorView host_view(const std::optional<InArray>& a, std::string_view arg, std::string_view bits16 = "");  // absent: {}
 
+// An x that a take_x (the Linear's, the Moe's) imported and checked, handed back to run as is: one import of the
+// caller's array per call (a DLPack capsule can be imported only once). Bound as _core.CheckedX by linear.cpp.
+struct CheckedX {
+  InArray arr;      // keeps the caller's array (or the capsule's producer) alive while `view` is used
+  TensorView view;  // (rows, K) of arr, checked by the take_x that made it
+};
+
+// (CheckedX, dtype, device, device_index, rows) of a checked x: what the Python side needs before run.
+nb::tuple checked_x_tuple(const InArray& arr, const TensorView& x);
+
 inline Layer make_layer(QuantizedLinear&& q) { return Layer{std::make_shared<const QuantizedLinear>(std::move(q))}; }
 
 void bind_layer(nb::module_& m);    // layer.cpp: Layer, converters, quantize, pack/unpack

@@ -61,18 +61,9 @@ TensorView checked_x_view(const InArray& x_arr, std::int64_t k, std::string_view
   return x;
 }
 
-// x imported and checked once (take_x), then handed to Linear.run as is: one import of the
-// caller's array per call (a DLPack capsule can be imported only once).
-struct CheckedX {
-  InArray arr;      // keeps the caller's array (or the capsule's producer) alive while `view` is used
-  TensorView view;  // (M, K) of arr, checked by checked_x_view
-};
-
-// (CheckedX, dtype, device, device_index, M) of a checked x.
+// x imported and checked once (take_x), then handed to Linear.run as is.
 nb::tuple take_x(const InArray& x_arr, std::int64_t k, std::string_view bits16) {
-  TensorView x = checked_x_view(x_arr, k, bits16);
-  return nb::make_tuple(nb::cast(CheckedX{x_arr, x}, nb::rv_policy::move), std::string(dtype_name(x.dtype)),
-                        std::string(device_name(x.device)), x.device_index, x.size(0));
+  return checked_x_tuple(x_arr, checked_x_view(x_arr, k, bits16));
 }
 
 void run_view(const PyLinear& self, const TensorView& x, const OutArray& out_arr, std::uintptr_t stream,
@@ -132,8 +123,13 @@ SelectOptions select_options(std::string_view backend, const std::vector<std::st
 
 }  // namespace
 
+nb::tuple checked_x_tuple(const InArray& arr, const TensorView& x) {
+  return nb::make_tuple(nb::cast(CheckedX{arr, x}, nb::rv_policy::move), std::string(dtype_name(x.dtype)),
+                        std::string(device_name(x.device)), x.device_index, x.size(0));
+}
+
 void bind_linear(nb::module_& m) {
-  nb::class_<CheckedX>(m, "CheckedX", "An x [M, K] that take_x imported and checked, for Linear.run.");
+  nb::class_<CheckedX>(m, "CheckedX", "An x that a take_x (Linear's or Moe's) imported and checked, for run.");
   nb::class_<PyLinear>(m, "Linear", "A layer bound to one kernel for one device and activation dtype.")
       .def_prop_ro("kernel", [](const PyLinear& l) { return std::string(l.lin.kernel().name()); })
       .def_prop_ro("layout", [](const PyLinear& l) { return std::string(l.lin.kernel().layout()); })

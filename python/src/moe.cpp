@@ -265,10 +265,10 @@ void run_cuda(PyMoe& self, const TensorView& x, const TensorView& out, const std
 }
 #endif
 
-void run(PyMoe& self, const InArray& x_arr, const OutArray& out_arr, const std::optional<InArray>& ids,
+void run(PyMoe& self, const CheckedX& xc, const OutArray& out_arr, const std::optional<InArray>& ids,
          const std::optional<InArray>& weights, int top_k, bool renormalize, int threads, int block,
          std::uintptr_t stream, std::string_view bits16) {
-  TensorView x = x_view(self, x_arr, bits16);
+  const TensorView& x = xc.view;
   TensorView out = to_view(out_arr, "out", bits16);
   check_pair(ids, weights);
   if (threads < 0) fail(ErrorCode::invalid_argument, "threads", ">= 0 (0: every hardware thread)", std::to_string(threads));
@@ -280,9 +280,9 @@ void run(PyMoe& self, const InArray& x_arr, const OutArray& out_arr, const std::
 #endif
 }
 
-void reference(const PyMoe& self, const InArray& x_arr, const InArray& ids_arr, const InArray& weights_arr,
+void reference(const PyMoe& self, const CheckedX& xc, const InArray& ids_arr, const InArray& weights_arr,
                const OutArray& out_arr, std::string_view bits16) {
-  moe::MoeArgs a{x_view(self, x_arr, bits16), to_view(ids_arr, "topk_ids"), to_view(weights_arr, "topk_weights"),
+  moe::MoeArgs a{xc.view, to_view(ids_arr, "topk_ids"), to_view(weights_arr, "topk_weights"),
                  to_view(out_arr, "out", bits16)};
   require_host(a.x, "x");
   nb::gil_scoped_release release;
@@ -345,20 +345,19 @@ void bind_moe(nb::module_& m) {
                    },
                    "(top_k, renormalize, where from): the layer's routing (config.json, else the defaults)")
       .def("describe", [](const PyMoe& s) { return s.spec().describe(); })
-      .def("check_x",
+      .def("take_x",
            [](const PyMoe& s, const InArray& x, std::string_view bits16) {
-             TensorView v = x_view(s, x, bits16);
-             return nb::make_tuple(std::string(dtype_name(v.dtype)), std::string(device_name(v.device)), v.device_index,
-                                   v.size(0));
+             return checked_x_tuple(x, x_view(s, x, bits16));
            },
-           nb::arg("x"), nb::arg("dtype") = "", "Validates x [T, H] and returns (dtype, device, device_index, T).")
+           nb::arg("x"), nb::arg("dtype") = "",
+           "Validates x [T, H] and returns (x checked, for run / reference; dtype, device, device_index, T).")
       .def("route", &route, nb::arg("x"), nb::arg("top_k"), nb::arg("renormalize"), nb::arg("dtype") = "",
            "(topk_ids int32 [T, k], topk_weights float32 [T, k]) from the router, on the host.")
       .def("run", &run, nb::arg("x"), nb::arg("out"), nb::arg("topk_ids").none(), nb::arg("topk_weights").none(),
            nb::arg("top_k"), nb::arg("renormalize"), nb::arg("threads"), nb::arg("block"), nb::arg("stream"),
-           nb::arg("dtype") = "", "out [T, H] = the MoE layer of x [T, H] on x's device; stream is a cudaStream_t as int.")
+           nb::arg("dtype") = "", "out [T, H] = the MoE layer of x [T, H] (as take_x returned it) on x's device; stream is a cudaStream_t as int.")
       .def("reference", &reference, nb::arg("x"), nb::arg("topk_ids"), nb::arg("topk_weights"), nb::arg("out"),
-           nb::arg("dtype") = "", "The f64 oracle (moe_reference), host arrays.")
+           nb::arg("dtype") = "", "The f64 oracle (moe_reference), host arrays (x as take_x returned it).")
       .def("prepared", &prepared_list, "The CUDA layers prepared so far (dtype, device, bytes).")
       .def(
           "tensors",

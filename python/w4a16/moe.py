@@ -168,7 +168,8 @@ class MoE:
         kind = _arrays.kind_of(x)
         x2, one = _rows(x, kind)
         b16 = _arrays.bits16(dtype)
-        act, device, index, t = self._moe.check_x(_arrays.export(x2, kind), b16)
+        # x is exported and imported once: take_x checks it and run reads that same view.
+        xc, act, device, index, t = self._moe.take_x(_arrays.export(x2, kind), b16)
         if out is None and kind == "dlpack" and device == "cuda":
             raise fail(UnsupportedError, "x", "a numpy, torch or cupy array, or out= (this DLPack producer's CUDA "
                        "arrays cannot be allocated here)", f"{type(x).__name__} on cuda:{index}")
@@ -182,7 +183,7 @@ class MoE:
             if stream is None:
                 stream = _arrays.current_stream(x2, kind)
             k, renorm = self._routing(top_k, renormalize)
-            self._moe.run(_arrays.export(x2, kind), _arrays.export(y2, _arrays.kind_of(y2, "out")),
+            self._moe.run(xc, _arrays.export(y2, _arrays.kind_of(y2, "out")),
                           _export(topk_ids, "topk_ids"), _export(topk_weights, "topk_weights"), k, renorm,
                           int(threads), int(block), int(stream), b16)
         if out is None and one:
@@ -200,11 +201,11 @@ class MoE:
         kind = _arrays.kind_of(x)
         x2, one = _rows(x, kind)
         b16 = _arrays.bits16(dtype)
-        act, _, _, t = self._moe.check_x(_arrays.export(x2, kind), b16)
+        xc, act, _, _, t = self._moe.take_x(_arrays.export(x2, kind), b16)
         y = _arrays.empty_out(x2, kind, t, self.hidden, act)
         if t > 0:
             ids, weights = h(topk_ids), h(topk_weights)
-            self._moe.reference(_arrays.export(x2, kind), _export(ids, "topk_ids"), _export(weights, "topk_weights"),
+            self._moe.reference(xc, _export(ids, "topk_ids"), _export(weights, "topk_weights"),
                                 _arrays.export(y, kind), b16)
         return y.reshape(self.hidden) if one else y
 
