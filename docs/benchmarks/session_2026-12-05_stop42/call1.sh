@@ -10,6 +10,8 @@
 # workspace); at the end, if time is left, stop 41's torch_overhead.py.
 T0=$(date +%s)
 . scripts/lib/device-env.sh
+# Every file into one archive (the device tool brings back at most 8 files from $OUT), also when the call is cut short.
+R=$OUT; OUT=/tmp/s42c1_out; mkdir -p $OUT; trap 'tar -czf $R/call1.tar.gz -C $OUT .' EXIT
 W=/tmp/s42c1; mkdir -p $W $OUT && tar -xJf .carry-s42/c1.tar.xz -C $W
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 timeout ${TEST_S:-240} $W/c1/w4a16_test_gpu_decode --gtest_brief=1 > $OUT/test_decode.log 2>&1 &

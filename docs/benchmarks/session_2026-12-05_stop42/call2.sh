@@ -2,18 +2,24 @@
 # Stop 42, call 2: the merged build (.carry-s42/c2.tar.xz: w4a16_bench_gpu, w4a16_test_gpu_decode) with the integer math's
 # defaults set from call 1. Its decode GPU tests, then the decode sweep of the 10 PERF.md shapes at M = 1, 2, 3, 4, 6, 8,
 # fp16 / bf16 uint4b8 g = 128, cuBLAS fp16 / bf16 in the same process (docs/BENCHMARKS.md's top table), and
-# W4A16_DECODE_IMMA=0 of the same binary beside it (2 rounds each, interleaved).
+# W4A16_DECODE_IMMA=0 of the same binary beside it (2 rounds each, interleaved). The rows set the knob either way, so
+# call 1's binaries serve as well: C=c1 SKIP_TESTS=1 (carry c1.tar.xz) right after call 1, on the same warm machine.
 T0=$(date +%s)
 . scripts/lib/device-env.sh
-W=/tmp/s42c2; mkdir -p $W $OUT && tar -xJf .carry-s42/c2.tar.xz -C $W
+# Every file into one archive (the device tool brings back at most 8 files from $OUT), also when the call is cut short.
+R=$OUT; OUT=/tmp/s42c2_out; mkdir -p $OUT; trap 'tar -czf $R/call2.tar.gz -C $OUT .' EXIT
+C=${C:-c2}
+W=/tmp/s42c2; mkdir -p $W $OUT && tar -xJf .carry-s42/$C.tar.xz -C $W
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-timeout 200 $W/c2/w4a16_test_gpu_decode --gtest_brief=1 > $OUT/test_decode.log 2>&1
-echo "decode tests t=$(($(date +%s)-T0))"; grep -E '^\[  (PASSED|FAILED)|FAILED|Failure' $OUT/test_decode.log | head -12
+if [ -z "$SKIP_TESTS" ]; then
+  timeout 200 $W/$C/w4a16_test_gpu_decode --gtest_brief=1 > $OUT/test_decode.log 2>&1
+  echo "decode tests t=$(($(date +%s)-T0))"; grep -E '^\[  (PASSED|FAILED)|FAILED|Failure' $OUT/test_decode.log | head -12
+fi
 SH=qwen0.5b.qkv,qwen0.5b.o,qwen0.5b.gate_up,qwen0.5b.down,llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,8192x8192,llama70b.gate_up
 for r in 1 2; do
-  W4A16_DECODE_IMMA=1 timeout 200 $W/c2/w4a16_bench_gpu --shapes $SH --ms 1,2,3,4,6,8 --dtypes f16,bf16 --scalars uint4b8 --no-extra-groups --decode-max-m 8 \
+  W4A16_DECODE_IMMA=1 timeout 200 $W/$C/w4a16_bench_gpu --shapes $SH --ms 1,2,3,4,6,8 --dtypes f16,bf16 --scalars uint4b8 --no-extra-groups --decode-max-m 8 \
     --csv $OUT/sweep_$r.csv > $OUT/sweep_$r.log 2>&1 || echo "sweep $r rc=$?"
-  W4A16_DECODE_IMMA=0 timeout 150 $W/c2/w4a16_bench_gpu --shapes $SH --ms 1,2,3,4,6,8 --dtypes f16,bf16 --scalars uint4b8 --no-extra-groups \
+  W4A16_DECODE_IMMA=0 timeout 150 $W/$C/w4a16_bench_gpu --shapes $SH --ms 1,2,3,4,6,8 --dtypes f16,bf16 --scalars uint4b8 --no-extra-groups \
     --no-cublas --decode-max-m 8 --csv $OUT/off_$r.csv > $OUT/off_$r.log 2>&1 || echo "off $r rc=$?"
   echo "round $r t=$(($(date +%s)-T0))"
 done
