@@ -355,11 +355,16 @@ TEST(Decode, PersistentItems) {
 // launch) and fetch its weights, but must read x only after the first has written it. The
 // intermediate is poisoned before each chain, so a read that runs ahead sees poison. Plain stream
 // launches and a CUDA graph of the same chain.
-void check_chain(std::int64_t H, std::int64_t F) {
+// shared_ws: both layers given one workspace (where the integer math's x of each is converted by a small kernel right
+// before its layer: the second's must not overwrite it while the first still reads it).
+void check_chain(std::int64_t H, std::int64_t F, bool shared_ws = false) {
   Layer L1 = make_layer(QuantSpec{F, H, 128, ScalarType::uint4b8}, DType::f16, false, false, DType::f16);
   Layer L2 = make_layer(QuantSpec{H, F, 128, ScalarType::uint4}, DType::f16, true, false, DType::f16);
   cudaStream_t s;
   W4A16_CUDA_TRY(cudaStreamCreate(&s));
+  const std::size_t ws_bytes = shared_ws ? std::max(decode_workspace_bytes(F, H, 128, false, 16), decode_workspace_bytes(H, F, 128, false, 16)) : 0;
+  if (shared_ws) EXPECT_GT(ws_bytes, 0u) << "the integer math is on: a workspace to share";
+  DevBuf<unsigned char> ws(ws_bytes);
   for (std::int64_t m : {1, 4, 16}) {
     for (int use_graph = 0; use_graph < 2; ++use_graph) {
       SCOPED_TRACE("M=" + std::to_string(m) + (use_graph ? " graph" : " stream"));
@@ -369,8 +374,8 @@ void check_chain(std::int64_t H, std::int64_t F) {
       auto chain = [&] {
         W4A16_CUDA_TRY(cudaMemsetAsync(hd.p, 0xff, hd.count * 2, s));  // NaN in fp16
         for (int r = 0; r < 4; ++r) {  // back-to-back launches, as in a model's layer loop
-          decode_run(*L1.w, xd.p, m, H, hd.p, F, nullptr, 0, s);
-          decode_run(*L2.w, hd.p, m, F, yd.p, H, nullptr, 0, s);
+          decode_run(*L1.w, xd.p, m, H, hd.p, F, shared_ws ? ws.p : nullptr, ws_bytes, s);
+          decode_run(*L2.w, hd.p, m, F, yd.p, H, shared_ws ? ws.p : nullptr, ws_bytes, s);
         }
       };
       if (use_graph) {
@@ -599,11 +604,16 @@ TEST(Decode, BulkModelShapes) {
 }
 
 // The producer warp fetches weights before griddepcontrol.wait; x is read only after it (chained
-// layers on one stream and in a graph); same bits on every run.
+// layers on one stream and in a graph; with the integer math, both layers' x converted into one shared workspace);
+// same bits on every run.
 TEST(Decode, BulkChainedLayersAndDeterminism) {
   REQUIRE_SM90_CODE("no bulk kernel");
   ScopedEnv bulk("W4A16_DECODE_BULK", "1");
   check_chain(4096, 11008);
+  {
+    ScopedEnv imma("W4A16_DECODE_IMMA", "1");
+    check_chain(4096, 11008, true);
+  }
   QuantSpec spec{8192, 8192, 128, ScalarType::uint4};
   Layer L = make_layer(spec, DType::bf16, false, false, DType::bf16);
   for (std::int64_t m : {1, 8}) {
@@ -693,7 +703,7 @@ TEST(Decode, BulkIntegerMathPerTokenOnHardX) {
       xd.upload(xh);
       yd.upload(std::vector<std::uint16_t>(yd.count, test::poison_bits(c.act)));
       const std::size_t ws_bytes = decode_workspace_bytes(N, K, c.g, false, m);
-      ASSERT_GT(ws_bytes, 0u) << what;
+      ASSERT_EQ(ws_bytes > 0, imma[0] != '0') << what << ": a workspace where the integer math is on";
       DevBuf<unsigned char> ws(ws_bytes);
       decode_run(*L.w, xd.p, m, K, yd.p, N, ws.p, ws_bytes, nullptr);
       W4A16_CUDA_TRY(cudaDeviceSynchronize());
