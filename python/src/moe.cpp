@@ -355,7 +355,8 @@ void bind_moe(nb::module_& m) {
            "(topk_ids int32 [T, k], topk_weights float32 [T, k]) from the router, on the host.")
       .def("run", &run, nb::arg("x"), nb::arg("out"), nb::arg("topk_ids").none(), nb::arg("topk_weights").none(),
            nb::arg("top_k"), nb::arg("renormalize"), nb::arg("threads"), nb::arg("block"), nb::arg("stream"),
-           nb::arg("dtype") = "", "out [T, H] = the MoE layer of x [T, H] (as take_x returned it) on x's device; stream is a cudaStream_t as int.")
+           nb::arg("dtype") = "",
+           "out [T, H] = the MoE layer of x [T, H] (as take_x returned it) on x's device; stream is a cudaStream_t as int.")
       .def("reference", &reference, nb::arg("x"), nb::arg("topk_ids"), nb::arg("topk_weights"), nb::arg("out"),
            nb::arg("dtype") = "", "The f64 oracle (moe_reference), host arrays (x as take_x returned it).")
       .def("prepared", &prepared_list, "The CUDA layers prepared so far (dtype, device, bytes).")

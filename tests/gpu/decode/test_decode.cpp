@@ -362,7 +362,8 @@ void check_chain(std::int64_t H, std::int64_t F, bool shared_ws = false) {
   Layer L2 = make_layer(QuantSpec{H, F, 128, ScalarType::uint4}, DType::f16, true, false, DType::f16);
   cudaStream_t s;
   W4A16_CUDA_TRY(cudaStreamCreate(&s));
-  const std::size_t ws_bytes = shared_ws ? std::max(decode_workspace_bytes(F, H, 128, false, 16), decode_workspace_bytes(H, F, 128, false, 16)) : 0;
+  const std::size_t ws_bytes =
+      shared_ws ? std::max(decode_workspace_bytes(F, H, 128, false, 16), decode_workspace_bytes(H, F, 128, false, 16)) : 0;
   if (shared_ws) EXPECT_GT(ws_bytes, 0u) << "the integer math is on: a workspace to share";
   DevBuf<unsigned char> ws(ws_bytes);
   for (std::int64_t m : {1, 4, 16}) {
