@@ -43,7 +43,7 @@ class DecodeBench final : public BenchKernel {
     release();
     w_.push_back(kernels::cuda::tc_prepare(q->view(), c.act, s));
     for (int i = 1; i < copies; ++i) w_.push_back(kernels::cuda::tc_clone(*w_[0], s));
-    // The workspace a caller gives (the registry's Linear allocates it): x of the bulk kernel's integer math.
+    // The workspace the registry's Linear gives (decode_workspace_bytes: 0 bytes, none allocated then).
     ws_bytes_ = kernels::cuda::decode_workspace_bytes(c.n, c.k, c.group, false, 16);
     if (ws_bytes_ > 0) cuda_check(cudaMalloc(&ws_, ws_bytes_), "decode workspace");
   }

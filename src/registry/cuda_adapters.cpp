@@ -167,11 +167,9 @@ class CudaDecode final : public TcKernel {
     return kc::decode_workspace_bytes(c.n, c.k, c.group_size, c.act_order, max_m);
   }
   std::string describe_run(const LinearConfig& c, std::int64_t m) const override { return m > 0 ? decode_run_text(c, m) : ""; }
-  // decode.cu: x and y need element (2-byte) alignment only; 16-byte rows take a vector path. The workspace is optional
-  // (decode_workspace_bytes: x of the bulk kernel's integer math converted once per call; without it every block
-  // converts x itself): passed through as given, never required.
+  // decode.cu: x and y need element (2-byte) alignment only; 16-byte rows take a vector path.
   void run(const PreparedWeights& w, const RunArgs& a) const override {
-    const TcPrepared& p = checked(w, a, 0);
+    const TcPrepared& p = checked(w, a, workspace_bytes(w.config(), a.x.shape[0]));
     kc::decode_run(p.weights(), a.x.data, a.x.shape[0], a.x.stride[0], a.out.data, a.out.stride[0], a.workspace,
                    a.workspace_bytes, stream_of(a.stream));
   }
@@ -259,7 +257,7 @@ class CudaHybrid final : public TcKernel {
     // Weights prepared by another tc kernel carry no cuBLAS handle: those run the prefill path.
     const auto* tp = dynamic_cast<const TcPrepared*>(&w);
     const bool dense = d > 0 && m >= d && tp != nullptr && tp->cublas() != nullptr;
-    const std::size_t need = decode  ? 0  // optional (CudaDecode::run)
+    const std::size_t need = decode  ? kc::decode_workspace_bytes(c.n, c.k, c.group_size, c.act_order, m)
                              : dense ? kc::dense_transient_workspace_bytes(c.n, c.k)
                                      : kc::prefill_workspace_bytes(c.n, c.k, c.group_size, c.act_order, m);
     const TcPrepared& p = checked(w, a, need);

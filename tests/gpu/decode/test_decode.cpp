@@ -355,17 +355,11 @@ TEST(Decode, PersistentItems) {
 // launch) and fetch its weights, but must read x only after the first has written it. The
 // intermediate is poisoned before each chain, so a read that runs ahead sees poison. Plain stream
 // launches and a CUDA graph of the same chain.
-// shared_ws: both layers given one workspace (where the integer math's x of each is converted by a small kernel right
-// before its layer: the second's must not overwrite it while the first still reads it).
-void check_chain(std::int64_t H, std::int64_t F, bool shared_ws = false) {
+void check_chain(std::int64_t H, std::int64_t F) {
   Layer L1 = make_layer(QuantSpec{F, H, 128, ScalarType::uint4b8}, DType::f16, false, false, DType::f16);
   Layer L2 = make_layer(QuantSpec{H, F, 128, ScalarType::uint4}, DType::f16, true, false, DType::f16);
   cudaStream_t s;
   W4A16_CUDA_TRY(cudaStreamCreate(&s));
-  const std::size_t ws_bytes =
-      shared_ws ? std::max(decode_workspace_bytes(F, H, 128, false, 16), decode_workspace_bytes(H, F, 128, false, 16)) : 0;
-  if (shared_ws) EXPECT_GT(ws_bytes, 0u) << "the integer math is on: a workspace to share";
-  DevBuf<unsigned char> ws(ws_bytes);
   for (std::int64_t m : {1, 4, 16}) {
     for (int use_graph = 0; use_graph < 2; ++use_graph) {
       SCOPED_TRACE("M=" + std::to_string(m) + (use_graph ? " graph" : " stream"));
@@ -375,8 +369,8 @@ void check_chain(std::int64_t H, std::int64_t F, bool shared_ws = false) {
       auto chain = [&] {
         W4A16_CUDA_TRY(cudaMemsetAsync(hd.p, 0xff, hd.count * 2, s));  // NaN in fp16
         for (int r = 0; r < 4; ++r) {  // back-to-back launches, as in a model's layer loop
-          decode_run(*L1.w, xd.p, m, H, hd.p, F, shared_ws ? ws.p : nullptr, ws_bytes, s);
-          decode_run(*L2.w, hd.p, m, F, yd.p, H, shared_ws ? ws.p : nullptr, ws_bytes, s);
+          decode_run(*L1.w, xd.p, m, H, hd.p, F, nullptr, 0, s);
+          decode_run(*L2.w, hd.p, m, F, yd.p, H, nullptr, 0, s);
         }
       };
       if (use_graph) {
@@ -548,15 +542,10 @@ TEST(Decode, Rejections) {
 
 // Every configuration at M = 1..16 on the odd shape above (N = 200: the last item has 13 of 16 rows of
 // its last stripe; K = 768 = 12 tiles: the last stage of every plan is partial), act-order (x gathered
-// through registers) and strided rows included; with the integer math at 1..8 tokens (g >= 128, channelwise: x
-// converted into the workspace, and by the bulk blocks themselves) and without it.
+// through registers) and strided rows included.
 TEST(Decode, BulkEveryConfigurationM1To16) {
   REQUIRE_SM90_CODE("no bulk kernel");
-  for (const char* imma : {"1", "2", "0"}) {
-    ScopedEnv knob("W4A16_DECODE_IMMA", imma);
-    SCOPED_TRACE(std::string("W4A16_DECODE_IMMA=") + imma);
-    every_configuration(Kernel::bulk);
-  }
+  every_configuration(Kernel::bulk);
 }
 
 // Every forced plan shape (warps along N 1..8 x one or two blocks per SM) on a layer of more items
@@ -605,16 +594,11 @@ TEST(Decode, BulkModelShapes) {
 }
 
 // The producer warp fetches weights before griddepcontrol.wait; x is read only after it (chained
-// layers on one stream and in a graph; with the integer math, both layers' x converted into one shared workspace);
-// same bits on every run.
+// layers on one stream and in a graph); same bits on every run.
 TEST(Decode, BulkChainedLayersAndDeterminism) {
   REQUIRE_SM90_CODE("no bulk kernel");
   ScopedEnv bulk("W4A16_DECODE_BULK", "1");
   check_chain(4096, 11008);
-  {
-    ScopedEnv imma("W4A16_DECODE_IMMA", "1");
-    check_chain(4096, 11008, true);
-  }
   QuantSpec spec{8192, 8192, 128, ScalarType::uint4};
   Layer L = make_layer(spec, DType::bf16, false, false, DType::bf16);
   for (std::int64_t m : {1, 8}) {
@@ -665,68 +649,6 @@ TEST(Decode, BulkRejectsBadKnobs) {
     ScopedEnv forced("W4A16_DECODE_BULK_PLAN", plan);
     expect_error([&] { decode_run(*L.w, xd.p, 1, 128, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "W4A16_DECODE_BULK_PLAN");
   }
-}
-
-// The bulk kernel's integer math (decode_imma.cuh: x rounded to int16 per token and 128 k with a power-of-two scale)
-// on x that its rounding finds hardest, each token checked on its own against f64 (a token of tiny values is not hidden
-// by a large one): a block whose largest value is 2^14 times the rest, fp16 subnormals, bf16 below 2^-100 (where
-// 2^(14 - E) is not a float), a zero token (exact zeros), a token with one infinity (every output of that token
-// non-finite, the others within the bound), K not a multiple of 128 (channelwise: zeros past K inside the last block).
-// x converted by the small kernel into the workspace (W4A16_DECODE_IMMA=1) and by the bulk kernel's own blocks (=2); the
-// same inputs with W4A16_DECODE_IMMA=0 (the fp16 / bf16 mma path) pass the same checks.
-TEST(Decode, BulkIntegerMathPerTokenOnHardX) {
-  REQUIRE_SM90_CODE("no bulk kernel");
-  ScopedEnv bulk("W4A16_DECODE_BULK", "1");
-  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");
-  struct C { DType act; ScalarType st; int g; std::int64_t k; };
-  for (const char* imma : {"1", "2", "0"})
-    for (C c : {C{DType::f16, ScalarType::uint4b8, 128, 2048}, C{DType::bf16, ScalarType::uint4, 256, 2048},
-                C{DType::f16, ScalarType::uint4, kChannelwise, 840}, C{DType::bf16, ScalarType::uint4b8, kChannelwise, 840}}) {
-      ScopedEnv knob("W4A16_DECODE_IMMA", imma);
-      QuantSpec spec{520, c.k, c.g, c.st};
-      Layer L = make_layer(spec, c.act, false, false, c.act);
-      const std::int64_t N = spec.n, K = spec.k, m = 7;
-      const DecodePlan p = decode_plan(N, K, m, c.st == ScalarType::uint4, c.g, true);
-      ASSERT_GT(p.bulk_stages, 0) << p.describe();
-      ASSERT_EQ(p.imma, imma[0] != '0') << p.describe();
-      const std::string what = spec.describe() + " " + std::string(dtype_name(c.act)) + " W4A16_DECODE_IMMA=" + imma + " " + p.describe();
-      std::vector<std::uint16_t> xh = test::random_act(m, K, c.act);
-      auto put = [&](std::int64_t i, std::int64_t k, double v) { xh[static_cast<std::size_t>(i * K + k)] = float_to_f16x(c.act, static_cast<float>(v)); };
-      for (std::int64_t k = 0; k < K; ++k) {
-        const double r = f16x_to_float(c.act, xh[static_cast<std::size_t>(k)]);  // token 0: one large value per block
-        put(0, k, k % 128 == 5 ? 2048.0 : r / 8);
-        put(1, k, c.act == DType::f16 ? r * 0x1p-12 : r * 0x1p-110);  // fp16 subnormals among them / bf16 below 2^-100
-        put(2, k, 0.0);                                                // a zero token
-        put(4, k, r * 1e3);                                            // large, far from 2^15 of int16 either way
-      }
-      put(5, K / 2 + 3, INFINITY);  // token 5: one infinity
-      DevBuf<std::uint16_t> xd(xh.size()), yd(static_cast<std::size_t>(m * N));
-      xd.upload(xh);
-      yd.upload(std::vector<std::uint16_t>(yd.count, test::poison_bits(c.act)));
-      const std::size_t ws_bytes = decode_workspace_bytes(N, K, c.g, false, m);
-      ASSERT_EQ(ws_bytes > 0, imma[0] != '0') << what << ": a workspace where the integer math is on";
-      DevBuf<unsigned char> ws(ws_bytes);
-      decode_run(*L.w, xd.p, m, K, yd.p, N, ws.p, ws_bytes, nullptr);
-      W4A16_CUDA_TRY(cudaDeviceSynchronize());
-      const std::vector<std::uint16_t> yh = yd.download();
-      const std::vector<double> xf = test::to_f64(xh.data(), c.act, m, K, K);
-      for (std::int64_t i = 0; i < m; ++i) {
-        std::vector<double> xi(xf.begin() + i * K, xf.begin() + (i + 1) * K);
-        const std::vector<double> out = test::to_f64(yh.data() + i * N, c.act, 1, N, N);
-        if (i == 5) {
-          int finite = 0;
-          for (double v : out) finite += std::isfinite(v) ? 1 : 0;
-          EXPECT_EQ(finite, 0) << what << ": token 5 holds an infinity (w x inf is +-inf, or NaN where w = 0)";
-          continue;
-        }
-        const std::vector<double> ref = test::gemm_f64(xi, L.wf, L.bf, 1, N, K);
-        if (i == 2) {
-          for (std::int64_t j = 0; j < N; ++j) ASSERT_EQ(out[static_cast<std::size_t>(j)], 0.0) << what << ": zero token, row " << j;
-          continue;
-        }
-        EXPECT_LE(test::rel_error(out, ref), test::tolerance(c.act)) << what << " token " << i;
-      }
-    }
 }
 
 // ---- The small-layer kernel (decode_small.cu), forced on with W4A16_DECODE_SMALL=1 ----

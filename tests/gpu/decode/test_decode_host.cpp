@@ -283,18 +283,14 @@ TEST(DecodeHost, RefusesQweightOf64GiB) {
 // two stages gives no plan (the streaming kernel's fallback).
 TEST(DecodeHost, BulkPlansFitTheirBlocksPerSm) {
   struct S { std::int64_t n, k; };
-  for (const char* imma_knob : {"0", "1"})  // the integer math's x layout off / on
   for (S s : {S{1152, 896}, S{896, 896}, S{9728, 896}, S{896, 4864}, S{6144, 4096}, S{4096, 4096}, S{28672, 4096}, S{4096, 14336},
               S{8192, 8192}, S{57344, 8192}, S{8192, 28672}})
     for (int m = 1; m <= 16; ++m)
       for (bool zeros : {false, true})
         for (int g : {32, 128}) {
-          ScopedEnv knob("W4A16_DECODE_IMMA", imma_knob);
           const DecodePlan p = decode_bulk_plan_for_sms(s.n, s.k, m, zeros, g, 132);
           const std::string what = std::to_string(s.n) + "x" + std::to_string(s.k) + " m=" + std::to_string(m) + " " + p.describe();
-          const bool imma = decode_imma_applies(s.k, m, g);  // x rows of the integer math: 48 bytes longer
-          const std::int64_t x_row = (s.k + 63) / 64 * 128 + (imma ? 64 : 16);
-          EXPECT_EQ(p.imma, imma && p.bulk_stages > 0) << what;
+          const std::int64_t x_row = (s.k + 63) / 64 * 128 + 16;
           if (p.bulk_stages == 0) {  // only where x of all of K leaves no room for two stages in 227 KB
             EXPECT_GT(m * x_row, 227 * 1024 - 2 * 18944 - 2 * 8 * 2 * 512) << what;
             continue;
@@ -387,66 +383,6 @@ TEST(DecodeHost, BulkByDefaultWhereMeasuredFaster) {
   EXPECT_GT(decode_plan_for_sms(4096, 5184, 1, false, 128, true, 132).bulk_stages, 0);
   ScopedEnv small("W4A16_DECODE_SMALL", "1");
   EXPECT_GT(decode_plan_for_sms(1152, 896, 1, false, 128, true, 132).small_tiles, 0);
-}
-
-// The bulk kernel's integer math (decode_imma_applies, DecodePlan::imma): at 1..8 tokens on groups of tile pairs only
-// (g >= 128 or channelwise, K_pad / 64 even), its x layout counted in the plan's shared memory, never in another
-// kernel's plan; W4A16_DECODE_IMMA=0 turns it off, a malformed value is refused by name.
-TEST(DecodeHost, BulkIntegerMathOnlyOnTilePairsUpToEightTokens) {
-  constexpr int cw = w4a16::kChannelwise;
-  ScopedEnv knob_on("W4A16_DECODE_IMMA", "1");
-  for (std::int64_t k : {8192, 8256, 840})
-    for (int g : {32, 64, 128, 256, cw})
-      for (int m = 1; m <= 16; ++m) {
-        const std::int64_t kt = (k + 63) / 64;
-        const bool want = m <= 8 && (g >= 128 || g == cw) && kt % 2 == 0;
-        const std::string what = "K=" + std::to_string(k) + " g=" + std::to_string(g) + " m=" + std::to_string(m);
-        EXPECT_EQ(decode_imma_applies(k, m, g), want) << what;
-        const DecodePlan p = decode_bulk_plan_for_sms(4096, k, m, true, g, 132);
-        if (p.bulk_stages == 0) continue;
-        EXPECT_EQ(p.imma, want) << what << " " << p.describe();
-        EXPECT_EQ(p.describe().find("imma") != std::string::npos, want) << p.describe();
-        if (want) {
-          EXPECT_GE(p.smem_bytes, static_cast<std::size_t>(m * (kt * 128 + 64) + kt / 2 * 64)) << what << ": x rows + constants";
-        }
-        // The workspace (x converted once per call) holds the same region, for up to 8 tokens whatever max_m.
-        const std::size_t ws = decode_workspace_bytes(4096, k, g, false, m);
-        if (want) {
-          EXPECT_GE(ws, static_cast<std::size_t>(m * (kt * 128 + 64) + kt / 2 * 64)) << what;
-          EXPECT_EQ(ws % 128, 0u) << what;
-        } else if (m <= 8) {
-          EXPECT_EQ(ws, 0u) << what << ": no integer math, no workspace";
-        }
-      }
-  {
-    ScopedEnv streaming("W4A16_DECODE_BULK", "0");
-    EXPECT_FALSE(decode_plan_for_sms(8192, 8192, 4, false, 128, true, 132).imma) << "the streaming kernel has no integer math";
-  }
-  {
-    ScopedEnv off("W4A16_DECODE_IMMA", "0");  // (unsets the variable at its end)
-    EXPECT_FALSE(decode_imma_applies(8192, 4, 128));
-    const DecodePlan p = decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132);
-    ASSERT_GT(p.bulk_stages, 0);
-    EXPECT_FALSE(p.imma) << p.describe();
-  }
-  for (const char* on : {"1", "2"}) {  // 2: x converted by the bulk kernel's blocks even with a workspace
-    ScopedEnv knob("W4A16_DECODE_IMMA", on);
-    EXPECT_TRUE(decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132).imma) << on;
-    EXPECT_EQ(decode_imma_mode(), on[0] - '0');
-    EXPECT_GT(decode_workspace_bytes(8192, 8192, 128, false, 8), 0u) << on;
-    EXPECT_EQ(decode_workspace_bytes(8192, 8192, 128, false, 16), decode_workspace_bytes(8192, 8192, 128, false, 8)) << "8 tokens at most";
-  }
-  // Unset: off until measured on a GPU (decode_plan.cu kImmaDefault), and then no workspace either.
-  EXPECT_EQ(decode_imma_mode(), 0);
-  EXPECT_FALSE(decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132).imma);
-  EXPECT_EQ(decode_workspace_bytes(8192, 8192, 128, false, 8), 0u);
-  ScopedEnv bad("W4A16_DECODE_IMMA", "yes");
-  try {
-    decode_bulk_plan_for_sms(8192, 8192, 4, false, 128, 132);
-    ADD_FAILURE() << "W4A16_DECODE_IMMA=yes accepted";
-  } catch (const w4a16::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("W4A16_DECODE_IMMA"), std::string::npos) << e.what();
-  }
 }
 
 // The tile-pair variants (decode.hpp decode_tile_pairs): only where every step holds whole pairs of one group, and only

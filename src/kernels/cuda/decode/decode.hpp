@@ -41,9 +41,6 @@ struct DecodePlan {
   // two per SM, bulk_blocks_per_sm) loop over row_blocks items of warps_n stripes x all of K.
   int bulk_stages = 0;
   int bulk_blocks_per_sm = 0;
-  // The bulk kernel's integer math (decode_imma.cuh: x as int16 bytes per 128 k, the nibbles into mma.m16n8k32 u8 x
-  // s8 / u8, exact int32 sums per tile pair): where decode_imma_applies and W4A16_DECODE_IMMA allows.
-  bool imma = false;
   std::string describe() const;
 };
 
@@ -125,15 +122,6 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
 // 1.004-1.043x, stop 39; at 9..16 tokens 0.979-1.015x, per-tile entries kept); never the small-layer kernel. Pure host
 // arithmetic; decode_run passes it to the launchers.
 bool decode_tile_pairs(const DecodePlan& p, int kt_count, int m_chunk, bool zeros, int group_size, bool bf16);
-// Whether the bulk kernel's plans for m_chunk tokens of this K and group size take its integer math (DecodePlan::imma;
-// decode_imma.cuh): m_chunk <= 8 on groups of tile pairs (decode_tile_pairs' rule: g >= 128 or channelwise, K_pad / 64
-// even), where W4A16_DECODE_IMMA turns it on (unset: decode_plan.cu's kImmaDefault). Its x is rounded to int16 per
-// 128 k (error <= 2^-16 of each block's largest |x| per value, far below the dtypes' rounding of y). x is converted once per call by a small kernel into the workspace
-// (decode_workspace_bytes) where decode_run is given one, else by every block of the bulk kernel itself.
-bool decode_imma_applies(std::int64_t k, int m_chunk, int group_size);
-// W4A16_DECODE_IMMA: 0 off, 1 on, 2 on with x converted by the bulk kernel's blocks even where a workspace is given (the
-// A/B of the two conversions); unset: kImmaDefault (decode_plan.cu); another value: invalid_argument.
-int decode_imma_mode();
 // Whether some plan stages an m_chunk-token x chunk of this K in shared memory (what decode_plan
 // needs not to throw unsupported). Pure host arithmetic: no device is queried.
 bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size, const DecodeDevice& dev = {});
@@ -141,9 +129,7 @@ bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size, const 
 // (decode_fits; decode_plan throws if even one token does not). Pure host arithmetic.
 int decode_chunk(std::int64_t k, std::int64_t m, bool zeros, int group_size, bool xstream_ok, const DecodeDevice& dev = {});
 
-// Workspace decode_run takes: x of up to 8 tokens in the bulk kernel's integer layout (decode_imma_applies; 0 bytes where
-// it cannot apply or W4A16_DECODE_IMMA leaves it off). Optional: with none (or too little, or not 16-byte aligned) the
-// bulk kernel converts x itself.
+// Workspace decode_run needs: 0 (the reduction lives in shared memory); kept for the registry API.
 std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m);
 
 // y[M,N] = x[:, perm] . W^T + bias. Any M >= 0 (chunks of 16 tokens, one launch each; M = 0 is a

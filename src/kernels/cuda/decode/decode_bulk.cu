@@ -42,10 +42,8 @@
 
 #include "common.cuh"
 #include "decode/decode_device.cuh"
-#include "decode/decode_imma.cuh"
 #include "pdl.cuh"
 #include "sm90_async.cuh"
-#include "w4a16/core/error.hpp"
 
 namespace w4a16::kernels::cuda::decode_detail {
 namespace {
@@ -80,9 +78,7 @@ __device__ __forceinline__ void stripe_sync(int id, int threads) { asm volatile(
 // kPair   (uint4, g >= 128 or channelwise, K_pad / 64 even: decode_tile_pairs) tiles 2j, 2j + 1 share their group:
 //         the producer copies the scale / zero rows of even tiles only, the consumers read them once per pair and
 //         keep one fp32 partial per pair (tiles_math kShare 2); the stage layout is unchanged
-// kImma   (with kPair, <= 8 tokens) the integer math of decode_imma.cuh: x staged as int16 bytes per 128 k, the nibbles
-//         as the u8 A fragment of mma.m16n8k32, int32 sums per pair converted once (DecodePlan::imma, decode_imma_applies: decode.hpp)
-template <bool kBf16, int MB, bool kZeros, bool kG32, bool kPair = false, bool kImma = false>
+template <bool kBf16, int MB, bool kZeros, bool kG32, bool kPair = false>
 __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_kernel(const Args a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // cp.async.bulk and mbarrier transactions are sm_90: decode_plan never picks this kernel below it
@@ -91,13 +87,12 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   using St = BulkStage<kZeros, kG32>;
   constexpr int kGs = St::kGs, kP = kBulkTiles, kShare = kPair ? 2 : 1, kParts = kP / kShare;
   static_assert(!kPair || !kG32, "pairs: one group per tile");
-  static_assert(!kImma || (kPair && MB == 1), "integer math: tile pairs of one group, one token half");
   // uint4b8 pairs: two accumulator chains per partial (one partial per pair leaves 2 chains a warp).
   constexpr bool kSplit = kPair && !kZeros;
   extern __shared__ uint4 smem_v4[];
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
-  const int xrow = kImma ? imma_x_row_bytes(a.kt_count) : x_row_bytes(a.kt_count);
-  const unsigned x_bytes = kImma ? bulk_imma_x_bytes(a.m, a.kt_count) : bulk_x_bytes(a.m, a.kt_count);
+  const int xrow = x_row_bytes(a.kt_count);
+  const unsigned x_bytes = bulk_x_bytes(a.m, a.kt_count);
   const unsigned ring = smem_addr(xs + x_bytes);
   float* red = reinterpret_cast<float*>(xs + x_bytes + static_cast<unsigned>(a.stages) * St::kBytes);  // 2 x (8 warps, MB, 32, 4)
   const unsigned full0 = smem_addr(red + 2 * kWarps * MB * 128);  // full[s] at full0 + 8 s, empty[s] at + 8 kBulkMaxStages
@@ -167,17 +162,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   pdl_wait();
   pdl_launch_dependents();
   const unsigned xs_sh = smem_addr(xs);
-  const unsigned xc_sh = xs_sh + imma_x_rows_bytes(a.m, a.kt_count);  // kImma: the per-block constants
-  if constexpr (kImma) {
-    if (a.xq) {  // converted by decode_imma_prep_kernel: the region as it is
-      const unsigned bytes = bulk_imma_x_bytes(a.m, a.kt_count);
-      for (unsigned i = threadIdx.x * 16; i < bytes; i += kThreads * 16) cp_async16_zfill(xs_sh + i, a.xq + i, 16u);
-      cp_async_commit();
-      cp_async_wait<0>();
-    } else {
-      stage_x_imma<kBf16>(a, xs_sh);
-    }
-  } else if (a.xvec && !a.perm) {
+  if (a.xvec && !a.perm) {
     copy_x_rows(a, xs_sh, xrow, 0, a.kt_count);
     cp_async_commit();
     cp_async_wait<0>();
@@ -195,9 +180,6 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
     const int tok = min(mb * 8 + lane % 8, a.m - 1);
     xl[mb] = pin(xs_sh + static_cast<unsigned>(tok * xrow + (lane / 8) * 16));
   }
-  // kImma: this lane's x row (token gid, clamped as above) and its t's constants.
-  const unsigned xrd = pin(xs_sh + static_cast<unsigned>(min(gid, a.m - 1) * xrow + (lane % 4) * 16));
-  const unsigned xcd = pin(xc_sh + static_cast<unsigned>((lane % 4) * 16));
   const unsigned zshift = 8 * (gid % 4);
   const int r0 = ws * span + wk * kP;                                  // this warp's first tile row in a stage
   const unsigned w_read = pin(ring + static_cast<unsigned>(r0 * 512 + lane * 16));
@@ -222,10 +204,8 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
         f.sc[j][h] = D::to_float2(lds32(s_read + sb + (p * kGs + h) * 32));  // (row gid, row gid + 8)
         if constexpr (kZeros) {
           const std::uint32_t z = lds32(z_read + sb + (p * kGs + h) * 8) >> zshift;
-          f.zlo[j][h] = kImma ? z & 15u : D::zlo_of(z & 15u);  // kImma: the zero points as integers
-          f.zhi[j][h] = kImma ? (z >> 4) & 15u : D::zhi_of((z >> 4) & 15u);
-        } else if constexpr (kImma) {
-          f.zlo[j][h] = f.zhi[j][h] = 8u;
+          f.zlo[j][h] = D::zlo_of(z & 15u);
+          f.zhi[j][h] = D::zhi_of((z >> 4) & 15u);
         } else {
           f.zlo[j][h] = D::zlo_of(8u);
           f.zhi[j][h] = D::zhi_of(8u);
@@ -254,16 +234,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       // refill), so the refill overlaps this stage's math.
       // Past `valid` (the last stage of an item only) the reads land on stale stage words and x past
       // the rows: those tiles' partials are dropped, never scaled into acc.
-      if constexpr (kImma) {
-        if (valid > 0) {
-          const float2 sc[kParts] = {f.sc[0][0], f.sc[1][0]};
-          const int z0[kParts] = {static_cast<int>(f.zlo[0][0]), static_cast<int>(f.zlo[1][0])};
-          const int z1[kParts] = {static_cast<int>(f.zhi[0][0]), static_cast<int>(f.zhi[1][0])};
-          imma_tiles_math<kP>(f.wv, sc, z0, z1, xrd, xcd, kt, valid, acc[0]);
-        }
-      } else if (valid > 0) {
-        tiles_math<D, kG32, kShare, kSplit>(f.wv, f.zlo, f.zhi, f.sc, xl, static_cast<unsigned>(kt) * 128, valid, acc);
-      }
+      if (valid > 0) tiles_math<D, kG32, kShare, kSplit>(f.wv, f.zlo, f.zhi, f.sc, xl, static_cast<unsigned>(kt) * 128, valid, acc);
       __syncwarp();
       if (lane == 0) mbar_arrive(empty0 + 8 * slot);
       if (++slot == a.stages) { slot = 0; phase ^= 1u; }
@@ -298,22 +269,6 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
 #endif  // __CUDA_ARCH__ >= 900
 }
 
-// x of a.m tokens into the integer math's layout in global memory (launch_decode_imma_prep): 32 units (token, block of
-// 128 k) per block of 256 threads, 8 lanes a unit.
-template <bool kBf16>
-__global__ void __launch_bounds__(kThreads) decode_imma_prep_kernel(const Args a, unsigned char* xq) {
-  pdl_launch_dependents();  // the bulk kernel may start streaming weights; its consumers wait for this grid's end
-  pdl_wait();               // x is the previous kernel's output
-  const int blocks = a.kt_count / 2, units = a.m * blocks;
-  const int unit = static_cast<int>(blockIdx.x) * (kThreads / 8) + static_cast<int>(threadIdx.x) / 8;
-  const bool real = unit < units;  // a group past the last unit still shuffles beside its warp's others
-  const int token = real ? unit / blocks : 0, block = real ? unit % blocks : 0;
-  std::uint32_t e[8];
-  imma_load_x(a, token, block, real, e);
-  const GlobalSink sink{xq + imma_row_offset(token, a.kt_count), xq + imma_const_offset(token, block, a.m, a.kt_count)};
-  imma_x_block<kBf16>(e, sink, block, real);
-}
-
 // The bulk kernel's instantiations (pick_variant), up to kBulkMaxSmem of shared memory.
 template <bool kBf16, int MB, bool kZeros, bool kG32>
 struct BulkKernel {
@@ -333,30 +288,12 @@ KernelFn bulk_pair_kernel(bool bf16, int mb) {
   return bf16 ? (mb == 1 ? bulk_pair_kernel<true, 1, kZeros>() : bulk_pair_kernel<true, 2, kZeros>())
               : (mb == 1 ? bulk_pair_kernel<false, 1, kZeros>() : bulk_pair_kernel<false, 2, kZeros>());
 }
-template <bool kBf16, bool kZeros>
-KernelFn bulk_imma_kernel() {
-  static const KernelFn f = smem_opt_in(decode_bulk_kernel<kBf16, 1, kZeros, false, true, true>, kBulkMaxSmem);
-  return f;
-}
 
 }  // namespace
 
-void launch_decode_imma_prep(const Args& a, unsigned char* xq, bool bf16, bool pdl, cudaStream_t stream) {
-  const int units = a.m * (a.kt_count / 2), per_block = kThreads / 8;
-  const dim3 grid(static_cast<unsigned>((units + per_block - 1) / per_block));
-  launch_pdl(bf16 ? decode_imma_prep_kernel<true> : decode_imma_prep_kernel<false>, grid, dim3(kThreads), 0, stream, pdl, a, xq);
-  W4A16_CUDA_TRY(cudaGetLastError());
-}
-
-void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool imma, bool pdl,
-                        cudaStream_t stream) {
+void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl, cudaStream_t stream) {
   const int mb = a.m <= 8 ? 1 : 2;
-  if (imma && (!pairs || mb != 1)) fail(ErrorCode::internal, "decode plan", "the integer math on tile pairs of <= 8 tokens", "another variant");
-  KernelFn f = imma    ? (bf16 ? (zeros ? bulk_imma_kernel<true, true>() : bulk_imma_kernel<true, false>())
-                               : (zeros ? bulk_imma_kernel<false, true>() : bulk_imma_kernel<false, false>()))
-               : !pairs ? pick_variant<BulkKernel>(bf16, mb, zeros, g32)
-               : zeros  ? bulk_pair_kernel<true>(bf16, mb)
-                        : bulk_pair_kernel<false>(bf16, mb);
+  KernelFn f = !pairs ? pick_variant<BulkKernel>(bf16, mb, zeros, g32) : zeros ? bulk_pair_kernel<true>(bf16, mb) : bulk_pair_kernel<false>(bf16, mb);
   launch_pdl(f, dim3(static_cast<unsigned>(grid)), dim3(kBulkThreads), smem, stream, pdl, a);
   W4A16_CUDA_TRY(cudaGetLastError());
 }

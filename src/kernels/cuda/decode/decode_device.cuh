@@ -43,8 +43,6 @@ struct Args {
   int xvec;                     // x rows 16-byte aligned: stage with 16-byte loads
   int xstream;                  // x streamed per step through a block ring (warps_k == 1, no perm, xvec), else staged once
   int stages;                   // the bulk kernel's ring stages (decode_bulk.cu); unused by the others
-  const unsigned char* xq;      // the bulk kernel's integer math: x already in its layout (decode_imma_prep_kernel, in the
-                                // workspace; copied flat), or null: the kernel converts x itself
 };
 
 // (a & b) | c in one instruction; 0xEA is the lop3 table of that expression ((0xF0 & 0xCC) | 0xAA).
@@ -419,28 +417,13 @@ inline std::size_t bulk_stage_bytes(bool zeros, bool g32) {
   return zeros ? (g32 ? BulkStage<true, true>::kBytes : BulkStage<true, false>::kBytes)
                : (g32 ? BulkStage<false, true>::kBytes : BulkStage<false, false>::kBytes);
 }
-// x in the integer math's layout (decode_imma.cuh): m rows of kt x 128 + 64 bytes rounded to 128, then 64 bytes per tile
-// pair rounded to 128.
-__host__ __device__ constexpr int imma_x_row_bytes(int kt) { return kt * 128 + 64; }
-__host__ __device__ constexpr unsigned imma_x_rows_bytes(int m, int kt) {
-  return align128(static_cast<unsigned>(m) * static_cast<unsigned>(imma_x_row_bytes(kt)));
-}
-__host__ __device__ constexpr unsigned bulk_imma_x_bytes(int m, int kt) {
-  return imma_x_rows_bytes(m, kt) + align128(static_cast<unsigned>((kt + 1) / 2) * 64u);
-}
-inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages, bool imma = false) {
+inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages) {
   const int mb = m <= 8 ? 1 : 2;
-  return (imma ? bulk_imma_x_bytes(m, kt) : bulk_x_bytes(m, kt)) + static_cast<std::size_t>(stages) * bulk_stage_bytes(zeros, g32) +
+  return bulk_x_bytes(m, kt) + static_cast<std::size_t>(stages) * bulk_stage_bytes(zeros, g32) +
          static_cast<std::size_t>(2 * kWarps * mb * 512) + 16 * kBulkMaxStages;
 }
 // Launches the bulk kernel on `grid` blocks (persistent over a.row_blocks items) with `smem` bytes.
-// pairs: the tile-pair variant (decode_tile_pairs, decode.hpp: uint4 and uint4b8); imma: its integer math (DecodePlan::imma,
-// pairs at <= 8 tokens only).
-void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool imma, bool pdl,
-                        cudaStream_t stream);
-// Converts x of a.m (<= 8) tokens into the integer math's layout at `xq` (bulk_imma_x_bytes(a.m, a.kt_count) bytes,
-// 16-byte aligned): one small grid, x read after griddepcontrol.wait, dependents released at its start (so the bulk
-// kernel's producer streams weights while it runs). The bulk kernel launched next with a.xq = xq copies the bytes flat.
-void launch_decode_imma_prep(const Args& a, unsigned char* xq, bool bf16, bool pdl, cudaStream_t stream);
+// pairs: the tile-pair variant (decode_tile_pairs, decode.hpp: uint4 and uint4b8).
+void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl, cudaStream_t stream);
 
 }  // namespace w4a16::kernels::cuda::decode_detail

@@ -252,12 +252,11 @@ std::int64_t bulk_share(const DecodePlan& p, std::int64_t kt) {
 // next call's blocks (programmatic dependent launch) from becoming resident beside it. Measured
 // (2026-12-04, call 3): llama8b.o M = 1 on 128 blocks of one per SM, 5 stages 4.27 us against 12
 // stages 4.85; 8192x8192, whose share is 16 stages, 12 stages 10.68 against 5 stages 12.65.
-// imma: the integer math's x layout (DecodePlan::imma).
-DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, bool g32, int wn, int b, int sms, bool imma) {
+DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, bool g32, int wn, int b, int sms) {
   DecodePlan p;
   p.depth = 0;
   if (b > (m <= 8 ? kBulkMinBlocks<1> : kBulkMinBlocks<2>)) return p;  // the register cap allows fewer
-  const std::size_t fixed = bulk_smem(m, static_cast<int>(kt), zeros, g32, 0, imma);
+  const std::size_t fixed = bulk_smem(m, static_cast<int>(kt), zeros, g32, 0);
   const std::size_t budget = bulk_budget(b);
   if (fixed + 2 * bulk_stage_bytes(zeros, g32) > budget) return p;
   p.bulk_blocks_per_sm = b;
@@ -269,8 +268,7 @@ DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, b
   p.grid_rows = static_cast<int>(std::min<std::int64_t>(p.row_blocks, static_cast<std::int64_t>(sms) * b));
   const std::int64_t fit = std::min<std::int64_t>(kBulkMaxStages, static_cast<std::int64_t>((budget - fixed) / bulk_stage_bytes(zeros, g32)));
   p.bulk_stages = static_cast<int>(std::min(fit, std::max<std::int64_t>(2, bulk_share(p, kt))));
-  p.smem_bytes = bulk_smem(m, static_cast<int>(kt), zeros, g32, p.bulk_stages, imma);
-  p.imma = imma;
+  p.smem_bytes = bulk_smem(m, static_cast<int>(kt), zeros, g32, p.bulk_stages);
   return p;
 }
 
@@ -329,7 +327,7 @@ bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePl
 }
 
 // Every group spans whole tile pairs (g >= 128 or channelwise) and K_pad / 64 = kt is even: the rule of the tile-pair
-// variants and of the bulk kernel's integer math.
+// variants.
 bool groups_of_pairs(std::int64_t kt, int group_size) { return (group_size == kChannelwise || group_size >= 128) && kt % 2 == 0; }
 
 }  // namespace
@@ -341,7 +339,6 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
   const bool g32 = group_size == 32;
   const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
-  const bool imma = decode_imma_applies(k, m_chunk, group_size);
   DecodePlan best;  // bulk_stages = 0: none fits
   if (const char* env = std::getenv("W4A16_DECODE_BULK_PLAN"); env && *env) {
     int wn = 0, b = 0, used = 0;
@@ -350,35 +347,19 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
     if (!dev.sm90) return best;
     // Where the forced plan does not fit (two blocks per SM at 9..16 tokens, x too large), the
     // automatic choice below (sweeps force one plan over many shapes; describe() tells what ran).
-    const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms, imma);
+    const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms);
     if (p.bulk_stages > 0) return p;
   }
   if (!dev.sm90) return best;  // cp.async.bulk and mbarrier transactions: sm_90 code only
   double best_cost = 1e30;
   for (int b : {1, 2})
     for (int wn : {8, 4, 2, 1}) {
-      const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms, imma);
+      const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms);
       if (p.bulk_stages == 0) continue;
       const double cost = bulk_cost(p, kt, sms);
       if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
     }
   return best;
-}
-
-// The integer math's default: off until it has run on a GPU (built in stop 42 while no device was lent; its tests and
-// A/B are docs/benchmarks/session_2026-12-05_stop42/call1.sh). W4A16_DECODE_IMMA=1 turns it on.
-constexpr int kImmaDefault = 0;
-
-int decode_imma_mode() {
-  const char* env = std::getenv("W4A16_DECODE_IMMA");
-  if (!env || !*env) return kImmaDefault;
-  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0 && std::strcmp(env, "2") != 0)
-    fail(ErrorCode::invalid_argument, "W4A16_DECODE_IMMA", "0, 1 or 2", env);
-  return *env - '0';
-}
-
-bool decode_imma_applies(std::int64_t k, int m_chunk, int group_size) {
-  return decode_imma_mode() != 0 && m_chunk <= 8 && groups_of_pairs((k + kTcPadK - 1) / kTcPadK, group_size);
 }
 
 bool decode_tile_pairs(const DecodePlan& p, int kt_count, int m_chunk, bool zeros, int group_size, bool bf16) {
@@ -392,7 +373,7 @@ std::string DecodePlan::describe() const {
   if (bulk_stages > 0)
     return "bulk warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) + " row_blocks=" + std::to_string(row_blocks) +
            " grid=" + std::to_string(grid_rows) + " blocks_per_sm=" + std::to_string(bulk_blocks_per_sm) + " stages=" +
-           std::to_string(bulk_stages) + " smem=" + std::to_string(smem_bytes) + (imma ? " imma" : "");
+           std::to_string(bulk_stages) + " smem=" + std::to_string(smem_bytes);
   if (small_tiles > 0)
     return "small T=" + std::to_string(small_tiles) + " warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) +
            " tiles_per_warp=" + std::to_string(tiles_per_warp) + " row_blocks=" + std::to_string(row_blocks) +
@@ -572,9 +553,7 @@ bool decode_fits(std::int64_t k, int m_chunk, bool zeros, int group_size, const 
 }
 
 std::size_t decode_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m) {
-  const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
-  if (max_m < 1 || kt > (std::int64_t{1} << 24) || !decode_imma_applies(k, static_cast<int>(std::min<std::int64_t>(max_m, 8)), group_size)) return 0;
-  return bulk_imma_x_bytes(static_cast<int>(std::min<std::int64_t>(max_m, 8)), static_cast<int>(kt));
+  return 0;
 }
 
 }  // namespace w4a16::kernels::cuda

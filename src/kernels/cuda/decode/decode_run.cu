@@ -105,15 +105,8 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
     if (p.bulk_stages > 0) {  // persistent blocks with a bulk-copy ring (decode_bulk.cu)
       a.stages = p.bulk_stages;
       a.block_tiles = a.kt_count;
-      a.xq = nullptr;
-      // The integer math's x converted once for all blocks, into the workspace where one fits (decode_workspace_bytes).
-      const std::size_t xq_bytes = p.imma ? bulk_imma_x_bytes(mc, a.kt_count) : 0;
-      if (p.imma && decode_imma_mode() == 1 && workspace && workspace_bytes >= xq_bytes && reinterpret_cast<std::uintptr_t>(workspace) % 16 == 0) {
-        launch_decode_imma_prep(a, static_cast<unsigned char*>(workspace), bf16, pdl, stream);
-        a.xq = static_cast<const unsigned char*>(workspace);
-      }
-      launch_decode_bulk(a, p.grid_rows, p.smem_bytes, bf16, zeros, g32, decode_tile_pairs(p, a.kt_count, mc, zeros, w.group_size, bf16), p.imma,
-                         pdl, stream);
+      launch_decode_bulk(a, p.grid_rows, p.smem_bytes, bf16, zeros, g32, decode_tile_pairs(p, a.kt_count, mc, zeros, w.group_size, bf16), pdl,
+                         stream);
       continue;
     }
     if (p.small_tiles > 0) {  // one wave, all of K per block (decode_small.cu)
