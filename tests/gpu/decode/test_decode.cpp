@@ -634,6 +634,61 @@ TEST(Decode, Bf16OneSignedActivations) {
   }
 }
 
+// Each token checked on its own against f64 (a token of tiny values is not hidden by a large one) on x at the edges of
+// the dtypes: a block whose largest value is 2^14 times the rest, fp16 subnormals, bf16 below 2^-100, a zero token
+// (exact zeros), a token with one infinity (every output of that token non-finite, the others within the bound); K =
+// 840 channelwise ends inside the last tile. The bulk and the streaming kernel.
+TEST(Decode, PerTokenOnHardX) {
+  REQUIRE_GPU();
+  ScopedEnv no_small("W4A16_DECODE_SMALL", "0");
+  struct C { DType act; ScalarType st; int g; std::int64_t k; };
+  for (Kernel kernel : {Kernel::bulk, Kernel::streaming})
+    for (C c : {C{DType::f16, ScalarType::uint4b8, 128, 2048}, C{DType::bf16, ScalarType::uint4, 256, 2048},
+                C{DType::f16, ScalarType::uint4, kChannelwise, 840}, C{DType::bf16, ScalarType::uint4b8, kChannelwise, 840}}) {
+      if (kernel == Kernel::bulk && !sm90_code()) continue;  // no bulk kernel in sm_80 code
+      ScopedEnv bulk("W4A16_DECODE_BULK", kernel == Kernel::bulk ? "1" : "0");
+      QuantSpec spec{520, c.k, c.g, c.st};
+      Layer L = make_layer(spec, c.act, false, false, c.act);
+      const std::int64_t N = spec.n, K = spec.k, m = 7;
+      const DecodePlan p = decode_plan(N, K, m, c.st == ScalarType::uint4, c.g, true);
+      ASSERT_EQ(p.bulk_stages > 0, kernel == Kernel::bulk) << p.describe();
+      const std::string what = spec.describe() + " " + std::string(dtype_name(c.act)) + " " + p.describe();
+      std::vector<std::uint16_t> xh = test::random_act(m, K, c.act);
+      auto put = [&](std::int64_t i, std::int64_t k, double v) { xh[static_cast<std::size_t>(i * K + k)] = float_to_f16x(c.act, static_cast<float>(v)); };
+      for (std::int64_t k = 0; k < K; ++k) {
+        const double r = f16x_to_float(c.act, xh[static_cast<std::size_t>(k)]);  // token 0: one large value per 128
+        put(0, k, k % 128 == 5 ? 2048.0 : r / 8);
+        put(1, k, c.act == DType::f16 ? r * 0x1p-12 : r * 0x1p-110);  // fp16 subnormals among them / bf16 below 2^-100
+        put(2, k, 0.0);                                                // a zero token
+        put(4, k, r * 1e3);                                            // large
+      }
+      put(5, K / 2 + 3, INFINITY);  // token 5: one infinity
+      DevBuf<std::uint16_t> xd(xh.size()), yd(static_cast<std::size_t>(m * N));
+      xd.upload(xh);
+      yd.upload(std::vector<std::uint16_t>(yd.count, test::poison_bits(c.act)));
+      decode_run(*L.w, xd.p, m, K, yd.p, N, nullptr, 0, nullptr);
+      W4A16_CUDA_TRY(cudaDeviceSynchronize());
+      const std::vector<std::uint16_t> yh = yd.download();
+      const std::vector<double> xf = test::to_f64(xh.data(), c.act, m, K, K);
+      for (std::int64_t i = 0; i < m; ++i) {
+        std::vector<double> xi(xf.begin() + i * K, xf.begin() + (i + 1) * K);
+        const std::vector<double> out = test::to_f64(yh.data() + i * N, c.act, 1, N, N);
+        if (i == 5) {
+          int finite = 0;
+          for (double v : out) finite += std::isfinite(v) ? 1 : 0;
+          EXPECT_EQ(finite, 0) << what << ": token 5 holds an infinity (w x inf is +-inf, or NaN where w = 0)";
+          continue;
+        }
+        const std::vector<double> ref = test::gemm_f64(xi, L.wf, L.bf, 1, N, K);
+        if (i == 2) {
+          for (std::int64_t j = 0; j < N; ++j) ASSERT_EQ(out[static_cast<std::size_t>(j)], 0.0) << what << ": zero token, row " << j;
+          continue;
+        }
+        EXPECT_LE(test::rel_error(out, ref), test::tolerance(c.act)) << what << " token " << i;
+      }
+    }
+}
+
 TEST(Decode, BulkRejectsBadKnobs) {
   REQUIRE_GPU();
   QuantSpec spec{64, 128, 64, ScalarType::uint4b8};
