@@ -34,7 +34,6 @@ constexpr double kPeakTBps = 4.4;  // shared/PERF.md: read-only streaming ceilin
 class DecodeBench final : public BenchKernel {
  public:
   explicit DecodeBench(std::int64_t max_m) : max_m_(max_m) {}
-  ~DecodeBench() override { release(); }
   std::string name() const override { return "cuda_decode"; }
   std::string refuses(const BenchCase&, std::int64_t m) const override {
     return max_m_ > 0 && m > max_m_ ? "M above --decode-max-m" : std::string();
@@ -43,13 +42,10 @@ class DecodeBench final : public BenchKernel {
     release();
     w_.push_back(kernels::cuda::tc_prepare(q->view(), c.act, s));
     for (int i = 1; i < copies; ++i) w_.push_back(kernels::cuda::tc_clone(*w_[0], s));
-    // The workspace the registry's Linear gives (decode_workspace_bytes: 0 bytes, none allocated then).
-    ws_bytes_ = kernels::cuda::decode_workspace_bytes(c.n, c.k, c.group, false, 16);
-    if (ws_bytes_ > 0) cuda_check(cudaMalloc(&ws_, ws_bytes_), "decode workspace");
   }
   void run(int copy, const void* x, std::int64_t m, void* y, cudaStream_t s) override {
     const auto& w = *w_[static_cast<std::size_t>(copy) % w_.size()];
-    kernels::cuda::decode_run(w, x, m, w.k, y, w.n, ws_, ws_bytes_, s);
+    kernels::cuda::decode_run(w, x, m, w.k, y, w.n, nullptr, 0, s);
   }
   std::string plan(std::int64_t m) const override {
     if (w_.empty()) return {};
@@ -58,18 +54,11 @@ class DecodeBench final : public BenchKernel {
                                       w_[0]->group_size, /*xstream_ok=*/!w_[0]->act_order).describe() +
            (m > 16 ? " x" + std::to_string((m + 15) / 16) + " launches" : "");
   }
-  void release() override {
-    w_.clear();
-    if (ws_) cudaFree(ws_);
-    ws_ = nullptr;
-    ws_bytes_ = 0;
-  }
+  void release() override { w_.clear(); }
 
  private:
   std::int64_t max_m_;  // 0: every M
   std::vector<std::unique_ptr<kernels::cuda::TcWeights>> w_;
-  void* ws_ = nullptr;
-  std::size_t ws_bytes_ = 0;
 };
 
 class CublasBench final : public BenchKernel {
