@@ -18,8 +18,10 @@ namespace {
 struct PyLinear {
   Linear lin;
   LinearOptions opt;
-  // What the prepared weights may point into: a kernel is free to run on the canonical
-  // tensors it was given (cpu_reference does), so their owner lives as long as this object.
+  // What the prepared weights may point into: a CPU kernel is free to run on the canonical tensors it was given
+  // (cpu_reference does), so their owner lives as long as this object. Null for CUDA kernels, whose prepared weights
+  // are their own device copies (tests/gpu/registry scrambles the source after prepare): a QuantizedLinear may then
+  // drop its host copy (drop_host) and keep the binding.
   std::shared_ptr<const QuantizedLinear> owner;
 };
 
@@ -138,6 +140,8 @@ void bind_linear(nb::module_& m) {
       .def_prop_ro("weight_bytes", [](const PyLinear& l) { return l.lin.weight_bytes(); })
       .def_prop_ro("workspace_bytes", [](const PyLinear& l) { return l.lin.workspace_bytes(); })
       .def_prop_ro("max_m", [](const PyLinear& l) { return l.opt.max_m; })
+      .def_prop_ro("holds_canonical", [](const PyLinear& l) { return l.owner != nullptr; },
+                   "Whether this binding keeps the layer's host canonical tensors alive (CPU kernels may run on them).")
       .def_prop_ro("dtype", [](const PyLinear& l) { return std::string(dtype_name(l.opt.act_dtype)); })
       .def_prop_ro("device", [](const PyLinear& l) { return std::string(device_name(l.opt.device)); })
       .def_prop_ro("device_index", [](const PyLinear& l) { return l.opt.device_index; })
@@ -159,6 +163,7 @@ void bind_linear(nb::module_& m) {
           nb::gil_scoped_release release;  // CUDA prepare uploads and repacks
           p->lin = Linear::create(layer.q->view(), p->opt);
         }
+        if (p->lin.kernel().device() != Device::cpu) p->owner.reset();
         return guard.release();
       },
       nb::arg("layer"), nb::arg("dtype"), nb::arg("device") = "cpu", nb::arg("device_index") = 0,

@@ -150,6 +150,30 @@ def test_properties_and_repr(rng):
     assert "N=64" in repr(layer) and "K=256" in repr(layer)
 
 
+def test_drop_host_keeps_the_properties_and_refuses_what_needs_the_tensors(rng):
+    layer, w, b = make_awq(rng, 64, 256, 128, bias=True)
+    x = rng.standard_normal((3, 256)).astype(np.float16)
+    y = layer(x)
+    before = (layer.n, layer.k, layer.group_size, layer.groups, layer.scalar_type, layer.scale_dtype,
+              layer.has_bias, layer.act_order, layer.bytes)
+    assert layer.linears and all(lin.holds_canonical for lin in layer.linears)  # CPU kernels run on the tensors
+    assert not layer.host_released
+    layer.drop_host()
+    assert layer.host_released and "host copy released" in repr(layer) and "N=64" in repr(layer)
+    assert (layer.n, layer.k, layer.group_size, layer.groups, layer.scalar_type, layer.scale_dtype,
+            layer.has_bias, layer.act_order, layer.bytes) == before
+    assert layer.linears == []  # CPU bindings go with the tensors they read
+    for call in (lambda: layer(x), layer.tensors, layer.unpack, layer.dequantize, layer.to_awq, layer.to_gptq,
+                 layer.explain, lambda: w4a16.explain(layer), lambda: layer.kernel,
+                 lambda: w4a16.MoE.from_experts([layer], [layer], [layer])):
+        with pytest.raises(w4a16.HostReleasedError) as e:
+            call()
+        assert "released by drop_host()" in str(e.value)
+    assert isinstance(e.value, w4a16.UnsupportedError)  # callers that catch the broader class still do
+    layer.drop_host()  # a second time: nothing left to drop
+    assert rel_err(y, ref_out(x, w, b)) <= TOL["float16"]
+
+
 def test_many_rows_grow_the_workspace(rng):
     layer, w, b = make_awq(rng, 8, 64, 32)
     x = rng.standard_normal((4097, 64)).astype(np.float16)

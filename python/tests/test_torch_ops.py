@@ -196,6 +196,31 @@ def test_gemm_runs_on_the_current_stream(rng):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_gemm_cache_drops_the_host_copy_of_cuda_weights(rng, device):
+    """CUDA weights: after the op's first call its cached layer holds no host copy, only the kernel's own device
+    weights; another dtype or more rows than its binding's max_m rebuild it from the op's tensors. CPU weights
+    keep theirs (the CPU kernels run on them)."""
+    (qw, qz, s), w = awq_tensors(rng, 64, 256, 128, device)
+    m = wt.W4A16Linear.from_awq(qw, qz, s, 128)
+    x = torch.from_numpy(rng.standard_normal((2, 256)).astype(np.float16)).to(device)
+    ref = x.double().cpu().numpy() @ w.T
+    assert rel_err(m(x).cpu().numpy(), ref) <= TOL["float16"]
+    layer = wt._cache[id(m.qweight)][1]
+    assert layer.host_released == (device == "cuda")
+    assert all(lin.holds_canonical == (device == "cpu") for lin in layer.linears)
+    assert rel_err(m(x).cpu().numpy(), ref) <= TOL["float16"]  # the kept binding
+    assert wt._cache[id(m.qweight)][1] is layer
+    xb = x.to(torch.bfloat16)  # a binding the released layer lacks: rebuilt, the fp16 binding carried over
+    assert rel_err(m(xb).float().cpu().numpy(), xb.double().cpu().numpy() @ w.T) <= TOL["bfloat16"]
+    rebuilt = wt._cache[id(m.qweight)][1]
+    assert rebuilt.host_released == (device == "cuda")
+    assert {lin.dtype for lin in rebuilt.linears} == {"float16", "bfloat16"}
+    big = torch.from_numpy(rng.standard_normal((4097, 256)).astype(np.float16)).to(device)
+    assert rel_err(m(big).cpu().numpy(), big.double().cpu().numpy() @ w.T) <= TOL["float16"]
+    assert max(lin.max_m for lin in wt._cache[id(m.qweight)][1].linears) >= 4097
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_quantized_linear_takes_and_returns_torch(rng, device, dtype):
     n, k, g = 40, 128, 32

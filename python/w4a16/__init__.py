@@ -22,6 +22,7 @@ from .errors import (
     Error,
     FileError,
     FormatError,
+    HostReleasedError,
     InternalError,
     LayoutError,
     NotFoundError,
@@ -59,7 +60,8 @@ cpu_isa = _core.cpu_isa  # cpu_isa() -> "amx" | "vnni" | "avx2" | "scalar": what
 
 __all__ = [
     "AlignmentError", "ArgumentError", "Checkpoint", "CudaError", "DTypeError", "Error", "FileError",
-    "FormatError", "InternalError", "LayoutError", "MoE", "NotFoundError", "QuantizedLinear", "ShapeError",
+    "FormatError", "HostReleasedError", "InternalError", "LayoutError", "MoE", "NotFoundError", "QuantizedLinear",
+    "ShapeError",
     "UnsupportedError", "bfloat16_bits_to_float32", "choose", "dequantize", "explain",
     "float32_to_bfloat16_bits", "from_awq", "from_canonical", "from_gptq", "has_cuda", "cuda_archs", "cpu_isa", "kernels",
     "load_linear", "load_moe", "load_safetensors", "open_checkpoint", "pack", "quantize", "save_checkpoint", "save_safetensors",

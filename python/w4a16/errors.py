@@ -56,6 +56,11 @@ class UnsupportedError(Error):
     code = "unsupported"
 
 
+class HostReleasedError(UnsupportedError):
+    """A call on a QuantizedLinear whose host copy drop_host() released that needs those tensors (a binding not
+    made before, tensors(), unpack(), ...). Raised by the Python layer only (no C++ code)."""
+
+
 class FormatError(Error):
     """A checkpoint or file that breaks its format's rules."""
 

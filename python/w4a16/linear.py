@@ -3,7 +3,8 @@
 The layer's canonical tensors live on the host (shared/FORMATS.md). Calling it on an array
 picks (once per device, activation dtype and backend) a kernel through the registry, which
 prepares its own copy of the weights (uploading them for CUDA kernels), then runs on the
-caller's memory with no copies: numpy in -> numpy out, torch in -> torch out.
+caller's memory with no copies: numpy in -> numpy out, torch in -> torch out. A layer that only
+runs on CUDA may drop its host copy once prepared (drop_host).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from . import _arrays, _core
-from .errors import UnsupportedError, fail
+from .errors import HostReleasedError, UnsupportedError, fail
 
 
 class QuantizedLinear:
@@ -30,6 +31,7 @@ class QuantizedLinear:
         self.backend = backend or ""
         self._linears: dict = {}
         self._last: Optional[_core.Linear] = None
+        self._info: Optional[dict] = None  # drop_host: what the properties read once the layer is gone
 
     # ---- constructors --------------------------------------------------------------------
 
@@ -77,15 +79,22 @@ class QuantizedLinear:
 
     # ---- properties ------------------------------------------------------------------------
 
-    n = property(lambda self: self._layer.n, doc="out features")
-    k = property(lambda self: self._layer.k, doc="in features")
-    group_size = property(lambda self: self._layer.group_size, doc="-1 = channelwise")
-    groups = property(lambda self: self._layer.groups, doc="G = K / group_size")
-    scalar_type = property(lambda self: self._layer.scalar_type, doc='"uint4" (zero points) or "uint4b8"')
-    scale_dtype = property(lambda self: self._layer.scale_dtype, doc='"float16" or "bfloat16"')
-    has_bias = property(lambda self: self._layer.has_bias)
-    act_order = property(lambda self: self._layer.act_order)
-    bytes = property(lambda self: self._layer.nbytes, doc="bytes of the packed canonical tensors")
+    _INFO = ("n", "k", "group_size", "groups", "scalar_type", "scale_dtype", "has_bias", "act_order", "nbytes")
+
+    def _get(self, name: str):
+        return getattr(self._layer, name) if self._layer is not None else self._info[name]
+
+    n = property(lambda self: self._get("n"), doc="out features")
+    k = property(lambda self: self._get("k"), doc="in features")
+    group_size = property(lambda self: self._get("group_size"), doc="-1 = channelwise")
+    groups = property(lambda self: self._get("groups"), doc="G = K / group_size")
+    scalar_type = property(lambda self: self._get("scalar_type"), doc='"uint4" (zero points) or "uint4b8"')
+    scale_dtype = property(lambda self: self._get("scale_dtype"), doc='"float16" or "bfloat16"')
+    has_bias = property(lambda self: self._get("has_bias"))
+    act_order = property(lambda self: self._get("act_order"))
+    bytes = property(lambda self: self._get("nbytes"), doc="bytes of the packed canonical tensors")
+    host_released = property(lambda self: self._layer is None,
+                             doc="True after drop_host(): only the CUDA bindings made before it remain")
 
     @property
     def kernel(self) -> str:
@@ -93,7 +102,7 @@ class QuantizedLinear:
         for CPU activations of the scale dtype."""
         if self._last is not None:
             return self._last.kernel
-        return _core.explain_layer(self._layer, self.scale_dtype, "cpu", 0, self.backend, [])["chosen"]
+        return _core.explain_layer(self._host("kernel"), self.scale_dtype, "cpu", 0, self.backend, [])["chosen"]
 
     @property
     def linears(self) -> list:
@@ -101,8 +110,34 @@ class QuantizedLinear:
         return list(self._linears.values())
 
     def __repr__(self) -> str:
-        return (f"QuantizedLinear({self._layer.describe()}, scales {self.scale_dtype}"
-                f"{', bias' if self.has_bias else ''}{', act-order' if self.act_order else ''}, {self.bytes} bytes)")
+        desc, released = (self._layer.describe(), "") if self._layer is not None else (self._info["describe"], ", host copy released")
+        return (f"QuantizedLinear({desc}, scales {self.scale_dtype}"
+                f"{', bias' if self.has_bias else ''}{', act-order' if self.act_order else ''}, {self.bytes} bytes"
+                f"{released})")
+
+    # ---- the host copy ---------------------------------------------------------------------
+
+    def drop_host(self) -> None:
+        """Frees the host copy of the canonical tensors, keeping the CUDA bindings made so far (their weights are
+        the kernels' own device copies): a layer that runs only on the GPU then holds its weights once, there.
+        CPU bindings go with it (CPU kernels run on the canonical tensors). Afterwards whatever needs the tensors
+        raises HostReleasedError: a binding not made before (another device, dtype or backend, or more rows than
+        its max_m), tensors(), unpack(), dequantize(), to_awq(), to_gptq(), explain()."""
+        if self._layer is None:
+            return
+        self._info = {name: getattr(self._layer, name) for name in self._INFO}
+        self._info["describe"] = self._layer.describe()
+        self._linears = {key: lin for key, lin in self._linears.items() if not lin.holds_canonical}
+        if self._last is not None and self._last.holds_canonical:
+            self._last = None
+        self._layer = None
+
+    def _host(self, what: str) -> "_core.Layer":
+        if self._layer is None:
+            raise fail(HostReleasedError, what, "a QuantizedLinear holding its canonical tensors",
+                       "one whose host copy was released by drop_host() (its CUDA bindings made before remain: "
+                       + (", ".join(f"{d}:{i} {t}" for t, d, i, _ in self._linears) or "none") + ")")
+        return self._layer
 
     # ---- running ---------------------------------------------------------------------------
 
@@ -113,7 +148,8 @@ class QuantizedLinear:
         key = (dtype, device, device_index if device == "cuda" else 0, b)
         lin = self._linears.get(key)
         if lin is None or lin.max_m < max_m:
-            lin = _core.make_linear(self._layer, dtype, device, key[2], b, max(max_m, lin.max_m if lin else 0), stream)
+            layer = self._host(f"linear({dtype!r}, {device!r}, {key[2]}, backend={b!r}, max_m={max_m})")
+            lin = _core.make_linear(layer, dtype, device, key[2], b, max(max_m, lin.max_m if lin else 0), stream)
             self._linears[key] = lin
         return lin
 
@@ -157,28 +193,28 @@ class QuantizedLinear:
 
     def tensors(self) -> dict:
         """Canonical tensors (read-only numpy views; bfloat16 as uint16 bits; absent = None)."""
-        return self._layer.tensors()
+        return self._host("tensors()").tensors()
 
     def unpack(self) -> dict:
         """One uint8 per 4-bit value: q [N, K], z [N, G] or None, scales, bias, perm, ..."""
-        return self._layer.unpack()
+        return self._host("unpack()").unpack()
 
     def dequantize(self):
         """float32 W [N, K] in the original input-channel order (y = x . W^T + bias)."""
-        return self._layer.dequantize()
+        return self._host("dequantize()").dequantize()
 
     def to_awq(self) -> dict:
-        return self._layer.to_awq()
+        return self._host("to_awq()").to_awq()
 
     def to_gptq(self, checkpoint_format: Optional[str] = None) -> dict:
-        return self._layer.to_gptq(checkpoint_format)
+        return self._host("to_gptq()").to_gptq(checkpoint_format)
 
     def explain(self, dtype: Optional[str] = None, device: str = "cpu", capability: Optional[int] = None,
                 backend: Optional[str] = None, disabled: Sequence[str] = (), ms: Sequence[int] = ()) -> str:
         """The registry's decision for this layer: chosen kernel and why each one above refused; with ms, how
         the chosen kernel runs each of those token counts (the hybrid's path and plan)."""
         cap = _default_capability(device, capability)
-        d = _core.explain_layer(self._layer, dtype or self.scale_dtype, device, cap,
+        d = _core.explain_layer(self._host("explain()"), dtype or self.scale_dtype, device, cap,
                                 self.backend if backend is None else backend, list(disabled), [int(m) for m in ms])
         return _decision_text(d)
 
@@ -265,7 +301,7 @@ def choose(layer: Optional[QuantizedLinear] = None, *, n: Optional[int] = None, 
     if layer is not None:
         if not isinstance(layer, QuantizedLinear):
             raise TypeError(f"layer: expected a QuantizedLinear, got {type(layer).__name__}")
-        return _core.explain_layer(layer._layer, dtype, device, cap,
+        return _core.explain_layer(layer._host("explain()"), dtype, device, cap,
                                    layer.backend if backend is None else backend, list(disabled), ms)
     if n is None or k is None:
         raise TypeError("explain: pass a layer, or n= and k= (and group_size=, scalar_type=, dtype=, ...)")
@@ -310,7 +346,7 @@ def save_checkpoint(dir: str, layers: dict, *, format: str = "gptq", dense: Opti
     for prefix, layer in layers.items():
         if not isinstance(layer, QuantizedLinear):
             raise TypeError(f"layers[{prefix!r}]: expected a QuantizedLinear, got {type(layer).__name__}")
-        items.append((str(prefix), layer._layer))
+        items.append((str(prefix), layer._host(f"layers[{prefix!r}]")))
     dense_items = [(str(k), _arrays.host(v)) for k, v in (dense or {}).items()]
     _core.write_checkpoint(str(dir), items, dense_items, format, list(modules_to_not_convert), int(shard_bytes),
                            json.dumps(config or {}), _arrays.bits16(dtype))

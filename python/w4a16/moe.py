@@ -71,7 +71,7 @@ class MoE:
             for e, q in enumerate(lst):
                 if not isinstance(q, QuantizedLinear):
                     raise fail(ArgumentError, f"{arg}[{e}]", "a w4a16.QuantizedLinear", type(q).__name__)
-            layers.append([q._layer for q in lst])
+            layers.append([q._host(f"{arg}[{e}]") for e, q in enumerate(lst)])
         return cls(_core.moe_from_experts(*layers, _arrays.host(router), _arrays.bits16(dtype)))
 
     @classmethod

@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 from . import _core
-from .errors import ArgumentError, fail
+from .errors import ArgumentError, HostReleasedError, fail
 from .linear import QuantizedLinear, load_linear
 from .moe import MoE
 
@@ -160,6 +160,9 @@ def prepare(qweight, qzeros, scales, g_idx=None, *, format: str, group_size: int
 # id(qweight) -> (stamp, a QuantizedLinear or MoE holding host copies of the canonical tensors; their prepared
 # per-device kernels live inside). One entry per weight tensor (qweight, or w13_qweight): a call whose stamp differs
 # (an in-place update, other tensors or arguments) rebuilds it. The finalizer on the weight tensor drops its entry.
+# A QuantizedLinear of CUDA weights drops its host copy after its first call (drop_host: the GPU then holds the
+# weights as the op's tensors and as the kernel's prepared layout, the host none); a later call that needs a binding
+# it lacks (another dtype, more rows) rebuilds it from the op's tensors, keeping the bindings made before.
 _cache: dict = {}
 
 
@@ -183,16 +186,23 @@ def _cached(weight, stamp: tuple, make):
     return obj
 
 
-def _layer_for(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend) -> QuantizedLinear:
+def _layer_for(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend, rebuild=None) -> QuantizedLinear:
     def make():
         p = _host(perm)
         if p is not None and torch.equal(p, torch.arange(p.numel(), dtype=p.dtype)):
             p = None  # the identity (a GPTQ g_idx equal to k / g): no act-order gather needed
-        return QuantizedLinear.from_canonical(_host(qweight), _host(scales), _host(zeros), _host(bias), p,
-                                              group_size=group_size, scalar_type=scalar_type, backend=backend)
+        layer = QuantizedLinear.from_canonical(_host(qweight), _host(scales), _host(zeros), _host(bias), p,
+                                               group_size=group_size, scalar_type=scalar_type, backend=backend)
+        if rebuild is not None:  # the released layer's bindings carry over
+            layer._linears.update(rebuild._linears)
+        return layer
 
     stamp = (_stamp(qweight), _stamp(scales), _stamp(zeros), _stamp(bias), _stamp(perm), group_size, scalar_type,
              backend)
+    if rebuild is not None:  # replaces the entry that returned `rebuild` for this stamp (its finalizer stays)
+        layer = make()
+        _cache[id(qweight)] = (stamp, layer)
+        return layer
     return _cached(qweight, stamp, make)
 
 
@@ -200,7 +210,14 @@ def _gemm_impl(x, qweight, scales, zeros, bias, perm, group_size, scalar_type, b
     if qweight.device != x.device:
         raise fail(ArgumentError, "qweight", f"a tensor on x's device ({x.device})", f"one on {qweight.device}")
     layer = _layer_for(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend)
-    return layer(x)  # a new tensor of x's dtype on x's device, [..., N]; x's current stream
+    try:
+        y = layer(x)  # a new tensor of x's dtype on x's device, [..., N]; x's current stream
+    except HostReleasedError:  # a binding the released layer lacks: made again from the op's tensors
+        layer = _layer_for(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend, rebuild=layer)
+        y = layer(x)
+    if x.is_cuda and not layer.host_released:
+        layer.drop_host()
+    return y
 
 
 _lib.impl("gemm", _gemm_impl, "CPU")

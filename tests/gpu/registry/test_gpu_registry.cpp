@@ -1,6 +1,7 @@
 // (e) CUDA kernels through the registry, on the device: for every CUDA kernel and every grid
 // configuration it accepts at this GPU's capability, several M, the output matches the f64
-// oracle (test::tolerance), with poisoned outputs, strided rows and guard elements; weights of
+// oracle (test::tolerance), the weights prepared from a host copy that is scrambled before the
+// runs, with poisoned outputs, strided rows and guard elements; weights of
 // the shared layout run on every tc kernel; another layout is refused naming both; the hybrid
 // captured in a CUDA graph at M = 1 (and on its prefill path) replays correctly on fresh inputs.
 // Run: build-cuda/tests/gpu/registry/w4a16_test_gpu_registry
@@ -116,6 +117,14 @@ bool check_run(const Kernel& k, const PreparedWeights& w, const QuantizedLinear&
   return err < test::tolerance_for(c) && clobbered == 0;
 }
 
+// Every byte of a layer's tensors XORed with 0x5a: other weights, scales (some not finite) and perm entries.
+void scramble(QuantizedLinear& q) {
+  for (HostTensor* t : {&q.qweight(), &q.scales(), &q.zeros(), &q.bias(), &q.perm()}) {
+    auto* b = static_cast<unsigned char*>(t->data());
+    for (std::size_t i = 0; i < t->nbytes(); ++i) b[i] ^= 0x5a;
+  }
+}
+
 TEST(GpuClaims, EveryCudaKernelMatchesTheOracleWhereverItClaims) {
   SKIP_WITHOUT_GPU();
   cudaStream_t stream;
@@ -132,7 +141,11 @@ TEST(GpuClaims, EveryCudaKernelMatchesTheOracleWhereverItClaims) {
       if (!test::forced_refusal(c, e.kernel->name()).empty()) continue;
       SCOPED_TRACE(std::string(e.kernel->name()) + " on " + c.describe() + " (W4A16_SEED=" + std::to_string(test::seed()) + ")");
       QuantizedLinear q = test::random_weights(c, (i % 2) ? DType::bf16 : DType::f16);
-      std::unique_ptr<PreparedWeights> w = e.kernel->prepare(q.view(), c, stream);
+      // Prepared from a copy that is scrambled before any run: a CUDA kernel's prepared weights own every byte they
+      // read (the Python binding drops the host canonical tensors on that promise: python/src/linear.cpp).
+      QuantizedLinear source = q;
+      std::unique_ptr<PreparedWeights> w = e.kernel->prepare(source.view(), c, stream);
+      scramble(source);
       ASSERT_EQ(w->layout(), e.kernel->layout());
       EXPECT_GE(w->device_bytes(), static_cast<std::size_t>(c.n * c.k / 2));
       for (std::int64_t m : {1, 3, 16, 17, 33, 100}) {
