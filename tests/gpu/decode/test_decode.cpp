@@ -186,6 +186,16 @@ void every_configuration(Kernel kernel) {
           }
 }
 
+// The device's peak DRAM bandwidth, which bulk_by_default reads (H100 SXM 3.35 TB/s, H200 4.8): from its memory clock
+// and bus width, printed for the run's log.
+TEST(Decode, DeviceDramBandwidthIsRead) {
+  REQUIRE_GPU();
+  const double tb = decode_device().dram_tb_per_s;
+  std::printf("[decode device] peak DRAM bandwidth %.2f TB/s\n", tb);
+  EXPECT_GT(tb, 0.1);
+  EXPECT_LT(tb, 20.0);
+}
+
 TEST(Decode, EveryConfigurationM1To16) {
   REQUIRE_GPU();
   every_configuration(Kernel::streaming);

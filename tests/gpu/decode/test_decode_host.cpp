@@ -373,7 +373,9 @@ TEST(DecodeHost, BulkByDefaultWhereMeasuredFaster) {
           const bool fits = decode_bulk_plan_for_sms(e.n, e.k, m, zeros, 128, 132).bulk_stages > 0;
           const bool expected = m <= e.most && (m != 2 || e.two);
           EXPECT_EQ(p.bulk_stages > 0, expected && fits) << e.name << " m=" << m << " zeros=" << zeros << " " << p.describe();
-          if (m <= 3) EXPECT_TRUE(fits) << e.name << " m=" << m;  // x of up to three tokens always fits these layers
+          if (m <= 3) {
+            EXPECT_TRUE(fits) << e.name << " m=" << m;  // x of up to three tokens always fits these layers
+          }
         }
   // The 2-token bound is x of 2 tokens <= 20 KB: K = 5120 in, one more 64-wide tile out; at 3 tokens the same K bound.
   EXPECT_GT(decode_plan_for_sms(4096, 5120, 2, false, 128, true, 132).bulk_stages, 0);
@@ -383,6 +385,36 @@ TEST(DecodeHost, BulkByDefaultWhereMeasuredFaster) {
   EXPECT_GT(decode_plan_for_sms(4096, 5184, 1, false, 128, true, 132).bulk_stages, 0);
   ScopedEnv small("W4A16_DECODE_SMALL", "1");
   EXPECT_GT(decode_plan_for_sms(1152, 896, 1, false, 128, true, 132).small_tiles, 0);
+}
+
+// On H100-class memory (peak below 4 TB/s) the bulk kernel also takes up to 6 tokens where x is at most 128 KB on
+// layers of at most 32 MB (decode_plan.cu bulk_by_default, measured on two H100s); an unknown bandwidth (0) and the
+// H200's plan as BulkByDefaultWhereMeasuredFaster pins.
+TEST(DecodeHost, BulkByDefaultOnH100ClassMemory) {
+  struct Expect { const char* name; std::int64_t n, k; int most_h100, most_h200; bool two_h200; };
+  constexpr Expect kExpect[] = {{"llama8b.qkv", 6144, 4096, 6, 2, true},      {"llama8b.o", 4096, 4096, 6, 3, true},
+                                {"llama8b.gate_up", 28672, 4096, 3, 3, true}, {"llama8b.down", 4096, 14336, 4, 1, false},
+                                {"8192x8192", 8192, 8192, 6, 1, false},       {"qwen0.5b.down", 896, 4864, 6, 6, true},
+                                {"llama70b.gate_up", 57344, 8192, 8, 8, true}};
+  DecodeDevice h100 = decode_device_for(90), h200 = h100, unknown = h100;
+  h100.dram_tb_per_s = 3.35;
+  h200.dram_tb_per_s = 4.8;
+  for (const Expect& e : kExpect)
+    for (int m = 1; m <= 16; ++m)
+      for (bool zeros : {false, true}) {
+        const bool fits = decode_bulk_plan_for_sms(e.n, e.k, m, zeros, 128, 132).bulk_stages > 0;
+        const std::string what = std::string(e.name) + " m=" + std::to_string(m) + " zeros=" + std::to_string(zeros);
+        EXPECT_EQ(decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, h100).bulk_stages > 0, m <= e.most_h100 && fits) << what;
+        const bool h200_bulk = m <= e.most_h200 && (m != 2 || e.two_h200) && fits;
+        EXPECT_EQ(decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, h200).bulk_stages > 0, h200_bulk) << what;
+        EXPECT_EQ(decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, unknown).bulk_stages > 0, h200_bulk) << what;
+      }
+  // The bounds: x of 6 tokens at K = 10922 (128 KB less 8 bytes) in, K = 10944 out; 32 MB of weights in, 33 MB out.
+  EXPECT_GT(decode_plan_for_sms(4096, 10880, 6, false, 128, true, 132, h100).bulk_stages, 0);
+  EXPECT_EQ(decode_plan_for_sms(4096, 10944, 6, false, 128, true, 132, h100).bulk_stages, 0);
+  EXPECT_GT(decode_plan_for_sms(8192, 8192, 4, false, 128, true, 132, h100).bulk_stages, 0);
+  EXPECT_EQ(decode_plan_for_sms(8448, 8192, 4, false, 128, true, 132, h100).bulk_stages, 0);
+  EXPECT_EQ(decode_plan_for_sms(8192, 8192, 7, false, 128, true, 132, h100).bulk_stages, 0);
 }
 
 // The tile-pair variants (decode.hpp decode_tile_pairs): only where every step holds whole pairs of one group, and only

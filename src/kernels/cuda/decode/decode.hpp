@@ -52,12 +52,15 @@ struct DecodeDevice {
   std::size_t smem_per_block = 227 * 1024;  // opt-in shared memory per block (sm_90: 227 KB; sm_80: 163 KB)
   std::size_t smem_per_sm = 228 * 1024;     // shared memory per SM (sm_90: 228 KB; sm_80: 164 KB)
   int threads_per_sm = 2048;                // resident threads per SM (8.6 / 8.9: 1536)
+  double dram_tb_per_s = 0;                 // peak DRAM bandwidth, 2 x memory clock x bus width (H100 SXM 3.35, H200
+                                            // 4.8); 0 = unknown, planned as the H200 (decode_plan.cu bulk_by_default)
 };
 // The DecodeDevice of a device of `capability` running this build (code_arch; shared memory and threads per the CUDA
 // programming guide's table of compute capabilities: 8.0 / 8.7 163 / 164 KB, 8.6 / 8.9 99 / 100 KB and 1536 threads,
-// 9.0 227 / 228 KB). Pure.
+// 9.0 227 / 228 KB; dram_tb_per_s unknown). Pure.
 DecodeDevice decode_device_for(int capability);
-// decode_device_for the current device (read once per process, as decode_plan reads its SM count).
+// decode_device_for the current device, with its peak DRAM bandwidth from its memory clock and bus width (read once per
+// process, as decode_plan reads its SM count).
 const DecodeDevice& decode_device();
 
 // The plan decode_run uses for M-chunks of `m_chunk` tokens (1..16) of a layer with/without zero
@@ -75,7 +78,8 @@ const DecodeDevice& decode_device();
 // decode_plan.cu's bulk_by_default says (W4A16_DECODE_BULK unset: 1 token everywhere; 2..8 tokens where it
 // measured faster on the PERF.md shapes: blocks streaming >= 4 rounds of items, 2 tokens of x <= 20 KB,
 // 3 tokens on an evenly busy grid with K <= 5120, up to 6 on layers under 8 MB (8 where x <= 20 KB); docs/benchmarks/decode.md versions 12
-// and 13), unless W4A16_DECODE_SMALL=1 forces the small kernel; W4A16_DECODE_BULK=1 takes it wherever
+// and 13; on H100-class memory, below 4 TB/s, also up to 6 tokens where x <= 128 KB on layers of <= 32 MB: version 22),
+// unless W4A16_DECODE_SMALL=1 forces the small kernel; W4A16_DECODE_BULK=1 takes it wherever
 // it fits, =0 never; a forced streaming plan (W4A16_DECODE_PLAN) wins over it.
 // Measured plans: on a few Llama-3-8B / 8192x8192 / Llama-70B layers at 1..16 tokens (uint4b8,
 // g = 128, 132 SMs) a plan measured faster than the cost model's on the H200 replaces it (decode_plan.cu

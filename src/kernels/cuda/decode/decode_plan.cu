@@ -292,6 +292,9 @@ double bulk_cost(const DecodePlan& p, std::int64_t kt, int sms) {
 
 constexpr std::int64_t kBulkAutoXBytes = 20 * 1024;
 constexpr std::int64_t kBulkSmallLayerBytes = 8 << 20;
+constexpr double kBulkSlowDramTbPerS = 4.0;
+constexpr std::int64_t kBulkSlowDramXBytes = 128 * 1024;
+constexpr std::int64_t kBulkSlowDramLayerBytes = std::int64_t{32} << 20;
 // Where the bulk kernel's plan `bp` (one that fits: bulk_stages > 0) is the default, from A/Bs on the
 // H200 (every row against f64; docs/benchmarks/decode.md versions 12 and 13): the bulk kernel forced
 // against the streaming / small kernels on the 10 PERF.md shapes x 1..16 tokens x fp16 / bf16.
@@ -318,8 +321,17 @@ constexpr std::int64_t kBulkSmallLayerBytes = 8 << 20;
 // predate the streaming kernel's 128-byte ring alignment (decode.md version 13, 1.00-1.21x for it at
 // 1..8 tokens) but the 3-token K bound; the whole, rule and alignment, measured 0.97-1.26x the previous
 // main on 160 rows.
-bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePlan& bp, int sms) {
+//  - On H100-class memory (a peak below kBulkSlowDramTbPerS; the rules above were measured on the H200): up to 6 tokens
+//    where x is at most kBulkSlowDramXBytes on layers of at most kBulkSlowDramLayerBytes of weights. Two H100 80GB HBM3
+//    runs (stop 43 call 4, stop 44 call 1: the bulk kernel forced against the default plans, 8 layers x 1..8 tokens x
+//    fp16 / bf16, each within 1-2% of the other; docs/benchmarks/decode.md version 22): 8192x8192 M = 2..6 1.03-1.08x,
+//    llama8b.down 2..4 1.05-1.12x (6: 172 KB of x, 0.83x), llama8b.o 4..6 1.12-1.16x, llama8b.qkv 3..6 1.03-1.13x;
+//    llama8b.gate_up (56 MB) 0.94x at 6, every layer 0.92-0.99x at 8.
+bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePlan& bp, int sms, const DecodeDevice& dev) {
   if (m_chunk == 1) return true;
+  if (dev.dram_tb_per_s > 0 && dev.dram_tb_per_s < kBulkSlowDramTbPerS && m_chunk <= 6 &&
+      m_chunk * k * 2 <= kBulkSlowDramXBytes && n * k / 2 <= kBulkSlowDramLayerBytes)
+    return true;
   if (m_chunk <= 8 && bulk_rounds(bp) >= 4) return true;
   if (m_chunk == 2) return 2 * k * 2 <= kBulkAutoXBytes;
   if (m_chunk == 3 && bulk_balance(bp, sms) >= 0.8 && 2 * k * 2 <= kBulkAutoXBytes) return true;
@@ -428,7 +440,16 @@ DecodeDevice decode_device_for(int capability) {
 }
 
 const DecodeDevice& decode_device() {
-  static const DecodeDevice d = decode_device_for(device_capability());
+  static const DecodeDevice d = [] {
+    DecodeDevice dev = decode_device_for(device_capability());
+    int device = 0, clock_khz = 0, bus_bits = 0;
+    if (cudaGetDevice(&device) == cudaSuccess && cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) == cudaSuccess)
+      dev.dram_tb_per_s = 2.0 * clock_khz * 1e3 * (bus_bits / 8) / 1e12;  // DDR: two transfers a clock
+    else
+      (void)cudaGetLastError();  // unknown: planned as the H200; the failed query leaves no error behind
+    return dev;
+  }();
   return d;
 }
 
@@ -475,7 +496,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   const int so = small_override();
   if (bo == 1 || (bo == -1 && so != 1 && m_chunk <= 8)) {  // (bulk_by_default: never from 9 tokens)
     const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms, dev);
-    if (bp.bulk_stages > 0 && (bo == 1 || bulk_by_default(m_chunk, n, k, bp, sms))) return bp;
+    if (bp.bulk_stages > 0 && (bo == 1 || bulk_by_default(m_chunk, n, k, bp, sms, dev))) return bp;
   }
   // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).
   if (so != 0 && rows16) {
