@@ -97,8 +97,57 @@ struct PyMoe {
 #ifdef W4A16_PY_HAVE_CUDA
   std::vector<std::unique_ptr<CudaPrepared>> cuda;  // few entries (dtype x device): a linear search
 #endif
+  // drop_host: the experts' host tensors are gone (the spec, the router and the CUDA layers prepared before stay);
+  // whatever needs them (CPU runs, the reference, tensors, a CUDA layer not yet prepared) refuses (require_experts).
+  bool host_released = false;
+  std::size_t released_nbytes = 0;
   const moe::MoeSpec& spec() const { return layer.weights.spec(); }
 };
+
+// The prepared CUDA layers as "float16 on cuda:0, ..." ("none"), for messages.
+std::string prepared_text(const PyMoe& self) {
+  std::string t;
+#ifdef W4A16_PY_HAVE_CUDA
+  for (const auto& p : self.cuda)
+    t += (t.empty() ? "" : ", ") + std::string(dtype_name(p->act)) + " on cuda:" + std::to_string(p->device);
+#else
+  (void)self;
+#endif
+  return t.empty() ? "none" : t;
+}
+
+void require_experts(const PyMoe& self, std::string_view what) {
+  if (self.host_released)
+    fail(ErrorCode::unsupported, what, "a Moe holding its expert tensors",
+         "one whose host copy was released by drop_host() (CUDA layers prepared before it: " + prepared_text(self) +
+             ")");
+}
+
+// Frees the experts' host tensors (CudaMoe holds its own device copy: moe::CudaMoe::create packs and uploads).
+void drop_host(PyMoe& self) {
+  if (self.host_released) return;
+  self.released_nbytes = self.layer.weights.nbytes();
+  moe::MoeWeights& w = self.layer.weights;
+  for (HostTensor* t : {&w.w13_qweight, &w.w13_scales, &w.w13_zeros, &w.w2_qweight, &w.w2_scales, &w.w2_zeros})
+    *t = HostTensor();
+  self.host_released = true;
+}
+
+// Moves `other`'s prepared CUDA layers of a (dtype, device) that `self` lacks into `self` (the torch op's rebuild of a
+// released layer keeps what was prepared; both were made from the same tensors).
+void adopt_prepared(PyMoe& self, PyMoe& other) {
+#ifdef W4A16_PY_HAVE_CUDA
+  for (auto& p : other.cuda) {
+    const bool have = std::any_of(self.cuda.begin(), self.cuda.end(),
+                                  [&](const auto& q) { return q->act == p->act && q->device == p->device; });
+    if (!have) self.cuda.push_back(std::move(p));
+  }
+  other.cuda.erase(std::remove(other.cuda.begin(), other.cuda.end(), nullptr), other.cuda.end());
+#else
+  (void)self;
+  (void)other;
+#endif
+}
 
 // x [T, H] of an activation dtype, named as the Python caller passed it.
 TensorView x_view(const PyMoe& self, const InArray& x_arr, std::string_view bits16) {
@@ -167,6 +216,7 @@ nb::tuple route(const PyMoe& self, const InArray& x_arr, int top_k, bool renorma
 
 void run_cpu(const PyMoe& self, const TensorView& x, const TensorView& out, const std::optional<InArray>& ids_arr,
              const std::optional<InArray>& weights_arr, int top_k, bool renormalize, int threads, int block) {
+  require_experts(self, "x on the CPU");
   if (block != 0)
     fail(ErrorCode::invalid_argument, "block", "0 for CPU arrays (slots per block are the CUDA layer's)",
          std::to_string(block));
@@ -197,6 +247,8 @@ std::string where(const TensorView& t) {
 CudaPrepared& prepared(PyMoe& self, DType act, int device, void* stream) {
   for (auto& p : self.cuda)
     if (p->act == act && p->device == device) return *p;
+  require_experts(self, "x of " + std::string(dtype_name(act)) + " on cuda:" + std::to_string(device) +
+                            " (a CUDA layer to prepare)");
   auto p = std::make_unique<CudaPrepared>();
   p->act = act;
   p->device = device;
@@ -285,6 +337,7 @@ void reference(const PyMoe& self, const CheckedX& xc, const InArray& ids_arr, co
   moe::MoeArgs a{xc.view, to_view(ids_arr, "topk_ids"), to_view(weights_arr, "topk_weights"),
                  to_view(out_arr, "out", bits16)};
   require_host(a.x, "x");
+  require_experts(self, "reference");
   nb::gil_scoped_release release;
   moe::moe_reference(self.layer.weights, a);
 }
@@ -334,7 +387,12 @@ void bind_moe(nb::module_& m) {
                      return s.layer.has_router() ? std::optional<std::string>(dtype_name(s.layer.router.dtype()))
                                                  : std::nullopt;
                    })
-      .def_prop_ro("nbytes", [](const PyMoe& s) { return s.layer.weights.nbytes(); })
+      .def_prop_ro("nbytes",
+                   [](const PyMoe& s) { return s.host_released ? s.released_nbytes : s.layer.weights.nbytes(); })
+      .def_prop_ro("host_released", [](const PyMoe& s) { return s.host_released; })
+      .def("drop_host", &drop_host, "Frees the experts' host tensors; the CUDA layers prepared so far stay.")
+      .def("adopt_prepared", &adopt_prepared, nb::arg("other"),
+           "Moves other's prepared CUDA layers of a (dtype, device) this one lacks here (same tensors).")
       .def_prop_ro("shared_expert",
                    [](const PyMoe& s) {
                      return s.layer.shared_expert.empty() ? std::nullopt : std::optional<std::string>(s.layer.shared_expert);
@@ -365,6 +423,7 @@ void bind_moe(nb::module_& m) {
           [](nb::handle self) {
             // Read-only views of the owned stacked tensors, keeping the Moe alive; absent ones None.
             const PyMoe& m = nb::cast<const PyMoe&>(self);
+            require_experts(m, "tensors()");
             const moe::MoeWeights& w = m.layer.weights;
             nb::dict d;
             auto put = [&](const char* name, const HostTensor& t) {

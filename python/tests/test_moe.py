@@ -374,6 +374,30 @@ def test_from_experts_and_from_canonical_match_numpy(rng, scalar, dtype):
     np.testing.assert_array_equal(flat(x, top_k=2, **kw(dtype)), y)  # the same bytes, the same layer
 
 
+def test_drop_host_keeps_the_description_and_refuses_what_needs_the_experts(rng):
+    layers, dense = quantized_experts(rng, "uint4", "float16", experts=4)
+    router = (0.1 * rng.standard_normal((4, H))).astype(np.float16)
+    moe = w4a16.MoE.from_experts(*zip(*layers), router)
+    x, x64 = make_x(rng, 3, "float16")
+    ids, w = moe.route(x, top_k=2)
+    y = moe(x, top_k=2)
+    before = (moe.hidden, moe.intermediate, moe.experts, moe.group_size, moe.scalar_type, moe.scale_dtype,
+              moe.router_dtype, moe.bytes, moe.top_k)
+    assert not moe.host_released
+    moe.drop_host()
+    assert moe.host_released and repr(moe).endswith("host copy released)")
+    assert (moe.hidden, moe.intermediate, moe.experts, moe.group_size, moe.scalar_type, moe.scale_dtype,
+            moe.router_dtype, moe.bytes, moe.top_k) == before
+    np.testing.assert_array_equal(moe.route(x, top_k=2)[0], ids)  # the router stays
+    for call in (lambda: moe(x, top_k=2), lambda: moe(x, topk_ids=ids, topk_weights=w), moe.tensors,
+                 lambda: moe.reference(x, ids, w)):
+        with pytest.raises(w4a16.HostReleasedError) as e:
+            call()
+        assert "released by drop_host()" in str(e.value) and "prepared before it: none" in str(e.value)
+    moe.drop_host()  # nothing left to drop
+    assert rel_err(values(y, "float16"), np_moe(x64, dense, ids, w.astype(np.float64))) <= TOL["float16"]
+
+
 def test_from_experts_without_a_router(rng):
     layers, dense = quantized_experts(rng, "uint4", "float16", experts=4)
     moe = w4a16.MoE.from_experts(*zip(*layers))

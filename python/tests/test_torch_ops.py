@@ -303,6 +303,33 @@ def test_moe_cache_follows_the_weights(rng):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_moe_cache_drops_the_host_copy_of_cuda_experts(rng, device):
+    """As gemm's: CUDA experts lose their host copy after the op's first call; a call of the other dtype rebuilds the
+    layer from the op's tensors and keeps the CUDA layer prepared before. CPU experts keep theirs."""
+    e, h, i, g = 4, 64, 32, 32
+    w13, w2, dense = moe_experts(rng, e, h, i, g, "uint4", device)
+    x = torch.from_numpy(rng.standard_normal((3, h)).astype(np.float16)).to(device)
+    ids = torch.tensor([[0, 3], [2, 2], [1, 0]], dtype=torch.int32, device=device)
+    weights = torch.tensor([[0.6, 0.4], [0.5, 0.5], [0.9, 0.1]], device=device)
+    call = lambda x: wt.moe(x, ids, weights, w13[0], w13[1], w2[0], w2[1], w13[2], w2[2], group_size=g,  # noqa: E731
+                            scalar_type="uint4")
+    def ref(x):
+        return np_moe(x.double().cpu().numpy(), dense, ids.cpu().numpy(), weights.double().cpu().numpy())
+
+    assert rel_err(call(x).double().cpu().numpy(), ref(x)) <= TOL["float16"]
+    layer = wt._cache[id(w13[0])][1]
+    assert layer.host_released == (device == "cuda")
+    assert rel_err(call(x).double().cpu().numpy(), ref(x)) <= TOL["float16"] and wt._cache[id(w13[0])][1] is layer
+    xb = x.to(torch.bfloat16)
+    assert rel_err(call(xb).double().cpu().numpy(), ref(xb)) <= TOL["bfloat16"]
+    rebuilt = wt._cache[id(w13[0])][1]
+    assert rebuilt.host_released == (device == "cuda")
+    if device == "cuda":
+        assert rebuilt is not layer and sorted(p["dtype"] for p in rebuilt.prepared) == ["bfloat16", "float16"]
+    assert rel_err(call(x).double().cpu().numpy(), ref(x)) <= TOL["float16"] and wt._cache[id(w13[0])][1] is rebuilt
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("router_dtype", ["float16", "bfloat16"])
 def test_w4a16moe_module(rng, device, router_dtype):
     e, h, i, g, k = 6, 128, 64, 64, 2

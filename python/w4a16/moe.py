@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Optional
 
 from . import _arrays, _core
-from .errors import ArgumentError, UnsupportedError, fail
+from .errors import ArgumentError, HostReleasedError, UnsupportedError, fail
 from .linear import QuantizedLinear
 
 
@@ -120,18 +120,39 @@ class MoE:
         """The stacked canonical tensors, as from_canonical takes them (read-only numpy views;
         bfloat16 as uint16 bits; absent = None): w13_qweight, w13_scales, w13_zeros, w2_qweight,
         w2_scales, w2_zeros, router."""
-        return self._moe.tensors()
+        try:
+            return self._moe.tensors()
+        except UnsupportedError as e:
+            raise self._released(e) from None
 
     @property
     def prepared(self) -> list:
         """The CUDA layers prepared so far: dtype, device_index, layout, weight_bytes, workspace_bytes."""
         return self._moe.prepared()
 
+    host_released = property(lambda self: self._moe.host_released,
+                             doc="True after drop_host(): only the CUDA layers prepared before it remain")
+
     def __repr__(self) -> str:
         shared = f", shared expert {self.shared_expert} not included" if self.shared_expert else ""
         routing = f"top {self.top_k}{'' if self.renormalize else ' (weights not renormalized)'}"
+        released = ", host copy released" if self.host_released else ""
         return (f"MoE({self._moe.describe()}, scales {self.scale_dtype}, router {self.router_dtype}, {routing}, "
-                f"{self.bytes} bytes{shared})")
+                f"{self.bytes} bytes{shared}{released})")
+
+    # ---- the host copy ---------------------------------------------------------------------
+
+    def drop_host(self) -> None:
+        """Frees the experts' host tensors, keeping the CUDA layers prepared so far (their own device copies) and the
+        router: a layer that runs only on the GPU then holds its experts once, there. Afterwards whatever needs them
+        raises HostReleasedError: CPU calls, a CUDA call of another dtype or device, reference(), tensors()."""
+        self._moe.drop_host()
+
+    def _released(self, e: UnsupportedError) -> UnsupportedError:
+        """The extension's refusal of a released layer as HostReleasedError; any other error as it is."""
+        if self._moe.host_released and "released by drop_host()" in str(e):
+            return HostReleasedError(str(e))
+        return e
 
     # ---- running ---------------------------------------------------------------------------
 
@@ -183,9 +204,12 @@ class MoE:
             if stream is None:
                 stream = _arrays.current_stream(x2, kind)
             k, renorm = self._routing(top_k, renormalize)
-            self._moe.run(xc, _arrays.export(y2, _arrays.kind_of(y2, "out")),
-                          _export(topk_ids, "topk_ids"), _export(topk_weights, "topk_weights"), k, renorm,
-                          int(threads), int(block), int(stream), b16)
+            try:
+                self._moe.run(xc, _arrays.export(y2, _arrays.kind_of(y2, "out")),
+                              _export(topk_ids, "topk_ids"), _export(topk_weights, "topk_weights"), k, renorm,
+                              int(threads), int(block), int(stream), b16)
+            except UnsupportedError as e:
+                raise self._released(e) from None
         if out is None and one:
             return y.reshape(self.hidden)
         return y
@@ -205,8 +229,11 @@ class MoE:
         y = _arrays.empty_out(x2, kind, t, self.hidden, act)
         if t > 0:
             ids, weights = h(topk_ids), h(topk_weights)
-            self._moe.reference(xc, _export(ids, "topk_ids"), _export(weights, "topk_weights"),
-                                _arrays.export(y, kind), b16)
+            try:
+                self._moe.reference(xc, _export(ids, "topk_ids"), _export(weights, "topk_weights"),
+                                    _arrays.export(y, kind), b16)
+            except UnsupportedError as e:
+                raise self._released(e) from None
         return y.reshape(self.hidden) if one else y
 
     def explain(self, tokens: int, top_k: Optional[int] = None) -> str:

@@ -160,7 +160,7 @@ def prepare(qweight, qzeros, scales, g_idx=None, *, format: str, group_size: int
 # id(qweight) -> (stamp, a QuantizedLinear or MoE holding host copies of the canonical tensors; their prepared
 # per-device kernels live inside). One entry per weight tensor (qweight, or w13_qweight): a call whose stamp differs
 # (an in-place update, other tensors or arguments) rebuilds it. The finalizer on the weight tensor drops its entry.
-# A QuantizedLinear of CUDA weights drops its host copy after its first call (drop_host: the GPU then holds the
+# A QuantizedLinear or MoE of CUDA weights drops its host copy after its first call (drop_host: the GPU then holds the
 # weights as the op's tensors and as the kernel's prepared layout, the host none); a later call that needs a binding
 # it lacks (another dtype, more rows) rebuilds it from the op's tensors, keeping the bindings made before.
 _cache: dict = {}
@@ -248,13 +248,26 @@ def _moe_impl(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_
             raise fail(ArgumentError, arg, f"a tensor on x's device ({x.device})", f"one on {t.device}")
     tensors = (w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales, w2_zeros)
     stamp = ("moe", *(_stamp(t) for t in tensors), group_size, scalar_type)
-    layer = _cached(w13_qweight, stamp, lambda: MoE.from_canonical(
-        _host(w13_qweight), _host(w13_scales), _host(w2_qweight), _host(w2_scales), _host(w13_zeros), _host(w2_zeros),
-        group_size=group_size, scalar_type=scalar_type))
+
+    def make():
+        return MoE.from_canonical(_host(w13_qweight), _host(w13_scales), _host(w2_qweight), _host(w2_scales),
+                                  _host(w13_zeros), _host(w2_zeros), group_size=group_size, scalar_type=scalar_type)
+
+    layer = _cached(w13_qweight, stamp, make)
     # The library takes int32 ids and fp32 weights; torch.topk gives int64 ids (a copy of [T, k] only then).
     ids = topk_ids if topk_ids.dtype == torch.int32 else topk_ids.to(torch.int32)
     weights = topk_weights if topk_weights.dtype == torch.float32 else topk_weights.to(torch.float32)
-    return layer(x, topk_ids=ids.contiguous(), topk_weights=weights.contiguous())  # a new [T, H] tensor, x's stream
+    ids, weights = ids.contiguous(), weights.contiguous()
+    try:
+        y = layer(x, topk_ids=ids, topk_weights=weights)  # a new [T, H] tensor, x's stream
+    except HostReleasedError:  # a CUDA layer the released one lacks (another dtype): made again from the op's tensors
+        old, layer = layer, make()
+        layer._moe.adopt_prepared(old._moe)  # the layers prepared before carry over
+        _cache[id(w13_qweight)] = (stamp, layer)  # the entry that returned `old` for this stamp (its finalizer stays)
+        y = layer(x, topk_ids=ids, topk_weights=weights)
+    if x.is_cuda and not layer.host_released:  # as gemm's: the GPU holds the experts, the host need not
+        layer.drop_host()
+    return y
 
 
 _lib.impl("moe", _moe_impl, "CPU")
