@@ -306,7 +306,7 @@ def test_moe_cache_follows_the_weights(rng):
 def test_moe_cache_drops_the_host_copy_of_cuda_experts(rng, device):
     """As gemm's: CUDA experts lose their host copy after the op's first call; a call of the other dtype rebuilds the
     layer from the op's tensors and keeps the CUDA layer prepared before. CPU experts keep theirs."""
-    e, h, i, g = 4, 64, 32, 32
+    e, h, i, g = 4, 128, 64, 64  # the CUDA layer's whole tc16x64 tiles
     w13, w2, dense = moe_experts(rng, e, h, i, g, "uint4", device)
     x = torch.from_numpy(rng.standard_normal((3, h)).astype(np.float16)).to(device)
     ids = torch.tensor([[0, 3], [2, 2], [1, 0]], dtype=torch.int32, device=device)
