@@ -562,8 +562,7 @@ TEST(Decode, BulkEveryConfigurationM1To16) {
 // than blocks (N = 4792: 300 stripes, 299.5 of them real; each block loops over items and the
 // ring wraps across them), K = 2368 = 37 tiles (partial last stages, warps with no tile in them),
 // odd and unaligned x rows (scalar staging).
-TEST(Decode, BulkForcedPlansPersistentItems) {
-  REQUIRE_SM90_CODE("no bulk kernel");
+void bulk_forced_plans_persistent_items(bool xstream) {
   ScopedEnv bulk("W4A16_DECODE_BULK", "1");
   ScopedEnv streaming("W4A16_DECODE_SMALL", "0");
   struct C { DType act; ScalarType st; int g; bool ao; };
@@ -576,11 +575,42 @@ TEST(Decode, BulkForcedPlansPersistentItems) {
       const std::string what = spec.describe() + " bulk plan " + plan + (c.ao ? " act_order" : "");
       const DecodePlan p = decode_plan(spec.n, spec.k, 1, c.st == ScalarType::uint4, c.g, !c.ao);
       ASSERT_GT(p.bulk_stages, 0) << what;
+      ASSERT_EQ(p.bulk_xstream, xstream && !c.ao) << what;  // act-order: x gathered, staged whole
       for (std::int64_t m : {1, 5, 8}) check_run(L, c.act, m, 0, 0, what);
       check_run(L, c.act, 3, 3, 1, what + " unaligned x rows");
       if (plan[2] == '1')  // one block per SM: the 9..16-token variant too
         for (std::int64_t m : {9, 16}) check_run(L, c.act, m, 0, 0, what);
     }
+  }
+}
+
+TEST(Decode, BulkForcedPlansPersistentItems) {
+  REQUIRE_SM90_CODE("no bulk kernel");
+  bulk_forced_plans_persistent_items(false);
+}
+
+// x streamed per stage beside the weights (W4A16_DECODE_BULK_XSTREAM=1): every configuration at M = 1..16 (K = 768;
+// act-order and the staged fallback beside it), every forced plan over persistent items with partial last stages
+// (K = 2368: 37 tiles; unaligned x rows fall back to staging), chained layers (the producer copies x only after
+// griddepcontrol.wait) and the same bits on every run.
+TEST(Decode, BulkStreamedX) {
+  REQUIRE_SM90_CODE("no bulk kernel");
+  ScopedEnv xs("W4A16_DECODE_BULK_XSTREAM", "1");
+  every_configuration(Kernel::bulk);
+  bulk_forced_plans_persistent_items(true);
+  ScopedEnv bulk("W4A16_DECODE_BULK", "1");
+  for (std::int64_t m : {1, 9, 16}) {
+    EXPECT_TRUE(decode_plan(200, 768, static_cast<int>(m), false, 128, true).bulk_xstream) << "M=" << m;
+    EXPECT_FALSE(decode_plan(200, 768, static_cast<int>(m), false, 128, false).bulk_xstream) << "M=" << m;
+  }
+  check_chain(4096, 11008);
+  QuantSpec spec{4096, 14336, 128, ScalarType::uint4b8};  // 16 tokens of K = 14336: only streamed x fits the bulk kernel
+  Layer L = make_layer(spec, DType::f16, true, false, DType::f16);
+  ASSERT_TRUE(decode_plan(spec.n, spec.k, 16, false, 128, true).bulk_xstream);
+  for (std::int64_t m : {12, 16}) {
+    std::vector<std::uint16_t> xh = test::random_act(m, spec.k, DType::f16);
+    const std::vector<std::uint16_t> first = check_run(L, DType::f16, m, 0, 0, "bulk streamed x", &xh);
+    EXPECT_EQ(first, check_run(L, DType::f16, m, 0, 0, "bulk streamed x", &xh)) << "a second run differs, M=" << m;
   }
 }
 

@@ -320,6 +320,37 @@ TEST(DecodeHost, BulkPlansFitTheirBlocksPerSm) {
   EXPECT_LE(o.smem_bytes, 113u * 1024) << o.describe();
 }
 
+// W4A16_DECODE_BULK_XSTREAM=1: the bulk plans stream x per stage (an x slot of m rows of the stage's span beside each
+// weight stage) where x rows may be copied whole (xstream_ok) and K is a multiple of 64; elsewhere, and by default, x
+// is staged whole. Streaming makes room: 16 tokens of K = 14336, which cannot be staged, fit.
+TEST(DecodeHost, BulkStreamedXPlans) {
+  const DecodeDevice dev;
+  EXPECT_FALSE(decode_bulk_plan_for_sms(8192, 8192, 16, false, 128, 132, dev, true).bulk_xstream);  // the default: staged
+  EXPECT_EQ(decode_bulk_plan_for_sms(4096, 14336, 16, false, 128, 132, dev, true).bulk_stages, 0);  // 458 KB of x
+  ScopedEnv on("W4A16_DECODE_BULK_XSTREAM", "1");
+  for (int m : {1, 8, 9, 16})
+    for (bool zeros : {false, true})
+      for (int g : {32, 128}) {
+        const DecodePlan p = decode_bulk_plan_for_sms(4096, 14336, m, zeros, g, 132, dev, true);
+        const std::string what = "m=" + std::to_string(m) + " zeros=" + std::to_string(zeros) + " g=" + std::to_string(g) + " " + p.describe();
+        ASSERT_GT(p.bulk_stages, 1) << what;
+        EXPECT_TRUE(p.bulk_xstream) << what;
+        EXPECT_NE(p.describe().find(" xstream"), std::string::npos) << what;
+        EXPECT_LE(p.smem_bytes, p.bulk_blocks_per_sm == 2 ? 113u * 1024 : 227u * 1024) << what;
+      }
+  EXPECT_FALSE(decode_bulk_plan_for_sms(8192, 8192, 16, false, 128, 132, dev, false).bulk_xstream);  // act-order / unaligned x
+  EXPECT_FALSE(decode_bulk_plan_for_sms(8192, 8192 + 32, 4, false, 32, 132, dev, true).bulk_xstream);  // a tail past K
+  EXPECT_TRUE(decode_plan_for_sms(8192, 8192, 16, false, 128, true, 132).bulk_stages == 0);  // not the default from 9 tokens
+  {
+    ScopedEnv bulk("W4A16_DECODE_BULK", "1");
+    EXPECT_TRUE(decode_plan_for_sms(8192, 8192, 16, false, 128, true, 132).bulk_xstream);
+    ScopedEnv no_stream("W4A16_DECODE_XSTREAM", "0");  // the streaming kernel's knob leaves the bulk kernel's alone
+    EXPECT_TRUE(decode_plan_for_sms(8192, 8192, 16, false, 128, true, 132).bulk_xstream);
+  }
+  ScopedEnv bad("W4A16_DECODE_BULK_XSTREAM", "yes");
+  EXPECT_THROW(decode_bulk_plan_for_sms(8192, 8192, 1, false, 128, 132, dev, true), w4a16::Error);
+}
+
 TEST(DecodeHost, BulkKnobs) {
   setenv("W4A16_DECODE_SMALL", "0", 1);
   setenv("W4A16_DECODE_BULK", "1", 1);

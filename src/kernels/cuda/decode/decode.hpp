@@ -41,6 +41,8 @@ struct DecodePlan {
   // two per SM, bulk_blocks_per_sm) loop over row_blocks items of warps_n stripes x all of K.
   int bulk_stages = 0;
   int bulk_blocks_per_sm = 0;
+  bool bulk_xstream = false;  // the bulk kernel: x streamed per stage beside the weights (the producer's copies of the
+                              // stage's k range of the m token rows) instead of staged whole; W4A16_DECODE_BULK_XSTREAM
   std::string describe() const;
 };
 
@@ -114,8 +116,10 @@ DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk
 // forces one where it fits (malformed: invalid_argument; not fitting: the automatic choice), and with
 // the kernel enabled decode_plan then takes it before the small-layer kernel's rule.
 // Below sm_90 code (dev.sm90 false) it never fits.
+// xstream_ok (16-byte x rows, no act-order perm, as decode_plan's): W4A16_DECODE_BULK_XSTREAM=1 then streams x per stage
+// where K is a multiple of 64 (bulk_xstream; unset or 0: x staged whole, the measured default).
 DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms,
-                                    const DecodeDevice& dev = {});
+                                    const DecodeDevice& dev = {}, bool xstream_ok = false);
 // Whether the launch of plan `p` runs the tile-pair variant of its kernel (tiles 2j, 2j + 1 share one scale / zero
 // entry, copied and read once, and one fp32 partial; docs/benchmarks/decode.md versions 15 and 17): groups of two tiles
 // or more (g >= 128, channelwise) and an even K_pad / 64 = kt_count, so that every step holds whole pairs; the bulk

@@ -32,6 +32,11 @@
 // Bounds: x of the whole K staged per block: m x (K_pad/64 x 128 + 16) bytes plus at least two
 // stages must fit shared memory (decode_bulk_plan_for_sms decides; otherwise decode_plan falls
 // back to the streaming kernel).
+// x streamed (a.bulk_xstream: 16-byte rows, no perm, K a multiple of 64; W4A16_DECODE_BULK_XSTREAM=1): no staging in
+// step 2; each stage also carries, in an x slot of its own beside the weight stage, the stage's span of k tiles of the m
+// token rows (rows of x_row_bytes(span)), copied by producer lanes 16 + t (one cp.async.bulk per token row) onto the same
+// full barrier. The producer issues the weights of the first `stages` stages, then griddepcontrol.wait, then their x,
+// then weights and x together; so only x waits for the previous kernel. Consumers read B fragments from the slot.
 // Instantiated: {fp16, bf16} x {MB 1, 2} x {uint4b8, uint4} x {g == 32, g >= 64 or channelwise}, and for uint4 with
 // g >= 128 or channelwise (even K_pad / 64) the pair variant (kPair: one scale / zero row per tile pair).
 // Checked by: build/tests/gpu/decode/w4a16_test_gpu_decode (tests Bulk*), timed by w4a16_bench_gpu
@@ -91,8 +96,11 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   constexpr bool kSplit = kPair && !kZeros;
   extern __shared__ uint4 smem_v4[];
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
-  const int xrow = x_row_bytes(a.kt_count);
-  const unsigned x_bytes = bulk_x_bytes(a.m, a.kt_count);
+  const int span = a.warps_k * kBulkTiles;              // tiles of one stripe per stage
+  const bool xstream = a.bulk_xstream != 0;
+  const int xrow = xstream ? x_row_bytes(span) : x_row_bytes(a.kt_count);
+  const unsigned x_slot = bulk_x_slot_bytes(a.m, span);  // x streamed: one slot per stage, at xs + slot * x_slot
+  const unsigned x_bytes = xstream ? static_cast<unsigned>(a.stages) * x_slot : bulk_x_bytes(a.m, a.kt_count);
   const unsigned ring = smem_addr(xs + x_bytes);
   float* red = reinterpret_cast<float*>(xs + x_bytes + static_cast<unsigned>(a.stages) * St::kBytes);  // 2 x (8 warps, MB, 32, 4)
   const unsigned full0 = smem_addr(red + 2 * kWarps * MB * 128);  // full[s] at full0 + 8 s, empty[s] at + 8 kBulkMaxStages
@@ -108,7 +116,6 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   }
   __syncthreads();
 
-  const int span = a.warps_k * kP;                       // tiles of one stripe per stage
   const int nsteps = (a.kt_count + span - 1) / span;     // stages per item
   const int items = (a.row_blocks - static_cast<int>(blockIdx.x) + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
 
@@ -119,40 +126,62 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
     const char* const zbase = reinterpret_cast<const char*>(a.zeros);
     const unsigned s_gbytes = static_cast<unsigned>(a.nt_count) * 32, z_gbytes = static_cast<unsigned>(a.nt_count) * 8;
     const int gsh = a.gshift - 6;  // g >= 64: tile kt lies in group kt >> gsh (channelwise: 24, always group 0)
-    int slot = 0;
-    unsigned phase = 0;
-    for (int it = 0; it < items; ++it) {
-      const int rb = static_cast<int>(blockIdx.x) + it * static_cast<int>(gridDim.x);
+    // Stage q of the block (item q / nsteps, step q % nsteps) into ring slot `slot`: its weights, scale (and zero)
+    // rows, and the full barrier's expected bytes (x's too where streamed: those copies follow in issue_x).
+    auto issue_w = [&](int q, int slot) {
+      const int rb = static_cast<int>(blockIdx.x) + (q / nsteps) * static_cast<int>(gridDim.x);
       const int stripes = min(a.warps_n, a.nt_count - rb * a.warps_n);
-      for (int step = 0; step < nsteps; ++step) {
-        const unsigned full = full0 + 8 * slot, stage = ring + static_cast<unsigned>(slot) * St::kBytes;
-        mbar_wait(empty0 + 8 * slot, phase ^ 1u);  // the consumers released this slot's previous use
-        const int kt0 = step * span;
-        const int tiles = min(span, a.kt_count - kt0);
-        if (lane == 0) mbar_arrive_expect_tx(full, static_cast<unsigned>(stripes * tiles * 512));
-        __syncwarp();
-        if (lane < stripes) {
-          const long long tile = static_cast<long long>(rb * a.warps_n + lane) * a.kt_count + kt0;
-          bulk_copy_g2s(stage + static_cast<unsigned>(lane * span * 512), qbase + tile * 512, static_cast<unsigned>(tiles * 512), full);
-        }
-        // Entry row e = ((ws * span) + r) * kGs + h: stripe ws of the item, tile kt0 + r, group h of it.
-#pragma unroll
-        for (int c = 0; c < kGs; ++c) {
-          const int e = lane + 32 * c;
-          const int ws = e / (span * kGs), r = (e / kGs) % span, h = e % kGs;
-          const int kt = kt0 + r;
-          if (ws < stripes && kt < a.kt_count && (!kPair || r % 2 == 0)) {
-            const unsigned stripe = static_cast<unsigned>(rb * a.warps_n + ws);
-            const unsigned g = static_cast<unsigned>(kG32 ? min(2 * kt + h, a.groups - 1) : kt >> gsh);
-            const char* s = sbase + (g * s_gbytes + stripe * 32u);
-            cp_async16_ca(stage + St::kScaleOffset + e * 32, s);
-            cp_async16_ca(stage + St::kScaleOffset + e * 32 + 16, s + 16);
-            if constexpr (kZeros) cp_async8_ca(stage + St::kZeroOffset + e * 8, zbase + (g * z_gbytes + stripe * 8u));
-          }
-        }
-        cp_async_arrive_noinc(full);
-        if (++slot == a.stages) { slot = 0; phase ^= 1u; }
+      const int kt0 = (q % nsteps) * span;
+      const int tiles = min(span, a.kt_count - kt0);
+      const unsigned full = full0 + 8 * slot, stage = ring + static_cast<unsigned>(slot) * St::kBytes;
+      const unsigned x_tx = xstream ? static_cast<unsigned>(a.m * tiles * 128) : 0u;
+      if (lane == 0) mbar_arrive_expect_tx(full, static_cast<unsigned>(stripes * tiles * 512) + x_tx);
+      __syncwarp();
+      if (lane < stripes) {
+        const long long tile = static_cast<long long>(rb * a.warps_n + lane) * a.kt_count + kt0;
+        bulk_copy_g2s(stage + static_cast<unsigned>(lane * span * 512), qbase + tile * 512, static_cast<unsigned>(tiles * 512), full);
       }
+      // Entry row e = ((ws * span) + r) * kGs + h: stripe ws of the item, tile kt0 + r, group h of it.
+#pragma unroll
+      for (int c = 0; c < kGs; ++c) {
+        const int e = lane + 32 * c;
+        const int ws = e / (span * kGs), r = (e / kGs) % span, h = e % kGs;
+        const int kt = kt0 + r;
+        if (ws < stripes && kt < a.kt_count && (!kPair || r % 2 == 0)) {
+          const unsigned stripe = static_cast<unsigned>(rb * a.warps_n + ws);
+          const unsigned g = static_cast<unsigned>(kG32 ? min(2 * kt + h, a.groups - 1) : kt >> gsh);
+          const char* s = sbase + (g * s_gbytes + stripe * 32u);
+          cp_async16_ca(stage + St::kScaleOffset + e * 32, s);
+          cp_async16_ca(stage + St::kScaleOffset + e * 32 + 16, s + 16);
+          if constexpr (kZeros) cp_async8_ca(stage + St::kZeroOffset + e * 8, zbase + (g * z_gbytes + stripe * 8u));
+        }
+      }
+      cp_async_arrive_noinc(full);
+    };
+    // x streamed: the stage's tiles of token row t (lane 16 + t) into the slot's row t; whole tiles (K % 64 == 0).
+    auto issue_x = [&](int q, int slot) {
+      const int t = lane - 16;
+      if (t < 0 || t >= a.m) return;
+      const int kt0 = (q % nsteps) * span;
+      const int tiles = min(span, a.kt_count - kt0);
+      bulk_copy_g2s(smem_addr(xs) + static_cast<unsigned>(slot) * x_slot + static_cast<unsigned>(t * xrow),
+                    a.x + t * a.x_stride + static_cast<long long>(kt0) * 64, static_cast<unsigned>(tiles * 128), full0 + 8 * slot);
+    };
+    const int total = items * nsteps;
+    // x streamed: the first stages' weights go out before griddepcontrol.wait (constant), their x after it.
+    const int pre = xstream ? min(a.stages, total) : 0;
+    for (int q = 0; q < pre; ++q) issue_w(q, q);
+    if (xstream) {
+      pdl_wait();
+      for (int q = 0; q < pre; ++q) issue_x(q, q);
+    }
+    int slot = pre % a.stages;
+    unsigned phase = pre == a.stages ? 1u : 0u;
+    for (int q = pre; q < total; ++q) {
+      mbar_wait(empty0 + 8 * slot, phase ^ 1u);  // the consumers released this slot's previous use
+      issue_w(q, slot);
+      if (xstream) issue_x(q, slot);
+      if (++slot == a.stages) { slot = 0; phase ^= 1u; }
     }
     cp_async_wait<0>();
     return;
@@ -162,14 +191,18 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   pdl_wait();
   pdl_launch_dependents();
   const unsigned xs_sh = smem_addr(xs);
-  if (a.xvec && !a.perm) {
+  if (xstream) {
+    // nothing to stage: each stage's x arrives with its weights (the wait above still orders this kernel's stores of
+    // y after the previous kernel)
+  } else if (a.xvec && !a.perm) {
     copy_x_rows(a, xs_sh, xrow, 0, a.kt_count);
     cp_async_commit();
     cp_async_wait<0>();
+    consumers_sync();
   } else {
     stage_x_rows(a, xs, xrow, 0, a.kt_count);  // gathered (act-order) or 2-byte loads
+    consumers_sync();
   }
-  consumers_sync();
 
   const int ws = warp % a.warps_n, wk = warp / a.warps_n, gid = lane / 4;
   // This lane's ldmatrix row: token mb * 8 + lane % 8 (clamped to the last real token: absent tokens
@@ -227,14 +260,17 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
     for (int step = 0; step < nsteps; ++step) {
       const int kt = step * span + wk * kP;
       const int valid = min(kP, a.kt_count - kt);
+      // B fragments of tile kt: x staged whole (its tile kt), or streamed (this slot's x, the warp's tiles in its span)
+      const unsigned xoff = xstream ? static_cast<unsigned>(slot) * x_slot + static_cast<unsigned>(wk * kP) * 128 : static_cast<unsigned>(kt) * 128;
       mbar_wait(full0 + 8 * slot, phase);
       Frag f;
       if (valid > 0) load(static_cast<unsigned>(slot) * St::kBytes, f);
       // Released once the warp's reads of it are issued (the arrive orders them before the producer's
-      // refill), so the refill overlaps this stage's math.
+      // refill), so the refill overlaps this stage's math. (x streamed: the arrive follows tiles_math, so the slot's
+      // ldmatrix reads precede it too.)
       // Past `valid` (the last stage of an item only) the reads land on stale stage words and x past
       // the rows: those tiles' partials are dropped, never scaled into acc.
-      if (valid > 0) tiles_math<D, kG32, kShare, kSplit>(f.wv, f.zlo, f.zhi, f.sc, xl, static_cast<unsigned>(kt) * 128, valid, acc);
+      if (valid > 0) tiles_math<D, kG32, kShare, kSplit>(f.wv, f.zlo, f.zhi, f.sc, xl, xoff, valid, acc);
       __syncwarp();
       if (lane == 0) mbar_arrive(empty0 + 8 * slot);
       if (++slot == a.stages) { slot = 0; phase ^= 1u; }

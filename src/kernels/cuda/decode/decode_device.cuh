@@ -43,6 +43,8 @@ struct Args {
   int xvec;                     // x rows 16-byte aligned: stage with 16-byte loads
   int xstream;                  // x streamed per step through a block ring (warps_k == 1, no perm, xvec), else staged once
   int stages;                   // the bulk kernel's ring stages (decode_bulk.cu); unused by the others
+  int bulk_xstream;             // the bulk kernel: x of each stage's k range copied by the producer into an x ring beside the
+                                // weight ring (16-byte rows, no perm, K % 64 == 0), else staged whole; unused by the others
 };
 
 // (a & b) | c in one instruction; 0xEA is the lop3 table of that expression ((0xF0 & 0xCC) | 0xAA).
@@ -417,10 +419,14 @@ inline std::size_t bulk_stage_bytes(bool zeros, bool g32) {
   return zeros ? (g32 ? BulkStage<true, true>::kBytes : BulkStage<true, false>::kBytes)
                : (g32 ? BulkStage<false, true>::kBytes : BulkStage<false, false>::kBytes);
 }
-inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages) {
+// x streamed (span > 0: the k tiles of a stripe per stage, warps_k x kBulkTiles): one x slot of m rows of the stage's span
+// beside each weight stage, instead of x of all of K.
+__host__ __device__ constexpr unsigned bulk_x_slot_bytes(int m, int span) { return x_region_bytes(1, m, span); }
+inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages, int xstream_span = 0) {
   const int mb = m <= 8 ? 1 : 2;
-  return bulk_x_bytes(m, kt) + static_cast<std::size_t>(stages) * bulk_stage_bytes(zeros, g32) +
-         static_cast<std::size_t>(2 * kWarps * mb * 512) + 16 * kBulkMaxStages;
+  const std::size_t x = xstream_span > 0 ? static_cast<std::size_t>(stages) * bulk_x_slot_bytes(m, xstream_span) : bulk_x_bytes(m, kt);
+  return x + static_cast<std::size_t>(stages) * bulk_stage_bytes(zeros, g32) + static_cast<std::size_t>(2 * kWarps * mb * 512) +
+         16 * kBulkMaxStages;
 }
 // Launches the bulk kernel on `grid` blocks (persistent over a.row_blocks items) with `smem` bytes.
 // pairs: the tile-pair variant (decode_tile_pairs, decode.hpp: uint4 and uint4b8).

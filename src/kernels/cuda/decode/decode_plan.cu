@@ -252,13 +252,16 @@ std::int64_t bulk_share(const DecodePlan& p, std::int64_t kt) {
 // next call's blocks (programmatic dependent launch) from becoming resident beside it. Measured
 // (2026-12-04, call 3): llama8b.o M = 1 on 128 blocks of one per SM, 5 stages 4.27 us against 12
 // stages 4.85; 8192x8192, whose share is 16 stages, 12 stages 10.68 against 5 stages 12.65.
-DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, bool g32, int wn, int b, int sms) {
+// xs: x streamed per stage (an x slot of the stage's span beside each weight stage), else staged whole.
+DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, bool g32, int wn, int b, int sms, bool xs = false) {
   DecodePlan p;
   p.depth = 0;
   if (b > (m <= 8 ? kBulkMinBlocks<1> : kBulkMinBlocks<2>)) return p;  // the register cap allows fewer
-  const std::size_t fixed = bulk_smem(m, static_cast<int>(kt), zeros, g32, 0);
+  const int span = xs ? (kWarps / wn) * kBulkTiles : 0;
+  const std::size_t fixed = bulk_smem(m, static_cast<int>(kt), zeros, g32, 0, span);
+  const std::size_t per_stage = bulk_stage_bytes(zeros, g32) + (xs ? bulk_x_slot_bytes(m, span) : 0);
   const std::size_t budget = bulk_budget(b);
-  if (fixed + 2 * bulk_stage_bytes(zeros, g32) > budget) return p;
+  if (fixed + 2 * per_stage > budget) return p;
   p.bulk_blocks_per_sm = b;
   p.warps_n = wn;
   p.warps_k = kWarps / wn;
@@ -266,9 +269,10 @@ DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, b
   p.tiles_per_warp = static_cast<int>((kt + p.warps_k - 1) / p.warps_k);
   p.row_blocks = static_cast<int>((nt + wn - 1) / wn);
   p.grid_rows = static_cast<int>(std::min<std::int64_t>(p.row_blocks, static_cast<std::int64_t>(sms) * b));
-  const std::int64_t fit = std::min<std::int64_t>(kBulkMaxStages, static_cast<std::int64_t>((budget - fixed) / bulk_stage_bytes(zeros, g32)));
+  const std::int64_t fit = std::min<std::int64_t>(kBulkMaxStages, static_cast<std::int64_t>((budget - fixed) / per_stage));
   p.bulk_stages = static_cast<int>(std::min(fit, std::max<std::int64_t>(2, bulk_share(p, kt))));
-  p.smem_bytes = bulk_smem(m, static_cast<int>(kt), zeros, g32, p.bulk_stages);
+  p.smem_bytes = bulk_smem(m, static_cast<int>(kt), zeros, g32, p.bulk_stages, span);
+  p.bulk_xstream = xs;
   return p;
 }
 
@@ -344,13 +348,24 @@ bool groups_of_pairs(std::int64_t kt, int group_size) { return (group_size == kC
 
 }  // namespace
 
+// W4A16_DECODE_BULK_XSTREAM: "1" streams x per stage in the bulk kernel wherever it can (A/B measurement), "0" or unset
+// stages it whole (the measured default).
+bool bulk_xstream_enabled() {
+  const char* env = std::getenv("W4A16_DECODE_BULK_XSTREAM");
+  if (!env || !*env) return false;
+  if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK_XSTREAM", "0 or 1", env);
+  return *env == '1';
+}
+
 DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms,
-                                    const DecodeDevice& dev) {
+                                    const DecodeDevice& dev, bool xstream_ok) {
   if (sms < 1) fail(ErrorCode::invalid_argument, "sms", ">= 1", std::to_string(sms));
   if (m_chunk < 1 || m_chunk > 16) fail(ErrorCode::invalid_argument, "m_chunk", "1..16", std::to_string(m_chunk));
   const bool g32 = group_size == 32;
   const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
+  // x streamed: the producer copies whole 64-wide tiles of x rows (no tail past K to zero-fill).
+  const bool xs = bulk_xstream_enabled() && xstream_ok && kt * kTcPadK == k;
   DecodePlan best;  // bulk_stages = 0: none fits
   if (const char* env = std::getenv("W4A16_DECODE_BULK_PLAN"); env && *env) {
     int wn = 0, b = 0, used = 0;
@@ -359,14 +374,14 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
     if (!dev.sm90) return best;
     // Where the forced plan does not fit (two blocks per SM at 9..16 tokens, x too large), the
     // automatic choice below (sweeps force one plan over many shapes; describe() tells what ran).
-    const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms);
+    const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms, xs);
     if (p.bulk_stages > 0) return p;
   }
   if (!dev.sm90) return best;  // cp.async.bulk and mbarrier transactions: sm_90 code only
   double best_cost = 1e30;
   for (int b : {1, 2})
     for (int wn : {8, 4, 2, 1}) {
-      const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms);
+      const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms, xs);
       if (p.bulk_stages == 0) continue;
       const double cost = bulk_cost(p, kt, sms);
       if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
@@ -385,7 +400,7 @@ std::string DecodePlan::describe() const {
   if (bulk_stages > 0)
     return "bulk warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) + " row_blocks=" + std::to_string(row_blocks) +
            " grid=" + std::to_string(grid_rows) + " blocks_per_sm=" + std::to_string(bulk_blocks_per_sm) + " stages=" +
-           std::to_string(bulk_stages) + " smem=" + std::to_string(smem_bytes);
+           std::to_string(bulk_stages) + " smem=" + std::to_string(smem_bytes) + (bulk_xstream ? " xstream" : "");
   if (small_tiles > 0)
     return "small T=" + std::to_string(small_tiles) + " warps_n=" + std::to_string(warps_n) + " warps_k=" + std::to_string(warps_k) +
            " tiles_per_warp=" + std::to_string(tiles_per_warp) + " row_blocks=" + std::to_string(row_blocks) +
@@ -495,7 +510,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   // bulk_by_default says, unless the small-layer kernel is forced on.
   const int so = small_override();
   if (bo == 1 || (bo == -1 && so != 1 && m_chunk <= 8)) {  // (bulk_by_default: never from 9 tokens)
-    const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms, dev);
+    const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms, dev, rows16);
     if (bp.bulk_stages > 0 && (bo == 1 || bulk_by_default(m_chunk, n, k, bp, sms, dev))) return bp;
   }
   // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).

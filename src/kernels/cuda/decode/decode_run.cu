@@ -104,6 +104,7 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
     a.xstream = p.xstream ? 1 : 0;
     if (p.bulk_stages > 0) {  // persistent blocks with a bulk-copy ring (decode_bulk.cu)
       a.stages = p.bulk_stages;
+      a.bulk_xstream = p.bulk_xstream ? 1 : 0;
       a.block_tiles = a.kt_count;
       launch_decode_bulk(a, p.grid_rows, p.smem_bytes, bf16, zeros, g32, decode_tile_pairs(p, a.kt_count, mc, zeros, w.group_size, bf16), pdl,
                          stream);
