@@ -419,32 +419,46 @@ TEST(DecodeHost, BulkByDefaultWhereMeasuredFaster) {
 }
 
 // On H100-class memory (peak below 4 TB/s) the bulk kernel also takes up to 6 tokens where x is at most 128 KB on
-// layers of at most 32 MB (decode_plan.cu bulk_by_default, measured on two H100s); an unknown bandwidth (0) and the
-// H200's plan as BulkByDefaultWhereMeasuredFaster pins.
+// layers of at most 32 MB, and 4..8 tokens with x streamed per stage on layers of at most 32 MB where x rows allow
+// (decode_plan.cu bulk_by_default, bulk_xstream_by_default; measured on H100s); an unknown bandwidth (0) and the H200
+// plan as BulkByDefaultWhereMeasuredFaster pins.
 TEST(DecodeHost, BulkByDefaultOnH100ClassMemory) {
-  struct Expect { const char* name; std::int64_t n, k; int most_h100, most_h200; bool two_h200; };
-  constexpr Expect kExpect[] = {{"llama8b.qkv", 6144, 4096, 6, 2, true},      {"llama8b.o", 4096, 4096, 6, 3, true},
-                                {"llama8b.gate_up", 28672, 4096, 3, 3, true}, {"llama8b.down", 4096, 14336, 4, 1, false},
-                                {"8192x8192", 8192, 8192, 6, 1, false},       {"qwen0.5b.down", 896, 4864, 6, 6, true},
-                                {"llama70b.gate_up", 57344, 8192, 8, 8, true}};
+  struct Expect { const char* name; std::int64_t n, k; int most_h100, most_h100_staged, most_h200; bool two_h200; };
+  constexpr Expect kExpect[] = {{"llama8b.qkv", 6144, 4096, 8, 6, 2, true},      {"llama8b.o", 4096, 4096, 8, 6, 3, true},
+                                {"llama8b.gate_up", 28672, 4096, 3, 3, 3, true}, {"llama8b.down", 4096, 14336, 8, 4, 1, false},
+                                {"8192x8192", 8192, 8192, 8, 6, 1, false},       {"qwen0.5b.down", 896, 4864, 8, 6, 6, true},
+                                {"llama70b.gate_up", 57344, 8192, 8, 8, 8, true}};
   DecodeDevice h100, h200, unknown;  // the defaults: a device running sm_90a code (as the test above; not this build's archs)
   h100.dram_tb_per_s = 3.35;
   h200.dram_tb_per_s = 4.8;
   for (const Expect& e : kExpect)
     for (int m = 1; m <= 16; ++m)
       for (bool zeros : {false, true}) {
-        const bool fits = decode_bulk_plan_for_sms(e.n, e.k, m, zeros, 128, 132).bulk_stages > 0;
         const std::string what = std::string(e.name) + " m=" + std::to_string(m) + " zeros=" + std::to_string(zeros);
-        EXPECT_EQ(decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, h100).bulk_stages > 0, m <= e.most_h100 && fits) << what;
+        const bool fits = decode_bulk_plan_for_sms(e.n, e.k, m, zeros, 128, 132).bulk_stages > 0;  // x staged
+        // x streamed (16-byte rows, no perm): 4..8 tokens on layers <= 32 MB, whether or not x of all of K fits
+        const bool streams = m >= 4 && m <= 8 && e.n * e.k / 2 <= (std::int64_t{32} << 20);
+        const DecodePlan p = decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, h100);
+        EXPECT_EQ(p.bulk_stages > 0, m <= e.most_h100 && (fits || streams)) << what;
+        EXPECT_EQ(p.bulk_xstream, streams) << what;
+        EXPECT_EQ(decode_plan_for_sms(e.n, e.k, m, zeros, 128, false, 132, h100).bulk_stages > 0, m <= e.most_h100_staged && fits)
+            << what << " (x rows that cannot stream)";
         const bool h200_bulk = m <= e.most_h200 && (m != 2 || e.two_h200) && fits;
         EXPECT_EQ(decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, h200).bulk_stages > 0, h200_bulk) << what;
         EXPECT_EQ(decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, unknown).bulk_stages > 0, h200_bulk) << what;
+        EXPECT_FALSE(decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, h200).bulk_xstream) << what;
       }
-  // The bounds: x of 6 tokens at K = 10922 (128 KB less 8 bytes) in, K = 10944 out; 32 MB of weights in, 33 MB out.
-  EXPECT_GT(decode_plan_for_sms(4096, 10880, 6, false, 128, true, 132, h100).bulk_stages, 0);
-  EXPECT_EQ(decode_plan_for_sms(4096, 10944, 6, false, 128, true, 132, h100).bulk_stages, 0);
-  EXPECT_GT(decode_plan_for_sms(8192, 8192, 4, false, 128, true, 132, h100).bulk_stages, 0);
+  // The staged rule's bounds (x rows that cannot stream): x of 6 tokens at K = 10880 (127.5 KB) in, K = 10944 out; 32 MB
+  // of weights in, 33 MB out; 7 tokens out. Streamed: 7 tokens in, a K with a tail past a multiple of 64 out.
+  EXPECT_GT(decode_plan_for_sms(4096, 10880, 6, false, 128, false, 132, h100).bulk_stages, 0);
+  EXPECT_EQ(decode_plan_for_sms(4096, 10944, 6, false, 128, false, 132, h100).bulk_stages, 0);
+  EXPECT_GT(decode_plan_for_sms(4096, 10944, 6, false, 128, true, 132, h100).bulk_stages, 0);
+  EXPECT_GT(decode_plan_for_sms(8192, 8192, 4, false, 128, false, 132, h100).bulk_stages, 0);
   EXPECT_EQ(decode_plan_for_sms(8448, 8192, 4, false, 128, true, 132, h100).bulk_stages, 0);
+  EXPECT_EQ(decode_plan_for_sms(8192, 8192, 7, false, 128, false, 132, h100).bulk_stages, 0);
+  EXPECT_TRUE(decode_plan_for_sms(8192, 8192, 7, false, 128, true, 132, h100).bulk_xstream);
+  EXPECT_EQ(decode_plan_for_sms(8192, 8192 + 32, 7, false, 32, true, 132, h100).bulk_stages, 0);
+  ScopedEnv never("W4A16_DECODE_BULK_XSTREAM", "0");  // the knob turns the streamed default off
   EXPECT_EQ(decode_plan_for_sms(8192, 8192, 7, false, 128, true, 132, h100).bulk_stages, 0);
 }
 

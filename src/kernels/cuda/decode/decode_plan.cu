@@ -299,6 +299,18 @@ constexpr std::int64_t kBulkSmallLayerBytes = 8 << 20;
 constexpr double kBulkSlowDramTbPerS = 4.0;
 constexpr std::int64_t kBulkSlowDramXBytes = 128 * 1024;
 constexpr std::int64_t kBulkSlowDramLayerBytes = std::int64_t{32} << 20;
+
+// Where the bulk kernel streams x per stage by default (W4A16_DECODE_BULK_XSTREAM unset; where x rows allow it): on
+// H100-class memory at 4..8 tokens on layers of at most kBulkSlowDramLayerBytes. Measured on an H100 (stop 44 call 4,
+// the bulk kernel with streamed x forced against the default plans, 2 rounds, docs/benchmarks/decode.md version 22):
+// M = 4 / 8: 8192x8192 1.03-1.05 / 1.06-1.08x, llama8b.down 1.10-1.12 / 1.16-1.17x, llama8b.o 1.11-1.14 / 1.26-1.27x,
+// llama8b.qkv 1.00 / 1.03x, qwen0.5b.down 1.30 / 1.21x, qwen0.5b.gate_up 1.04-1.07 / 1.03-1.05x (no staging of x before
+// the first stage, and room for stages where x of all of K took it); llama70b.gate_up 0.89-0.96x (many items a block:
+// x read again per item), 1 token 0.92-0.99x but qwen0.5b.down, 9..16 tokens 0.64-1.00x but llama8b.o (1.08-1.15x).
+bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodeDevice& dev) {
+  return dev.dram_tb_per_s > 0 && dev.dram_tb_per_s < kBulkSlowDramTbPerS && m_chunk >= 4 && m_chunk <= 8 &&
+         n * k / 2 <= kBulkSlowDramLayerBytes;
+}
 // Where the bulk kernel's plan `bp` (one that fits: bulk_stages > 0) is the default, from A/Bs on the
 // H200 (every row against f64; docs/benchmarks/decode.md versions 12 and 13): the bulk kernel forced
 // against the streaming / small kernels on the 10 PERF.md shapes x 1..16 tokens x fp16 / bf16.
@@ -331,8 +343,10 @@ constexpr std::int64_t kBulkSlowDramLayerBytes = std::int64_t{32} << 20;
 //    fp16 / bf16, each within 1-2% of the other; docs/benchmarks/decode.md version 22): 8192x8192 M = 2..6 1.03-1.08x,
 //    llama8b.down 2..4 1.05-1.12x (6: 172 KB of x, 0.83x), llama8b.o 4..6 1.12-1.16x, llama8b.qkv 3..6 1.03-1.13x;
 //    llama8b.gate_up (56 MB) 0.94x at 6, every layer 0.92-0.99x at 8.
+//  - And the bulk kernel with x streamed per stage (bulk_xstream_by_default) wherever its plan streams x.
 bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePlan& bp, int sms, const DecodeDevice& dev) {
   if (m_chunk == 1) return true;
+  if (bp.bulk_xstream && bulk_xstream_by_default(m_chunk, n, k, dev)) return true;
   if (dev.dram_tb_per_s > 0 && dev.dram_tb_per_s < kBulkSlowDramTbPerS && m_chunk <= 6 &&
       m_chunk * k * 2 <= kBulkSlowDramXBytes && n * k / 2 <= kBulkSlowDramLayerBytes)
     return true;
@@ -348,13 +362,13 @@ bool groups_of_pairs(std::int64_t kt, int group_size) { return (group_size == kC
 
 }  // namespace
 
-// W4A16_DECODE_BULK_XSTREAM: "1" streams x per stage in the bulk kernel wherever it can (A/B measurement), "0" or unset
-// stages it whole (the measured default).
-bool bulk_xstream_enabled() {
+// W4A16_DECODE_BULK_XSTREAM: "1" streams x per stage in the bulk kernel wherever it can, "0" never (A/B measurement);
+// unset: where bulk_xstream_by_default says. Returns -1 (unset), 0 or 1.
+int bulk_xstream_override() {
   const char* env = std::getenv("W4A16_DECODE_BULK_XSTREAM");
-  if (!env || !*env) return false;
+  if (!env || !*env) return -1;
   if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK_XSTREAM", "0 or 1", env);
-  return *env == '1';
+  return *env - '0';
 }
 
 DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms,
@@ -365,7 +379,8 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
   const std::int64_t nt = (n + kTcPadN - 1) / kTcPadN * (kTcPadN / kTcTileN);
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   // x streamed: the producer copies whole 64-wide tiles of x rows (no tail past K to zero-fill).
-  const bool xs = bulk_xstream_enabled() && xstream_ok && kt * kTcPadK == k;
+  const int xo = bulk_xstream_override();
+  const bool xs = (xo == 1 || (xo == -1 && bulk_xstream_by_default(m_chunk, n, k, dev))) && xstream_ok && kt * kTcPadK == k;
   DecodePlan best;  // bulk_stages = 0: none fits
   if (const char* env = std::getenv("W4A16_DECODE_BULK_PLAN"); env && *env) {
     int wn = 0, b = 0, used = 0;
