@@ -83,7 +83,9 @@ __device__ __forceinline__ void stripe_sync(int id, int threads) { asm volatile(
 // kPair   (uint4, g >= 128 or channelwise, K_pad / 64 even: decode_tile_pairs) tiles 2j, 2j + 1 share their group:
 //         the producer copies the scale / zero rows of even tiles only, the consumers read them once per pair and
 //         keep one fp32 partial per pair (tiles_math kShare 2); the stage layout is unchanged
-template <bool kBf16, int MB, bool kZeros, bool kG32, bool kPair = false>
+// kXs     x streamed per stage (a.bulk_xstream; decode_plan's bulk_xstream): a variant of its own, so that the staged
+//         kernels' code is as measured before it
+template <bool kBf16, int MB, bool kZeros, bool kG32, bool kPair = false, bool kXs = false>
 __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_kernel(const Args a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // cp.async.bulk and mbarrier transactions are sm_90: decode_plan never picks this kernel below it
@@ -96,11 +98,9 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   constexpr bool kSplit = kPair && !kZeros;
   extern __shared__ uint4 smem_v4[];
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
-  const int span = a.warps_k * kBulkTiles;              // tiles of one stripe per stage
-  const bool xstream = a.bulk_xstream != 0;
-  const int xrow = xstream ? x_row_bytes(span) : x_row_bytes(a.kt_count);
-  const unsigned x_slot = bulk_x_slot_bytes(a.m, span);  // x streamed: one slot per stage, at xs + slot * x_slot
-  const unsigned x_bytes = xstream ? static_cast<unsigned>(a.stages) * x_slot : bulk_x_bytes(a.m, a.kt_count);
+  const int xrow = kXs ? x_row_bytes(a.warps_k * kP) : x_row_bytes(a.kt_count);
+  const unsigned x_slot = bulk_x_slot_bytes(a.m, a.warps_k * kP);  // x streamed: one slot per stage, at xs + slot * x_slot
+  const unsigned x_bytes = kXs ? static_cast<unsigned>(a.stages) * x_slot : bulk_x_bytes(a.m, a.kt_count);
   const unsigned ring = smem_addr(xs + x_bytes);
   float* red = reinterpret_cast<float*>(xs + x_bytes + static_cast<unsigned>(a.stages) * St::kBytes);  // 2 x (8 warps, MB, 32, 4)
   const unsigned full0 = smem_addr(red + 2 * kWarps * MB * 128);  // full[s] at full0 + 8 s, empty[s] at + 8 kBulkMaxStages
@@ -116,6 +116,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   }
   __syncthreads();
 
+  const int span = a.warps_k * kP;                       // tiles of one stripe per stage
   const int nsteps = (a.kt_count + span - 1) / span;     // stages per item
   const int items = (a.row_blocks - static_cast<int>(blockIdx.x) + static_cast<int>(gridDim.x) - 1) / static_cast<int>(gridDim.x);
 
@@ -126,62 +127,98 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
     const char* const zbase = reinterpret_cast<const char*>(a.zeros);
     const unsigned s_gbytes = static_cast<unsigned>(a.nt_count) * 32, z_gbytes = static_cast<unsigned>(a.nt_count) * 8;
     const int gsh = a.gshift - 6;  // g >= 64: tile kt lies in group kt >> gsh (channelwise: 24, always group 0)
-    // Stage q of the block (item q / nsteps, step q % nsteps) into ring slot `slot`: its weights, scale (and zero)
-    // rows, and the full barrier's expected bytes (x's too where streamed: those copies follow in issue_x).
-    auto issue_w = [&](int q, int slot) {
-      const int rb = static_cast<int>(blockIdx.x) + (q / nsteps) * static_cast<int>(gridDim.x);
-      const int stripes = min(a.warps_n, a.nt_count - rb * a.warps_n);
-      const int kt0 = (q % nsteps) * span;
-      const int tiles = min(span, a.kt_count - kt0);
-      const unsigned full = full0 + 8 * slot, stage = ring + static_cast<unsigned>(slot) * St::kBytes;
-      const unsigned x_tx = xstream ? static_cast<unsigned>(a.m * tiles * 128) : 0u;
-      if (lane == 0) mbar_arrive_expect_tx(full, static_cast<unsigned>(stripes * tiles * 512) + x_tx);
-      __syncwarp();
-      if (lane < stripes) {
-        const long long tile = static_cast<long long>(rb * a.warps_n + lane) * a.kt_count + kt0;
-        bulk_copy_g2s(stage + static_cast<unsigned>(lane * span * 512), qbase + tile * 512, static_cast<unsigned>(tiles * 512), full);
-      }
-      // Entry row e = ((ws * span) + r) * kGs + h: stripe ws of the item, tile kt0 + r, group h of it.
+    if constexpr (!kXs) {
+      int slot = 0;
+      unsigned phase = 0;
+      for (int it = 0; it < items; ++it) {
+        const int rb = static_cast<int>(blockIdx.x) + it * static_cast<int>(gridDim.x);
+        const int stripes = min(a.warps_n, a.nt_count - rb * a.warps_n);
+        for (int step = 0; step < nsteps; ++step) {
+          const unsigned full = full0 + 8 * slot, stage = ring + static_cast<unsigned>(slot) * St::kBytes;
+          mbar_wait(empty0 + 8 * slot, phase ^ 1u);  // the consumers released this slot's previous use
+          const int kt0 = step * span;
+          const int tiles = min(span, a.kt_count - kt0);
+          if (lane == 0) mbar_arrive_expect_tx(full, static_cast<unsigned>(stripes * tiles * 512));
+          __syncwarp();
+          if (lane < stripes) {
+            const long long tile = static_cast<long long>(rb * a.warps_n + lane) * a.kt_count + kt0;
+            bulk_copy_g2s(stage + static_cast<unsigned>(lane * span * 512), qbase + tile * 512, static_cast<unsigned>(tiles * 512), full);
+          }
+          // Entry row e = ((ws * span) + r) * kGs + h: stripe ws of the item, tile kt0 + r, group h of it.
 #pragma unroll
-      for (int c = 0; c < kGs; ++c) {
-        const int e = lane + 32 * c;
-        const int ws = e / (span * kGs), r = (e / kGs) % span, h = e % kGs;
-        const int kt = kt0 + r;
-        if (ws < stripes && kt < a.kt_count && (!kPair || r % 2 == 0)) {
-          const unsigned stripe = static_cast<unsigned>(rb * a.warps_n + ws);
-          const unsigned g = static_cast<unsigned>(kG32 ? min(2 * kt + h, a.groups - 1) : kt >> gsh);
-          const char* s = sbase + (g * s_gbytes + stripe * 32u);
-          cp_async16_ca(stage + St::kScaleOffset + e * 32, s);
-          cp_async16_ca(stage + St::kScaleOffset + e * 32 + 16, s + 16);
-          if constexpr (kZeros) cp_async8_ca(stage + St::kZeroOffset + e * 8, zbase + (g * z_gbytes + stripe * 8u));
+          for (int c = 0; c < kGs; ++c) {
+            const int e = lane + 32 * c;
+            const int ws = e / (span * kGs), r = (e / kGs) % span, h = e % kGs;
+            const int kt = kt0 + r;
+            if (ws < stripes && kt < a.kt_count && (!kPair || r % 2 == 0)) {
+              const unsigned stripe = static_cast<unsigned>(rb * a.warps_n + ws);
+              const unsigned g = static_cast<unsigned>(kG32 ? min(2 * kt + h, a.groups - 1) : kt >> gsh);
+              const char* s = sbase + (g * s_gbytes + stripe * 32u);
+              cp_async16_ca(stage + St::kScaleOffset + e * 32, s);
+              cp_async16_ca(stage + St::kScaleOffset + e * 32 + 16, s + 16);
+              if constexpr (kZeros) cp_async8_ca(stage + St::kZeroOffset + e * 8, zbase + (g * z_gbytes + stripe * 8u));
+            }
+          }
+          cp_async_arrive_noinc(full);
+          if (++slot == a.stages) { slot = 0; phase ^= 1u; }
         }
       }
-      cp_async_arrive_noinc(full);
-    };
-    // x streamed: the stage's tiles of token row t (lane 16 + t) into the slot's row t; whole tiles (K % 64 == 0).
-    auto issue_x = [&](int q, int slot) {
-      const int t = lane - 16;
-      if (t < 0 || t >= a.m) return;
-      const int kt0 = (q % nsteps) * span;
-      const int tiles = min(span, a.kt_count - kt0);
-      bulk_copy_g2s(smem_addr(xs) + static_cast<unsigned>(slot) * x_slot + static_cast<unsigned>(t * xrow),
-                    a.x + t * a.x_stride + static_cast<long long>(kt0) * 64, static_cast<unsigned>(tiles * 128), full0 + 8 * slot);
-    };
-    const int total = items * nsteps;
-    // x streamed: the first stages' weights go out before griddepcontrol.wait (constant), their x after it.
-    const int pre = xstream ? min(a.stages, total) : 0;
-    for (int q = 0; q < pre; ++q) issue_w(q, q);
-    if (xstream) {
+    } else {
+      // Stage q of the block (item q / nsteps, step q % nsteps) into ring slot `slot`: its weights, scale (and zero)
+      // rows, and the full barrier's expected bytes (x's too where streamed: those copies follow in issue_x).
+      auto issue_w = [&](int q, int slot) {
+        const int rb = static_cast<int>(blockIdx.x) + (q / nsteps) * static_cast<int>(gridDim.x);
+        const int stripes = min(a.warps_n, a.nt_count - rb * a.warps_n);
+        const int kt0 = (q % nsteps) * span;
+        const int tiles = min(span, a.kt_count - kt0);
+        const unsigned full = full0 + 8 * slot, stage = ring + static_cast<unsigned>(slot) * St::kBytes;
+        const unsigned x_tx = kXs ? static_cast<unsigned>(a.m * tiles * 128) : 0u;
+        if (lane == 0) mbar_arrive_expect_tx(full, static_cast<unsigned>(stripes * tiles * 512) + x_tx);
+        __syncwarp();
+        if (lane < stripes) {
+          const long long tile = static_cast<long long>(rb * a.warps_n + lane) * a.kt_count + kt0;
+          bulk_copy_g2s(stage + static_cast<unsigned>(lane * span * 512), qbase + tile * 512, static_cast<unsigned>(tiles * 512), full);
+        }
+        // Entry row e = ((ws * span) + r) * kGs + h: stripe ws of the item, tile kt0 + r, group h of it.
+#pragma unroll
+        for (int c = 0; c < kGs; ++c) {
+          const int e = lane + 32 * c;
+          const int ws = e / (span * kGs), r = (e / kGs) % span, h = e % kGs;
+          const int kt = kt0 + r;
+          if (ws < stripes && kt < a.kt_count && (!kPair || r % 2 == 0)) {
+            const unsigned stripe = static_cast<unsigned>(rb * a.warps_n + ws);
+            const unsigned g = static_cast<unsigned>(kG32 ? min(2 * kt + h, a.groups - 1) : kt >> gsh);
+            const char* s = sbase + (g * s_gbytes + stripe * 32u);
+            cp_async16_ca(stage + St::kScaleOffset + e * 32, s);
+            cp_async16_ca(stage + St::kScaleOffset + e * 32 + 16, s + 16);
+            if constexpr (kZeros) cp_async8_ca(stage + St::kZeroOffset + e * 8, zbase + (g * z_gbytes + stripe * 8u));
+          }
+        }
+        cp_async_arrive_noinc(full);
+      };
+      // x streamed: the stage's tiles of token row t (lane 16 + t) into the slot's row t; whole tiles (K % 64 == 0).
+      auto issue_x = [&](int q, int slot) {
+        const int t = lane - 16;
+        if (t < 0 || t >= a.m) return;
+        const int kt0 = (q % nsteps) * span;
+        const int tiles = min(span, a.kt_count - kt0);
+        bulk_copy_g2s(smem_addr(xs) + static_cast<unsigned>(slot) * x_slot + static_cast<unsigned>(t * xrow),
+                      a.x + t * a.x_stride + static_cast<long long>(kt0) * 64, static_cast<unsigned>(tiles * 128), full0 + 8 * slot);
+      };
+      const int total = items * nsteps;
+      // x streamed: the first stages' weights go out before griddepcontrol.wait (constant), their x after it.
+      const int pre = min(a.stages, total);
+      for (int q = 0; q < pre; ++q) issue_w(q, q);
       pdl_wait();
       for (int q = 0; q < pre; ++q) issue_x(q, q);
-    }
-    int slot = pre % a.stages;
-    unsigned phase = pre == a.stages ? 1u : 0u;
-    for (int q = pre; q < total; ++q) {
-      mbar_wait(empty0 + 8 * slot, phase ^ 1u);  // the consumers released this slot's previous use
-      issue_w(q, slot);
-      if (xstream) issue_x(q, slot);
-      if (++slot == a.stages) { slot = 0; phase ^= 1u; }
+      int slot = pre % a.stages;
+      unsigned phase = pre == a.stages ? 1u : 0u;
+      for (int q = pre; q < total; ++q) {
+        mbar_wait(empty0 + 8 * slot, phase ^ 1u);  // the consumers released this slot's previous use
+        issue_w(q, slot);
+        issue_x(q, slot);
+        if (++slot == a.stages) { slot = 0; phase ^= 1u; }
+      }
     }
     cp_async_wait<0>();
     return;
@@ -191,16 +228,14 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   pdl_wait();
   pdl_launch_dependents();
   const unsigned xs_sh = smem_addr(xs);
-  if (xstream) {
-    // nothing to stage: each stage's x arrives with its weights (the wait above still orders this kernel's stores of
-    // y after the previous kernel)
-  } else if (a.xvec && !a.perm) {
-    copy_x_rows(a, xs_sh, xrow, 0, a.kt_count);
-    cp_async_commit();
-    cp_async_wait<0>();
-    consumers_sync();
-  } else {
-    stage_x_rows(a, xs, xrow, 0, a.kt_count);  // gathered (act-order) or 2-byte loads
+  if constexpr (!kXs) {  // (streamed: each stage's x arrives with its weights; the wait above still orders the stores of y)
+    if (a.xvec && !a.perm) {
+      copy_x_rows(a, xs_sh, xrow, 0, a.kt_count);
+      cp_async_commit();
+      cp_async_wait<0>();
+    } else {
+      stage_x_rows(a, xs, xrow, 0, a.kt_count);  // gathered (act-order) or 2-byte loads
+    }
     consumers_sync();
   }
 
@@ -261,7 +296,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       const int kt = step * span + wk * kP;
       const int valid = min(kP, a.kt_count - kt);
       // B fragments of tile kt: x staged whole (its tile kt), or streamed (this slot's x, the warp's tiles in its span)
-      const unsigned xoff = xstream ? static_cast<unsigned>(slot) * x_slot + static_cast<unsigned>(wk * kP) * 128 : static_cast<unsigned>(kt) * 128;
+      const unsigned xoff = kXs ? static_cast<unsigned>(slot) * x_slot + static_cast<unsigned>(wk * kP) * 128 : static_cast<unsigned>(kt) * 128;
       mbar_wait(full0 + 8 * slot, phase);
       Frag f;
       if (valid > 0) load(static_cast<unsigned>(slot) * St::kBytes, f);
@@ -305,7 +340,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
 #endif  // __CUDA_ARCH__ >= 900
 }
 
-// The bulk kernel's instantiations (pick_variant), up to kBulkMaxSmem of shared memory.
+// The bulk kernel's instantiations (pick_variant), up to kBulkMaxSmem of shared memory; x staged or streamed (kXs).
 template <bool kBf16, int MB, bool kZeros, bool kG32>
 struct BulkKernel {
   static KernelFn fn() {
@@ -313,23 +348,35 @@ struct BulkKernel {
     return f;
   }
 };
+template <bool kBf16, int MB, bool kZeros, bool kG32>
+struct BulkKernelXs {
+  static KernelFn fn() {
+    static const KernelFn f = smem_opt_in(decode_bulk_kernel<kBf16, MB, kZeros, kG32, false, true>, kBulkMaxSmem);
+    return f;
+  }
+};
 
-template <bool kBf16, int MB, bool kZeros>
+template <bool kBf16, int MB, bool kZeros, bool kXs>
 KernelFn bulk_pair_kernel() {
-  static const KernelFn f = smem_opt_in(decode_bulk_kernel<kBf16, MB, kZeros, false, true>, kBulkMaxSmem);
+  static const KernelFn f = smem_opt_in(decode_bulk_kernel<kBf16, MB, kZeros, false, true, kXs>, kBulkMaxSmem);
   return f;
 }
-template <bool kZeros>
+template <bool kZeros, bool kXs>
 KernelFn bulk_pair_kernel(bool bf16, int mb) {
-  return bf16 ? (mb == 1 ? bulk_pair_kernel<true, 1, kZeros>() : bulk_pair_kernel<true, 2, kZeros>())
-              : (mb == 1 ? bulk_pair_kernel<false, 1, kZeros>() : bulk_pair_kernel<false, 2, kZeros>());
+  return bf16 ? (mb == 1 ? bulk_pair_kernel<true, 1, kZeros, kXs>() : bulk_pair_kernel<true, 2, kZeros, kXs>())
+              : (mb == 1 ? bulk_pair_kernel<false, 1, kZeros, kXs>() : bulk_pair_kernel<false, 2, kZeros, kXs>());
+}
+template <bool kXs>
+KernelFn bulk_pair_kernel(bool bf16, int mb, bool zeros) {
+  return zeros ? bulk_pair_kernel<true, kXs>(bf16, mb) : bulk_pair_kernel<false, kXs>(bf16, mb);
 }
 
 }  // namespace
 
 void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl, cudaStream_t stream) {
   const int mb = a.m <= 8 ? 1 : 2;
-  KernelFn f = !pairs ? pick_variant<BulkKernel>(bf16, mb, zeros, g32) : zeros ? bulk_pair_kernel<true>(bf16, mb) : bulk_pair_kernel<false>(bf16, mb);
+  KernelFn f = a.bulk_xstream ? (!pairs ? pick_variant<BulkKernelXs>(bf16, mb, zeros, g32) : bulk_pair_kernel<true>(bf16, mb, zeros))
+                              : (!pairs ? pick_variant<BulkKernel>(bf16, mb, zeros, g32) : bulk_pair_kernel<false>(bf16, mb, zeros));
   launch_pdl(f, dim3(static_cast<unsigned>(grid)), dim3(kBulkThreads), smem, stream, pdl, a);
   W4A16_CUDA_TRY(cudaGetLastError());
 }
