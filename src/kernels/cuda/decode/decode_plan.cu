@@ -307,6 +307,8 @@ constexpr std::int64_t kBulkSlowDramLayerBytes = std::int64_t{32} << 20;
 // llama8b.qkv 1.00 / 1.03x, qwen0.5b.down 1.30 / 1.21x, qwen0.5b.gate_up 1.04-1.07 / 1.03-1.05x (no staging of x before
 // the first stage, and room for stages where x of all of K took it); llama70b.gate_up 0.89-0.96x (many items a block:
 // x read again per item), 1 token 0.92-0.99x but qwen0.5b.down, 9..16 tokens 0.64-1.00x but llama8b.o (1.08-1.15x).
+// As the default (call 5, against the previous default, the 10 PERF.md layers x M = 4..8): 0.99-1.33x, llama8b.o /
+// down and qwen0.5b.down 1.11-1.33x, the Qwen qkv / o 1.03-1.10x.
 bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodeDevice& dev) {
   return dev.dram_tb_per_s > 0 && dev.dram_tb_per_s < kBulkSlowDramTbPerS && m_chunk >= 4 && m_chunk <= 8 &&
          n * k / 2 <= kBulkSlowDramLayerBytes;
