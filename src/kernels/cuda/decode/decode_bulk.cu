@@ -127,6 +127,8 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
     const char* const zbase = reinterpret_cast<const char*>(a.zeros);
     const unsigned s_gbytes = static_cast<unsigned>(a.nt_count) * 32, z_gbytes = static_cast<unsigned>(a.nt_count) * 8;
     const int gsh = a.gshift - 6;  // g >= 64: tile kt lies in group kt >> gsh (channelwise: 24, always group 0)
+    // Two producer loops: the staged kernels' is the measured code as it was (their SASS compared identical after the
+    // streamed variant came: one loop for both, with the weights' copies in a shared lambda, changed it in all 24).
     if constexpr (!kXs) {
       int slot = 0;
       unsigned phase = 0;
