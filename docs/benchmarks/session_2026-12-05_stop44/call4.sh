@@ -6,18 +6,20 @@
 # layers x M = 1, 4, 8, 9, 12, 16 x fp16 / bf16 uint4b8 g = 128, every row against f64. ROUNDS (2), TEST_S (200).
 # c5.tar.xz: `mkdir -p /tmp/c5p/c5 && cp build/tests/gpu/decode/w4a16_test_gpu_decode build/bench/gpu/w4a16_bench_gpu
 # /tmp/c5p/c5/ && strip /tmp/c5p/c5/* && tar -cJf .carry-s44/c5.tar.xz -C /tmp/c5p c5`. One archive: $OUT/call4.tar.gz.
+# C=c7 runs the final build's (.carry-s44/c7.tar.xz, call6.sh's recipe): on an H200 the A/B that decides whether the
+# streamed x should be the default there too (bulk_xstream_by_default is H100-class only).
 T0=$(date +%s)
 . scripts/lib/device-env.sh
 R=$OUT; O=/tmp/s44c4_out; mkdir -p $O; trap 'tar -czf $R/call4.tar.gz -C $O .' EXIT
-W=/tmp/s44c4; mkdir -p $W && tar -xJf .carry-s44/c5.tar.xz -C $W
+C=${C:-c5}; W=/tmp/s44c4; mkdir -p $W && tar -xJf .carry-s44/$C.tar.xz -C $W
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $O/gpu.txt
-timeout ${TEST_S:-200} $W/c5/w4a16_test_gpu_decode --gtest_brief=1 > $O/test_decode.log 2>&1
+timeout ${TEST_S:-200} $W/$C/w4a16_test_gpu_decode --gtest_brief=1 > $O/test_decode.log 2>&1
 echo "decode tests rc=$? t=$(($(date +%s)-T0))"; grep -E '^\[  (PASSED|FAILED)|Failure|Expected|Which is|bulk streamed' $O/test_decode.log | head -16
 SH=8192x8192,llama8b.gate_up,llama8b.down,llama8b.qkv,llama8b.o,llama70b.gate_up,qwen0.5b.gate_up,qwen0.5b.down
 for r in $(seq 1 ${ROUNDS:-2}); do
   for v in def bxs; do
     env=(W4A16_DECODE_BULK=); [ $v = bxs ] && env=(W4A16_DECODE_BULK=1 W4A16_DECODE_BULK_XSTREAM=1)
-    env "${env[@]}" timeout 120 $W/c5/w4a16_bench_gpu --shapes $SH --ms 1,4,8,9,12,16 --dtypes f16,bf16 --scalars uint4b8 \
+    env "${env[@]}" timeout 120 $W/$C/w4a16_bench_gpu --shapes $SH --ms 1,4,8,9,12,16 --dtypes f16,bf16 --scalars uint4b8 \
       --no-extra-groups --no-cublas --decode-max-m 16 --csv $O/ab_${v}_$r.csv > $O/ab_${v}_$r.log 2>&1 || echo "$v round $r rc=$?"
     echo "round $r $v t=$(($(date +%s)-T0))"
   done
