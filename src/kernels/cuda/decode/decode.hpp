@@ -80,7 +80,8 @@ const DecodeDevice& decode_device();
 // decode_plan.cu's bulk_by_default says (W4A16_DECODE_BULK unset: 1 token everywhere; 2..8 tokens where it
 // measured faster on the PERF.md shapes: blocks streaming >= 4 rounds of items, 2 tokens of x <= 20 KB,
 // 3 tokens on an evenly busy grid with K <= 5120, up to 6 on layers under 8 MB (8 where x <= 20 KB); docs/benchmarks/decode.md versions 12
-// and 13; on H100-class memory, below 4 TB/s, also up to 6 tokens where x <= 128 KB on layers of <= 32 MB: version 22),
+// and 13; on H100-class memory, below 4 TB/s, also up to 6 tokens where x <= 128 KB on layers of <= 32 MB, and 4..8
+// tokens with x streamed per stage (bulk_xstream) on layers of <= 32 MB where x rows allow: version 22),
 // unless W4A16_DECODE_SMALL=1 forces the small kernel; W4A16_DECODE_BULK=1 takes it wherever
 // it fits, =0 never; a forced streaming plan (W4A16_DECODE_PLAN) wins over it.
 // Measured plans: on a few Llama-3-8B / 8192x8192 / Llama-70B layers at 1..16 tokens (uint4b8,

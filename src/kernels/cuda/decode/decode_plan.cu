@@ -362,8 +362,6 @@ bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePl
 // variants.
 bool groups_of_pairs(std::int64_t kt, int group_size) { return (group_size == kChannelwise || group_size >= 128) && kt % 2 == 0; }
 
-}  // namespace
-
 // W4A16_DECODE_BULK_XSTREAM: "1" streams x per stage in the bulk kernel wherever it can, "0" never (A/B measurement);
 // unset: where bulk_xstream_by_default says. Returns -1 (unset), 0 or 1.
 int bulk_xstream_override() {
@@ -372,6 +370,8 @@ int bulk_xstream_override() {
   if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_DECODE_BULK_XSTREAM", "0 or 1", env);
   return *env - '0';
 }
+
+}  // namespace
 
 DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms,
                                     const DecodeDevice& dev, bool xstream_ok) {
