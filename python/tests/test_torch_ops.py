@@ -218,6 +218,11 @@ def test_gemm_cache_drops_the_host_copy_of_cuda_weights(rng, device):
     big = torch.from_numpy(rng.standard_normal((4097, 256)).astype(np.float16)).to(device)
     assert rel_err(m(big).cpu().numpy(), big.double().cpu().numpy() @ w.T) <= TOL["float16"]
     assert max(lin.max_m for lin in wt._cache[id(m.qweight)][1].linears) >= 4097
+    released = wt._cache[id(m.qweight)][1]
+    released.drop_host()  # by hand: on CPU weights it takes the CPU bindings, and the next call rebuilds the layer
+    assert rel_err(m(x).cpu().numpy(), ref) <= TOL["float16"]
+    again = wt._cache[id(m.qweight)][1]
+    assert (again is released) == (device == "cuda") and again.host_released == (device == "cuda")
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -327,6 +332,9 @@ def test_moe_cache_drops_the_host_copy_of_cuda_experts(rng, device):
     if device == "cuda":
         assert rebuilt is not layer and sorted(p["dtype"] for p in rebuilt.prepared) == ["bfloat16", "float16"]
     assert rel_err(call(x).double().cpu().numpy(), ref(x)) <= TOL["float16"] and wt._cache[id(w13[0])][1] is rebuilt
+    rebuilt.drop_host()  # by hand: on CPU experts the next call rebuilds the layer (CUDA: its prepared layers serve)
+    assert rel_err(call(x).double().cpu().numpy(), ref(x)) <= TOL["float16"]
+    assert (wt._cache[id(w13[0])][1] is rebuilt) == (device == "cuda")
 
 
 @pytest.mark.parametrize("device", DEVICES)

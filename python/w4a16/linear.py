@@ -110,7 +110,10 @@ class QuantizedLinear:
         return list(self._linears.values())
 
     def __repr__(self) -> str:
-        desc, released = (self._layer.describe(), "") if self._layer is not None else (self._info["describe"], ", host copy released")
+        if self._layer is not None:
+            desc, released = self._layer.describe(), ""
+        else:
+            desc, released = self._info["describe"], ", host copy released"
         return (f"QuantizedLinear({desc}, scales {self.scale_dtype}"
                 f"{', bias' if self.has_bias else ''}{', act-order' if self.act_order else ''}, {self.bytes} bytes"
                 f"{released})")
@@ -131,6 +134,11 @@ class QuantizedLinear:
         if self._last is not None and self._last.holds_canonical:
             self._last = None
         self._layer = None
+
+    def _adopt(self, other: "QuantizedLinear") -> None:
+        """Takes the bindings of `other` (the same tensors, e.g. a released copy) for the keys this one lacks."""
+        for key, lin in other._linears.items():
+            self._linears.setdefault(key, lin)
 
     def _host(self, what: str) -> "_core.Layer":
         if self._layer is None:

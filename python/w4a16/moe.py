@@ -148,6 +148,11 @@ class MoE:
         raises HostReleasedError: CPU calls, a CUDA call of another dtype or device, reference(), tensors()."""
         self._moe.drop_host()
 
+    def _adopt(self, other: "MoE") -> None:
+        """Takes the CUDA layers `other` prepared (the same tensors, e.g. a released copy) for the (dtype, device)
+        this one lacks."""
+        self._moe.adopt_prepared(other._moe)
+
     def _released(self, e: UnsupportedError) -> UnsupportedError:
         """The extension's refusal of a released layer as HostReleasedError; any other error as it is."""
         if self._moe.host_released and "released by drop_host()" in str(e):

@@ -186,38 +186,47 @@ def _cached(weight, stamp: tuple, make):
     return obj
 
 
-def _layer_for(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend, rebuild=None) -> QuantizedLinear:
+def _linear_key(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend):
+    """(stamp, make) of the QuantizedLinear that w4a16::gemm caches for these arguments."""
     def make():
         p = _host(perm)
         if p is not None and torch.equal(p, torch.arange(p.numel(), dtype=p.dtype)):
             p = None  # the identity (a GPTQ g_idx equal to k / g): no act-order gather needed
-        layer = QuantizedLinear.from_canonical(_host(qweight), _host(scales), _host(zeros), _host(bias), p,
-                                               group_size=group_size, scalar_type=scalar_type, backend=backend)
-        if rebuild is not None:  # the released layer's bindings carry over
-            layer._linears.update(rebuild._linears)
-        return layer
+        return QuantizedLinear.from_canonical(_host(qweight), _host(scales), _host(zeros), _host(bias), p,
+                                              group_size=group_size, scalar_type=scalar_type, backend=backend)
 
     stamp = (_stamp(qweight), _stamp(scales), _stamp(zeros), _stamp(bias), _stamp(perm), group_size, scalar_type,
              backend)
-    if rebuild is not None:  # replaces the entry that returned `rebuild` for this stamp (its finalizer stays)
-        layer = make()
-        _cache[id(qweight)] = (stamp, layer)
-        return layer
-    return _cached(qweight, stamp, make)
+    return stamp, make
+
+
+def _layer_for(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend) -> QuantizedLinear:
+    return _cached(qweight, *_linear_key(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend))
+
+
+def _run_cached(weight, stamp, make, x, run):
+    """run(layer) on the layer cached for `weight` (a QuantizedLinear or MoE). A layer that dropped its host copy and
+    lacks the binding this call needs (HostReleasedError) is made again from the op's tensors, with the bindings of
+    the released one carried over (_adopt), in its cache entry (whose finalizer stays). On CUDA x the layer drops its
+    host copy after the call."""
+    layer = _cached(weight, stamp, make)
+    try:
+        y = run(layer)
+    except HostReleasedError:
+        old, layer = layer, make()
+        layer._adopt(old)
+        _cache[id(weight)] = (stamp, layer)
+        y = run(layer)
+    if x.is_cuda and not layer.host_released:
+        layer.drop_host()
+    return y
 
 
 def _gemm_impl(x, qweight, scales, zeros, bias, perm, group_size, scalar_type, backend=""):
     if qweight.device != x.device:
         raise fail(ArgumentError, "qweight", f"a tensor on x's device ({x.device})", f"one on {qweight.device}")
-    layer = _layer_for(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend)
-    try:
-        y = layer(x)  # a new tensor of x's dtype on x's device, [..., N]; x's current stream
-    except HostReleasedError:  # a binding the released layer lacks: made again from the op's tensors
-        layer = _layer_for(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend, rebuild=layer)
-        y = layer(x)
-    if x.is_cuda and not layer.host_released:
-        layer.drop_host()
-    return y
+    stamp, make = _linear_key(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend)
+    return _run_cached(qweight, stamp, make, x, lambda layer: layer(x))  # a new [..., N] tensor, x's stream
 
 
 _lib.impl("gemm", _gemm_impl, "CPU")
@@ -253,21 +262,12 @@ def _moe_impl(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_
         return MoE.from_canonical(_host(w13_qweight), _host(w13_scales), _host(w2_qweight), _host(w2_scales),
                                   _host(w13_zeros), _host(w2_zeros), group_size=group_size, scalar_type=scalar_type)
 
-    layer = _cached(w13_qweight, stamp, make)
     # The library takes int32 ids and fp32 weights; torch.topk gives int64 ids (a copy of [T, k] only then).
     ids = topk_ids if topk_ids.dtype == torch.int32 else topk_ids.to(torch.int32)
     weights = topk_weights if topk_weights.dtype == torch.float32 else topk_weights.to(torch.float32)
     ids, weights = ids.contiguous(), weights.contiguous()
-    try:
-        y = layer(x, topk_ids=ids, topk_weights=weights)  # a new [T, H] tensor, x's stream
-    except HostReleasedError:  # a CUDA layer the released one lacks (another dtype): made again from the op's tensors
-        old, layer = layer, make()
-        layer._moe.adopt_prepared(old._moe)  # the layers prepared before carry over
-        _cache[id(w13_qweight)] = (stamp, layer)  # the entry that returned `old` for this stamp (its finalizer stays)
-        y = layer(x, topk_ids=ids, topk_weights=weights)
-    if x.is_cuda and not layer.host_released:  # as gemm's: the GPU holds the experts, the host need not
-        layer.drop_host()
-    return y
+    return _run_cached(w13_qweight, stamp, make, x,
+                       lambda layer: layer(x, topk_ids=ids, topk_weights=weights))  # a new [T, H] tensor, x's stream
 
 
 _lib.impl("moe", _moe_impl, "CPU")
