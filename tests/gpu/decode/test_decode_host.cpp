@@ -421,7 +421,7 @@ TEST(DecodeHost, BulkByDefaultWhereMeasuredFaster) {
 // On H100-class memory (peak below 4 TB/s) the bulk kernel also takes up to 6 tokens where x is at most 128 KB on
 // layers of at most 32 MB, and 4..8 tokens with x streamed per stage on layers of at most 32 MB where x rows allow
 // (decode_plan.cu bulk_by_default, bulk_xstream_by_default; measured on H100s); an unknown bandwidth (0) and the H200
-// plan as BulkByDefaultWhereMeasuredFaster pins.
+// plan as BulkByDefaultWhereMeasuredFaster pins, but the H200 streams x at 4..8 tokens on layers of at most 8 MB.
 TEST(DecodeHost, BulkByDefaultOnH100ClassMemory) {
   struct Expect { const char* name; std::int64_t n, k; int most_h100, most_h100_staged, most_h200; bool two_h200; };
   constexpr Expect kExpect[] = {{"llama8b.qkv", 6144, 4096, 8, 6, 2, true},      {"llama8b.o", 4096, 4096, 8, 6, 3, true},
@@ -444,9 +444,14 @@ TEST(DecodeHost, BulkByDefaultOnH100ClassMemory) {
         EXPECT_EQ(decode_plan_for_sms(e.n, e.k, m, zeros, 128, false, 132, h100).bulk_stages > 0, m <= e.most_h100_staged && fits)
             << what << " (x rows that cannot stream)";
         const bool h200_bulk = m <= e.most_h200 && (m != 2 || e.two_h200) && fits;
-        EXPECT_EQ(decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, h200).bulk_stages > 0, h200_bulk) << what;
+        // The H200: x streamed at 4..8 tokens on layers <= 8 MB only; unknown devices never
+        const bool streams_h200 = m >= 4 && m <= 8 && e.n * e.k / 2 <= (std::int64_t{8} << 20);
+        const DecodePlan p200 = decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, h200);
+        EXPECT_EQ(p200.bulk_stages > 0, h200_bulk || streams_h200) << what;
+        EXPECT_EQ(p200.bulk_xstream, streams_h200) << what;
+        EXPECT_EQ(decode_plan_for_sms(e.n, e.k, m, zeros, 128, false, 132, h200).bulk_stages > 0, h200_bulk) << what << " (x rows that cannot stream)";
         EXPECT_EQ(decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, unknown).bulk_stages > 0, h200_bulk) << what;
-        EXPECT_FALSE(decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, h200).bulk_xstream) << what;
+        EXPECT_FALSE(decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, unknown).bulk_xstream) << what;
       }
   // The staged rule's bounds (x rows that cannot stream): x of 6 tokens at K = 10880 (127.5 KB) in, K = 10944 out; 32 MB
   // of weights in, 33 MB out; 7 tokens out. Streamed: 7 tokens in, a K with a tail past a multiple of 64 out.

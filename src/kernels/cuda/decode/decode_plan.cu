@@ -309,9 +309,13 @@ constexpr std::int64_t kBulkSlowDramLayerBytes = std::int64_t{32} << 20;
 // x read again per item), 1 token 0.92-0.99x but qwen0.5b.down, 9..16 tokens 0.64-1.00x but llama8b.o (1.08-1.15x).
 // As the default (call 5, against the previous default, the 10 PERF.md layers x M = 4..8): 0.99-1.33x, llama8b.o /
 // down and qwen0.5b.down 1.11-1.33x, the Qwen qkv / o 1.03-1.10x.
+// On faster memory (the H200, 4.8 TB/s peak) only on layers of at most kBulkSmallLayerBytes: the same forced A/B there
+// (stop 45 call 1, 2 rounds, docs/benchmarks/decode.md version 23) at M = 4 / 8: llama8b.o 1.35-1.37 / 1.17-1.20x,
+// qwen0.5b.down 1.20 / 1.16-1.17x, qwen0.5b.gate_up 0.99-1.01 / 1.02-1.05x; on larger layers 0.85-0.96x (8192x8192,
+// llama8b.qkv / gate_up, llama70b.gate_up) but llama8b.down (1.00-1.03x). Unknown devices (no peak read): never.
 bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodeDevice& dev) {
-  return dev.dram_tb_per_s > 0 && dev.dram_tb_per_s < kBulkSlowDramTbPerS && m_chunk >= 4 && m_chunk <= 8 &&
-         n * k / 2 <= kBulkSlowDramLayerBytes;
+  if (dev.dram_tb_per_s <= 0 || m_chunk < 4 || m_chunk > 8) return false;
+  return n * k / 2 <= (dev.dram_tb_per_s < kBulkSlowDramTbPerS ? kBulkSlowDramLayerBytes : kBulkSmallLayerBytes);
 }
 // Where the bulk kernel's plan `bp` (one that fits: bulk_stages > 0) is the default, from A/Bs on the
 // H200 (every row against f64; docs/benchmarks/decode.md versions 12 and 13): the bulk kernel forced
