@@ -4,6 +4,8 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "w4a16/core/canonical.hpp"
 #include "w4a16/registry/registry.hpp"
@@ -23,6 +25,11 @@ class Linear {
  public:
   // `w` may live on the host (CUDA kernels upload it in prepare).
   static Linear create(const CanonicalView& w, const LinearOptions& opt);
+  // A Linear over prepared weights the caller holds in `layout` (Kernel::layout_host's arrays, by name, on opt's device;
+  // Kernel::adopt: read in place, no copy, so they must outlive the Linear). `c` describes the layer (LinearConfig::from
+  // of its canonical weights; device and capability are taken from opt). The kernel is chosen as create() chooses and
+  // must run `layout` (else layout_mismatch, naming the one it runs).
+  static Linear adopt(std::string_view layout, const std::vector<LayoutView>& arrays, LinearConfig c, const LinearOptions& opt);
   const Kernel& kernel() const { return *kernel_; }
   const LinearConfig& config() const { return config_; }
   const Decision& decision() const { return decision_; }
@@ -34,6 +41,8 @@ class Linear {
   void forward(const TensorView& x, const TensorView& out, void* stream = nullptr) const;
 
  private:
+  void allocate_workspace(const LinearOptions& opt);  // ws_bytes_ for opt.max_m, and owned_ws_ on opt's device
+
   const Kernel* kernel_ = nullptr;
   LinearConfig config_;
   Decision decision_;

@@ -42,6 +42,16 @@ void check_matrix(const TensorView& t, std::string_view arg, DType dtype, std::i
 
 }  // namespace
 
+std::vector<LayoutArray> Kernel::layout_host(const CanonicalView&, const LinearConfig&) const {
+  fail(ErrorCode::unsupported, "kernel", "a kernel whose prepared layout a caller may hold (the cuda.tc16x64.v1 kernels)",
+       std::string(name()) + " (layout " + std::string(layout()) + ")");
+}
+
+std::unique_ptr<PreparedWeights> Kernel::adopt(const std::vector<LayoutView>&, const LinearConfig&) const {
+  fail(ErrorCode::unsupported, "kernel", "a kernel whose prepared layout a caller may hold (the cuda.tc16x64.v1 kernels)",
+       std::string(name()) + " (layout " + std::string(layout()) + ")");
+}
+
 void check_run_args(const Kernel& kernel, const PreparedWeights& w, const RunArgs& args, std::size_t ws_needed) {
   const std::string kname(kernel.name());
   if (w.layout() != kernel.layout())

@@ -11,16 +11,23 @@
 
 namespace w4a16 {
 
-Linear Linear::create(const CanonicalView& w, const LinearOptions& opt) {
+namespace {
+
+// The capability of opt's device (0 on the CPU); throws where this build has no CUDA kernels.
+int capability_of(const LinearOptions& opt) {
   if (opt.max_m < 1) fail(ErrorCode::invalid_argument, "max_m", ">= 1", std::to_string(opt.max_m));
-  int capability = 0;
-  if (opt.device == Device::cuda) {
+  if (opt.device != Device::cuda) return 0;
 #if W4A16_HAVE_CUDA
-    capability = registry_detail::cuda_capability(opt.device_index);
+  return registry_detail::cuda_capability(opt.device_index);
 #else
-    fail(ErrorCode::unsupported, "device", "cpu (this build of w4a16 has no CUDA kernels)", "cuda");
+  fail(ErrorCode::unsupported, "device", "cpu (this build of w4a16 has no CUDA kernels)", "cuda");
 #endif
-  }
+}
+
+}  // namespace
+
+Linear Linear::create(const CanonicalView& w, const LinearOptions& opt) {
+  const int capability = capability_of(opt);
 #if W4A16_HAVE_CUDA
   // Prepare uploads and the workspace land on the requested device.
   std::optional<registry_detail::CudaDeviceScope> scope;
@@ -33,6 +40,39 @@ Linear Linear::create(const CanonicalView& w, const LinearOptions& opt) {
   lin.decision_ = choose(lin.config_, so);
   lin.kernel_ = lin.decision_.chosen;
   lin.prepared_ = std::shared_ptr<PreparedWeights>(lin.kernel_->prepare(w, lin.config_, opt.stream));
+  lin.allocate_workspace(opt);
+  return lin;
+}
+
+Linear Linear::adopt(std::string_view layout, const std::vector<LayoutView>& arrays, LinearConfig c, const LinearOptions& opt) {
+  const int capability = capability_of(opt);
+#if W4A16_HAVE_CUDA
+  std::optional<registry_detail::CudaDeviceScope> scope;
+  if (opt.device == Device::cuda) scope.emplace(opt.device_index);
+#endif
+  c.device = opt.device;
+  c.capability = capability;
+  c.out_dtype = c.act_dtype;
+  if (std::string why = c.invalid_reason(); !why.empty())
+    fail(ErrorCode::invalid_argument, "config", "a layer shared/FORMATS.md allows", c.describe() + " (" + why + ")");
+  Linear lin;
+  lin.config_ = c;
+  SelectOptions so;
+  so.backend = opt.backend;
+  lin.decision_ = choose(lin.config_, so);
+  lin.kernel_ = lin.decision_.chosen;
+  if (lin.kernel_->layout() != layout) {
+    std::string want = "the layout of the kernel chosen for ";
+    want.append(c.describe()).append(": ").append(lin.kernel_->name()).append(" runs ").append(lin.kernel_->layout());
+    fail(ErrorCode::layout_mismatch, "layout", want, layout);
+  }
+  lin.prepared_ = std::shared_ptr<PreparedWeights>(lin.kernel_->adopt(arrays, lin.config_));
+  lin.allocate_workspace(opt);
+  return lin;
+}
+
+void Linear::allocate_workspace(const LinearOptions& opt) {
+  Linear& lin = *this;
   lin.ws_bytes_ = lin.kernel_->workspace_bytes(lin.config_, opt.max_m);
   if (lin.ws_bytes_ > 0) {
     if (opt.device == Device::cpu) {
@@ -45,7 +85,6 @@ Linear Linear::create(const CanonicalView& w, const LinearOptions& opt) {
 #endif
     }
   }
-  return lin;
 }
 
 void Linear::run(const TensorView& x, const TensorView& out, void* workspace, void* stream) const {

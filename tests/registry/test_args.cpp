@@ -3,6 +3,8 @@
 // check_run_args rejection names its argument; Linear's own argument checks.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "grid.hpp"
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
@@ -192,6 +194,79 @@ TEST(RunArgs, EveryRejectionNamesItsArgument) {
   a.x.shape[0] = a.out.shape[0] = 0;
   a.x.data = a.out.data = nullptr;
   k.run(*w, a);
+}
+
+// The tc layout's host arrays (what a framework keeps in its own tensors instead of the kernel's copy) and adopt's
+// checks, on the host: names, dtypes and shapes per config, the scales' pair interleave (bf16 from fp16 scales, padded
+// rows 0), the perm as given; arrays refused by name before any device is touched (missing, extra, wrong dtype or
+// shape, host memory), a config the kernel refuses, a kernel whose layout cannot be held outside. The runs over adopted
+// arrays: tests/gpu/registry (GpuLayouts.AdoptedTcArraysRunBitEqualToPrepared).
+TEST(Layouts, TcLayoutHostArraysAndAdoptChecks) {
+  const Kernel* k = find_kernel("cuda_hybrid");
+  if (!k) GTEST_SKIP() << "this build has no CUDA kernels (cuda_hybrid is not registered)";
+  LinearConfig c = small_config(DType::bf16, ScalarType::uint4);  // k 256, g 64: 4 groups
+  c.n = c.n_full = 40;                                            // padded to 64 rows: 4 row tiles
+  c.has_bias = c.act_order = true;
+  c.device = Device::cuda;
+  c.capability = 90;
+  QuantizedLinear q = test::random_weights(c, DType::f16);
+  const std::vector<LayoutArray> a = k->layout_host(q.view(), c);
+  struct Want { const char* name; DType dtype; std::vector<std::int64_t> shape; };
+  const Want want[] = {{"qweight", DType::i32, {4, 4, 32, 4}}, {"scales", DType::bf16, {4, 64}}, {"zeros", DType::u8, {4, 4, 8}},
+                       {"bias", DType::bf16, {40}}, {"perm", DType::i32, {256}}};
+  ASSERT_EQ(a.size(), 5u);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].name, want[i].name);
+    EXPECT_EQ(a[i].dtype, want[i].dtype) << a[i].name;
+    EXPECT_EQ(a[i].shape, want[i].shape) << a[i].name;
+    std::int64_t numel = 1;
+    for (std::int64_t d : a[i].shape) numel *= d;
+    EXPECT_EQ(a[i].bytes.size(), static_cast<std::size_t>(numel) * dtype_size(a[i].dtype)) << a[i].name;
+  }
+  const auto* sc = reinterpret_cast<const std::uint16_t*>(a[1].bytes.data());
+  const auto* src = q.scales().ptr<std::uint16_t>();
+  for (std::int64_t g = 0; g < 4; ++g)
+    for (std::int64_t n = 0; n < 64; ++n) {
+      const std::uint16_t expect = n < 40 ? float_to_f16x(DType::bf16, f16x_to_float(DType::f16, src[n * 4 + g])) : 0;
+      ASSERT_EQ(sc[g * 64 + n / 16 * 16 + 2 * (n % 8) + n % 16 / 8], expect) << "g=" << g << " n=" << n;
+    }
+  EXPECT_EQ(std::memcmp(a[4].bytes.data(), q.perm().data(), 256 * 4), 0);
+
+  auto views = [&](Device d) {
+    std::vector<LayoutView> v;
+    for (const LayoutArray& x : a) v.push_back({x.name, TensorView(const_cast<std::uint8_t*>(x.bytes.data()), x.dtype, x.shape, d)});
+    return v;
+  };
+  std::vector<LayoutView> v = views(Device::cuda);
+  v.erase(v.begin() + 2);
+  std::string m = error_of([&] { k->adopt(v, c); }, ErrorCode::invalid_argument);
+  EXPECT_NE(m.find("zeros: expected uint8 [4, 4, 8] on the CUDA device (layout cuda.tc16x64.v1), got no array"), std::string::npos) << m;
+  v = views(Device::cuda);
+  v.push_back({"scale", v[1].view});
+  m = error_of([&] { k->adopt(v, c); }, ErrorCode::invalid_argument);
+  EXPECT_NE(m.find("scale: expected no array of that name"), std::string::npos) << m;
+  v = views(Device::cuda);
+  v[1].view.dtype = DType::f16;
+  m = error_of([&] { k->adopt(v, c); }, ErrorCode::dtype_mismatch);
+  EXPECT_NE(m.find("scales: expected bfloat16 [4, 64]"), std::string::npos) << m;
+  v = views(Device::cuda);
+  v[0].view = TensorView(v[0].view.data, DType::i32, {4, 4, 32, 2}, Device::cuda);
+  m = error_of([&] { k->adopt(v, c); }, ErrorCode::shape_mismatch);
+  EXPECT_NE(m.find("qweight: expected int32 [4, 4, 32, 4]"), std::string::npos) << m;
+  m = error_of([&] { k->adopt(views(Device::cpu), c); }, ErrorCode::invalid_argument);
+  EXPECT_NE(m.find("qweight: expected int32 [4, 4, 32, 4] on the CUDA device"), std::string::npos) << m;
+  EXPECT_NE(m.find("got int32 [4, 4, 32, 4] on cpu"), std::string::npos) << m;
+  LinearConfig bad = c;
+  bad.act_dtype = bad.out_dtype = DType::f32;
+  m = error_of([&] { k->adopt(views(Device::cuda), bad); }, ErrorCode::unsupported);
+  EXPECT_NE(m.find("config: expected a config cuda_hybrid implements"), std::string::npos) << m;
+  const Kernel* ref = find_kernel("cpu_reference");
+  LinearConfig cpu = c;
+  cpu.device = Device::cpu;
+  cpu.capability = 0;
+  m = error_of([&] { ref->layout_host(q.view(), cpu); }, ErrorCode::unsupported);
+  EXPECT_NE(m.find("got cpu_reference (layout cpu.canonical)"), std::string::npos) << m;
+  m = error_of([&] { ref->adopt({}, cpu); }, ErrorCode::unsupported);
 }
 
 TEST(LinearApi, CreateAndRunChecks) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "w4a16/core/canonical.hpp"
 #include "w4a16/registry/config.hpp"
@@ -34,6 +35,20 @@ struct RunArgs {
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
   void* stream = nullptr;  // cudaStream_t for CUDA kernels; ignored on the CPU
+};
+
+// One array of a kernel's prepared layout, by name ("qweight", "scales", ...).
+//   LayoutArray: owned host bytes (Kernel::layout_host: what prepare() would make);
+//   LayoutView:  a view of the caller's memory holding those bytes (Kernel::adopt runs on it in place).
+struct LayoutArray {
+  std::string name;
+  DType dtype = DType::u8;
+  std::vector<std::int64_t> shape;
+  std::vector<std::uint8_t> bytes;  // row-major, shape's element count x dtype_size(dtype)
+};
+struct LayoutView {
+  std::string name;
+  TensorView view;
 };
 
 // Byte alignments a kernel needs of its run() arguments.
@@ -65,6 +80,14 @@ class Kernel {
   // CUDA kernels plan for this machine's GPU, or without one for an H200 (132 SMs, no cluster split weighed).
   // Empty where the kernel has one way to run.
   virtual std::string describe_run(const LinearConfig& c, std::int64_t m) const { return {}; }
+  // Prepared weights held by the caller (a framework's tensors, so that a layer keeps one copy of its weights in memory
+  // the framework accounts for): layout_host gives the bytes of this kernel's layout for host canonical weights `w`,
+  // by name; adopt returns prepared weights over the caller's arrays of those names, dtypes and shapes, on the config's
+  // device, read in place (no copy: they must outlive the result and stay unchanged). adopt checks every array (present,
+  // no extra, dtype, shape, device, contiguous, 16-byte aligned) and throws naming the first that differs. Kernels
+  // whose layout lives only inside their PreparedWeights (the default) throw unsupported from both.
+  virtual std::vector<LayoutArray> layout_host(const CanonicalView& w, const LinearConfig& c) const;
+  virtual std::unique_ptr<PreparedWeights> adopt(const std::vector<LayoutView>& arrays, const LinearConfig& c) const;
 };
 
 // Checks shared by every run(): layout tag of `w` == kernel.layout(), the kernel accepts

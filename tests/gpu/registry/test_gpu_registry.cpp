@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include "grid.hpp"
 #include "testutil.hpp"
@@ -272,6 +273,77 @@ TEST(GpuLayouts, OneTcCopyServesEveryTcKernelAndOtherLayoutsAreRefused) {
     EXPECT_EQ(dw->device_bytes(), tw->device_bytes() + static_cast<std::size_t>(c.n * c.k * 2));
   }
   cudaStreamDestroy(stream);
+}
+
+// Linear::adopt over the tc layout's arrays uploaded by the caller (as a framework's tensors hold them): for each dtype x
+// scalar type x (bias, act-order) and M on the decode and the prefill path, bit-equal to the Linear that prepared its own
+// copy (the same kernel over the same bytes) and within the oracle's tolerance; the adopted Linear reads the arrays in
+// place (scales zeroed by the caller: outputs are the bias alone) and holds nothing of its own but its workspace.
+TEST(GpuLayouts, AdoptedTcArraysRunBitEqualToPrepared) {
+  SKIP_WITHOUT_GPU();
+  int dev = 0;
+  CUDA_OK(cudaGetDevice(&dev));
+  for (DType act : {DType::f16, DType::bf16})
+    for (ScalarType st : {ScalarType::uint4, ScalarType::uint4b8})
+      for (bool extras : {false, true}) {
+        LinearConfig c = small_cuda_config();
+        c.act_dtype = c.out_dtype = act;
+        c.scalar = st;
+        c.has_zeros = st == ScalarType::uint4;
+        c.has_bias = c.act_order = extras;
+        SCOPED_TRACE(c.describe());
+        QuantizedLinear q = test::random_weights(c, DType::f16);
+        LinearOptions o;
+        o.act_dtype = act;
+        o.device = Device::cuda;
+        o.device_index = dev;
+        o.max_m = 300;
+        const Linear own = Linear::create(q.view(), o);
+        const std::vector<LayoutArray> arrays = own.kernel().layout_host(q.view(), own.config());
+        std::vector<std::unique_ptr<DeviceBuffer>> held;
+        std::vector<LayoutView> views;
+        for (const LayoutArray& a : arrays) {
+          held.push_back(std::make_unique<DeviceBuffer>(a.bytes.size()));
+          CUDA_OK(cudaMemcpy(held.back()->p, a.bytes.data(), a.bytes.size(), cudaMemcpyHostToDevice));
+          views.push_back({a.name, TensorView(held.back()->p, a.dtype, a.shape, Device::cuda, dev)});
+        }
+        LinearConfig lc = LinearConfig::from(q.view(), act, Device::cuda, capability());
+        const Linear adopted = Linear::adopt(own.kernel().layout(), views, lc, o);
+        EXPECT_EQ(adopted.kernel().name(), own.kernel().name());
+        EXPECT_EQ(adopted.weight_bytes(), own.weight_bytes());
+        for (std::int64_t m : {1, 5, 33, 300}) {
+          SCOPED_TRACE("M=" + std::to_string(m));
+          Mirrored x(test::random_matrix(m, c.k, act, c.k, 0));
+          Mirrored y0(test::poisoned_matrix(m, c.n, act, c.n, 64)), y1(test::poisoned_matrix(m, c.n, act, c.n, 64));
+          x.upload();
+          y0.upload();
+          y1.upload();
+          own.forward(x.view(), y0.view());
+          adopted.forward(x.view(), y1.view());
+          CUDA_OK(cudaDeviceSynchronize());
+          y0.download();
+          y1.download();
+          EXPECT_EQ(y0.host.bytes, y1.host.bytes) << "the adopted arrays ran other bits than the prepared copy";
+          const std::vector<double> ref = test::gemm_f64(x.host.values(), test::dequant_f64(q), test::bias_f64(q), m, c.n, c.k);
+          EXPECT_LT(test::rel_error(y1.host.values(), ref), test::tolerance_for(c));
+          EXPECT_EQ(y1.host.clobbered_padding(), 0);
+        }
+        // In place: the caller zeroes its scales array; the adopted Linear now computes the bias alone (zero without).
+        CUDA_OK(cudaMemset(held[1]->p, 0, arrays[1].bytes.size()));
+        Mirrored x(test::random_matrix(3, c.k, act, c.k, 0)), y(test::poisoned_matrix(3, c.n, act, c.n, 0));
+        x.upload();
+        y.upload();
+        adopted.forward(x.view(), y.view());
+        CUDA_OK(cudaDeviceSynchronize());
+        y.download();
+        const std::vector<double> b = test::bias_f64(q);
+        const std::vector<double> got = y.host.values();
+        for (std::int64_t i = 0; i < 3 * c.n; ++i) {
+          // the bias in the activation dtype (the layout converts it once), or 0
+          const double want = b.empty() ? 0.0 : f16x_to_float(act, float_to_f16x(act, static_cast<float>(b[static_cast<std::size_t>(i % c.n)])));
+          ASSERT_EQ(got[static_cast<std::size_t>(i)], want) << "element " << i;
+        }
+      }
 }
 
 // The hybrid under CUDA-graph capture: captured once, replayed on fresh x written into the
