@@ -7,6 +7,8 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
+
 #include "bind.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/linear.hpp"
@@ -23,6 +25,8 @@ struct PyLinear {
   // are their own device copies (tests/gpu/registry scrambles the source after prepare): a QuantizedLinear may then
   // drop its host copy (drop_host) and keep the binding.
   std::shared_ptr<const QuantizedLinear> owner;
+  // adopt_linear: the caller's arrays the prepared weights are views of (their owners stay alive with the binding).
+  std::vector<InArray> adopted;
 };
 
 Device parse_device(std::string_view s) {
@@ -140,6 +144,8 @@ void bind_linear(nb::module_& m) {
       .def_prop_ro("weight_bytes", [](const PyLinear& l) { return l.lin.weight_bytes(); })
       .def_prop_ro("workspace_bytes", [](const PyLinear& l) { return l.lin.workspace_bytes(); })
       .def_prop_ro("max_m", [](const PyLinear& l) { return l.opt.max_m; })
+      .def_prop_ro("adopted", [](const PyLinear& l) { return !l.adopted.empty(); },
+                   "Whether this binding runs on the caller's arrays (adopt_linear) rather than its own copy.")
       .def_prop_ro("holds_canonical", [](const PyLinear& l) { return l.owner != nullptr; },
                    "Whether this binding keeps the layer's host canonical tensors alive (CPU kernels may run on them).")
       .def_prop_ro("dtype", [](const PyLinear& l) { return std::string(dtype_name(l.opt.act_dtype)); })
@@ -168,6 +174,61 @@ void bind_linear(nb::module_& m) {
       },
       nb::arg("layer"), nb::arg("dtype"), nb::arg("device") = "cpu", nb::arg("device_index") = 0,
       nb::arg("backend") = "", nb::arg("max_m") = 4096, nb::arg("stream") = 0, nb::rv_policy::take_ownership);
+
+  m.def(
+      "layout_arrays",
+      [](const Layer& layer, std::string_view kernel, std::string_view act_dtype) {
+        const Kernel* k = find_kernel(kernel);
+        if (!k) fail(ErrorCode::not_found, "kernel", "a registered kernel name (w4a16.kernels())", "\"" + std::string(kernel) + "\"");
+        // The layout's bytes depend on the weights and the activation dtype only: no device is asked.
+        const LinearConfig c = LinearConfig::from(layer.q->view(), parse_act(act_dtype, "dtype"), k->device(), 0);
+        std::vector<LayoutArray> arrays = k->layout_host(layer.q->view(), c);
+        nb::dict out;
+        for (LayoutArray& a : arrays) {
+          HostTensor t(a.dtype, a.shape);
+          std::memcpy(t.data(), a.bytes.data(), a.bytes.size());
+          out[a.name.c_str()] = to_numpy(std::move(t));
+        }
+        return nb::make_tuple(std::string(k->layout()), out);
+      },
+      nb::arg("layer"), nb::arg("kernel"), nb::arg("dtype"),
+      "(layout tag, {name: numpy array}) of kernel's prepared layout for the layer and activation dtype (bfloat16 as "
+      "uint16 bits): what adopt_linear runs on once the caller holds them on the device.");
+
+  m.def(
+      "adopt_linear",
+      [](std::string_view layout, const nb::dict& arrays, std::int64_t n, std::int64_t k, int group_size,
+         std::string_view scalar, std::string_view act_dtype, std::string_view device, int device_index,
+         std::string_view backend, std::int64_t max_m, std::uintptr_t stream) {
+        auto* p = new PyLinear();
+        std::unique_ptr<PyLinear> guard(p);
+        p->opt = make_options(act_dtype, device, device_index, backend, max_m, stream);
+        LinearConfig c;
+        c.n = c.n_full = n;
+        c.k = c.k_full = k;
+        c.scalar = parse_scalar(scalar);
+        c.has_zeros = c.scalar == ScalarType::uint4;
+        c.group_size = group_size;
+        c.act_dtype = c.out_dtype = p->opt.act_dtype;
+        std::vector<LayoutView> views;
+        for (auto [key, value] : arrays) {
+          std::string name = nb::cast<std::string>(key);
+          p->adopted.push_back(nb::cast<InArray>(value));
+          views.push_back({name, to_view(p->adopted.back(), name, act_dtype)});
+          c.has_bias = c.has_bias || name == "bias";
+          c.act_order = c.act_order || name == "perm";
+        }
+        {
+          nb::gil_scoped_release release;
+          p->lin = Linear::adopt(layout, views, c, p->opt);
+        }
+        return guard.release();
+      },
+      nb::arg("layout"), nb::arg("arrays"), nb::arg("n"), nb::arg("k"), nb::arg("group_size"), nb::arg("scalar_type"),
+      nb::arg("dtype"), nb::arg("device") = "cuda", nb::arg("device_index") = 0, nb::arg("backend") = "",
+      nb::arg("max_m") = 4096, nb::arg("stream") = 0, nb::rv_policy::take_ownership,
+      "A Linear over the caller's arrays of `layout` (layout_arrays' names; bias and perm where the layer has them), "
+      "read in place: the binding keeps them alive.");
 
   m.def("take_x", &take_x, nb::arg("x"), nb::arg("k"), nb::arg("dtype") = "",
         "Validates x [M, K] and returns (x checked, for Linear.run; dtype, device, device_index, M).");

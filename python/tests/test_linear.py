@@ -174,6 +174,31 @@ def test_drop_host_keeps_the_properties_and_refuses_what_needs_the_tensors(rng):
     assert rel_err(y, ref_out(x, w, b)) <= TOL["float16"]
 
 
+def test_layout_arrays_of_the_cuda_kernels(rng):
+    """The tc layout's host arrays (what w4a16.torch.W4A16PreparedLinear keeps on the GPU): names, dtypes, shapes
+    with N and K padded to 64, scales in the asked dtype (bfloat16 as uint16 bits) with padded rows 0, and the
+    refusals: a kernel whose layout only lives inside it, an unknown name, a build without the CUDA kernels."""
+    layer, _, _ = make_awq(rng, 40, 256, 64, bias=True)
+    if not w4a16.has_cuda:
+        with pytest.raises(w4a16.NotFoundError) as e:
+            layer.layout_arrays()
+        assert 'kernel: expected a registered kernel name (w4a16.kernels()), got "cuda_hybrid"' in str(e.value)
+        return
+    tag, a = layer.layout_arrays("bfloat16")
+    assert tag == "cuda.tc16x64.v1" and list(a) == ["qweight", "scales", "zeros", "bias"]
+    assert (a["qweight"].dtype, a["qweight"].shape) == (np.int32, (4, 4, 32, 4))
+    assert (a["scales"].dtype, a["scales"].shape) == (np.uint16, (4, 64))
+    assert (a["zeros"].dtype, a["zeros"].shape) == (np.uint8, (4, 4, 8)) and a["bias"].shape == (40,)
+    s = w4a16.bfloat16_bits_to_float32(a["scales"])
+    src = layer.tensors()["scales"].astype(np.float32)  # [N, G] fp16
+    n = np.arange(40)
+    np.testing.assert_allclose(s[:, n // 16 * 16 + 2 * (n % 8) + n % 16 // 8], src.T, rtol=2 ** -8)
+    assert not s[:, [n2 // 16 * 16 + 2 * (n2 % 8) + n2 % 16 // 8 for n2 in range(40, 64)]].any()
+    for kernel, err in (("cpu_fast", w4a16.UnsupportedError), ("nope", w4a16.NotFoundError)):
+        with pytest.raises(err):
+            layer.layout_arrays(kernel=kernel)
+
+
 def test_many_rows_grow_the_workspace(rng):
     layer, w, b = make_awq(rng, 8, 64, 32)
     x = rng.standard_normal((4097, 64)).astype(np.float16)

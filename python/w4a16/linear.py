@@ -217,6 +217,14 @@ class QuantizedLinear:
     def to_gptq(self, checkpoint_format: Optional[str] = None) -> dict:
         return self._host("to_gptq()").to_gptq(checkpoint_format)
 
+    def layout_arrays(self, dtype: Optional[str] = None, kernel: str = "cuda_hybrid") -> tuple:
+        """(layout tag, {name: numpy array}): the bytes of `kernel`'s prepared layout for this layer and activation
+        dtype (default: the scale dtype), as the kernel would upload them; bfloat16 as uint16 bits. A caller that
+        keeps these arrays on the device (w4a16.torch.W4A16PreparedLinear) runs the kernels on them in place
+        (_core.adopt_linear) instead of holding the canonical tensors beside the kernel's own copy. Only the CUDA
+        kernels of layout "cuda.tc16x64.v1" have one (others raise UnsupportedError)."""
+        return _core.layout_arrays(self._host("layout_arrays()"), kernel, dtype or self.scale_dtype)
+
     def explain(self, dtype: Optional[str] = None, device: str = "cpu", capability: Optional[int] = None,
                 backend: Optional[str] = None, disabled: Sequence[str] = (), ms: Sequence[int] = ()) -> str:
         """The registry's decision for this layer: chosen kernel and why each one above refused; with ms, how

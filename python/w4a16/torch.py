@@ -27,8 +27,16 @@ torch.compile / FakeTensor the output shapes without running anything):
       [E, 2I/8, G] / [E, H/8, G] for "uint4", None or empty for "uint4b8"). Built and prepared once per weights
       and cached, as for gemm.
 
+  torch.ops.w4a16.gemm_tc(x, qweight, scales, zeros, bias, perm, n, k, group_size, scalar_type, backend="")
+      -> y [..., N], as gemm, on weights already in the CUDA kernels' prepared layout "cuda.tc16x64.v1"
+      (QuantizedLinear.layout_arrays: qweight int32 [N_pad/16, K_pad/64, 32, 4], scales [G, N_pad] in x's dtype,
+      zeros uint8 [G, N_pad/16, 8] for "uint4", bias [N], perm int32 [K]), read in place on x's device: no copy
+      is made or cached, so the GPU holds the weights once. CUDA only.
+
 W4A16Linear(nn.Module) holds the canonical tensors as buffers and calls w4a16::gemm; build it
 from an AWQ/GPTQ layer (tensors or a checkpoint folder + prefix) or from a float nn.Linear.
+W4A16PreparedLinear(nn.Module) holds only the prepared layout (one GPU copy of the weights) and calls
+w4a16::gemm_tc; prepare_modules(model) swaps a model's CUDA W4A16Linear modules for it.
 W4A16MoE(nn.Module) holds the stacked experts (and the router) as buffers and calls w4a16::moe.
 """
 
@@ -41,11 +49,13 @@ import numpy as np
 import torch
 
 from . import _core
-from .errors import ArgumentError, HostReleasedError, fail
-from .linear import QuantizedLinear, load_linear
+from . import _arrays
+from .errors import ArgumentError, DTypeError, HostReleasedError, ShapeError, UnsupportedError, fail
+from .linear import QuantizedLinear, _round_m, load_linear
 from .moe import MoE
 
-__all__ = ["W4A16Linear", "W4A16MoE", "gemm", "moe", "prepare", "to_torch"]
+__all__ = ["W4A16Linear", "W4A16MoE", "W4A16PreparedLinear", "gemm", "gemm_tc", "moe", "prepare", "prepare_modules",
+           "to_torch"]
 
 _PREPARE_SCHEMA = (
     "prepare(Tensor qweight, Tensor? qzeros, Tensor scales, Tensor? g_idx, str format, int group_size, "
@@ -55,6 +65,11 @@ _GEMM_SCHEMA = (
     "gemm(Tensor x, Tensor qweight, Tensor scales, Tensor? zeros, Tensor? bias, Tensor? perm, int group_size, "
     'str scalar_type, str backend="") -> Tensor'
 )
+_GEMM_TC_SCHEMA = (
+    "gemm_tc(Tensor x, Tensor qweight, Tensor scales, Tensor? zeros, Tensor? bias, Tensor? perm, int n, int k, "
+    'int group_size, str scalar_type, str backend="") -> Tensor'
+)
+_TC_LAYOUT = "cuda.tc16x64.v1"
 
 _MOE_SCHEMA = (
     "moe(Tensor x, Tensor topk_ids, Tensor topk_weights, Tensor w13_qweight, Tensor w13_scales, Tensor? w13_zeros, "
@@ -65,6 +80,7 @@ _MOE_SCHEMA = (
 _lib = torch.library.Library("w4a16", "FRAGMENT")
 _lib.define(_PREPARE_SCHEMA)
 _lib.define(_GEMM_SCHEMA)
+_lib.define(_GEMM_TC_SCHEMA)
 _lib.define(_MOE_SCHEMA)
 
 _register_fake = getattr(torch.library, "register_fake", None) or torch.library.impl_abstract  # torch < 2.4
@@ -247,6 +263,67 @@ def gemm(x, qweight, scales, zeros=None, bias=None, perm=None, *, group_size: in
     return torch.ops.w4a16.gemm(x, qweight, scales, zeros, bias, perm, group_size, scalar_type, backend)
 
 
+# ---- w4a16::gemm_tc --------------------------------------------------------------------------
+
+
+def _tc_arrays(qweight, scales, zeros, bias, perm) -> dict:
+    """The layout's arrays by name (absent ones left out), each exported for one import by the extension."""
+    named = (("qweight", qweight), ("scales", scales), ("zeros", zeros), ("bias", bias), ("perm", perm))
+    return {name: _arrays.export(t, "torch") for name, t in named if not _absent(t)}
+
+
+def _gemm_tc_impl(x, qweight, scales, zeros, bias, perm, n, k, group_size, scalar_type, backend=""):
+    if not x.is_cuda:
+        raise fail(UnsupportedError, "x", f"a CUDA tensor (the prepared layout {_TC_LAYOUT} runs on the CUDA kernels "
+                   "only; W4A16Linear runs anywhere)", f"one on {x.device}")
+    if qweight.device != x.device:
+        raise fail(ArgumentError, "qweight", f"a tensor on x's device ({x.device})", f"one on {qweight.device}")
+    if x.shape[-1] != k:
+        raise fail(ShapeError, "x", f"[..., K = {k}]", str(list(x.shape)))
+    if x.dtype != scales.dtype:
+        raise fail(DTypeError, "x", f"{scales.dtype} (the activation dtype the layout's scales were prepared in)",
+                   str(x.dtype))
+    stamp = (_stamp(qweight), _stamp(scales), _stamp(zeros), _stamp(bias), _stamp(perm), n, k, group_size,
+             scalar_type, backend)
+    rows = x.numel() // k if k else 0
+    stream = int(torch._C._cuda_getCurrentRawStream(x.get_device()))
+    act = "bfloat16" if x.dtype == torch.bfloat16 else "float16"
+
+    def adopt(max_m: int):
+        return _core.adopt_linear(_TC_LAYOUT, _tc_arrays(qweight, scales, zeros, bias, perm), n, k, group_size,
+                                  scalar_type, act, "cuda", x.get_device(), backend, max_m, stream)
+
+    lin = _cached(qweight, stamp, lambda: adopt(_round_m(rows)))  # a view of the tensors: no weight bytes copied
+    if rows > lin.max_m:  # a workspace for more rows (the arrays again, in place)
+        lin = adopt(_round_m(rows))
+        _cache[id(qweight)] = (stamp, lin)
+    y = x.new_empty((*x.shape[:-1], n))
+    if rows == 0:
+        return y
+    x2 = x.reshape(rows, k)
+    xc = _core.take_x(_arrays.export(x2, "torch"), k, "")[0]
+    lin.run(xc, _arrays.export(y.view(rows, n), "torch"), stream, "")
+    return y
+
+
+_lib.impl("gemm_tc", _gemm_tc_impl, "CPU")
+_lib.impl("gemm_tc", _gemm_tc_impl, "CUDA")
+
+
+@_register_fake("w4a16::gemm_tc", lib=_lib)
+def _gemm_tc_fake(x, qweight, scales, zeros, bias, perm, n, k, group_size, scalar_type, backend=""):
+    torch._check(x.dtype in (torch.float16, torch.bfloat16), lambda: f"x: expected float16 or bfloat16, got {x.dtype}")
+    torch._check(x.shape[-1] == k, lambda: f"x: expected [..., K = {k}]")
+    torch._check(x.dtype == scales.dtype, lambda: "x: expected the dtype of the layout's scales")
+    return x.new_empty((*x.shape[:-1], n))
+
+
+def gemm_tc(x, qweight, scales, zeros=None, bias=None, perm=None, *, n: int, k: int, group_size: int,
+            scalar_type: str, backend: str = ""):
+    """torch.ops.w4a16.gemm_tc with keywords."""
+    return torch.ops.w4a16.gemm_tc(x, qweight, scales, zeros, bias, perm, n, k, group_size, scalar_type, backend)
+
+
 # ---- w4a16::moe ------------------------------------------------------------------------------
 
 
@@ -370,6 +447,72 @@ class W4A16Linear(torch.nn.Module):
         layer = QuantizedLinear.quantize(w.cpu(), group_size, scalar_type, bias,
                                          scale_dtype="bfloat16" if sd == torch.bfloat16 else "float16")
         return cls.from_quantized(layer, w.device, backend)
+
+
+class W4A16PreparedLinear(torch.nn.Module):
+    """A W4A16 linear layer holding only the CUDA kernels' prepared layout "cuda.tc16x64.v1" (buffers qweight,
+    scales, zeros, bias, perm as QuantizedLinear.layout_arrays names them), run in place by w4a16::gemm_tc: the
+    GPU holds its weights once, where a W4A16Linear holds the canonical tensors and the kernel's own prepared copy.
+    The activation dtype is fixed when it is made (the layout holds the scales and bias in it); it runs on CUDA only.
+    state_dict() holds the layout; load it into a module made with the same arguments.
+
+    Constructors: from_quantized (a w4a16.QuantizedLinear), from_linear (a W4A16Linear); prepare_modules(model)
+    swaps every CUDA W4A16Linear of a model for one.
+    """
+
+    def __init__(self, qweight: torch.Tensor, scales: torch.Tensor, zeros: Optional[torch.Tensor] = None,
+                 bias: Optional[torch.Tensor] = None, perm: Optional[torch.Tensor] = None, *, in_features: int,
+                 out_features: int, group_size: int, scalar_type: str, backend: str = ""):
+        super().__init__()
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.group_size = int(group_size)
+        self.scalar_type = scalar_type
+        self.backend = backend
+        for name, t in (("qweight", qweight), ("scales", scales), ("zeros", zeros), ("bias", bias), ("perm", perm)):
+            self.register_buffer(name, None if _absent(t) else t)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b = self._buffers
+        return torch.ops.w4a16.gemm_tc.default(x, b["qweight"], b["scales"], b["zeros"], b["bias"], b["perm"],
+                                               self.out_features, self.in_features, self.group_size,
+                                               self.scalar_type, self.backend)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, group_size={self.group_size}, "
+                f"scalar_type={self.scalar_type}, dtype={self.scales.dtype}, layout={_TC_LAYOUT}, "
+                f"bias={self.bias is not None}, act_order={self.perm is not None}")
+
+    @classmethod
+    def from_quantized(cls, layer: QuantizedLinear, device="cuda", dtype: Optional[str] = None,
+                       backend: str = "") -> "W4A16PreparedLinear":
+        """The layer's prepared layout for activations of `dtype` ("float16" / "bfloat16"; default its scale
+        dtype), on `device`."""
+        dtype = dtype or layer.scale_dtype
+        _, arrays = layer.layout_arrays(dtype)
+        bf16 = dtype == "bfloat16"
+        t = {name: to_torch(a, device, bf16 and name in ("scales", "bias")) for name, a in arrays.items()}
+        return cls(t["qweight"], t["scales"], t.get("zeros"), t.get("bias"), t.get("perm"), in_features=layer.k,
+                   out_features=layer.n, group_size=layer.group_size, scalar_type=layer.scalar_type,
+                   backend=backend or layer.backend)
+
+    @classmethod
+    def from_linear(cls, module: W4A16Linear, dtype: Optional[str] = None) -> "W4A16PreparedLinear":
+        """The prepared layout of a W4A16Linear's weights, on its device (dtype default: its scales' dtype)."""
+        layer = QuantizedLinear.from_canonical(_host(module.qweight), _host(module.scales), _host(module.zeros),
+                                               _host(module.bias), _host(module.perm), group_size=module.group_size,
+                                               scalar_type=module.scalar_type)
+        return cls.from_quantized(layer, module.qweight.device, dtype, module.backend)
+
+
+def prepare_modules(model: torch.nn.Module, dtype: Optional[str] = None) -> int:
+    """Swaps every W4A16Linear of `model` whose weights are on a CUDA device for a W4A16PreparedLinear of the same
+    weights (activation dtype `dtype`, default each layer's scale dtype): the canonical GPU tensors and the op's
+    cached prepared copy go once nothing else refers to the old modules. Returns how many were swapped."""
+    swaps = [(parent, name, child) for parent in model.modules() for name, child in parent.named_children()
+             if isinstance(child, W4A16Linear) and child.qweight.is_cuda]
+    for parent, name, child in swaps:
+        setattr(parent, name, W4A16PreparedLinear.from_linear(child, dtype))
+    return len(swaps)
 
 
 class W4A16MoE(torch.nn.Module):

@@ -1,0 +1,174 @@
+"""w4a16.torch's one-copy path: W4A16PreparedLinear (buffers in the CUDA kernels' prepared layout), the op
+w4a16::gemm_tc that runs them in place, prepare_modules. The CPU cases check what refuses and what traces; the CUDA
+cases (a GPU and a CUDA build of w4a16) check the outputs bit for bit against W4A16Linear, that the swap frees a copy
+of the weights on the GPU, CUDA-graph replay and a state_dict round trip."""
+
+import gc
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed; w4a16.torch needs it")
+
+import w4a16  # noqa: E402
+import w4a16.torch as wt  # noqa: E402
+from conftest import TOL, awq_pack, dequant_kn, group_of, random_layer, rel_err  # noqa: E402
+
+CUDA = torch.cuda.is_available() and w4a16.has_cuda
+needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a GPU and a CUDA build of w4a16")
+
+
+def canonical_module(rng, n, k, g, device, *, bias=False, act_order=False, bf16_scales=False):
+    """A W4A16Linear (AWQ-converted, optionally with bias and a GPTQ act-order perm) and its f64 weights [N, K]."""
+    q, z, s = random_layer(rng, n, k, g, scale_dtype=np.float16)
+    t = [torch.from_numpy(awq_pack(q)), torch.from_numpy(awq_pack(z)), torch.from_numpy(s)]
+    m = wt.W4A16Linear.from_awq(*t, g)
+    w = dequant_kn(q, z, s, group_of(k, g))  # [N, K]
+    if act_order:  # perm[j] = the input channel of column j (canonical): W's columns in perm order, x gathered
+        perm = rng.permutation(k).astype(np.int32)
+        m.perm = torch.from_numpy(perm)
+        w_full = np.empty_like(w)
+        w_full[:, perm] = w
+        w = w_full
+    if bias:
+        m.bias = torch.from_numpy(rng.standard_normal(n).astype(np.float16))
+    if bf16_scales:
+        m.scales = m.scales.to(torch.bfloat16)
+        if m.bias is not None:
+            m.bias = m.bias.to(torch.bfloat16)
+    return m.to(device), w
+
+
+def tc_shapes(n, k, g, zeros):
+    np_, kp, groups = (n + 63) // 64 * 64, (k + 63) // 64 * 64, 1 if g == -1 else k // g
+    s = {"qweight": (np_ // 16, kp // 64, 32, 4), "scales": (groups, np_)}
+    if zeros:
+        s["zeros"] = (groups, np_ // 16, 8)
+    return s
+
+
+def test_prepared_module_from_explicit_tensors_refuses_cpu_and_wrong_inputs():
+    n, k, g = 64, 256, 128
+    sh = tc_shapes(n, k, g, True)
+    m = wt.W4A16PreparedLinear(torch.zeros(sh["qweight"], dtype=torch.int32), torch.zeros(sh["scales"], dtype=torch.float16),
+                               torch.zeros(sh["zeros"], dtype=torch.uint8), in_features=k, out_features=n,
+                               group_size=g, scalar_type="uint4")
+    assert "layout=cuda.tc16x64.v1" in repr(m) and set(m.state_dict()) == {"qweight", "scales", "zeros"}
+    with pytest.raises(w4a16.UnsupportedError) as e:
+        m(torch.ones(2, k, dtype=torch.float16))
+    assert "x: expected a CUDA tensor (the prepared layout cuda.tc16x64.v1" in str(e.value)
+    if CUDA:
+        m = m.cuda()
+        with pytest.raises(w4a16.DTypeError) as e:
+            m(torch.ones(2, k, dtype=torch.bfloat16, device="cuda"))
+        assert "x: expected torch.float16 (the activation dtype" in str(e.value)
+        with pytest.raises(w4a16.ShapeError):
+            m(torch.ones(2, k - 8, dtype=torch.float16, device="cuda"))
+        bad = wt.W4A16PreparedLinear(m.qweight[:, :2].contiguous(), m.scales, m.zeros, in_features=k, out_features=n,
+                                     group_size=g, scalar_type="uint4")
+        with pytest.raises(w4a16.ShapeError) as e:
+            bad(torch.ones(2, k, dtype=torch.float16, device="cuda"))
+        assert "qweight: expected int32 [4, 4, 32, 4]" in str(e.value)
+        noz = wt.W4A16PreparedLinear(m.qweight, m.scales, None, in_features=k, out_features=n, group_size=g,
+                                     scalar_type="uint4")
+        with pytest.raises(w4a16.ArgumentError) as e:
+            noz(torch.ones(2, k, dtype=torch.float16, device="cuda"))
+        assert "zeros: expected uint8 [2, 4, 8] on the CUDA device (layout cuda.tc16x64.v1), got no array" in str(e.value)
+
+
+def test_gemm_tc_traces_with_fake_tensors():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    n, k, g = 96, 256, 64
+    sh = tc_shapes(n, k, g, False)
+    with FakeTensorMode():
+        x = torch.empty(3, 5, k, dtype=torch.bfloat16)
+        y = torch.ops.w4a16.gemm_tc(x, torch.empty(sh["qweight"], dtype=torch.int32),
+                                    torch.empty(sh["scales"], dtype=torch.bfloat16), None, None, None, n, k, g, "uint4b8")
+        assert y.shape == (3, 5, n) and y.dtype == torch.bfloat16
+        with pytest.raises(RuntimeError):  # x in another dtype than the layout's scales
+            torch.ops.w4a16.gemm_tc(x.to(torch.float16), torch.empty(sh["qweight"], dtype=torch.int32),
+                                    torch.empty(sh["scales"], dtype=torch.bfloat16), None, None, None, n, k, g, "uint4b8")
+
+
+def test_prepare_modules_leaves_cpu_modules(rng):
+    m, _ = canonical_module(rng, 64, 256, 128, "cpu")
+    model = torch.nn.Sequential(m, torch.nn.ReLU())
+    assert wt.prepare_modules(model) == 0 and model[0] is m
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("scalar", ["uint4", "uint4b8"])
+@pytest.mark.parametrize("extras", [False, True])
+def test_prepared_matches_w4a16linear_bit_for_bit(rng, dtype, scalar, extras):
+    """The same kernel on the same layout bytes: the prepared module's outputs equal W4A16Linear's bit for bit (decode
+    and prefill paths), within the f64 tolerance; no layer is cached for it beyond the adopted binding."""
+    n, k, g = 192, 512, 128
+    m, w = canonical_module(rng, n, k, g, "cuda", bias=extras, act_order=extras, bf16_scales=dtype == "bfloat16")
+    if scalar == "uint4b8":  # the same weights read as uint4b8 need no zeros: z = 8 everywhere
+        m.zeros = None
+        m.scalar_type = "uint4b8"
+    p = wt.W4A16PreparedLinear.from_linear(m, dtype)
+    assert p.qweight.shape == tc_shapes(n, k, g, scalar == "uint4")["qweight"] and p.qweight.is_cuda
+    assert (p.zeros is None) == (scalar == "uint4b8") and (p.bias is None) != extras and (p.perm is None) != extras
+    tdt = torch.float16 if dtype == "float16" else torch.bfloat16
+    for m_rows in (1, 5, 33, 300):
+        x = torch.from_numpy(rng.standard_normal((m_rows, k)).astype(np.float32)).to(tdt).cuda()
+        y0, y1 = m(x), p(x)
+        assert torch.equal(y0, y1), f"M={m_rows}"
+        if scalar == "uint4":
+            ref = x.double().cpu().numpy() @ w.T + (0 if m.bias is None else m.bias.double().cpu().numpy())
+            assert rel_err(y1.float().cpu().numpy(), ref) <= TOL[dtype]
+    lin = wt._cache[id(p.qweight)][1]
+    assert lin.adopted and not lin.holds_canonical and lin.max_m >= 300
+
+
+@needs_cuda
+def test_prepare_modules_frees_a_copy_and_replays_in_a_graph(rng):
+    n, k, g = 8192, 4096, 128
+    m, w = canonical_module(rng, n, k, g, "cuda")
+    model = torch.nn.Sequential(m)
+    x = torch.from_numpy(rng.standard_normal((4, k)).astype(np.float16)).cuda()
+    y0 = model(x)  # the canonical tensors and the op's prepared copy on the GPU
+    canonical_bytes = sum(t.numel() * t.element_size() for t in (m.qweight, m.scales, m.zeros))
+    del m
+    torch.cuda.synchronize()
+    gc.collect()
+    torch.cuda.empty_cache()
+    free0 = torch.cuda.mem_get_info()[0]
+    assert wt.prepare_modules(model) == 1 and isinstance(model[0], wt.W4A16PreparedLinear)
+    y1 = model(x)
+    assert torch.equal(y0, y1)
+    torch.cuda.synchronize()
+    gc.collect()
+    torch.cuda.empty_cache()
+    free1 = torch.cuda.mem_get_info()[0]
+    # Freed: the canonical tensors and the library's prepared copy; allocated: the layout's arrays (one copy).
+    assert free1 - free0 >= 0.8 * canonical_bytes, (free0, free1, canonical_bytes)
+    # CUDA graph: captured at M = 4, replayed on new x written into the captured input.
+    static_x = x.clone()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        model(static_x)  # warm-up on the capture stream
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_y = model(static_x)
+    for _ in range(2):
+        static_x.copy_(torch.from_numpy(rng.standard_normal((4, k)).astype(np.float16)).cuda())
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(static_y, model(static_x))
+        assert rel_err(static_y.float().cpu().numpy(), static_x.double().cpu().numpy() @ w.T) <= TOL["float16"]
+
+
+@needs_cuda
+def test_prepared_state_dict_round_trip(rng):
+    m, _ = canonical_module(rng, 128, 256, 64, "cuda", bias=True)
+    p = wt.W4A16PreparedLinear.from_linear(m)
+    q = wt.W4A16PreparedLinear(*(torch.empty_like(t) for t in (p.qweight, p.scales, p.zeros, p.bias)),
+                               in_features=256, out_features=128, group_size=64, scalar_type="uint4")
+    q.load_state_dict(p.state_dict())
+    x = torch.from_numpy(rng.standard_normal((3, 256)).astype(np.float16)).cuda()
+    assert torch.equal(p(x), q(x)) and torch.equal(p(x), m(x))
