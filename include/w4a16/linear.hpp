@@ -18,6 +18,10 @@ struct LinearOptions {
   int device_index = 0;
   std::string backend;       // force a kernel by name ("" = choose)
   std::int64_t max_m = 4096; // workspace is sized for M <= max_m
+  // false: create() / adopt() allocate no workspace; every call passes the caller's (run with its size), e.g. one
+  // buffer shared by all the layers of a model on a stream, sized for the largest M of any call
+  // (workspace_bytes_for(m)): a workspace per layer at max_m can match the layer's weight bytes.
+  bool own_workspace = true;
   void* stream = nullptr;    // for CUDA prepare uploads
 };
 
@@ -33,11 +37,14 @@ class Linear {
   const Kernel& kernel() const { return *kernel_; }
   const LinearConfig& config() const { return config_; }
   const Decision& decision() const { return decision_; }
-  std::size_t workspace_bytes() const { return ws_bytes_; }
+  std::size_t workspace_bytes() const { return ws_bytes_; }  // for max_m rows
+  std::size_t workspace_bytes_for(std::int64_t m) const;      // what a call of m rows needs (0 where none)
   std::size_t weight_bytes() const { return prepared_->device_bytes(); }
   // Caller-owned workspace (>= workspace_bytes()) and stream; never allocates.
   void run(const TensorView& x, const TensorView& out, void* workspace, void* stream) const;
-  // Convenience for the CPU or tests: uses an internal workspace (allocated at create()).
+  // The same with a workspace of `workspace_bytes` (>= workspace_bytes_for(M), else invalid_argument).
+  void run(const TensorView& x, const TensorView& out, void* workspace, std::size_t workspace_bytes, void* stream) const;
+  // Convenience for the CPU or tests: uses an internal workspace (allocated at create() unless own_workspace is false).
   void forward(const TensorView& x, const TensorView& out, void* stream = nullptr) const;
 
  private:

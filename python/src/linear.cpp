@@ -25,8 +25,9 @@ struct PyLinear {
   // are their own device copies (tests/gpu/registry scrambles the source after prepare): a QuantizedLinear may then
   // drop its host copy (drop_host) and keep the binding.
   std::shared_ptr<const QuantizedLinear> owner;
-  // adopt_linear: the caller's arrays the prepared weights are views of (their owners stay alive with the binding).
-  std::vector<InArray> adopted;
+  // adopt_linear: the binding runs on the caller's arrays; `held` keeps them alive where the caller asked (keep=True).
+  bool adopted = false;
+  std::vector<InArray> held;
 };
 
 Device parse_device(std::string_view s) {
@@ -43,7 +44,7 @@ DType parse_act(std::string_view s, std::string_view arg) {
 }
 
 LinearOptions make_options(std::string_view act_dtype, std::string_view device, int device_index,
-                           std::string_view backend, std::int64_t max_m, std::uintptr_t stream) {
+                           std::string_view backend, std::int64_t max_m, std::uintptr_t stream, bool own_workspace = true) {
   LinearOptions o;
   o.act_dtype = parse_act(act_dtype, "dtype");
   o.device = parse_device(device);
@@ -53,6 +54,7 @@ LinearOptions make_options(std::string_view act_dtype, std::string_view device, 
   if (max_m < 1) fail(ErrorCode::invalid_argument, "max_m", ">= 1", std::to_string(max_m));
   o.max_m = max_m;
   o.stream = reinterpret_cast<void*>(stream);
+  o.own_workspace = own_workspace;
   return o;
 }
 
@@ -73,7 +75,7 @@ nb::tuple take_x(const InArray& x_arr, std::int64_t k, std::string_view bits16) 
 }
 
 void run_view(const PyLinear& self, const TensorView& x, const OutArray& out_arr, std::uintptr_t stream,
-              std::string_view bits16) {
+              std::string_view bits16, std::uintptr_t workspace = 0, std::size_t workspace_bytes = 0, bool given = false) {
   const TensorView out = to_view(out_arr, "out", bits16);
   const LinearOptions& o = self.opt;
   for (const auto& [t, arg] : {std::pair{&x, "x"}, std::pair{&out, "out"}}) {
@@ -89,7 +91,10 @@ void run_view(const PyLinear& self, const TensorView& x, const OutArray& out_arr
   if (x.rank == 2 && x.size(0) > o.max_m)
     fail(ErrorCode::shape_mismatch, "x", "at most max_m = " + std::to_string(o.max_m) + " rows", describe(x));
   nb::gil_scoped_release release;  // kernels may run for a while and never touch Python
-  self.lin.forward(x, out, reinterpret_cast<void*>(stream));
+  if (given)
+    self.lin.run(x, out, reinterpret_cast<void*>(workspace), workspace_bytes, reinterpret_cast<void*>(stream));
+  else
+    self.lin.forward(x, out, reinterpret_cast<void*>(stream));
 }
 
 void run_linear(const PyLinear& self, const InArray& x_arr, const OutArray& out_arr, std::uintptr_t stream,
@@ -100,6 +105,11 @@ void run_linear(const PyLinear& self, const InArray& x_arr, const OutArray& out_
 void run_checked(const PyLinear& self, const CheckedX& x, const OutArray& out_arr, std::uintptr_t stream,
                  std::string_view bits16) {
   run_view(self, x.view, out_arr, stream, bits16);
+}
+
+void run_checked_ws(const PyLinear& self, const CheckedX& x, const OutArray& out_arr, std::uintptr_t workspace,
+                    std::size_t workspace_bytes, std::uintptr_t stream, std::string_view bits16) {
+  run_view(self, x.view, out_arr, stream, bits16, workspace, workspace_bytes, true);
 }
 
 // The decision as a dict; "runs": [(M, how the chosen kernel runs M tokens)] for the token counts asked
@@ -144,7 +154,11 @@ void bind_linear(nb::module_& m) {
       .def_prop_ro("weight_bytes", [](const PyLinear& l) { return l.lin.weight_bytes(); })
       .def_prop_ro("workspace_bytes", [](const PyLinear& l) { return l.lin.workspace_bytes(); })
       .def_prop_ro("max_m", [](const PyLinear& l) { return l.opt.max_m; })
-      .def_prop_ro("adopted", [](const PyLinear& l) { return !l.adopted.empty(); },
+      .def_prop_ro("owns_workspace", [](const PyLinear& l) { return l.opt.own_workspace; },
+                   "False for a binding made with own_workspace=False: every call passes a workspace (run_ws).")
+      .def("workspace_for", [](const PyLinear& l, std::int64_t m) { return l.lin.workspace_bytes_for(m); }, nb::arg("m"),
+           "Bytes of workspace a call of m rows needs (0 where none).")
+      .def_prop_ro("adopted", [](const PyLinear& l) { return l.adopted; },
                    "Whether this binding runs on the caller's arrays (adopt_linear) rather than its own copy.")
       .def_prop_ro("holds_canonical", [](const PyLinear& l) { return l.owner != nullptr; },
                    "Whether this binding keeps the layer's host canonical tensors alive (CPU kernels may run on them).")
@@ -154,6 +168,9 @@ void bind_linear(nb::module_& m) {
       .def("run", &run_checked, nb::arg("x"), nb::arg("out"), nb::arg("stream") = 0, nb::arg("dtype") = "",
            "out[M, N] = x[M, K] . W^T (+ bias) on the Linear's device, x as take_x returned it (checked, imported "
            "once); stream is a cudaStream_t as int.")
+      .def("run_ws", &run_checked_ws, nb::arg("x"), nb::arg("out"), nb::arg("workspace"), nb::arg("workspace_bytes"),
+           nb::arg("stream") = 0, nb::arg("dtype") = "",
+           "As run, with the caller's workspace (a device pointer as int and its size, >= workspace_for(M)).")
       .def("run", &run_linear, nb::arg("x"), nb::arg("out"), nb::arg("stream") = 0, nb::arg("dtype") = "",
            "out[M, N] = x[M, K] . W^T (+ bias) on the Linear's device; stream is a cudaStream_t as int.");
 
@@ -199,10 +216,10 @@ void bind_linear(nb::module_& m) {
       "adopt_linear",
       [](std::string_view layout, const nb::dict& arrays, std::int64_t n, std::int64_t k, int group_size,
          std::string_view scalar, std::string_view act_dtype, std::string_view device, int device_index,
-         std::string_view backend, std::int64_t max_m, std::uintptr_t stream) {
+         std::string_view backend, std::int64_t max_m, std::uintptr_t stream, bool own_workspace, bool keep) {
         auto* p = new PyLinear();
         std::unique_ptr<PyLinear> guard(p);
-        p->opt = make_options(act_dtype, device, device_index, backend, max_m, stream);
+        p->opt = make_options(act_dtype, device, device_index, backend, max_m, stream, own_workspace);
         LinearConfig c;
         c.n = c.n_full = n;
         c.k = c.k_full = k;
@@ -213,8 +230,9 @@ void bind_linear(nb::module_& m) {
         std::vector<LayoutView> views;
         for (auto [key, value] : arrays) {
           std::string name = nb::cast<std::string>(key);
-          p->adopted.push_back(nb::cast<InArray>(value));
-          views.push_back({name, to_view(p->adopted.back(), name, act_dtype)});
+          InArray arr = nb::cast<InArray>(value);
+          views.push_back({name, to_view(arr, name, act_dtype)});
+          if (keep) p->held.push_back(std::move(arr));
           c.has_bias = c.has_bias || name == "bias";
           c.act_order = c.act_order || name == "perm";
         }
@@ -222,13 +240,17 @@ void bind_linear(nb::module_& m) {
           nb::gil_scoped_release release;
           p->lin = Linear::adopt(layout, views, c, p->opt);
         }
+        p->adopted = true;
         return guard.release();
       },
       nb::arg("layout"), nb::arg("arrays"), nb::arg("n"), nb::arg("k"), nb::arg("group_size"), nb::arg("scalar_type"),
       nb::arg("dtype"), nb::arg("device") = "cuda", nb::arg("device_index") = 0, nb::arg("backend") = "",
-      nb::arg("max_m") = 4096, nb::arg("stream") = 0, nb::rv_policy::take_ownership,
+      nb::arg("max_m") = 4096, nb::arg("stream") = 0, nb::arg("own_workspace") = true, nb::arg("keep") = true,
+      nb::rv_policy::take_ownership,
       "A Linear over the caller's arrays of `layout` (layout_arrays' names; bias and perm where the layer has them), "
-      "read in place: the binding keeps them alive.");
+      "read in place. keep=True: the binding keeps them alive; keep=False: the caller does, and uses the binding only "
+      "while they live (w4a16.torch: its cache entry goes with the weight tensor, and a binding whose arrays moved is "
+      "never looked up). own_workspace=False: no workspace of its own (run_ws).");
 
   m.def("take_x", &take_x, nb::arg("x"), nb::arg("k"), nb::arg("dtype") = "",
         "Validates x [M, K] and returns (x checked, for Linear.run; dtype, device, device_index, M).");

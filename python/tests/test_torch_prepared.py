@@ -121,7 +121,10 @@ def test_prepared_matches_w4a16linear_bit_for_bit(rng, dtype, scalar, extras):
             ref = x.double().cpu().numpy() @ w.T + (0 if m.bias is None else m.bias.double().cpu().numpy())
             assert rel_err(y1.float().cpu().numpy(), ref) <= TOL[dtype]
     lin = wt._cache[id(p.qweight)][1]
-    assert lin.adopted and not lin.holds_canonical and lin.max_m >= 300
+    assert lin.adopted and not lin.holds_canonical and not lin.owns_workspace and lin.max_m >= 300
+    need = max(lin.workspace_for(m_rows) for m_rows in (1, 5, 33, 300))
+    shared = wt._workspaces.get((torch.cuda.current_device(), torch.cuda.current_stream().cuda_stream), [])
+    assert need == 0 or shared[-1].numel() >= need  # the one workspace of this stream, not the binding's
 
 
 @needs_cuda
@@ -131,6 +134,7 @@ def test_prepare_modules_frees_a_copy_and_replays_in_a_graph(rng):
     model = torch.nn.Sequential(m)
     x = torch.from_numpy(rng.standard_normal((4, k)).astype(np.float16)).cuda()
     y0 = model(x)  # the canonical tensors and the op's prepared copy on the GPU
+    assert torch.equal(y0, y0)  # torch's kernels used below, loaded (lazily, into device memory) before counting
     canonical_bytes = sum(t.numel() * t.element_size() for t in (m.qweight, m.scales, m.zeros))
     del m
     torch.cuda.synchronize()
@@ -146,6 +150,7 @@ def test_prepare_modules_frees_a_copy_and_replays_in_a_graph(rng):
     free1 = torch.cuda.mem_get_info()[0]
     # Freed: the canonical tensors and the library's prepared copy; allocated: the layout's arrays (one copy).
     assert free1 - free0 >= 0.8 * canonical_bytes, (free0, free1, canonical_bytes)
+    assert wt.release_workspaces() >= 0 and not wt._workspaces
     # CUDA graph: captured at M = 4, replayed on new x written into the captured input.
     static_x = x.clone()
     s = torch.cuda.Stream()
@@ -161,6 +166,30 @@ def test_prepare_modules_frees_a_copy_and_replays_in_a_graph(rng):
         torch.cuda.synchronize()
         assert torch.equal(static_y, model(static_x))
         assert rel_err(static_y.float().cpu().numpy(), static_x.double().cpu().numpy() @ w.T) <= TOL["float16"]
+    del graph  # (it runs on the module's arrays)
+    # The module's cache entry goes with it: no reference from the cached binding keeps the arrays alive.
+    entries = len(wt._cache)
+    held = torch.cuda.memory_allocated()
+    layer_bytes = sum(t.numel() * t.element_size() for t in model[0].buffers())
+    model[0] = torch.nn.Identity()
+    gc.collect()
+    assert len(wt._cache) == entries - 1 and held - torch.cuda.memory_allocated() >= layer_bytes
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_gemm_tc_opcheck_and_compile(rng, dtype):
+    """torch.library.opcheck of w4a16::gemm_tc (schema, fake kernel, autograd registration, AOT dispatch with dynamic
+    shapes) and torch.compile(fullgraph=True) of the module: the same outputs as eager."""
+    m, _ = canonical_module(rng, 128, 256, 64, "cuda", bias=True, bf16_scales=dtype == torch.bfloat16)
+    p = wt.W4A16PreparedLinear.from_linear(m)
+    x = torch.from_numpy(rng.standard_normal((2, 3, 256)).astype(np.float32)).to(dtype).cuda()
+    args = (x, p.qweight, p.scales, p.zeros, p.bias, None, 128, 256, 64, "uint4", "")
+    torch.library.opcheck(torch.ops.w4a16.gemm_tc.default, args,
+                          test_utils=("test_schema", "test_autograd_registration", "test_faketensor",
+                                      "test_aot_dispatch_dynamic"))
+    compiled = torch.compile(p, fullgraph=True)
+    assert torch.equal(compiled(x), p(x)) and p(x).shape == (2, 3, 128)
 
 
 @needs_cuda

@@ -31,7 +31,8 @@ torch.compile / FakeTensor the output shapes without running anything):
       -> y [..., N], as gemm, on weights already in the CUDA kernels' prepared layout "cuda.tc16x64.v1"
       (QuantizedLinear.layout_arrays: qweight int32 [N_pad/16, K_pad/64, 32, 4], scales [G, N_pad] in x's dtype,
       zeros uint8 [G, N_pad/16, 8] for "uint4", bias [N], perm int32 [K]), read in place on x's device: no copy
-      is made or cached, so the GPU holds the weights once. CUDA only.
+      is made or cached, so the GPU holds the weights once; the kernels' workspace is one buffer per device and
+      stream, shared by every call (release_workspaces() frees it). CUDA only.
 
 W4A16Linear(nn.Module) holds the canonical tensors as buffers and calls w4a16::gemm; build it
 from an AWQ/GPTQ layer (tensors or a checkpoint folder + prefix) or from a float nn.Linear.
@@ -55,7 +56,7 @@ from .linear import QuantizedLinear, _round_m, load_linear
 from .moe import MoE
 
 __all__ = ["W4A16Linear", "W4A16MoE", "W4A16PreparedLinear", "gemm", "gemm_tc", "moe", "prepare", "prepare_modules",
-           "to_torch"]
+           "release_workspaces", "to_torch"]
 
 _PREPARE_SCHEMA = (
     "prepare(Tensor qweight, Tensor? qzeros, Tensor scales, Tensor? g_idx, str format, int group_size, "
@@ -272,6 +273,36 @@ def _tc_arrays(qweight, scales, zeros, bias, perm) -> dict:
     return {name: _arrays.export(t, "torch") for name, t in named if not _absent(t)}
 
 
+# (device index, stream) -> torch uint8 tensors, the last the largest: the workspace that every w4a16::gemm_tc call on
+# that stream shares (calls on one stream never overlap), sized for the largest call so far (a decode step needs none;
+# a binding's own at 4096 rows would match its layer's weight bytes). Grown by doubling; the earlier buffers are kept,
+# since a CUDA graph captured with one keeps using it (release_workspaces() frees them all).
+_workspaces: dict = {}
+
+
+def _workspace(x, stream: int, nbytes: int):
+    """(pointer, bytes) of the shared workspace of x's device and `stream`, at least `nbytes`; (0, 0) for none."""
+    if nbytes == 0:
+        return 0, 0
+    held = _workspaces.setdefault((x.get_device(), stream), [])
+    if not held or held[-1].numel() < nbytes:
+        held.append(torch.empty(max(nbytes, 2 * held[-1].numel()) if held else nbytes, dtype=torch.uint8,
+                                device=x.device))
+    t = held[-1]
+    return t.data_ptr(), t.numel()
+
+
+def release_workspaces() -> int:
+    """Frees the workspaces w4a16::gemm_tc shares per device and stream (made again on the next call); returns the
+    bytes released. Not while a CUDA graph captured over W4A16PreparedLinear modules is still to be replayed."""
+    total = sum(t.numel() for held in _workspaces.values() for t in held)
+    _workspaces.clear()
+    return total
+
+
+_TC_MAX_M = 1 << 20  # the rows a gemm_tc binding takes: it holds no workspace, so a large bound costs nothing
+
+
 def _gemm_tc_impl(x, qweight, scales, zeros, bias, perm, n, k, group_size, scalar_type, backend=""):
     if not x.is_cuda:
         raise fail(UnsupportedError, "x", f"a CUDA tensor (the prepared layout {_TC_LAYOUT} runs on the CUDA kernels "
@@ -289,12 +320,15 @@ def _gemm_tc_impl(x, qweight, scales, zeros, bias, perm, n, k, group_size, scala
     stream = int(torch._C._cuda_getCurrentRawStream(x.get_device()))
     act = "bfloat16" if x.dtype == torch.bfloat16 else "float16"
 
+    # A view of the tensors (no weight bytes copied) with no workspace of its own. It holds no reference to them
+    # (keep=False): one would keep qweight alive from its own cache entry, which goes only with qweight. Looked up
+    # only while every stamp matches, i.e. while each tensor the view points at is the one at that address.
     def adopt(max_m: int):
         return _core.adopt_linear(_TC_LAYOUT, _tc_arrays(qweight, scales, zeros, bias, perm), n, k, group_size,
-                                  scalar_type, act, "cuda", x.get_device(), backend, max_m, stream)
+                                  scalar_type, act, "cuda", x.get_device(), backend, max_m, stream, False, False)
 
-    lin = _cached(qweight, stamp, lambda: adopt(_round_m(rows)))  # a view of the tensors: no weight bytes copied
-    if rows > lin.max_m:  # a workspace for more rows (the arrays again, in place)
+    lin = _cached(qweight, stamp, lambda: adopt(max(_TC_MAX_M, _round_m(rows))))
+    if rows > lin.max_m:
         lin = adopt(_round_m(rows))
         _cache[id(qweight)] = (stamp, lin)
     y = x.new_empty((*x.shape[:-1], n))
@@ -302,7 +336,8 @@ def _gemm_tc_impl(x, qweight, scales, zeros, bias, perm, n, k, group_size, scala
         return y
     x2 = x.reshape(rows, k)
     xc = _core.take_x(_arrays.export(x2, "torch"), k, "")[0]
-    lin.run(xc, _arrays.export(y.view(rows, n), "torch"), stream, "")
+    ws, ws_bytes = _workspace(x, stream, lin.workspace_for(rows))
+    lin.run_ws(xc, _arrays.export(y.view(rows, n), "torch"), ws, ws_bytes, stream, "")
     return y
 
 

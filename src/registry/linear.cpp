@@ -74,7 +74,7 @@ Linear Linear::adopt(std::string_view layout, const std::vector<LayoutView>& arr
 void Linear::allocate_workspace(const LinearOptions& opt) {
   Linear& lin = *this;
   lin.ws_bytes_ = lin.kernel_->workspace_bytes(lin.config_, opt.max_m);
-  if (lin.ws_bytes_ > 0) {
+  if (lin.ws_bytes_ > 0 && opt.own_workspace) {
     if (opt.device == Device::cpu) {
       // 256-byte alignment satisfies every kernel's io_alignment().
       void* p = ::operator new(lin.ws_bytes_, std::align_val_t(256));
@@ -88,14 +88,24 @@ void Linear::allocate_workspace(const LinearOptions& opt) {
 }
 
 void Linear::run(const TensorView& x, const TensorView& out, void* workspace, void* stream) const {
+  run(x, out, workspace, workspace ? ws_bytes_ : 0, stream);
+}
+
+void Linear::run(const TensorView& x, const TensorView& out, void* workspace, std::size_t workspace_bytes, void* stream) const {
   if (!kernel_) fail(ErrorCode::invalid_argument, "Linear", "a Linear made by Linear::create", "an empty Linear");
   RunArgs a;
   a.x = x;
   a.out = out;
   a.workspace = workspace;
-  a.workspace_bytes = workspace ? ws_bytes_ : 0;
+  a.workspace_bytes = workspace ? workspace_bytes : 0;
   a.stream = stream;
   kernel_->run(*prepared_, a);
+}
+
+std::size_t Linear::workspace_bytes_for(std::int64_t m) const {
+  if (!kernel_) fail(ErrorCode::invalid_argument, "Linear", "a Linear made by Linear::create", "an empty Linear");
+  if (m < 0) fail(ErrorCode::invalid_argument, "m", ">= 0", std::to_string(m));
+  return m == 0 ? 0 : kernel_->workspace_bytes(config_, m);
 }
 
 void Linear::forward(const TensorView& x, const TensorView& out, void* stream) const {

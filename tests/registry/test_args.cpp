@@ -289,6 +289,14 @@ TEST(LinearApi, CreateAndRunChecks) {
   m = error_of([&] { lin.forward(x.view(), out.view()); }, ErrorCode::dtype_mismatch);
   EXPECT_NE(m.find("x: expected float16"), std::string::npos) << m;
   EXPECT_EQ(error_of([&] { Linear().forward(x.view(), out.view()); }, ErrorCode::invalid_argument).find("Linear"), 0u);
+  // No workspace of its own: the CPU kernels need none, so every call runs; workspace_bytes_for says so per M.
+  lo.own_workspace = false;
+  Linear lean = Linear::create(q.view(), lo);
+  EXPECT_EQ(lean.workspace_bytes_for(2), 0u);
+  test::HostMatrix xf = test::random_matrix(2, c.k, DType::f16, c.k, 0);
+  lean.run(xf.view(), out.view(), nullptr, 0, nullptr);
+  EXPECT_EQ(out.clobbered_padding(), 0);
+  m = error_of([&] { lean.workspace_bytes_for(-1); }, ErrorCode::invalid_argument);
 #if !W4A16_HAVE_CUDA
   lo.device = Device::cuda;
   m = error_of([&] { Linear::create(q.view(), lo); }, ErrorCode::unsupported);

@@ -50,22 +50,29 @@ torch.manual_seed(0)
 for n_, k_ in ((1024, 1024), (4096, 4096), (14336, 4096)):
     lin = torch.nn.Linear(k_, n_, bias=False).half().cuda()
     x = torch.randn(1, k_, dtype=torch.float16, device="cuda")
-    # Memory first (before any graph's private pool): each module alone, after one call.
+    # Memory first (before any graph's private pool): each module alone, after a call at M = 1 and one at M = 2048
+    # (a prefill: W4A16Linear's binding holds its own workspace for 4096 rows from the start; the prepared module's
+    # calls share one workspace per stream, here sized by the M = 2048 call and counted, then released).
+    xl = torch.randn(2048, k_, dtype=torch.float16, device="cuda")
     base = free_mib()
     m = wt.W4A16Linear.from_linear(lin, group_size=128, scalar_type="uint4b8")
-    y0 = m(x)
+    y0, yl0 = m(x), m(xl)
     held_canonical = base - free_mib()
     p = wt.W4A16PreparedLinear.from_linear(m)
     m_cpu = m.cpu()  # kept for the timing below, off the GPU (its op cache entry goes with the CUDA qweight)
     del m
-    y1 = p(x)
-    assert torch.equal(y0, y1)
+    y1, yl1 = p(x), p(xl)
+    assert torch.equal(y0, y1) and torch.equal(yl0, yl1)
+    del yl0, yl1
     held_prepared = base - free_mib()
+    shared_ws = wt.release_workspaces() / 2**20
     m = m_cpu.cuda()
     eager, eager_p = per_call(lambda: m(x)), per_call(lambda: p(x))
     graph, graph_p = graph_per_call(m, x), graph_per_call(p, x)
     weights_mib = n_ * k_ / 2 / 2**20
     print(f"{n_}x{k_} (int4 weights {weights_mib:.1f} MiB) M=1: device memory W4A16Linear {held_canonical:.1f} MiB, "
-          f"W4A16PreparedLinear {held_prepared:.1f} MiB; eager {eager:.2f} / {eager_p:.2f} us/call, "
+          f"W4A16PreparedLinear {held_prepared:.1f} MiB (of it the shared workspace {shared_ws:.1f}); "
+          f"eager {eager:.2f} / {eager_p:.2f} us/call, "
           f"graph replay {graph:.2f} / {graph_p:.2f} us/call")
     del p, m, m_cpu, y0, y1
+    wt.release_workspaces()

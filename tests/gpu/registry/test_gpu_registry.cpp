@@ -308,9 +308,12 @@ TEST(GpuLayouts, AdoptedTcArraysRunBitEqualToPrepared) {
           views.push_back({a.name, TensorView(held.back()->p, a.dtype, a.shape, Device::cuda, dev)});
         }
         LinearConfig lc = LinearConfig::from(q.view(), act, Device::cuda, capability());
-        const Linear adopted = Linear::adopt(own.kernel().layout(), views, lc, o);
+        LinearOptions shared = o;  // the caller's workspace for every call (one buffer a model's layers share)
+        shared.own_workspace = false;
+        const Linear adopted = Linear::adopt(own.kernel().layout(), views, lc, shared);
         EXPECT_EQ(adopted.kernel().name(), own.kernel().name());
         EXPECT_EQ(adopted.weight_bytes(), own.weight_bytes());
+        EXPECT_EQ(adopted.workspace_bytes(), own.workspace_bytes());
         for (std::int64_t m : {1, 5, 33, 300}) {
           SCOPED_TRACE("M=" + std::to_string(m));
           Mirrored x(test::random_matrix(m, c.k, act, c.k, 0));
@@ -319,7 +322,19 @@ TEST(GpuLayouts, AdoptedTcArraysRunBitEqualToPrepared) {
           y0.upload();
           y1.upload();
           own.forward(x.view(), y0.view());
-          adopted.forward(x.view(), y1.view());
+          const std::size_t need = adopted.workspace_bytes_for(m);
+          EXPECT_LE(need, adopted.workspace_bytes());
+          DeviceBuffer ws(need);
+          if (need > 0) {  // no workspace of its own: forward() and a workspace one byte short are refused by name
+            try {
+              adopted.forward(x.view(), y1.view());
+              ADD_FAILURE() << "ran without the workspace it needs";
+            } catch (const Error& e) {
+              EXPECT_NE(std::string(e.what()).find("workspace"), std::string::npos) << e.what();
+            }
+            EXPECT_THROW(adopted.run(x.view(), y1.view(), ws.p, need - 1, nullptr), Error);
+          }
+          adopted.run(x.view(), y1.view(), ws.p, need, nullptr);
           CUDA_OK(cudaDeviceSynchronize());
           y0.download();
           y1.download();
@@ -333,7 +348,8 @@ TEST(GpuLayouts, AdoptedTcArraysRunBitEqualToPrepared) {
         Mirrored x(test::random_matrix(3, c.k, act, c.k, 0)), y(test::poisoned_matrix(3, c.n, act, c.n, 0));
         x.upload();
         y.upload();
-        adopted.forward(x.view(), y.view());
+        DeviceBuffer ws3(adopted.workspace_bytes_for(3));
+        adopted.run(x.view(), y.view(), ws3.p, ws3.bytes, nullptr);
         CUDA_OK(cudaDeviceSynchronize());
         y.download();
         const std::vector<double> b = test::bias_f64(q);
