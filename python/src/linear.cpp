@@ -177,10 +177,10 @@ void bind_linear(nb::module_& m) {
   m.def(
       "make_linear",
       [](const Layer& layer, std::string_view act_dtype, std::string_view device, int device_index,
-         std::string_view backend, std::int64_t max_m, std::uintptr_t stream) {
+         std::string_view backend, std::int64_t max_m, std::uintptr_t stream, bool own_workspace) {
         auto* p = new PyLinear();
         std::unique_ptr<PyLinear> guard(p);
-        p->opt = make_options(act_dtype, device, device_index, backend, max_m, stream);
+        p->opt = make_options(act_dtype, device, device_index, backend, max_m, stream, own_workspace);
         p->owner = layer.q;
         {
           nb::gil_scoped_release release;  // CUDA prepare uploads and repacks
@@ -190,7 +190,8 @@ void bind_linear(nb::module_& m) {
         return guard.release();
       },
       nb::arg("layer"), nb::arg("dtype"), nb::arg("device") = "cpu", nb::arg("device_index") = 0,
-      nb::arg("backend") = "", nb::arg("max_m") = 4096, nb::arg("stream") = 0, nb::rv_policy::take_ownership);
+      nb::arg("backend") = "", nb::arg("max_m") = 4096, nb::arg("stream") = 0, nb::arg("own_workspace") = true,
+      nb::rv_policy::take_ownership);
 
   m.def(
       "layout_arrays",

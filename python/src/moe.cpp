@@ -12,10 +12,13 @@
 // allocates), and the router uploaded beside it. Routing by the router runs on the device
 // (router_logits_cuda, route_cuda): no copy of x, no wait for the stream.
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
+
+#include <tuple>
 
 #include <algorithm>
 #include <memory>
@@ -273,7 +276,8 @@ std::size_t round_tokens(std::int64_t t) {  // workspace for a power of two of t
 }
 
 void run_cuda(PyMoe& self, const TensorView& x, const TensorView& out, const std::optional<InArray>& ids_arr,
-              const std::optional<InArray>& weights_arr, int top_k, bool renormalize, std::uintptr_t stream_int, int block) {
+              const std::optional<InArray>& weights_arr, int top_k, bool renormalize, std::uintptr_t stream_int, int block,
+              const std::optional<nb::callable>& workspace) {
   void* stream = reinterpret_cast<void*>(stream_int);
   moe::MoeArgs a{x, {}, {}, out};
   if (ids_arr) {
@@ -288,6 +292,13 @@ void run_cuda(PyMoe& self, const TensorView& x, const TensorView& out, const std
       fail(ErrorCode::invalid_argument, arg, "an array on x's device " + where(x), where(*t) + " " + describe(*t));
   CudaPrepared& p = prepared(self, x.dtype, x.device_index, stream);
   const std::int64_t T = x.size(0);
+  // As on the CPU: k sizes the workspace only; CudaMoe::run checks every argument before it.
+  const int k = ids_arr ? (a.topk_ids.rank == 2 ? static_cast<int>(std::clamp<std::int64_t>(a.topk_ids.size(1), 1, self.spec().experts)) : 1)
+                        : static_cast<int>(std::clamp<std::int64_t>(top_k, 1, self.spec().experts));
+  // The caller's workspace (workspace(nbytes) -> (pointer, bytes), asked with the GIL held), else the binding's own.
+  std::uintptr_t ws_ptr = 0;
+  std::size_t ws_bytes = 0;
+  if (workspace) std::tie(ws_ptr, ws_bytes) = nb::cast<std::pair<std::uintptr_t, std::size_t>>((*workspace)(p.m.workspace_bytes(T, k)));
   nb::gil_scoped_release release;
   DeviceScope scope(x.device_index);
   if (!ids_arr) {
@@ -309,8 +320,10 @@ void run_cuda(PyMoe& self, const TensorView& x, const TensorView& out, const std
     a.topk_ids = TensorView(ids, DType::i32, {T, top_k}, Device::cuda, x.device_index);
     a.topk_weights = TensorView(weights, DType::f32, {T, top_k}, Device::cuda, x.device_index);
   }
-  // As on the CPU: k sizes the workspace only; CudaMoe::run checks every argument before it.
-  const int k = a.topk_ids.rank == 2 ? static_cast<int>(std::clamp<std::int64_t>(a.topk_ids.size(1), 1, self.spec().experts)) : 1;
+  if (workspace) {
+    p.m.run(a, reinterpret_cast<void*>(ws_ptr), ws_bytes, stream, block);
+    return;
+  }
   if (p.workspace.bytes < p.m.workspace_bytes(T, k))
     p.workspace.reserve(p.m.workspace_bytes(static_cast<std::int64_t>(round_tokens(T)), k), "workspace: cudaMalloc");
   p.m.run(a, p.workspace.ptr.get(), p.workspace.bytes, stream, block);
@@ -319,14 +332,14 @@ void run_cuda(PyMoe& self, const TensorView& x, const TensorView& out, const std
 
 void run(PyMoe& self, const CheckedX& xc, const OutArray& out_arr, const std::optional<InArray>& ids,
          const std::optional<InArray>& weights, int top_k, bool renormalize, int threads, int block,
-         std::uintptr_t stream, std::string_view bits16) {
+         std::uintptr_t stream, std::string_view bits16, const std::optional<nb::callable>& workspace) {
   const TensorView& x = xc.view;
   TensorView out = to_view(out_arr, "out", bits16);
   check_pair(ids, weights);
   if (threads < 0) fail(ErrorCode::invalid_argument, "threads", ">= 0 (0: every hardware thread)", std::to_string(threads));
   if (x.device == Device::cpu) return run_cpu(self, x, out, ids, weights, top_k, renormalize, threads, block);
 #ifdef W4A16_PY_HAVE_CUDA
-  run_cuda(self, x, out, ids, weights, top_k, renormalize, stream, block);
+  run_cuda(self, x, out, ids, weights, top_k, renormalize, stream, block, workspace);
 #else
   (void)stream;
 #endif
@@ -413,8 +426,10 @@ void bind_moe(nb::module_& m) {
            "(topk_ids int32 [T, k], topk_weights float32 [T, k]) from the router, on the host.")
       .def("run", &run, nb::arg("x"), nb::arg("out"), nb::arg("topk_ids").none(), nb::arg("topk_weights").none(),
            nb::arg("top_k"), nb::arg("renormalize"), nb::arg("threads"), nb::arg("block"), nb::arg("stream"),
-           nb::arg("dtype") = "",
-           "out [T, H] = the MoE layer of x [T, H] (as take_x returned it) on x's device; stream is a cudaStream_t as int.")
+           nb::arg("dtype") = "", nb::arg("workspace").none() = nb::none(),
+           "out [T, H] = the MoE layer of x [T, H] (as take_x returned it) on x's device; stream is a cudaStream_t as int. "
+           "workspace (CUDA): None (the binding's own, grown as calls grow) or a callable nbytes -> (device pointer, "
+           "bytes) giving the call one of at least nbytes.")
       .def("reference", &reference, nb::arg("x"), nb::arg("topk_ids"), nb::arg("topk_weights"), nb::arg("out"),
            nb::arg("dtype") = "", "The f64 oracle (moe_reference), host arrays (x as take_x returned it).")
       .def("prepared", &prepared_list, "The CUDA layers prepared so far (dtype, device, bytes).")

@@ -199,6 +199,19 @@ def test_layout_arrays_of_the_cuda_kernels(rng):
             layer.layout_arrays(kernel=kernel)
 
 
+def test_call_with_the_callers_workspace(rng):
+    """workspace=: a binding with no workspace of its own (own_workspace False, its own key beside the default one),
+    asked per call for what it needs (the CPU kernels: nothing), the same outputs."""
+    layer, w, b = make_awq(rng, 64, 256, 128, bias=True)
+    x = rng.standard_normal((5, 256)).astype(np.float16)
+    asked = []
+    y = layer(x, workspace=lambda nbytes: asked.append(nbytes) or (0, 0))
+    assert asked == [0] and rel_err(y, ref_out(x, w, b)) <= TOL["float16"]
+    np.testing.assert_array_equal(y, layer(x))
+    assert sorted(lin.owns_workspace for lin in layer.linears) == [False, True]
+    assert all(lin.workspace_for(5) == 0 for lin in layer.linears)
+
+
 def test_many_rows_grow_the_workspace(rng):
     layer, w, b = make_awq(rng, 8, 64, 32)
     x = rng.standard_normal((4097, 64)).astype(np.float16)

@@ -208,6 +208,7 @@ def test_gemm_cache_drops_the_host_copy_of_cuda_weights(rng, device):
     layer = wt._cache[id(m.qweight)][1]
     assert layer.host_released == (device == "cuda")
     assert all(lin.holds_canonical == (device == "cpu") for lin in layer.linears)
+    assert all(lin.owns_workspace == (device == "cpu") for lin in layer.linears)  # CUDA: the stream's shared one
     assert rel_err(m(x).cpu().numpy(), ref) <= TOL["float16"]  # the kept binding
     assert wt._cache[id(m.qweight)][1] is layer
     xb = x.to(torch.bfloat16)  # a binding the released layer lacks: rebuilt, the fp16 binding carried over
@@ -331,6 +332,7 @@ def test_moe_cache_drops_the_host_copy_of_cuda_experts(rng, device):
     assert rebuilt.host_released == (device == "cuda")
     if device == "cuda":
         assert rebuilt is not layer and sorted(p["dtype"] for p in rebuilt.prepared) == ["bfloat16", "float16"]
+        assert all(p["workspace_bytes"] == 0 for p in rebuilt.prepared)  # the stream's shared one, not its own
     assert rel_err(call(x).double().cpu().numpy(), ref(x)) <= TOL["float16"] and wt._cache[id(w13[0])][1] is rebuilt
     rebuilt.drop_host()  # by hand: on CPU experts the next call rebuilds the layer (CUDA: its prepared layers serve)
     assert rel_err(call(x).double().cpu().numpy(), ref(x)) <= TOL["float16"]

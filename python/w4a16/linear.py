@@ -144,30 +144,39 @@ class QuantizedLinear:
         if self._layer is None:
             raise fail(HostReleasedError, what, "a QuantizedLinear holding its canonical tensors",
                        "one whose host copy was released by drop_host() (its CUDA bindings made before remain: "
-                       + (", ".join(f"{d}:{i} {t}" for t, d, i, _ in self._linears) or "none") + ")")
+                       + (", ".join(f"{d}:{i} {t}" for t, d, i, *_ in self._linears) or "none") + ")")
         return self._layer
 
     # ---- running ---------------------------------------------------------------------------
 
     def linear(self, dtype: str = "float16", device: str = "cpu", device_index: int = 0,
-               backend: Optional[str] = None, max_m: int = 4096, stream: int = 0) -> "_core.Linear":
-        """The prepared binding for (device, activation dtype, backend), made on first use."""
+               backend: Optional[str] = None, max_m: int = 4096, stream: int = 0,
+               own_workspace: bool = True) -> "_core.Linear":
+        """The prepared binding for (device, activation dtype, backend), made on first use. own_workspace=False: a
+        binding with no workspace of its own (each call passes one: __call__'s workspace=), made up to SHARED_MAX_M
+        rows since its bound costs nothing."""
         b = self.backend if backend is None else backend
-        key = (dtype, device, device_index if device == "cuda" else 0, b)
+        key = (dtype, device, device_index if device == "cuda" else 0, b) + (() if own_workspace else ("shared",))
+        if not own_workspace:
+            max_m = max(max_m, SHARED_MAX_M)
         lin = self._linears.get(key)
         if lin is None or lin.max_m < max_m:
             layer = self._host(f"linear({dtype!r}, {device!r}, {key[2]}, backend={b!r}, max_m={max_m})")
-            lin = _core.make_linear(layer, dtype, device, key[2], b, max(max_m, lin.max_m if lin else 0), stream)
+            lin = _core.make_linear(layer, dtype, device, key[2], b, max(max_m, lin.max_m if lin else 0), stream,
+                                    own_workspace)
             self._linears[key] = lin
         return lin
 
     def __call__(self, x, *, out=None, backend: Optional[str] = None, dtype: Optional[str] = None,
-                 stream: Optional[int] = None):
+                 stream: Optional[int] = None, workspace=None):
         """y [..., N] = x [..., K] . W^T (+ bias), in x's framework, dtype and device.
 
         dtype: "bfloat16" when x is a numpy uint16 array of bfloat16 bits (the result is then
         uint16 bits too). out: an optional [M, N] (or [..., N]) array to write into.
         stream: a cudaStream_t as int; default the framework's current stream (torch, cupy).
+        workspace: None (the binding's own, sized for 4096 rows and more as calls grow), or a callable
+        nbytes -> (device pointer as int, its bytes) giving the call a workspace of at least nbytes on x's
+        device (0 -> (0, 0)): layers sharing one (w4a16.torch does, per device and stream) hold none each.
         """
         kind = _arrays.kind_of(x)
         x2, lead = _arrays.as_rows(x, kind, self._k)
@@ -182,7 +191,8 @@ class QuantizedLinear:
             return _arrays.reshape_out(y, lead) if out is None else out
         if stream is None:
             stream = _arrays.current_stream(x2, kind)
-        lin = self.linear(act, device, index, backend, max_m=_round_m(m), stream=stream)  # prepare's uploads too
+        # prepare's uploads too
+        lin = self.linear(act, device, index, backend, max_m=_round_m(m), stream=stream, own_workspace=workspace is None)
         self._last = lin
         if out is None:
             y = _arrays.empty_out(x2, kind, m, self._n, act)
@@ -194,7 +204,11 @@ class QuantizedLinear:
             y2 = out
             if lead is not None and tuple(out.shape) == tuple(lead) + (self._n,) and len(out.shape) != 2:
                 y2 = out.reshape(m, self._n)
-        lin.run(xc, _arrays.export(y2, _arrays.kind_of(y2)), stream, b16)
+        if workspace is None:
+            lin.run(xc, _arrays.export(y2, _arrays.kind_of(y2)), stream, b16)
+        else:
+            ws, ws_bytes = workspace(lin.workspace_for(m))
+            lin.run_ws(xc, _arrays.export(y2, _arrays.kind_of(y2)), ws, ws_bytes, stream, b16)
         return _arrays.reshape_out(y, lead) if out is None else out
 
     # ---- views and conversions -------------------------------------------------------------
@@ -241,6 +255,9 @@ def _decision_text(d: dict) -> str:
         text = text.rstrip("\n") + "\n" + f"how {d['chosen']} runs M tokens:\n"
         text += "".join(f"  M={m}: {how or 'one path at every M'}\n" for m, how in d["runs"])
     return text
+
+
+SHARED_MAX_M = 1 << 20  # the rows a binding without its own workspace takes (its bound costs no memory)
 
 
 def _round_m(m: int) -> int:

@@ -180,7 +180,7 @@ class MoE:
 
     def __call__(self, x, *, top_k: Optional[int] = None, renormalize: Optional[bool] = None, topk_ids=None,
                  topk_weights=None, out=None, dtype: Optional[str] = None, threads: int = 0, block: int = 0,
-                 stream: Optional[int] = None):
+                 stream: Optional[int] = None, workspace=None):
         """y [T, H] (or [H]) in x's framework, dtype and device.
 
         Routing: by the layer's router (top_k, renormalize; None = the layer's, from config.json)
@@ -190,6 +190,8 @@ class MoE:
         out: an optional [T, H] array to write into. threads: CPU threads (0: all).
         block: CUDA slots per block, 0 = chosen (1, 8, 32, 64, 128 force a path).
         stream: a cudaStream_t as int; default the framework's current stream (torch, cupy).
+        workspace (CUDA): None (the layer's own, grown with the calls), or a callable nbytes -> (device pointer as
+        int, bytes) giving the call one of at least nbytes on x's device (w4a16.torch shares one per stream).
         """
         kind = _arrays.kind_of(x)
         x2, one = _rows(x, kind)
@@ -212,7 +214,7 @@ class MoE:
             try:
                 self._moe.run(xc, _arrays.export(y2, _arrays.kind_of(y2, "out")),
                               _export(topk_ids, "topk_ids"), _export(topk_weights, "topk_weights"), k, renorm,
-                              int(threads), int(block), int(stream), b16)
+                              int(threads), int(block), int(stream), b16, workspace)
             except UnsupportedError as e:
                 raise self._released(e) from None
         if out is None and one:

@@ -52,7 +52,7 @@ import torch
 from . import _core
 from . import _arrays
 from .errors import ArgumentError, DTypeError, HostReleasedError, ShapeError, UnsupportedError, fail
-from .linear import QuantizedLinear, _round_m, load_linear
+from .linear import SHARED_MAX_M, QuantizedLinear, _round_m, load_linear
 from .moe import MoE
 
 __all__ = ["W4A16Linear", "W4A16MoE", "W4A16PreparedLinear", "gemm", "gemm_tc", "moe", "prepare", "prepare_modules",
@@ -172,6 +172,36 @@ def prepare(qweight, qzeros, scales, g_idx=None, *, format: str, group_size: int
                                    checkpoint_format)
 
 
+# ---- the shared workspace ---------------------------------------------------------------------
+
+# (device index, stream) -> torch uint8 tensors, the last the largest: the workspace that every CUDA call of
+# w4a16::gemm / gemm_tc / moe on that stream shares (calls on one stream never overlap), sized for the largest call so far
+# (a decode step needs none). A workspace per layer binding, sized for 4096 rows, would match the layer's own weight
+# bytes (llama8b.gate_up 56 MiB). Grown by doubling; the earlier buffers are kept, since a CUDA graph captured with
+# one keeps using it (release_workspaces() frees them all).
+_workspaces: dict = {}
+
+
+def _workspace(x, stream: int, nbytes: int):
+    """(pointer, bytes) of the shared workspace of x's device and `stream`, at least `nbytes`; (0, 0) for none."""
+    if nbytes == 0:
+        return 0, 0
+    held = _workspaces.setdefault((x.get_device(), stream), [])
+    if not held or held[-1].numel() < nbytes:
+        held.append(torch.empty(max(nbytes, 2 * held[-1].numel()) if held else nbytes, dtype=torch.uint8,
+                                device=x.device))
+    t = held[-1]
+    return t.data_ptr(), t.numel()
+
+
+def release_workspaces() -> int:
+    """Frees the workspaces that w4a16::gemm / gemm_tc / moe share per device and stream (made again on the next call);
+    returns the bytes released. Not while a CUDA graph captured over these ops is still to be replayed."""
+    total = sum(t.numel() for held in _workspaces.values() for t in held)
+    _workspaces.clear()
+    return total
+
+
 # ---- w4a16::gemm -----------------------------------------------------------------------------
 
 # id(qweight) -> (stamp, a QuantizedLinear or MoE holding host copies of the canonical tensors; their prepared
@@ -243,7 +273,12 @@ def _gemm_impl(x, qweight, scales, zeros, bias, perm, group_size, scalar_type, b
     if qweight.device != x.device:
         raise fail(ArgumentError, "qweight", f"a tensor on x's device ({x.device})", f"one on {qweight.device}")
     stamp, make = _linear_key(qweight, scales, zeros, bias, perm, group_size, scalar_type, backend)
-    return _run_cached(qweight, stamp, make, x, lambda layer: layer(x))  # a new [..., N] tensor, x's stream
+    if not x.is_cuda:
+        return _run_cached(qweight, stamp, make, x, lambda layer: layer(x))  # a new [..., N] tensor
+    # On CUDA the bindings hold no workspace: every call on a stream shares that stream's (_workspace).
+    stream = int(torch._C._cuda_getCurrentRawStream(x.get_device()))
+    return _run_cached(qweight, stamp, make, x,
+                       lambda layer: layer(x, stream=stream, workspace=lambda nbytes: _workspace(x, stream, nbytes)))
 
 
 _lib.impl("gemm", _gemm_impl, "CPU")
@@ -273,36 +308,6 @@ def _tc_arrays(qweight, scales, zeros, bias, perm) -> dict:
     return {name: _arrays.export(t, "torch") for name, t in named if not _absent(t)}
 
 
-# (device index, stream) -> torch uint8 tensors, the last the largest: the workspace that every w4a16::gemm_tc call on
-# that stream shares (calls on one stream never overlap), sized for the largest call so far (a decode step needs none;
-# a binding's own at 4096 rows would match its layer's weight bytes). Grown by doubling; the earlier buffers are kept,
-# since a CUDA graph captured with one keeps using it (release_workspaces() frees them all).
-_workspaces: dict = {}
-
-
-def _workspace(x, stream: int, nbytes: int):
-    """(pointer, bytes) of the shared workspace of x's device and `stream`, at least `nbytes`; (0, 0) for none."""
-    if nbytes == 0:
-        return 0, 0
-    held = _workspaces.setdefault((x.get_device(), stream), [])
-    if not held or held[-1].numel() < nbytes:
-        held.append(torch.empty(max(nbytes, 2 * held[-1].numel()) if held else nbytes, dtype=torch.uint8,
-                                device=x.device))
-    t = held[-1]
-    return t.data_ptr(), t.numel()
-
-
-def release_workspaces() -> int:
-    """Frees the workspaces w4a16::gemm_tc shares per device and stream (made again on the next call); returns the
-    bytes released. Not while a CUDA graph captured over W4A16PreparedLinear modules is still to be replayed."""
-    total = sum(t.numel() for held in _workspaces.values() for t in held)
-    _workspaces.clear()
-    return total
-
-
-_TC_MAX_M = 1 << 20  # the rows a gemm_tc binding takes: it holds no workspace, so a large bound costs nothing
-
-
 def _gemm_tc_impl(x, qweight, scales, zeros, bias, perm, n, k, group_size, scalar_type, backend=""):
     if not x.is_cuda:
         raise fail(UnsupportedError, "x", f"a CUDA tensor (the prepared layout {_TC_LAYOUT} runs on the CUDA kernels "
@@ -327,7 +332,7 @@ def _gemm_tc_impl(x, qweight, scales, zeros, bias, perm, n, k, group_size, scala
         return _core.adopt_linear(_TC_LAYOUT, _tc_arrays(qweight, scales, zeros, bias, perm), n, k, group_size,
                                   scalar_type, act, "cuda", x.get_device(), backend, max_m, stream, False, False)
 
-    lin = _cached(qweight, stamp, lambda: adopt(max(_TC_MAX_M, _round_m(rows))))
+    lin = _cached(qweight, stamp, lambda: adopt(max(SHARED_MAX_M, _round_m(rows))))
     if rows > lin.max_m:
         lin = adopt(_round_m(rows))
         _cache[id(qweight)] = (stamp, lin)
@@ -378,8 +383,13 @@ def _moe_impl(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_
     ids = topk_ids if topk_ids.dtype == torch.int32 else topk_ids.to(torch.int32)
     weights = topk_weights if topk_weights.dtype == torch.float32 else topk_weights.to(torch.float32)
     ids, weights = ids.contiguous(), weights.contiguous()
+    if not x.is_cuda:
+        return _run_cached(w13_qweight, stamp, make, x, lambda layer: layer(x, topk_ids=ids, topk_weights=weights))
+    # On CUDA the layer's workspace is the stream's shared one (_workspace), not a buffer of its own.
+    stream = int(torch._C._cuda_getCurrentRawStream(x.get_device()))
     return _run_cached(w13_qweight, stamp, make, x,
-                       lambda layer: layer(x, topk_ids=ids, topk_weights=weights))  # a new [T, H] tensor, x's stream
+                       lambda layer: layer(x, topk_ids=ids, topk_weights=weights, stream=stream,
+                                           workspace=lambda nbytes: _workspace(x, stream, nbytes)))
 
 
 _lib.impl("moe", _moe_impl, "CPU")

@@ -1,5 +1,6 @@
 """W4A16PreparedLinear against W4A16Linear on the GPU: device memory held per layer (cudaMemGetInfo after a call, torch's
-cache emptied: the module's buffers plus whatever the library allocated for it) and the per-call time, eager and as a
+cache emptied: the module's buffers, whatever the library allocated for it and the ops' shared workspace of the stream,
+sized by the largest call) and the per-call time, eager and as a
 CUDA graph replay (20 calls a graph), M = 1, fp16, uint4b8 g128, 4096x4096 and 14336x4096. Warm L2: this measures the
 host side and the memory, not the kernel (the same kernel runs on the same bytes). Run on the device with the package
 on PYTHONPATH."""
@@ -58,6 +59,7 @@ for n_, k_ in ((1024, 1024), (4096, 4096), (14336, 4096)):
     m = wt.W4A16Linear.from_linear(lin, group_size=128, scalar_type="uint4b8")
     y0, yl0 = m(x), m(xl)
     held_canonical = base - free_mib()
+    shared_ws_c = wt.release_workspaces() / 2**20
     p = wt.W4A16PreparedLinear.from_linear(m)
     m_cpu = m.cpu()  # kept for the timing below, off the GPU (its op cache entry goes with the CUDA qweight)
     del m
@@ -70,7 +72,8 @@ for n_, k_ in ((1024, 1024), (4096, 4096), (14336, 4096)):
     eager, eager_p = per_call(lambda: m(x)), per_call(lambda: p(x))
     graph, graph_p = graph_per_call(m, x), graph_per_call(p, x)
     weights_mib = n_ * k_ / 2 / 2**20
-    print(f"{n_}x{k_} (int4 weights {weights_mib:.1f} MiB) M=1: device memory W4A16Linear {held_canonical:.1f} MiB, "
+    print(f"{n_}x{k_} (int4 weights {weights_mib:.1f} MiB) M=1: device memory W4A16Linear {held_canonical:.1f} MiB "
+          f"(of it the shared workspace {shared_ws_c:.1f}), "
           f"W4A16PreparedLinear {held_prepared:.1f} MiB (of it the shared workspace {shared_ws:.1f}); "
           f"eager {eager:.2f} / {eager_p:.2f} us/call, "
           f"graph replay {graph:.2f} / {graph_p:.2f} us/call")
