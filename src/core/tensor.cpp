@@ -133,4 +133,42 @@ void check_aligned(const void* p, std::size_t alignment, std::string_view arg) {
          "address with remainder " + std::to_string(v % alignment));
 }
 
+std::vector<const TensorView*> check_layout_views(const std::vector<LayoutView>& arrays, const std::vector<LayoutSpec>& specs,
+                                                  std::string_view layout) {
+  auto want = [&](const LayoutSpec& a) {
+    std::string w = std::string(dtype_name(a.dtype)) + " " + shape_str(a.shape) + " on the CUDA device (layout ";
+    return w.append(layout).append(")");
+  };
+  for (const LayoutView& v : arrays) {
+    bool known = false;
+    for (const LayoutSpec& a : specs) known = known || a.name == v.name;
+    if (!known) fail(ErrorCode::invalid_argument, v.name, "no array of that name (layout " + std::string(layout) + ")", describe(v.view));
+  }
+  std::vector<const TensorView*> out;
+  for (const LayoutSpec& a : specs) {  // host checks first: none of them asks a device
+    const TensorView* t = nullptr;
+    for (const LayoutView& v : arrays)
+      if (v.name == a.name) t = &v.view;
+    if (!t) fail(ErrorCode::invalid_argument, a.name, want(a), "no array");
+    if (t->dtype != a.dtype) fail(ErrorCode::dtype_mismatch, a.name, want(a), describe(*t));
+    if (t->shape_vec() != a.shape) fail(ErrorCode::shape_mismatch, a.name, want(a), describe(*t));
+    if (!t->is_contiguous()) fail(ErrorCode::layout_mismatch, a.name, want(a) + ", contiguous", describe(*t) + " (strided)");
+    if (t->data == nullptr) fail(ErrorCode::invalid_argument, a.name, want(a), "a null data pointer");
+    check_aligned(t->data, 16, a.name + ".data");
+    out.push_back(t);
+  }
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (out[i]->device != Device::cuda)
+      fail(ErrorCode::invalid_argument, specs[i].name, want(specs[i]), describe(*out[i]) + " on " + std::string(device_name(out[i]->device)));
+  return out;
+}
+
+LayoutArray layout_array(const LayoutSpec& spec, const void* src) {
+  std::int64_t n = 1;
+  for (std::int64_t d : spec.shape) n *= d;
+  LayoutArray a{spec.name, spec.dtype, spec.shape, std::vector<std::uint8_t>(static_cast<std::size_t>(n) * dtype_size(spec.dtype))};
+  if (!a.bytes.empty()) std::memcpy(a.bytes.data(), src, a.bytes.size());
+  return a;
+}
+
 }  // namespace w4a16

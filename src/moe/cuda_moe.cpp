@@ -19,6 +19,16 @@ namespace {
 std::size_t up256(std::size_t b) { return (b + 255) / 256 * 256; }
 cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 
+// What every CudaMoe (create, layout_specs, adopt) needs of the layer.
+void check_cuda_spec(const MoeSpec& s, DType act) {
+  if (!is_activation_dtype(act)) fail(ErrorCode::dtype_mismatch, "act", "float16 or bfloat16", std::string(dtype_name(act)));
+  s.validate("moe spec");
+  if (s.hidden % 64 != 0 || s.intermediate % 64 != 0)
+    fail(ErrorCode::unsupported, "moe spec", "H % 64 == 0 and I % 64 == 0 (whole tc16x64 tiles)", s.describe());
+  if (s.experts > 4096)
+    fail(ErrorCode::unsupported, "moe spec", "E <= 4096 (the alignment CTA holds per-expert counts)", s.describe());
+}
+
 }  // namespace
 
 void router_logits_cuda(const TensorView& x, const TensorView& router, float* logits, void* stream) {
@@ -75,11 +85,7 @@ void align_cuda(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, in
 
 CudaMoe CudaMoe::create(const MoeWeights& w, DType act, void* stream) {
   const MoeSpec& s = w.spec();
-  if (!is_activation_dtype(act)) fail(ErrorCode::dtype_mismatch, "act", "float16 or bfloat16", std::string(dtype_name(act)));
-  if (s.hidden % 64 != 0 || s.intermediate % 64 != 0)
-    fail(ErrorCode::unsupported, "moe spec", "H % 64 == 0 and I % 64 == 0 (whole tc16x64 tiles)", s.describe());
-  if (s.experts > 4096)
-    fail(ErrorCode::unsupported, "moe spec", "E <= 4096 (the alignment CTA holds per-expert counts)", s.describe());
+  check_cuda_spec(s, act);
   const Tc16x64Sizes a = tc16x64_sizes(s.w13_spec()), b = tc16x64_sizes(s.w2_spec());
   const std::size_t E = static_cast<std::size_t>(s.experts);
   const std::size_t sizes[6] = {a.qweight_bytes * E, a.scales_bytes * E, a.zeros_bytes * E,
@@ -113,6 +119,62 @@ CudaMoe CudaMoe::create(const MoeWeights& w, DType act, void* stream) {
   m.w2_s_ = d + offs[4];
   m.w2_z_ = s.scalar == ScalarType::uint4 ? d + offs[5] : nullptr;
   m.bytes_ = total;
+  return m;
+}
+
+std::vector<LayoutSpec> CudaMoe::layout_specs(const MoeSpec& s, DType act) {
+  check_cuda_spec(s, act);
+  const Tc16x64Sizes a = tc16x64_sizes(s.w13_spec()), b = tc16x64_sizes(s.w2_spec());
+  const std::int64_t E = s.experts;
+  std::vector<LayoutSpec> v = {{"w13_qweight", DType::i32, {E, a.n_pad / 16, a.k_pad / 64, 128}},
+                               {"w13_scales", act, {E, a.groups, a.n_pad}}};
+  if (s.scalar == ScalarType::uint4) v.push_back({"w13_zeros", DType::u8, {E, a.groups, a.n_pad / 2}});
+  v.push_back({"w2_qweight", DType::i32, {E, b.n_pad / 16, b.k_pad / 64, 128}});
+  v.push_back({"w2_scales", act, {E, b.groups, b.n_pad}});
+  if (s.scalar == ScalarType::uint4) v.push_back({"w2_zeros", DType::u8, {E, b.groups, b.n_pad / 2}});
+  return v;
+}
+
+std::vector<LayoutArray> CudaMoe::layout_host(const MoeWeights& w, DType act) {
+  const MoeSpec& s = w.spec();
+  const std::vector<LayoutSpec> specs = layout_specs(s, act);
+  const Tc16x64Sizes a = tc16x64_sizes(s.w13_spec()), b = tc16x64_sizes(s.w2_spec());
+  const std::size_t E = static_cast<std::size_t>(s.experts);
+  std::vector<unsigned char> q13(a.qweight_bytes * E), s13(a.scales_bytes * E), z13(a.zeros_bytes * E);
+  std::vector<unsigned char> q2(b.qweight_bytes * E), s2(b.scales_bytes * E), z2(b.zeros_bytes * E);
+  for (std::size_t e = 0; e < E; ++e) {
+    tc16x64_pack(w.w13(static_cast<int>(e)), act, q13.data() + e * a.qweight_bytes, s13.data() + e * a.scales_bytes,
+                 z13.data() + e * a.zeros_bytes);
+    tc16x64_pack(w.w2(static_cast<int>(e)), act, q2.data() + e * b.qweight_bytes, s2.data() + e * b.scales_bytes,
+                 z2.data() + e * b.zeros_bytes);
+  }
+  std::vector<LayoutArray> out;
+  for (const LayoutSpec& l : specs) {
+    const std::string& n = l.name;
+    out.push_back(layout_array(l, n == "w13_qweight" ? q13.data() : n == "w13_scales" ? s13.data() : n == "w13_zeros" ? z13.data()
+                                  : n == "w2_qweight" ? q2.data() : n == "w2_scales" ? s2.data() : z2.data()));
+  }
+  return out;
+}
+
+CudaMoe CudaMoe::adopt(const MoeSpec& s, DType act, const std::vector<LayoutView>& arrays) {
+  const std::vector<LayoutSpec> specs = layout_specs(s, act);
+  const std::vector<const TensorView*> views = check_layout_views(arrays, specs, kLayout);
+  int dev = 0;
+  W4A16_CUDA_TRY(cudaGetDevice(&dev));
+  CudaMoe m;
+  m.spec_ = s;
+  m.act_ = act;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const TensorView& t = *views[i];
+    if (t.device_index != dev)
+      fail(ErrorCode::invalid_argument, specs[i].name, "an array on cuda:" + std::to_string(dev) + " (the current device)", describe(t));
+    const std::string& n = specs[i].name;
+    (n == "w13_qweight" ? m.w13_q_ : n == "w13_scales" ? m.w13_s_ : n == "w13_zeros" ? m.w13_z_
+     : n == "w2_qweight" ? m.w2_q_ : n == "w2_scales" ? m.w2_s_ : m.w2_z_) = t.data;
+    m.bytes_ += t.nbytes();
+  }
+  m.mem_ = std::shared_ptr<void>(const_cast<void*>(m.w13_q_), [](void*) {});  // not owned: the caller's arrays
   return m;
 }
 

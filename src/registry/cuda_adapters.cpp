@@ -143,30 +143,15 @@ std::unique_ptr<kc::TcWeights> prepare_tc(const Kernel& k, const CanonicalView& 
 
 // The arrays of layout "cuda.tc16x64.v1" for config `c` (tc_weights.hpp), in TcHostLayout's order; zeros, bias and
 // perm only where c has them.
-struct TcArraySpec {
-  const char* name;
-  DType dtype;
-  std::vector<std::int64_t> shape;
-};
-std::vector<TcArraySpec> tc_array_specs(const LinearConfig& c) {
+std::vector<LayoutSpec> tc_array_specs(const LinearConfig& c) {
   const std::int64_t np = (c.n + kc::kTcPadN - 1) / kc::kTcPadN * kc::kTcPadN;
   const std::int64_t kp = (c.k + kc::kTcPadK - 1) / kc::kTcPadK * kc::kTcPadK, g = c.spec().groups();
-  std::vector<TcArraySpec> s = {{"qweight", DType::i32, {np / kc::kTcTileN, kp / kc::kTcTileK, 32, 4}},
-                                {"scales", c.act_dtype, {g, np}}};
+  std::vector<LayoutSpec> s = {{"qweight", DType::i32, {np / kc::kTcTileN, kp / kc::kTcTileK, 32, 4}},
+                               {"scales", c.act_dtype, {g, np}}};
   if (c.has_zeros) s.push_back({"zeros", DType::u8, {g, np / kc::kTcTileN, 8}});
   if (c.has_bias) s.push_back({"bias", c.act_dtype, {c.n}});
   if (c.act_order) s.push_back({"perm", DType::i32, {c.k}});
   return s;
-}
-
-std::string spec_text(const TcArraySpec& a) { return std::string(dtype_name(a.dtype)) + " " + shape_str(a.shape); }
-
-template <class T>
-LayoutArray host_array(const TcArraySpec& a, const std::vector<T>& v) {
-  LayoutArray r{a.name, a.dtype, a.shape, {}};
-  r.bytes.resize(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(r.bytes.data(), v.data(), r.bytes.size());
-  return r;
 }
 
 // Base of the three kernels on the tc layout: prepare, adopt and the device checks are shared.
@@ -182,50 +167,27 @@ class TcKernel : public Kernel {
     if (w.device != Device::cpu) fail(ErrorCode::invalid_argument, "weights", "host canonical weights", "device weights");
     const kc::TcHostLayout L = kc::tc_layout_host(w, c.act_dtype);
     std::vector<LayoutArray> out;
-    for (const TcArraySpec& a : tc_array_specs(c)) {
-      const std::string_view n = a.name;
-      out.push_back(n == "qweight" ? host_array(a, L.qweight)
-                    : n == "scales" ? host_array(a, L.scales)
-                    : n == "zeros"  ? host_array(a, L.zeros)
-                    : n == "bias"   ? host_array(a, L.bias)
-                                    : host_array(a, L.perm));
-    }
+    for (const LayoutSpec& a : tc_array_specs(c))
+      out.push_back(layout_array(a, a.name == "qweight"  ? static_cast<const void*>(L.qweight.data())
+                                    : a.name == "scales" ? static_cast<const void*>(L.scales.data())
+                                    : a.name == "zeros"  ? static_cast<const void*>(L.zeros.data())
+                                    : a.name == "bias"   ? static_cast<const void*>(L.bias.data())
+                                                         : static_cast<const void*>(L.perm.data())));
     return out;
   }
   std::unique_ptr<PreparedWeights> adopt(const std::vector<LayoutView>& arrays, const LinearConfig& c) const override {
     if (std::string why = can_implement(c); !why.empty())
       fail(ErrorCode::unsupported, "config", "a config " + std::string(name()) + " implements", c.describe() + " (" + why + ")");
-    const std::vector<TcArraySpec> specs = tc_array_specs(c);
-    for (const LayoutView& v : arrays)
-      if (std::none_of(specs.begin(), specs.end(), [&](const TcArraySpec& a) { return v.name == a.name; }))
-        fail(ErrorCode::invalid_argument, v.name, "no array of that name (layout " + std::string(layout()) + ", " + c.describe() + ")",
-             describe(v.view));
-    // Every array's dtype, shape and form first (host checks), then where they live.
+    const std::vector<LayoutSpec> specs = tc_array_specs(c);
+    const std::vector<const TensorView*> views = check_layout_views(arrays, specs, layout());
+    const int dev = current_device();
     void* ptr[5] = {};
-    std::vector<const TensorView*> views;
-    for (const TcArraySpec& a : specs) {
-      const auto it = std::find_if(arrays.begin(), arrays.end(), [&](const LayoutView& v) { return v.name == a.name; });
-      const std::string want = spec_text(a) + " on the CUDA device (layout " + std::string(layout()) + ")";
-      if (it == arrays.end()) fail(ErrorCode::invalid_argument, a.name, want, "no array");
-      const TensorView& t = it->view;
-      if (t.dtype != a.dtype) fail(ErrorCode::dtype_mismatch, a.name, want, describe(t));
-      if (t.shape_vec() != a.shape) fail(ErrorCode::shape_mismatch, a.name, want, describe(t));
-      if (!t.is_contiguous()) fail(ErrorCode::layout_mismatch, a.name, want + ", contiguous", describe(t) + " (strided)");
-      if (t.data == nullptr) fail(ErrorCode::invalid_argument, a.name, want, "a null data pointer");
-      check_aligned(t.data, 16, std::string(a.name) + ".data");
-      const std::string_view n = a.name;
-      ptr[n == "qweight" ? 0 : n == "scales" ? 1 : n == "zeros" ? 2 : n == "bias" ? 3 : 4] = t.data;
-      views.push_back(&t);
-    }
     for (std::size_t i = 0; i < specs.size(); ++i) {
-      const TcArraySpec& a = specs[i];
-      const TensorView& t = *views[i];
-      if (t.device != Device::cuda)
-        fail(ErrorCode::invalid_argument, a.name, spec_text(a) + " on the CUDA device (layout " + std::string(layout()) + ")",
-             describe(t) + " on " + std::string(device_name(t.device)));
-      if (const int dev = current_device(); t.device_index != dev)
-        fail(ErrorCode::invalid_argument, a.name, spec_text(a) + " on cuda:" + std::to_string(dev) + " (the Linear's device)",
-             describe(t));
+      if (views[i]->device_index != dev)
+        fail(ErrorCode::invalid_argument, specs[i].name, "an array on cuda:" + std::to_string(dev) + " (the Linear's device)",
+             describe(*views[i]));
+      const std::string& n = specs[i].name;
+      ptr[n == "qweight" ? 0 : n == "scales" ? 1 : n == "zeros" ? 2 : n == "bias" ? 3 : 4] = views[i]->data;
     }
     kc::TcWeights like;
     like.owned = false;

@@ -3,10 +3,15 @@
 // column 2t + 8*(r>>1)), high half the next column. Bit-exact, padding included.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "testutil.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/core/half.hpp"
 #include "w4a16/moe/moe.hpp"
+#if W4A16_HAVE_CUDA
+#include "w4a16/moe/moe_cuda.hpp"
+#endif
 
 namespace w4a16::moe {
 namespace {
@@ -78,6 +83,70 @@ TEST(TcLayoutReject, ActOrder) {
   QuantizedLinear q2 = test::random_linear({64, 64, 32, ScalarType::uint4b8}, DType::f16, false, false);
   EXPECT_THROW(tc16x64_pack(q2.view(), DType::f32, buf.data(), buf.data(), buf.data()), Error);
 }
+
+#if W4A16_HAVE_CUDA
+// CudaMoe's layout held by the caller, on the host: the arrays' names, dtypes and shapes, their bytes each expert's
+// tc16x64_pack one after another; adopt's refusals by name before any device is asked (missing, extra, dtype, shape,
+// host memory), and a spec CudaMoe refuses. The runs over adopted arrays: tests/gpu/moe (MoeGpuAdopt).
+TEST(CudaMoeLayout, HostArraysAndAdoptChecks) {
+  const MoeSpec s{128, 64, 3, 32, ScalarType::uint4};
+  MoeWeights w(s, DType::f16);
+  std::vector<QuantizedLinear> keep;
+  for (int e = 0; e < 3; ++e) {
+    keep.push_back(test::random_linear(s.w13_spec(), DType::f16, false, false));
+    keep.push_back(test::random_linear(s.w2_spec(), DType::f16, false, false));
+    w.set_expert(e, keep[keep.size() - 2].view(), keep.back().view());
+  }
+  const std::vector<LayoutArray> a = CudaMoe::layout_host(w, DType::bf16);
+  const char* names[] = {"w13_qweight", "w13_scales", "w13_zeros", "w2_qweight", "w2_scales", "w2_zeros"};
+  const std::vector<std::vector<std::int64_t>> shapes = {{3, 8, 2, 128}, {3, 4, 128}, {3, 4, 64}, {3, 8, 1, 128}, {3, 2, 128}, {3, 2, 64}};
+  ASSERT_EQ(a.size(), 6u);
+  const Tc16x64Sizes s13 = tc16x64_sizes(s.w13_spec()), s2 = tc16x64_sizes(s.w2_spec());
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(a[i].name, names[i]);
+    EXPECT_EQ(a[i].shape, shapes[i]) << names[i];
+  }
+  for (int e = 0; e < 3; ++e) {
+    std::vector<std::uint8_t> q(s13.qweight_bytes), sc(s13.scales_bytes), z(s13.zeros_bytes);
+    tc16x64_pack(w.w13(e), DType::bf16, q.data(), sc.data(), z.data());
+    EXPECT_EQ(std::memcmp(a[0].bytes.data() + e * q.size(), q.data(), q.size()), 0) << "expert " << e;
+    EXPECT_EQ(std::memcmp(a[1].bytes.data() + e * sc.size(), sc.data(), sc.size()), 0) << "expert " << e;
+    EXPECT_EQ(std::memcmp(a[2].bytes.data() + e * z.size(), z.data(), z.size()), 0) << "expert " << e;
+    std::vector<std::uint8_t> q2(s2.qweight_bytes), sc2(s2.scales_bytes), z2(s2.zeros_bytes);
+    tc16x64_pack(w.w2(e), DType::bf16, q2.data(), sc2.data(), z2.data());
+    EXPECT_EQ(std::memcmp(a[3].bytes.data() + e * q2.size(), q2.data(), q2.size()), 0) << "expert " << e;
+    EXPECT_EQ(std::memcmp(a[5].bytes.data() + e * z2.size(), z2.data(), z2.size()), 0) << "expert " << e;
+  }
+  auto views = [&](Device d) {
+    std::vector<LayoutView> v;
+    for (const LayoutArray& x : a) v.push_back({x.name, TensorView(const_cast<std::uint8_t*>(x.bytes.data()), x.dtype, x.shape, d)});
+    return v;
+  };
+  auto refusal = [&](const std::vector<LayoutView>& v, const MoeSpec& spec = {128, 64, 3, 32, ScalarType::uint4}) {
+    try {
+      CudaMoe::adopt(spec, DType::bf16, v);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::vector<LayoutView> v = views(Device::cuda);
+  v.erase(v.begin() + 5);
+  EXPECT_NE(refusal(v).find("w2_zeros: expected uint8 [3, 2, 64] on the CUDA device (layout cuda.moe.tc16x64.v1), got no array"), std::string::npos) << refusal(v);
+  v = views(Device::cuda);
+  v.push_back({"router", v[1].view});
+  EXPECT_NE(refusal(v).find("router: expected no array of that name"), std::string::npos) << refusal(v);
+  v = views(Device::cuda);
+  v[4].view.dtype = DType::f16;
+  EXPECT_NE(refusal(v).find("w2_scales: expected bfloat16 [3, 2, 128]"), std::string::npos) << refusal(v);
+  v = views(Device::cuda);
+  v[0].view = TensorView(v[0].view.data, DType::i32, {3, 8, 2, 64}, Device::cuda);
+  EXPECT_NE(refusal(v).find("w13_qweight: expected int32 [3, 8, 2, 128]"), std::string::npos) << refusal(v);
+  EXPECT_NE(refusal(views(Device::cpu)).find("got int32 [3, 8, 2, 128] on cpu"), std::string::npos) << refusal(views(Device::cpu));
+  EXPECT_NE(refusal(views(Device::cuda), {96, 64, 3, 32, ScalarType::uint4}).find("H % 64 == 0"), std::string::npos);
+  EXPECT_EQ(CudaMoe::layout_specs({128, 64, 3, 32, ScalarType::uint4b8}, DType::f16).size(), 4u);  // no zeros
+}
+#endif
 
 }  // namespace
 }  // namespace w4a16::moe

@@ -81,4 +81,32 @@ void check_contiguous(const TensorView& t, std::string_view arg);
 void check_device(const TensorView& t, std::string_view arg, Device expected);
 void check_aligned(const void* p, std::size_t alignment, std::string_view arg);
 
+// Prepared layouts held by the caller (Kernel::layout_host / adopt, CudaMoe::layout_host / adopt): arrays by name.
+//   LayoutArray: owned host bytes (what a prepare would upload);
+//   LayoutView:  a view of the caller's memory holding those bytes (run in place);
+//   LayoutSpec:  what one array of a layout must be.
+struct LayoutArray {
+  std::string name;
+  DType dtype = DType::u8;
+  std::vector<std::int64_t> shape;
+  std::vector<std::uint8_t> bytes;  // row-major, shape's element count x dtype_size(dtype)
+};
+struct LayoutView {
+  std::string name;
+  TensorView view;
+};
+struct LayoutSpec {
+  std::string name;
+  DType dtype = DType::u8;
+  std::vector<std::int64_t> shape;
+};
+
+// The views of `arrays` in the order of `specs`, each checked against its spec: no name outside specs, every spec
+// present, its dtype and shape, contiguous, non-null, 16-byte aligned; then each one on a CUDA device (the caller checks
+// which). Throws naming the first array that differs, with `layout` in what was expected.
+std::vector<const TensorView*> check_layout_views(const std::vector<LayoutView>& arrays, const std::vector<LayoutSpec>& specs,
+                                                  std::string_view layout);
+// A LayoutArray of `spec` holding `bytes` bytes copied from `src` (sized by the spec: the caller's vector or buffer).
+LayoutArray layout_array(const LayoutSpec& spec, const void* src);
+
 }  // namespace w4a16

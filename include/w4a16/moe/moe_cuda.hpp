@@ -14,6 +14,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "w4a16/moe/moe.hpp"
 
@@ -40,6 +41,16 @@ class CudaMoe {
   // Uploads on `stream` and waits for the upload (prepare time, not run time). Rejects H or I
   // not multiples of 64 (unsupported, naming the shape).
   static CudaMoe create(const MoeWeights& w, DType act, void* stream = nullptr);
+  // The layout's arrays for (spec, act), by name, for a caller that holds them itself: w13_qweight int32
+  // [E, 2I/16, H/64, 128], w13_scales act [E, G13, 2I], w13_zeros uint8 [E, G13, I] (uint4 only), w2_qweight int32
+  // [E, H/16, I/64, 128], w2_scales act [E, G2, H], w2_zeros uint8 [E, G2, H/2] (uint4 only); each expert's
+  // cuda.tc16x64.v1 arrays (docs/LAYOUT.md) one after another. Throws as create() for H, I not multiples of 64.
+  static std::vector<LayoutSpec> layout_specs(const MoeSpec& spec, DType act);
+  // Their bytes for host weights `w` (what create() uploads).
+  static std::vector<LayoutArray> layout_host(const MoeWeights& w, DType act);
+  // A CudaMoe over the caller's device arrays of layout_specs (views, no copy: they must outlive it and stay unchanged),
+  // every one checked by name (check_layout_views) and on the current device.
+  static CudaMoe adopt(const MoeSpec& spec, DType act, const std::vector<LayoutView>& arrays);
   const MoeSpec& spec() const { return spec_; }
   DType act_dtype() const { return act_; }
   std::size_t device_bytes() const { return bytes_; }

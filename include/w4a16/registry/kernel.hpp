@@ -37,20 +37,6 @@ struct RunArgs {
   void* stream = nullptr;  // cudaStream_t for CUDA kernels; ignored on the CPU
 };
 
-// One array of a kernel's prepared layout, by name ("qweight", "scales", ...).
-//   LayoutArray: owned host bytes (Kernel::layout_host: what prepare() would make);
-//   LayoutView:  a view of the caller's memory holding those bytes (Kernel::adopt runs on it in place).
-struct LayoutArray {
-  std::string name;
-  DType dtype = DType::u8;
-  std::vector<std::int64_t> shape;
-  std::vector<std::uint8_t> bytes;  // row-major, shape's element count x dtype_size(dtype)
-};
-struct LayoutView {
-  std::string name;
-  TensorView view;
-};
-
 // Byte alignments a kernel needs of its run() arguments.
 struct IoAlignment {
   std::size_t x = 1;          // x base pointer and x row stride (in bytes)

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <random>
 
@@ -339,6 +340,45 @@ TEST_P(MoeGpu, EveryPathMatchesTheReference) {
     auto out = run_gpu(m, p, 64);
     EXPECT_LT(test::rel_error(test::to_f64(out.data(), c.act, c.T, c.H, c.H), want), test::tolerance(c.act)) << "block 64, mma.sync";
   }
+}
+
+// CudaMoe::adopt over the layout's arrays uploaded by the caller (layout_host's bytes in its own device buffers, 16 bytes
+// past a 256-byte boundary): every path bit-equal to the CudaMoe that uploaded its own copy, in both scalar types and
+// dtypes, at T = 1, 7, 64; then read in place (the caller zeroes w2's scales: the layer's output is 0).
+TEST(MoeGpuAdopt, AdoptedArraysRunBitEqualToCreate) {
+  REQUIRE_GPU();
+  SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
+  for (ScalarType st : {ScalarType::uint4, ScalarType::uint4b8})
+    for (DType act : {DType::f16, DType::bf16}) {
+      const MoeSpec s{256, 128, 6, 64, st};
+      SCOPED_TRACE(s.describe() + (act == DType::bf16 ? " bf16" : " f16"));
+      for (std::int64_t T : {1, 7, 64}) {
+        const Problem p = make_problem(s, act, T, 2);
+        const CudaMoe own = CudaMoe::create(p.w, act);
+        const std::vector<LayoutArray> arrays = CudaMoe::layout_host(p.w, act);
+        std::vector<std::unique_ptr<Dev<unsigned char>>> held;
+        std::vector<LayoutView> views;
+        for (const LayoutArray& a : arrays) {
+          held.push_back(std::make_unique<Dev<unsigned char>>(a.bytes.size() + 16));
+          unsigned char* d = held.back()->p + 16;
+          CU(cudaMemcpy(d, a.bytes.data(), a.bytes.size(), cudaMemcpyHostToDevice));
+          views.push_back({a.name, TensorView(d, a.dtype, a.shape, Device::cuda, 0)});
+        }
+        int dev = 0;
+        CU(cudaGetDevice(&dev));
+        for (LayoutView& v : views) v.view.device_index = dev;
+        const CudaMoe adopted = CudaMoe::adopt(s, act, views);
+        EXPECT_EQ(adopted.device_bytes(), [&] { std::size_t b = 0; for (const auto& a : arrays) b += a.bytes.size(); return b; }());
+        for (int block : {0, 1, 8, 32, 64, 128})
+          EXPECT_EQ(run_gpu(own, p, block), run_gpu(adopted, p, block)) << "T=" << T << " block " << block;
+        if (T == 7) {
+          const std::vector<LayoutSpec> specs = CudaMoe::layout_specs(s, act);
+          for (std::size_t i = 0; i < specs.size(); ++i)
+            if (specs[i].name == "w2_scales") CU(cudaMemset(views[i].view.data, 0, arrays[i].bytes.size()));
+          for (std::uint16_t v : run_gpu(adopted, p, 0)) ASSERT_EQ(v & 0x7fff, 0) << "w2 scales zeroed in place";
+        }
+      }
+    }
 }
 
 // The grouped wgmma path with each GEMM on every tile it may take (W4A16_MOE_GROUPED_CONFIGS): bm64 2-CTA
