@@ -18,10 +18,10 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include <tuple>
-
 #include <algorithm>
+#include <cstring>
 #include <memory>
+#include <tuple>
 #include <thread>
 #include <vector>
 
@@ -385,9 +385,89 @@ std::string explain_block(std::int64_t tokens, int top_k, int experts) {
 #endif
 }
 
+// The CUDA layer's stacked layout (CudaMoe::layout_host) of the layer's experts, by name, for a caller that holds it
+// (w4a16.torch.W4A16PreparedMoE): {name: numpy array}, bfloat16 as uint16 bits.
+nb::dict moe_layout_arrays(const PyMoe& self, std::string_view act_dtype) {
+  require_experts(self, "layout_arrays");
+  std::optional<DType> act = parse_dtype(act_dtype);
+  if (!act || !is_activation_dtype(*act))
+    fail(ErrorCode::dtype_mismatch, "dtype", "float16 or bfloat16", "\"" + std::string(act_dtype) + "\"");
+#ifdef W4A16_PY_HAVE_CUDA
+  nb::dict out;
+  for (LayoutArray& a : moe::CudaMoe::layout_host(self.layer.weights, *act)) {
+    HostTensor t(a.dtype, a.shape);
+    std::memcpy(t.data(), a.bytes.data(), a.bytes.size());
+    out[a.name.c_str()] = to_numpy(std::move(t));
+  }
+  return out;
+#else
+  fail(ErrorCode::unsupported, "layout_arrays", "a CUDA build of w4a16 (the layout is the CUDA layer's)", "a CPU-only build");
+#endif
+}
+
+#ifdef W4A16_PY_HAVE_CUDA
+// _core.AdoptedMoe: a CudaMoe over the caller's device arrays of its layout (CudaMoe::adopt), run with the caller's
+// workspace; `held` keeps the arrays alive where the caller asked (keep=True).
+struct AdoptedMoe {
+  moe::CudaMoe m;
+  int device = 0;
+  std::vector<InArray> held;
+};
+
+AdoptedMoe* adopt_moe(const nb::dict& arrays, std::int64_t hidden, std::int64_t intermediate, std::int64_t experts,
+                      int group_size, std::string_view scalar, std::string_view act_dtype, int device_index, bool keep) {
+  auto p = std::make_unique<AdoptedMoe>();
+  p->device = device_index;
+  std::optional<DType> act = parse_dtype(act_dtype);
+  if (!act || !is_activation_dtype(*act))
+    fail(ErrorCode::dtype_mismatch, "dtype", "float16 or bfloat16", "\"" + std::string(act_dtype) + "\"");
+  const moe::MoeSpec spec{hidden, intermediate, experts, group_size, parse_scalar(scalar)};
+  std::vector<LayoutView> views;
+  for (auto [key, value] : arrays) {
+    std::string name = nb::cast<std::string>(key);
+    InArray arr = nb::cast<InArray>(value);
+    views.push_back({name, to_view(arr, name, act_dtype)});
+    if (keep) p->held.push_back(std::move(arr));
+  }
+  nb::gil_scoped_release release;
+  DeviceScope scope(device_index);
+  p->m = moe::CudaMoe::adopt(spec, *act, views);
+  return p.release();
+}
+
+void run_adopted(const AdoptedMoe& self, const InArray& x_arr, const OutArray& out_arr, const InArray& ids_arr,
+                 const InArray& weights_arr, std::uintptr_t workspace, std::size_t workspace_bytes, std::uintptr_t stream,
+                 int block) {
+  moe::MoeArgs a{to_view(x_arr, "x"), to_view(ids_arr, "topk_ids"), to_view(weights_arr, "topk_weights"), to_view(out_arr, "out")};
+  for (const auto& [t, arg] : {std::pair{&a.x, "x"}, std::pair{&a.out, "out"}, std::pair{&a.topk_ids, "topk_ids"},
+                               std::pair{&a.topk_weights, "topk_weights"}})
+    if (t->device != Device::cuda || t->device_index != self.device)
+      fail(ErrorCode::invalid_argument, arg, "an array on cuda:" + std::to_string(self.device) + " (where the experts live)",
+           describe(*t) + (t->device == Device::cpu ? " on cpu" : ""));
+  nb::gil_scoped_release release;
+  DeviceScope scope(self.device);
+  self.m.run(a, reinterpret_cast<void*>(workspace), workspace_bytes, reinterpret_cast<void*>(stream), block);
+}
+#endif
+
 }  // namespace
 
 void bind_moe(nb::module_& m) {
+#ifdef W4A16_PY_HAVE_CUDA
+  nb::class_<AdoptedMoe>(m, "AdoptedMoe", "A CUDA MoE layer over the caller's arrays of its stacked layout (adopt_moe).")
+      .def_prop_ro("device_bytes", [](const AdoptedMoe& a) { return a.m.device_bytes(); })
+      .def("workspace_for", [](const AdoptedMoe& a, std::int64_t tokens, int top_k) { return a.m.workspace_bytes(tokens, top_k); },
+           nb::arg("tokens"), nb::arg("top_k"), "Bytes of workspace a call of `tokens` tokens and top_k needs.")
+      .def("run", &run_adopted, nb::arg("x"), nb::arg("out"), nb::arg("topk_ids"), nb::arg("topk_weights"),
+           nb::arg("workspace"), nb::arg("workspace_bytes"), nb::arg("stream") = 0, nb::arg("block") = 0,
+           "out [T, H] = the layer of x [T, H] with the given routing (int32 / float32 [T, k]), all on its device; the "
+           "caller's workspace (pointer as int, bytes >= workspace_for(T, k)); stream is a cudaStream_t as int.");
+  m.def("adopt_moe", &adopt_moe, nb::arg("arrays"), nb::arg("hidden"), nb::arg("intermediate"), nb::arg("experts"),
+        nb::arg("group_size"), nb::arg("scalar_type"), nb::arg("dtype"), nb::arg("device_index") = 0, nb::arg("keep") = true,
+        nb::rv_policy::take_ownership,
+        "A CUDA MoE layer over the caller's arrays of layout cuda.moe.tc16x64.v1 (Moe.layout_arrays' names), read in place; "
+        "keep=True: the layer keeps them alive (False: the caller does).");
+#endif
   nb::class_<PyMoe>(m, "Moe", "One MoE layer (stacked canonical experts + router), host memory.")
       .def_prop_ro("hidden", [](const PyMoe& s) { return s.spec().hidden; })
       .def_prop_ro("intermediate", [](const PyMoe& s) { return s.spec().intermediate; })
@@ -433,6 +513,9 @@ void bind_moe(nb::module_& m) {
       .def("reference", &reference, nb::arg("x"), nb::arg("topk_ids"), nb::arg("topk_weights"), nb::arg("out"),
            nb::arg("dtype") = "", "The f64 oracle (moe_reference), host arrays (x as take_x returned it).")
       .def("prepared", &prepared_list, "The CUDA layers prepared so far (dtype, device, bytes).")
+      .def("layout_arrays", &moe_layout_arrays, nb::arg("dtype"),
+           "{name: numpy array} of the CUDA layer's stacked layout (cuda.moe.tc16x64.v1) for activations of dtype; "
+           "bfloat16 as uint16 bits. A CPU-only build raises UnsupportedError.")
       .def(
           "tensors",
           [](nb::handle self) {

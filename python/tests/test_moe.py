@@ -115,6 +115,26 @@ def test_load_properties_and_repr(ckpt):
     assert moe.routing_from == "config.json: num_experts_per_tok = 2, norm_topk_prob = true"
 
 
+def test_layout_arrays_of_the_cuda_layer(ckpt):
+    """The stacked layout the CUDA layer runs (what w4a16.torch.W4A16PreparedMoE keeps on the GPU): names, dtypes and
+    shapes, bfloat16 as uint16 bits; a CPU-only build refuses (the layout is the CUDA layer's)."""
+    moe = ckpt["moe"]
+    if not w4a16.has_cuda:
+        with pytest.raises(w4a16.UnsupportedError) as e:
+            moe.layout_arrays()
+        assert "a CUDA build of w4a16" in str(e.value)
+        return
+    zeros = ckpt["scalar"] == "uint4"
+    for dtype, sd in (("float16", np.float16), ("bfloat16", np.uint16)):
+        a = moe.layout_arrays(dtype)
+        want = {"w13_qweight": (np.int32, (E, 2 * I // 16, H // 64, 128)), "w13_scales": (sd, (E, H // G, 2 * I)),
+                "w2_qweight": (np.int32, (E, H // 16, I // 64, 128)), "w2_scales": (sd, (E, I // G, H))}
+        if zeros:
+            want.update({"w13_zeros": (np.uint8, (E, H // G, I)), "w2_zeros": (np.uint8, (E, I // G, H // 2))})
+        assert {n: (v.dtype, v.shape) for n, v in a.items()} == {n: (np.dtype(d), s) for n, (d, s) in want.items()}
+    assert moe.bytes == sum(v.nbytes for v in moe.layout_arrays().values())  # H, I multiples of 64: no padding
+
+
 def test_load_errors(ckpt, tmp_path):
     with pytest.raises(w4a16.NotFoundError) as e:
         w4a16.load_moe(ckpt["dir"], 3)

@@ -201,3 +201,67 @@ def test_prepared_state_dict_round_trip(rng):
     q.load_state_dict(p.state_dict())
     x = torch.from_numpy(rng.standard_normal((3, 256)).astype(np.float16)).cuda()
     assert torch.equal(p(x), q(x)) and torch.equal(p(x), m(x))
+
+
+def moe_module(rng, e, h, i, g, scalar, device, router_dtype=torch.float16):
+    """A W4A16MoE with a router (test_torch_ops' experts) and its f64 experts."""
+    from test_torch_ops import moe_experts
+
+    w13, w2, dense = moe_experts(rng, e, h, i, g, scalar, "cpu")
+    router = torch.from_numpy((0.1 * rng.standard_normal((e, h))).astype(np.float32)).to(router_dtype)
+    m = wt.W4A16MoE(w13[0], w13[1], w2[0], w2[1], w13[2], w2[2], router, group_size=g, top_k=2)
+    return m.to(device), dense
+
+
+def test_prepared_moe_refuses_cpu_and_traces_with_fake_tensors(rng):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    e, h, i, g = 4, 128, 64, 64
+    shapes = {"w13_qweight": (e, 2 * i // 16, h // 64, 128), "w13_scales": (e, h // g, 2 * i),
+              "w2_qweight": (e, h // 16, i // 64, 128), "w2_scales": (e, i // g, h)}
+    t = {n: torch.zeros(s, dtype=torch.int32 if n.endswith("qweight") else torch.float16) for n, s in shapes.items()}
+    p = wt.W4A16PreparedMoE(t["w13_qweight"], t["w13_scales"], t["w2_qweight"], t["w2_scales"], group_size=g,
+                            scalar_type="uint4b8", top_k=2)
+    assert (p.experts, p.hidden, p.intermediate) == (e, h, i) and "layout=cuda.moe.tc16x64.v1" in repr(p)
+    ids = torch.zeros(3, 2, dtype=torch.int32)
+    w = torch.full((3, 2), 0.5)
+    with pytest.raises(w4a16.UnsupportedError) as err:
+        p(torch.ones(3, h, dtype=torch.float16), ids, w)
+    assert "the prepared layout cuda.moe.tc16x64.v1" in str(err.value)
+    with pytest.raises(w4a16.ArgumentError):  # no router: routing must be given
+        p(torch.ones(3, h, dtype=torch.float16))
+    with FakeTensorMode():
+        f = {n: torch.empty(s, dtype=torch.int32 if n.endswith("qweight") else torch.float16) for n, s in shapes.items()}
+        x = torch.empty(5, h, dtype=torch.float16)
+        y = torch.ops.w4a16.moe_tc(x, torch.empty(5, 2, dtype=torch.int32), torch.empty(5, 2), f["w13_qweight"],
+                                   f["w13_scales"], None, f["w2_qweight"], f["w2_scales"], None, g, "uint4b8")
+        assert y.shape == (5, h) and y.dtype == torch.float16
+
+
+@needs_cuda
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("scalar", ["uint4", "uint4b8"])
+def test_prepared_moe_matches_w4a16moe_bit_for_bit(rng, dtype, scalar):
+    """The same CUDA layer on the same layout bytes: outputs equal W4A16MoE's bit for bit at T = 1, 7, 64 (the direct,
+    ring and grouped paths), routed by the router or given; no workspace of the layer's own; prepare_modules swaps the
+    module and frees its canonical experts."""
+    e, h, i, g = 8, 256, 128, 64
+    m, dense = moe_module(rng, e, h, i, g, scalar, "cuda")
+    tdt = torch.float16 if dtype == "float16" else torch.bfloat16
+    if dtype == "bfloat16":
+        m.w13_scales, m.w2_scales = m.w13_scales.to(tdt), m.w2_scales.to(tdt)
+    p = wt.W4A16PreparedMoE.from_module(m, dtype)
+    assert (p.w13_zeros is None) == (scalar == "uint4b8") and p.router is m.router
+    for t in (1, 7, 64):
+        x = torch.from_numpy(rng.standard_normal((t, h)).astype(np.float32)).to(tdt).cuda()
+        assert torch.equal(m(x), p(x)), f"T={t}"
+        ids, w = m.route(x)
+        assert torch.equal(m(x, ids, w), p(x, ids, w)), f"T={t} (given routing)"
+    layer = wt._cache[id(p.w13_qweight)][1]
+    assert layer.workspace_for(64, 2) > 0 and layer.device_bytes == sum(
+        v.numel() * v.element_size() for n, v in p.named_buffers() if n != "router")
+    model = torch.nn.Sequential(m)
+    del m
+    assert wt.prepare_modules(model, dtype) == 1 and isinstance(model[0], wt.W4A16PreparedMoE)
+    x = torch.from_numpy(rng.standard_normal((7, h)).astype(np.float32)).to(tdt).cuda()
+    assert torch.equal(model[0](x), p(x))

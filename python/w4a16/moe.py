@@ -125,6 +125,17 @@ class MoE:
         except UnsupportedError as e:
             raise self._released(e) from None
 
+    def layout_arrays(self, dtype: Optional[str] = None) -> dict:
+        """{name: numpy array}: the CUDA layer's stacked layout "cuda.moe.tc16x64.v1" of the experts for activations
+        of `dtype` (default the scale dtype; bfloat16 as uint16 bits): w13_qweight, w13_scales, w13_zeros (uint4),
+        w2_qweight, w2_scales, w2_zeros (uint4). A caller that keeps them on the device
+        (w4a16.torch.W4A16PreparedMoE) runs the CUDA layer on them in place (_core.adopt_moe) instead of holding the
+        canonical experts beside the layer's own copy. A CPU-only build raises UnsupportedError."""
+        try:
+            return self._moe.layout_arrays(dtype or self.scale_dtype)
+        except UnsupportedError as e:
+            raise self._released(e) from None
+
     @property
     def prepared(self) -> list:
         """The CUDA layers prepared so far: dtype, device_index, layout, weight_bytes, workspace_bytes."""

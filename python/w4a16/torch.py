@@ -34,10 +34,17 @@ torch.compile / FakeTensor the output shapes without running anything):
       is made or cached, so the GPU holds the weights once; the kernels' workspace is one buffer per device and
       stream, shared by every call (release_workspaces() frees it). CUDA only.
 
+  torch.ops.w4a16.moe_tc(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales,
+                         w2_zeros, group_size, scalar_type)
+      -> y [T, H], as moe, on experts already in the CUDA layer's stacked layout "cuda.moe.tc16x64.v1"
+      (MoE.layout_arrays: w13_qweight int32 [E, 2I/16, H/64, 128], w13_scales [E, G, 2I] in x's dtype, w13_zeros
+      uint8 [E, G, I] for "uint4", w2 likewise over [H, I]), read in place: the GPU holds the experts once. CUDA only.
+
 W4A16Linear(nn.Module) holds the canonical tensors as buffers and calls w4a16::gemm; build it
 from an AWQ/GPTQ layer (tensors or a checkpoint folder + prefix) or from a float nn.Linear.
 W4A16PreparedLinear(nn.Module) holds only the prepared layout (one GPU copy of the weights) and calls
-w4a16::gemm_tc; prepare_modules(model) swaps a model's CUDA W4A16Linear modules for it.
+w4a16::gemm_tc, W4A16PreparedMoE likewise the MoE layer's and w4a16::moe_tc; prepare_modules(model) swaps a
+model's CUDA W4A16Linear / W4A16MoE modules for them.
 W4A16MoE(nn.Module) holds the stacked experts (and the router) as buffers and calls w4a16::moe.
 """
 
@@ -55,8 +62,8 @@ from .errors import ArgumentError, DTypeError, HostReleasedError, ShapeError, Un
 from .linear import SHARED_MAX_M, QuantizedLinear, _round_m, load_linear
 from .moe import MoE
 
-__all__ = ["W4A16Linear", "W4A16MoE", "W4A16PreparedLinear", "gemm", "gemm_tc", "moe", "prepare", "prepare_modules",
-           "release_workspaces", "to_torch"]
+__all__ = ["W4A16Linear", "W4A16MoE", "W4A16PreparedLinear", "W4A16PreparedMoE", "gemm", "gemm_tc", "moe", "prepare",
+           "prepare_modules", "release_workspaces", "to_torch"]
 
 _PREPARE_SCHEMA = (
     "prepare(Tensor qweight, Tensor? qzeros, Tensor scales, Tensor? g_idx, str format, int group_size, "
@@ -71,6 +78,11 @@ _GEMM_TC_SCHEMA = (
     'int group_size, str scalar_type, str backend="") -> Tensor'
 )
 _TC_LAYOUT = "cuda.tc16x64.v1"
+_MOE_TC_SCHEMA = (
+    "moe_tc(Tensor x, Tensor topk_ids, Tensor topk_weights, Tensor w13_qweight, Tensor w13_scales, Tensor? w13_zeros, "
+    "Tensor w2_qweight, Tensor w2_scales, Tensor? w2_zeros, int group_size, str scalar_type) -> Tensor"
+)
+_MOE_TC_LAYOUT = "cuda.moe.tc16x64.v1"
 
 _MOE_SCHEMA = (
     "moe(Tensor x, Tensor topk_ids, Tensor topk_weights, Tensor w13_qweight, Tensor w13_scales, Tensor? w13_zeros, "
@@ -83,6 +95,7 @@ _lib.define(_PREPARE_SCHEMA)
 _lib.define(_GEMM_SCHEMA)
 _lib.define(_GEMM_TC_SCHEMA)
 _lib.define(_MOE_SCHEMA)
+_lib.define(_MOE_TC_SCHEMA)
 
 _register_fake = getattr(torch.library, "register_fake", None) or torch.library.impl_abstract  # torch < 2.4
 
@@ -414,6 +427,80 @@ def moe(x, topk_ids, topk_weights, w13_qweight, w13_scales, w2_qweight, w2_scale
                                w2_zeros, group_size, scalar_type)
 
 
+# ---- w4a16::moe_tc ---------------------------------------------------------------------------
+
+
+def _moe_tc_impl(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales, w2_zeros,
+                 group_size, scalar_type):
+    if not x.is_cuda:
+        raise fail(UnsupportedError, "x", f"a CUDA tensor (the prepared layout {_MOE_TC_LAYOUT} runs on the CUDA layer "
+                   "only; W4A16MoE runs anywhere)", f"one on {x.device}")
+    for t, arg in ((topk_ids, "topk_ids"), (topk_weights, "topk_weights"), (w13_qweight, "w13_qweight")):
+        if t.device != x.device:
+            raise fail(ArgumentError, arg, f"a tensor on x's device ({x.device})", f"one on {t.device}")
+    if x.dtype != w13_scales.dtype:
+        raise fail(DTypeError, "x", f"{w13_scales.dtype} (the activation dtype the layout's scales were prepared in)",
+                   str(x.dtype))
+    experts, hidden, inter = int(w13_qweight.shape[0]), int(w2_scales.shape[-1]), int(w13_scales.shape[-1]) // 2
+    tensors = (w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales, w2_zeros)
+    stamp = ("moe_tc", *(_stamp(t) for t in tensors), group_size, scalar_type)
+    act = "bfloat16" if x.dtype == torch.bfloat16 else "float16"
+    names = ("w13_qweight", "w13_scales", "w13_zeros", "w2_qweight", "w2_scales", "w2_zeros")
+
+    def adopt():  # views of the tensors, no reference to them (keep=False): as gemm_tc's binding
+        arrays = {n: _arrays.export(t, "torch") for n, t in zip(names, tensors) if not _absent(t)}
+        return _core.adopt_moe(arrays, hidden, inter, experts, group_size, scalar_type, act, x.get_device(), False)
+
+    layer = _cached(w13_qweight, stamp, adopt)
+    ids = topk_ids if topk_ids.dtype == torch.int32 else topk_ids.to(torch.int32)
+    weights = topk_weights if topk_weights.dtype == torch.float32 else topk_weights.to(torch.float32)
+    ids, weights = ids.contiguous(), weights.contiguous()
+    y = x.new_empty(x.shape)
+    if x.shape[0] == 0:
+        return y
+    stream = int(torch._C._cuda_getCurrentRawStream(x.get_device()))
+    ws, ws_bytes = _workspace(x, stream, layer.workspace_for(int(x.shape[0]), int(ids.shape[1])))
+    ex = lambda t: _arrays.export(t, "torch")  # noqa: E731
+    layer.run(ex(x.contiguous()), ex(y), ex(ids), ex(weights), ws, ws_bytes, stream)
+    return y
+
+
+_lib.impl("moe_tc", _moe_tc_impl, "CPU")
+_lib.impl("moe_tc", _moe_tc_impl, "CUDA")
+
+
+@_register_fake("w4a16::moe_tc", lib=_lib)
+def _moe_tc_fake(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales, w2_zeros,
+                 group_size, scalar_type):
+    torch._check(x.dtype == w13_scales.dtype, lambda: "x: expected the dtype of the layout's scales")
+    torch._check(x.dim() == 2 and x.shape[1] == w2_scales.shape[-1], lambda: "x: expected [T, H] with H of the layout")
+    torch._check(topk_ids.dim() == 2 and topk_ids.shape[0] == x.shape[0] and topk_weights.shape == topk_ids.shape,
+                 lambda: "topk_ids, topk_weights: expected [T, k] each, T = x.shape[0]")
+    return x.new_empty(x.shape)
+
+
+def _route(x: torch.Tensor, router: Optional[torch.Tensor], top_k: int, renormalize: bool):
+    """(topk_ids int32 [T, k], topk_weights float32 [T, k]) in torch: fp32 logits, softmax, top k, renormalized over
+    the k unless renormalize is False (Qwen3-MoE / Mixtral)."""
+    if router is None:
+        raise fail(ArgumentError, "topk_ids", "topk_ids and topk_weights (this module has no router)", "None")
+    probs = torch.softmax(x.float() @ router.float().t(), dim=-1)
+    weights, ids = torch.topk(probs, top_k, dim=-1)
+    if renormalize:
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+    return ids.to(torch.int32), weights
+
+
+def _routing_of(module, x, topk_ids, topk_weights):
+    """The caller's routing (both given) or the module's router's."""
+    if (topk_ids is None) != (topk_weights is None):
+        raise fail(ArgumentError, "topk_weights" if topk_weights is None else "topk_ids",
+                   "an array, since the other of topk_ids / topk_weights was given (both or neither)", "None")
+    if topk_ids is None:
+        return module.route(x)
+    return topk_ids, topk_weights
+
+
 # ---- W4A16Linear -----------------------------------------------------------------------------
 
 
@@ -550,13 +637,17 @@ class W4A16PreparedLinear(torch.nn.Module):
 
 
 def prepare_modules(model: torch.nn.Module, dtype: Optional[str] = None) -> int:
-    """Swaps every W4A16Linear of `model` whose weights are on a CUDA device for a W4A16PreparedLinear of the same
-    weights (activation dtype `dtype`, default each layer's scale dtype): the canonical GPU tensors and the op's
-    cached prepared copy go once nothing else refers to the old modules. Returns how many were swapped."""
+    """Swaps every W4A16Linear and W4A16MoE of `model` whose weights are on a CUDA device for a W4A16PreparedLinear /
+    W4A16PreparedMoE of the same weights (activation dtype `dtype`, default each layer's scale dtype): the canonical
+    GPU tensors and the ops' cached prepared copies go once nothing else refers to the old modules. Returns how many
+    were swapped."""
     swaps = [(parent, name, child) for parent in model.modules() for name, child in parent.named_children()
-             if isinstance(child, W4A16Linear) and child.qweight.is_cuda]
+             if (isinstance(child, W4A16Linear) and child.qweight.is_cuda)
+             or (isinstance(child, W4A16MoE) and child.w13_qweight.is_cuda)]
     for parent, name, child in swaps:
-        setattr(parent, name, W4A16PreparedLinear.from_linear(child, dtype))
+        new = (W4A16PreparedLinear.from_linear(child, dtype) if isinstance(child, W4A16Linear)
+               else W4A16PreparedMoE.from_module(child, dtype))
+        setattr(parent, name, new)
     return len(swaps)
 
 
@@ -589,21 +680,11 @@ class W4A16MoE(torch.nn.Module):
 
     def route(self, x: torch.Tensor):
         """(topk_ids int32 [T, k], topk_weights float32 [T, k]) from the router, in torch (on x's device)."""
-        if self.router is None:
-            raise fail(ArgumentError, "topk_ids", "topk_ids and topk_weights (this module has no router)", "None")
-        probs = torch.softmax(x.float() @ self.router.float().t(), dim=-1)
-        weights, ids = torch.topk(probs, self.top_k, dim=-1)
-        if self.renormalize:
-            weights = weights / weights.sum(dim=-1, keepdim=True)
-        return ids.to(torch.int32), weights
+        return _route(x, self.router, self.top_k, self.renormalize)
 
     def forward(self, x: torch.Tensor, topk_ids: Optional[torch.Tensor] = None,
                 topk_weights: Optional[torch.Tensor] = None) -> torch.Tensor:
-        if (topk_ids is None) != (topk_weights is None):
-            raise fail(ArgumentError, "topk_weights" if topk_weights is None else "topk_ids",
-                       "an array, since the other of topk_ids / topk_weights was given (both or neither)", "None")
-        if topk_ids is None:
-            topk_ids, topk_weights = self.route(x)
+        topk_ids, topk_weights = _routing_of(self, x, topk_ids, topk_weights)
         return torch.ops.w4a16.moe(x, topk_ids, topk_weights, self.w13_qweight, self.w13_scales, self.w13_zeros,
                                    self.w2_qweight, self.w2_scales, self.w2_zeros, self.group_size, self.scalar_type)
 
@@ -632,6 +713,79 @@ class W4A16MoE(torch.nn.Module):
         """Layer `layer` of a Hugging Face AWQ / GPTQ MoE folder (experts and router, as w4a16.load_moe; the routing
         of its config.json unless top_k / renormalize say otherwise)."""
         return cls.from_moe(MoE.load(dir, layer), device, top_k, renormalize)
+
+
+class W4A16PreparedMoE(torch.nn.Module):
+    """A mixture-of-experts layer holding only the CUDA layer's stacked layout "cuda.moe.tc16x64.v1" (buffers named
+    as MoE.layout_arrays names them) and the router, run in place by w4a16::moe_tc: the GPU holds the experts once,
+    where a W4A16MoE holds the canonical experts and the layer's own prepared copy. Routing as W4A16MoE's (the
+    caller's, or the router's in torch). The activation dtype is fixed when it is made; CUDA only.
+
+    Constructors: from_moe (a w4a16.MoE), from_module (a W4A16MoE); prepare_modules(model) swaps a model's CUDA
+    W4A16MoE modules for one.
+    """
+
+    _NAMES = ("w13_qweight", "w13_scales", "w13_zeros", "w2_qweight", "w2_scales", "w2_zeros")
+
+    def __init__(self, w13_qweight: torch.Tensor, w13_scales: torch.Tensor, w2_qweight: torch.Tensor,
+                 w2_scales: torch.Tensor, w13_zeros: Optional[torch.Tensor] = None,
+                 w2_zeros: Optional[torch.Tensor] = None, router: Optional[torch.Tensor] = None, *, group_size: int,
+                 scalar_type: str, top_k: int, renormalize: bool = True):
+        super().__init__()
+        self.experts, self.hidden = int(w13_qweight.shape[0]), int(w2_scales.shape[-1])
+        self.intermediate = int(w13_scales.shape[-1]) // 2
+        self.group_size, self.scalar_type = int(group_size), scalar_type
+        self.top_k, self.renormalize = int(top_k), bool(renormalize)
+        for name, t in (("w13_qweight", w13_qweight), ("w13_scales", w13_scales), ("w13_zeros", w13_zeros),
+                        ("w2_qweight", w2_qweight), ("w2_scales", w2_scales), ("w2_zeros", w2_zeros),
+                        ("router", router)):
+            self.register_buffer(name, None if _absent(t) else t)
+
+    def route(self, x: torch.Tensor):
+        """(topk_ids int32 [T, k], topk_weights float32 [T, k]) from the router, in torch (on x's device)."""
+        return _route(x, self.router, self.top_k, self.renormalize)
+
+    def forward(self, x: torch.Tensor, topk_ids: Optional[torch.Tensor] = None,
+                topk_weights: Optional[torch.Tensor] = None) -> torch.Tensor:
+        topk_ids, topk_weights = _routing_of(self, x, topk_ids, topk_weights)
+        b = self._buffers
+        return torch.ops.w4a16.moe_tc.default(x, topk_ids, topk_weights, b["w13_qweight"], b["w13_scales"],
+                                              b["w13_zeros"], b["w2_qweight"], b["w2_scales"], b["w2_zeros"],
+                                              self.group_size, self.scalar_type)
+
+    def extra_repr(self) -> str:
+        return (f"experts={self.experts}, hidden={self.hidden}, intermediate={self.intermediate}, "
+                f"group_size={self.group_size}, scalar_type={self.scalar_type}, dtype={self.w13_scales.dtype}, "
+                f"layout={_MOE_TC_LAYOUT}, top_k={self.top_k}, renormalize={self.renormalize}, "
+                f"router={self.router is not None}")
+
+    @classmethod
+    def from_moe(cls, moe: MoE, device="cuda", dtype: Optional[str] = None, top_k: Optional[int] = None,
+                 renormalize: Optional[bool] = None) -> "W4A16PreparedMoE":
+        """The layer of a w4a16.MoE on `device` for activations of `dtype` (default its scale dtype); top_k /
+        renormalize None = the MoE's."""
+        dtype = dtype or moe.scale_dtype
+        bf16 = dtype == "bfloat16"
+        t = {n: to_torch(a, device, bf16 and n.endswith("_scales")) for n, a in moe.layout_arrays(dtype).items()}
+        router = to_torch(moe.tensors()["router"], device, moe.router_dtype == "bfloat16")  # None without one
+        return cls(t["w13_qweight"], t["w13_scales"], t["w2_qweight"], t["w2_scales"], t.get("w13_zeros"),
+                   t.get("w2_zeros"), router, group_size=moe.group_size, scalar_type=moe.scalar_type,
+                   top_k=moe.top_k if top_k is None else top_k,
+                   renormalize=moe.renormalize if renormalize is None else renormalize)
+
+    @classmethod
+    def from_module(cls, module: W4A16MoE, dtype: Optional[str] = None) -> "W4A16PreparedMoE":
+        """The prepared layout of a W4A16MoE's experts (and its router, routing settings), on its device."""
+        moe = MoE.from_canonical(_host(module.w13_qweight), _host(module.w13_scales), _host(module.w2_qweight),
+                                 _host(module.w2_scales), _host(module.w13_zeros), _host(module.w2_zeros),
+                                 group_size=module.group_size, scalar_type=module.scalar_type)
+        dtype = dtype or moe.scale_dtype
+        bf16 = dtype == "bfloat16"
+        device = module.w13_qweight.device
+        t = {n: to_torch(a, device, bf16 and n.endswith("_scales")) for n, a in moe.layout_arrays(dtype).items()}
+        return cls(t["w13_qweight"], t["w13_scales"], t["w2_qweight"], t["w2_scales"], t.get("w13_zeros"),
+                   t.get("w2_zeros"), module.router, group_size=module.group_size, scalar_type=module.scalar_type,
+                   top_k=module.top_k, renormalize=module.renormalize)
 
 
 _ = _core  # the extension is loaded through .linear; imported here so the dependency is explicit
