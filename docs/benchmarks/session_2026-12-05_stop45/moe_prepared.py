@@ -57,17 +57,34 @@ moe = w4a16.MoE.from_experts([expert(I, H) for _ in range(E)], [expert(I, H) for
                              [expert(H, I) for _ in range(E)], (0.05 * rng.standard_normal((E, H))).astype(np.float16))
 x16 = torch.randn(16, H, dtype=torch.float16, device="cuda")
 x1k = torch.randn(1024, H, dtype=torch.float16, device="cuda")
-torch.equal(x16, x16)  # torch's kernels used below, loaded before counting
+# Warm-up: torch's kernels and cuBLAS (the routing's matmul), loaded lazily into device memory, before counting.
+torch.equal(x16, x16)
+torch.topk(torch.softmax(x1k.float() @ torch.randn(E, H, device="cuda").t(), dim=-1), 8, dim=-1)
+
+
+def step(tag):
+    f = free_mib()
+    print(f"  {tag:34s} held {base - f:7.1f} MiB, torch allocated {torch.cuda.memory_allocated() / 2**20:7.1f}, "
+          f"cache entries {len(wt._cache)}, shared workspace {sum(t.numel() for h in wt._workspaces.values() for t in h) / 2**20:6.1f}")
+    return base - f
+
+
 base = free_mib()
 m = wt.W4A16MoE.from_moe(moe, device="cuda", top_k=8)
-y16, y1k = m(x16), m(x1k).cpu()
-held = base - free_mib()
+step("W4A16MoE made")
+y16 = m(x16)
+step("after T = 16")
+y1k = m(x1k).cpu()
+held = step("after T = 1024")
 ws = wt.release_workspaces() / 2**20
 p = wt.W4A16PreparedMoE.from_module(m)
 m_cpu = m.cpu()  # off the GPU for the memory figure (its op cache entry goes with the CUDA tensors)
 del m
-assert torch.equal(p(x16), y16) and torch.equal(p(x1k).cpu(), y1k)
-held_p = base - free_mib()
+step("prepared made, W4A16MoE moved off")
+assert torch.equal(p(x16), y16)
+step("after T = 16")
+assert torch.equal(p(x1k).cpu(), y1k)
+held_p = step("after T = 1024")
 ws_p = wt.release_workspaces() / 2**20
 m = m_cpu.cuda()
 print(f"Qwen3-30B-A3B MoE layer ({moe.bytes / 2**20:.0f} MiB of int4 experts): device memory W4A16MoE {held:.0f} MiB "
