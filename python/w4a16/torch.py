@@ -56,8 +56,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from . import _core
-from . import _arrays
+from . import _arrays, _core
 from .errors import ArgumentError, DTypeError, HostReleasedError, ShapeError, UnsupportedError, fail
 from .linear import SHARED_MAX_M, QuantizedLinear, _round_m, load_linear
 from .moe import MoE
