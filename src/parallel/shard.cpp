@@ -71,8 +71,6 @@ HostTensor slice1d(const TensorView& t, const std::string& name, std::int64_t b,
   return out;
 }
 
-void copy_full(HostTensor& dst, const TensorView& src) { std::memcpy(dst.data(), src.data, src.nbytes()); }
-
 }  // namespace
 
 Shard shard_canonical(const CanonicalView& full, const ShardSpec& s) {

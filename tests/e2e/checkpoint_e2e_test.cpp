@@ -147,7 +147,9 @@ TEST(CheckpointEndToEnd, GptqFoldersLoadedByPrefixMatchTheFormatDefinition) {
             }
             qz[gr * (n / 8) + j] = static_cast<std::int32_t>(w);
           }
-        if (sym && !v2) ASSERT_EQ(static_cast<std::uint32_t>(qz[0]), 0x77777777u);  // FORMATS.md worked example
+        if (sym && !v2) {  // FORMATS.md worked example
+          ASSERT_EQ(static_cast<std::uint32_t>(qz[0]), 0x77777777u);
+        }
         auto sc = f16(L.s), b = f16(L.bias);
         const std::string p = "model.layers.3.mlp.up_proj";
         std::string cfg = std::string(R"({"quant_method":"gptq","bits":4,"group_size":64,"sym":)") + (sym ? "true" : "false") +
