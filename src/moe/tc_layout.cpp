@@ -5,6 +5,7 @@
 
 #include "w4a16/core/error.hpp"
 #include "w4a16/core/half.hpp"
+#include "w4a16/formats/tc16x64_words.hpp"
 #include "w4a16/moe/moe.hpp"
 
 namespace w4a16::moe {
@@ -25,24 +26,8 @@ void tc16x64_pack(const CanonicalView& w, DType act, void* qweight, void* scales
   if (!is_activation_dtype(act)) fail(ErrorCode::dtype_mismatch, "act", "float16 or bfloat16", std::string(dtype_name(act)));
   if (w.act_order()) fail(ErrorCode::unsupported, "w.perm", "no act-order permutation", "a perm");
   const Tc16x64Sizes sz = tc16x64_sizes(w.spec);
-  const std::int64_t N = w.spec.n, K = w.spec.k, G = sz.groups, KT = sz.k_pad / 64;
-  auto q_at = [&](std::int64_t n, std::int64_t k) -> std::uint32_t {
-    return (n < N && k < K) ? static_cast<std::uint32_t>(w.q(n, k)) : 0u;  // padding: q = 0
-  };
-  auto* qw = static_cast<std::uint32_t*>(qweight);  // [N_pad/16][K_pad/64][32][4]
-  for (std::int64_t nt = 0; nt < sz.n_pad / 16; ++nt)
-    for (std::int64_t kt = 0; kt < KT; ++kt)
-      for (int lane = 0; lane < 32; ++lane)
-        for (int j = 0; j < 4; ++j) {
-          const std::int64_t r = 16 * nt + lane / 4, k = 64 * kt + 16 * j + 2 * (lane % 4);
-          // Fragment values a0..a7 (rows r, r+8; columns k, k+1, k+8, k+9), stored in nibble order a0 a2 a4 a6 a1 a3 a5 a7.
-          const std::uint32_t a[8] = {q_at(r, k),         q_at(r, k + 1),     q_at(r + 8, k),     q_at(r + 8, k + 1),
-                                      q_at(r, k + 8),     q_at(r, k + 9),     q_at(r + 8, k + 8), q_at(r + 8, k + 9)};
-          const int order[8] = {0, 2, 4, 6, 1, 3, 5, 7};
-          std::uint32_t word = 0;
-          for (int i = 0; i < 8; ++i) word |= a[order[i]] << (4 * i);
-          qw[((nt * KT + kt) * 32 + lane) * 4 + j] = word;
-        }
+  const std::int64_t N = w.spec.n, K = w.spec.k, G = sz.groups;
+  formats::tc16x64_qweight_words(w.qweight, N, K, sz.n_pad, sz.k_pad, static_cast<std::uint32_t*>(qweight));  // [N_pad/16][K_pad/64][32][4]
   auto* sc = static_cast<std::uint16_t*>(scales);  // [G][N_pad], pair-interleaved per 16 rows
   for (std::int64_t g = 0; g < G; ++g)
     for (std::int64_t nt = 0; nt < sz.n_pad / 16; ++nt)

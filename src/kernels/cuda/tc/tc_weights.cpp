@@ -9,6 +9,7 @@
 #include "common.cuh"
 #include "w4a16/core/error.hpp"
 #include "w4a16/core/half.hpp"
+#include "w4a16/formats/tc16x64_words.hpp"
 
 namespace w4a16::kernels::cuda {
 namespace {
@@ -72,30 +73,11 @@ TcHostLayout tc_layout_host(const CanonicalView& w, DType act_dtype) {
   L.n_pad = round_up(s.n, kTcPadN);
   L.k_pad = round_up(s.k, kTcPadK);
   L.groups = s.groups();
-  const std::int64_t NT = L.n_pad / kTcTileN, KT = L.k_pad / kTcTileK, G = L.groups, wpr = s.k / 8;
+  const std::int64_t NT = L.n_pad / kTcTileN, KT = L.k_pad / kTcTileK, G = L.groups;
 
-  // qweight: per (n-tile, k-tile, lane, sub-tile j) one word, nibbles [a0,a2,a4,a6,a1,a3,a5,a7].
-  // Nibble slot p holds fragment element kOrder[p]; element e sits at row gid + 8*((e/2)%2),
-  // k = 2t + (e%2) + 8*(e/4) within the sub-tile (the mma.m16n8k16 A fragment).
-  static constexpr int kOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+  // qweight: per (n-tile, k-tile, lane, sub-tile j) one word, nibbles [a0,a2,a4,a6,a1,a3,a5,a7] (tc16x64_words.hpp).
   L.qweight.assign(static_cast<std::size_t>(NT * KT * 128), 0);
-  for (std::int64_t nt = 0; nt < NT; ++nt)
-    for (std::int64_t kt = 0; kt < KT; ++kt)
-      for (int lane = 0; lane < 32; ++lane) {
-        const int gid = lane / 4, t = lane % 4;
-        for (int j = 0; j < 4; ++j) {
-          std::uint32_t word = 0;
-          for (int p = 0; p < 8; ++p) {
-            const int e = kOrder[p];
-            const std::int64_t n = nt * 16 + gid + 8 * ((e / 2) % 2);
-            const std::int64_t kk = kt * 64 + 16 * j + 2 * t + (e % 2) + 8 * (e / 4);
-            std::uint32_t q = 0;  // padding dequantizes to 0 (scale 0 or x never read past K)
-            if (n < s.n && kk < s.k) q = (static_cast<std::uint32_t>(w.qweight[n * wpr + kk / 8]) >> (4 * (kk % 8))) & 15u;
-            word |= q << (4 * p);
-          }
-          L.qweight[static_cast<std::size_t>(((nt * KT + kt) * 32 + lane) * 4 + j)] = static_cast<std::int32_t>(word);
-        }
-      }
+  formats::tc16x64_qweight_words(w.qweight, s.n, s.k, L.n_pad, L.k_pad, reinterpret_cast<std::uint32_t*>(L.qweight.data()));
 
   // scales: converted to the activation dtype once (fp16 -> bf16 rounds to nearest even).
   L.scales.assign(static_cast<std::size_t>(G * L.n_pad), 0);
