@@ -4,6 +4,7 @@ cases (a GPU and a CUDA build of w4a16) check the outputs bit for bit against W4
 of the weights on the GPU, CUDA-graph replay and a state_dict round trip."""
 
 import gc
+import json
 
 import numpy as np
 import pytest
@@ -265,3 +266,53 @@ def test_prepared_moe_matches_w4a16moe_bit_for_bit(rng, dtype, scalar):
     assert wt.prepare_modules(model, dtype) == 1 and isinstance(model[0], wt.W4A16PreparedMoE)
     x = torch.from_numpy(rng.standard_normal((7, h)).astype(np.float32)).to(tdt).cuda()
     assert torch.equal(model[0](x), p(x))
+
+
+def moe_folder(d, m):
+    """The experts and router of W4A16MoE `m` (CPU, uint4) written as a Hugging Face AWQ MoE folder (layer 0)."""
+    t = {n: getattr(m, n).numpy() for n in ("w13_qweight", "w13_scales", "w13_zeros", "w2_qweight", "w2_scales", "w2_zeros")}
+    i, h = m.intermediate, m.hidden
+    layers = {}
+    for e in range(m.experts):  # gate rows, then up rows of w13; zeros packed 8 rows a word
+        base = f"model.layers.0.mlp.experts.{e}."
+        for name, rows, zrows, key in (("gate_proj", slice(0, i), slice(0, i // 8), "w13"),
+                                       ("up_proj", slice(i, 2 * i), slice(i // 8, i // 4), "w13"),
+                                       ("down_proj", slice(None), slice(None), "w2")):
+            layers[base + name] = w4a16.from_canonical(t[key + "_qweight"][e][rows], t[key + "_scales"][e][rows],
+                                                       t[key + "_zeros"][e][zrows], group_size=m.group_size)
+    w4a16.save_checkpoint(d, layers, format="awq", dense={"model.layers.0.mlp.gate.weight": m.router.numpy()},
+                          config={"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"], "hidden_size": h,
+                                  "moe_intermediate_size": i, "num_experts": m.experts, "num_experts_per_tok": m.top_k,
+                                  "norm_topk_prob": True})
+    return t
+
+
+def test_moe_folder_round_trips(rng, tmp_path):
+    """The folder moe_folder writes loads back as the same stacked experts (the CUDA test below builds on it)."""
+    m, _ = moe_module(rng, 4, 128, 64, 64, "uint4", "cpu")
+    t = moe_folder(tmp_path, m)
+    back = w4a16.MoE.load(tmp_path, 0).tensors()
+    for n, a in t.items():
+        np.testing.assert_array_equal(back[n], a, err_msg=n)
+
+
+@needs_cuda
+def test_prepared_from_checkpoint_matches_the_canonical_modules(rng, tmp_path):
+    """from_checkpoint of both prepared modules: the same outputs as W4A16Linear / W4A16MoE made from that folder."""
+    n, k, g = 128, 256, 64
+    q, z, s = random_layer(rng, n, k, g)
+    prefix = "model.layers.0.self_attn.o_proj"
+    w4a16.save_safetensors(tmp_path / "model.safetensors", {f"{prefix}.qweight": awq_pack(q), f"{prefix}.qzeros": awq_pack(z),
+                                                            f"{prefix}.scales": s})
+    (tmp_path / "config.json").write_text(json.dumps({"quantization_config": {
+        "quant_method": "awq", "bits": 4, "group_size": g, "zero_point": True, "version": "gemm"}}))
+    x = torch.from_numpy(rng.standard_normal((3, k)).astype(np.float16)).cuda()
+    p = wt.W4A16PreparedLinear.from_checkpoint(tmp_path, prefix)
+    assert torch.equal(p(x), wt.W4A16Linear.from_checkpoint(tmp_path, prefix, device="cuda")(x))
+    assert rel_err(p(x).cpu().numpy(), x.double().cpu().numpy() @ dequant_kn(q, z, s, group_of(k, g)).T) <= TOL["float16"]
+
+    m, _ = moe_module(rng, 4, 128, 64, 64, "uint4", "cpu")
+    moe_folder(tmp_path / "moe", m)
+    xm = torch.from_numpy(rng.standard_normal((5, 128)).astype(np.float16)).cuda()
+    pm = wt.W4A16PreparedMoE.from_checkpoint(tmp_path / "moe", 0)
+    assert pm.top_k == 2 and torch.equal(pm(xm), wt.W4A16MoE.from_checkpoint(tmp_path / "moe", 0, device="cuda")(xm))

@@ -587,8 +587,8 @@ class W4A16PreparedLinear(torch.nn.Module):
     The activation dtype is fixed when it is made (the layout holds the scales and bias in it); it runs on CUDA only.
     state_dict() holds the layout; load it into a module made with the same arguments.
 
-    Constructors: from_quantized (a w4a16.QuantizedLinear), from_linear (a W4A16Linear); prepare_modules(model)
-    swaps every CUDA W4A16Linear of a model for one.
+    Constructors: from_quantized (a w4a16.QuantizedLinear), from_checkpoint (folder + prefix), from_linear (a
+    W4A16Linear); prepare_modules(model) swaps every CUDA W4A16Linear of a model for one.
     """
 
     def __init__(self, qweight: torch.Tensor, scales: torch.Tensor, zeros: Optional[torch.Tensor] = None,
@@ -625,6 +625,13 @@ class W4A16PreparedLinear(torch.nn.Module):
         return cls(t["qweight"], t["scales"], t.get("zeros"), t.get("bias"), t.get("perm"), in_features=layer.k,
                    out_features=layer.n, group_size=layer.group_size, scalar_type=layer.scalar_type,
                    backend=backend or layer.backend)
+
+    @classmethod
+    def from_checkpoint(cls, dir: str, prefix: str, device="cuda", dtype: Optional[str] = None,
+                        backend: str = "") -> "W4A16PreparedLinear":
+        """One layer of a Hugging Face AWQ / GPTQ folder (as load_linear), prepared for `device` and `dtype` with no
+        canonical copy on the GPU."""
+        return cls.from_quantized(load_linear(dir, prefix), device, dtype, backend)
 
     @classmethod
     def from_linear(cls, module: W4A16Linear, dtype: Optional[str] = None) -> "W4A16PreparedLinear":
@@ -720,8 +727,8 @@ class W4A16PreparedMoE(torch.nn.Module):
     where a W4A16MoE holds the canonical experts and the layer's own prepared copy. Routing as W4A16MoE's (the
     caller's, or the router's in torch). The activation dtype is fixed when it is made; CUDA only.
 
-    Constructors: from_moe (a w4a16.MoE), from_module (a W4A16MoE); prepare_modules(model) swaps a model's CUDA
-    W4A16MoE modules for one.
+    Constructors: from_moe (a w4a16.MoE), from_checkpoint (folder + layer), from_module (a W4A16MoE);
+    prepare_modules(model) swaps a model's CUDA W4A16MoE modules for one.
     """
 
     _NAMES = ("w13_qweight", "w13_scales", "w13_zeros", "w2_qweight", "w2_scales", "w2_zeros")
@@ -771,6 +778,13 @@ class W4A16PreparedMoE(torch.nn.Module):
                    t.get("w2_zeros"), router, group_size=moe.group_size, scalar_type=moe.scalar_type,
                    top_k=moe.top_k if top_k is None else top_k,
                    renormalize=moe.renormalize if renormalize is None else renormalize)
+
+    @classmethod
+    def from_checkpoint(cls, dir: str, layer: int, device="cuda", dtype: Optional[str] = None,
+                        top_k: Optional[int] = None, renormalize: Optional[bool] = None) -> "W4A16PreparedMoE":
+        """Layer `layer` of a Hugging Face AWQ / GPTQ MoE folder (experts and router, as w4a16.load_moe; the routing
+        of its config.json unless top_k / renormalize say otherwise), prepared for `device` and `dtype`."""
+        return cls.from_moe(MoE.load(dir, layer), device, dtype, top_k, renormalize)
 
     @classmethod
     def from_module(cls, module: W4A16MoE, dtype: Optional[str] = None) -> "W4A16PreparedMoE":

@@ -253,6 +253,14 @@ TEST(Layouts, TcLayoutHostArraysAndAdoptChecks) {
   v[0].view = TensorView(v[0].view.data, DType::i32, {4, 4, 32, 2}, Device::cuda);
   m = error_of([&] { k->adopt(v, c); }, ErrorCode::shape_mismatch);
   EXPECT_NE(m.find("qweight: expected int32 [4, 4, 32, 4]"), std::string::npos) << m;
+  v = views(Device::cuda);  // a pointer 4 bytes past the array's start: not 16-byte aligned
+  v[1].view = TensorView(static_cast<std::uint8_t*>(v[1].view.data) + 4, DType::bf16, {4, 64}, Device::cuda);
+  m = error_of([&] { k->adopt(v, c); }, ErrorCode::alignment);
+  EXPECT_NE(m.find("scales.data: expected 16-byte aligned pointer"), std::string::npos) << m;
+  v = views(Device::cuda);  // rows of a wider array: strided
+  v[1].view.stride[0] = 128;
+  m = error_of([&] { k->adopt(v, c); }, ErrorCode::layout_mismatch);
+  EXPECT_NE(m.find("scales: expected bfloat16 [4, 64] on the CUDA device (layout cuda.tc16x64.v1), contiguous"), std::string::npos) << m;
   m = error_of([&] { k->adopt(views(Device::cpu), c); }, ErrorCode::invalid_argument);
   EXPECT_NE(m.find("qweight: expected int32 [4, 4, 32, 4] on the CUDA device"), std::string::npos) << m;
   EXPECT_NE(m.find("got int32 [4, 4, 32, 4] on cpu"), std::string::npos) << m;
