@@ -316,3 +316,19 @@ def test_prepared_from_checkpoint_matches_the_canonical_modules(rng, tmp_path):
     xm = torch.from_numpy(rng.standard_normal((5, 128)).astype(np.float16)).cuda()
     pm = wt.W4A16PreparedMoE.from_checkpoint(tmp_path / "moe", 0)
     assert pm.top_k == 2 and torch.equal(pm(xm), wt.W4A16MoE.from_checkpoint(tmp_path / "moe", 0, device="cuda")(xm))
+
+
+def test_shared_workspace_grows_by_doubling_and_keeps_what_it_outgrew():
+    """The ops' workspace per (device, stream): none for 0 bytes; at least what a call asks, grown to twice the last when
+    a call needs more (earlier buffers kept: a captured CUDA graph may still use one); per stream; released at once.
+    (The logic is the same on any device: checked here on CPU tensors.)"""
+    wt.release_workspaces()
+    x = torch.empty(1)
+    assert wt._workspace(x, 7, 0) == (0, 0) and not wt._workspaces
+    p1, n1 = wt._workspace(x, 7, 1000)
+    assert n1 == 1000 and wt._workspace(x, 7, 600) == (p1, 1000)  # fits: the same buffer
+    p2, n2 = wt._workspace(x, 7, 1500)
+    assert n2 == 2000 and p2 != p1 and len(wt._workspaces[(x.get_device(), 7)]) == 2
+    assert wt._workspace(x, 7, 5000)[1] == 5000  # more than twice: what the call asks
+    assert wt._workspace(x, 8, 10)[1] == 10  # another stream: its own
+    assert wt.release_workspaces() == 1000 + 2000 + 5000 + 10 and not wt._workspaces
