@@ -22,11 +22,13 @@ inline void tc16x64_qweight_words(const std::int32_t* qweight, std::int64_t n, s
     for (std::int64_t kt = 0; kt < kt_count; ++kt) {
       // The tile's canonical words: 16 rows x the 8 words of k 64 kt .. 64 kt + 63 (0 past n or k).
       std::uint32_t c[16][8];
+      const std::int64_t in_k = wpr - kt * 8 < 8 ? wpr - kt * 8 : 8;  // words of this k tile inside K (> 0)
       for (int r = 0; r < 16; ++r) {
         const std::int64_t row = nt * 16 + r;
+        for (int i = 0; i < 8; ++i) c[r][i] = 0u;
+        if (row >= n) continue;
         const std::int32_t* q = qweight + row * wpr + kt * 8;
-        const std::int64_t valid = row < n ? (wpr - kt * 8 < 8 ? wpr - kt * 8 : 8) : 0;
-        for (int i = 0; i < 8; ++i) c[r][i] = i < valid ? static_cast<std::uint32_t>(q[i]) : 0u;
+        for (int i = 0; i < in_k; ++i) c[r][i] = static_cast<std::uint32_t>(q[i]);
       }
       std::uint32_t* o = out + (nt * kt_count + kt) * 128;  // [32 lanes][4 words], written in order
       for (int lane = 0; lane < 32; ++lane) {
