@@ -791,14 +791,8 @@ class W4A16PreparedMoE(torch.nn.Module):
         """The prepared layout of a W4A16MoE's experts (and its router, routing settings), on its device."""
         moe = MoE.from_canonical(_host(module.w13_qweight), _host(module.w13_scales), _host(module.w2_qweight),
                                  _host(module.w2_scales), _host(module.w13_zeros), _host(module.w2_zeros),
-                                 group_size=module.group_size, scalar_type=module.scalar_type)
-        dtype = dtype or moe.scale_dtype
-        bf16 = dtype == "bfloat16"
-        device = module.w13_qweight.device
-        t = {n: to_torch(a, device, bf16 and n.endswith("_scales")) for n, a in moe.layout_arrays(dtype).items()}
-        return cls(t["w13_qweight"], t["w13_scales"], t["w2_qweight"], t["w2_scales"], t.get("w13_zeros"),
-                   t.get("w2_zeros"), module.router, group_size=module.group_size, scalar_type=module.scalar_type,
-                   top_k=module.top_k, renormalize=module.renormalize)
+                                 group_size=module.group_size, scalar_type=module.scalar_type, router=_host(module.router))
+        return cls.from_moe(moe, module.w13_qweight.device, dtype, module.top_k, module.renormalize)
 
 
 _ = _core  # the extension is loaded through .linear; imported here so the dependency is explicit
