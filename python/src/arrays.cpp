@@ -175,6 +175,17 @@ NumpyArray to_numpy(std::vector<std::int32_t>&& v, std::vector<std::int64_t> sha
   return vector_to_numpy(std::move(v), std::move(shape));
 }
 
+std::vector<LayoutView> layout_views(const nb::dict& arrays, std::string_view bits16, std::vector<InArray>* held) {
+  std::vector<LayoutView> views;
+  for (auto [key, value] : arrays) {
+    const std::string name = nb::cast<std::string>(key);
+    InArray arr = nb::cast<InArray>(value);
+    views.push_back({name, to_view(arr, name, bits16)});
+    if (held) held->push_back(std::move(arr));
+  }
+  return views;
+}
+
 nb::ndarray<nb::numpy, nb::ro> numpy_view(const TensorView& t, nb::handle owner) {
   std::vector<size_t> sh(t.shape.begin(), t.shape.begin() + t.rank);
   return nb::ndarray<nb::numpy, nb::ro>(t.data, sh.size(), sh.data(), owner, t.stride.data(), dl_of(t.dtype));

@@ -228,14 +228,10 @@ void bind_linear(nb::module_& m) {
         c.has_zeros = c.scalar == ScalarType::uint4;
         c.group_size = group_size;
         c.act_dtype = c.out_dtype = p->opt.act_dtype;
-        std::vector<LayoutView> views;
-        for (auto [key, value] : arrays) {
-          std::string name = nb::cast<std::string>(key);
-          InArray arr = nb::cast<InArray>(value);
-          views.push_back({name, to_view(arr, name, act_dtype)});
-          if (keep) p->held.push_back(std::move(arr));
-          c.has_bias = c.has_bias || name == "bias";
-          c.act_order = c.act_order || name == "perm";
+        const std::vector<LayoutView> views = layout_views(arrays, act_dtype, keep ? &p->held : nullptr);
+        for (const LayoutView& v : views) {
+          c.has_bias = c.has_bias || v.name == "bias";
+          c.act_order = c.act_order || v.name == "perm";
         }
         {
           nb::gil_scoped_release release;

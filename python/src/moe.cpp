@@ -414,7 +414,7 @@ struct AdoptedMoe {
   std::vector<InArray> held;
 };
 
-AdoptedMoe* adopt_moe(const nb::dict& arrays, std::int64_t hidden, std::int64_t intermediate, std::int64_t experts,
+AdoptedMoe* adopt_moe(const nb::dict& arrays, std::int64_t hidden, std::int64_t intermediate, int experts,
                       int group_size, std::string_view scalar, std::string_view act_dtype, int device_index, bool keep) {
   auto p = std::make_unique<AdoptedMoe>();
   p->device = device_index;
@@ -422,13 +422,7 @@ AdoptedMoe* adopt_moe(const nb::dict& arrays, std::int64_t hidden, std::int64_t 
   if (!act || !is_activation_dtype(*act))
     fail(ErrorCode::dtype_mismatch, "dtype", "float16 or bfloat16", "\"" + std::string(act_dtype) + "\"");
   const moe::MoeSpec spec{hidden, intermediate, experts, group_size, parse_scalar(scalar)};
-  std::vector<LayoutView> views;
-  for (auto [key, value] : arrays) {
-    std::string name = nb::cast<std::string>(key);
-    InArray arr = nb::cast<InArray>(value);
-    views.push_back({name, to_view(arr, name, act_dtype)});
-    if (keep) p->held.push_back(std::move(arr));
-  }
+  const std::vector<LayoutView> views = layout_views(arrays, act_dtype, keep ? &p->held : nullptr);
   nb::gil_scoped_release release;
   DeviceScope scope(device_index);
   p->m = moe::CudaMoe::adopt(spec, *act, views);
