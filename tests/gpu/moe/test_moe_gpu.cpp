@@ -373,9 +373,14 @@ TEST(MoeGpuAdopt, AdoptedArraysRunBitEqualToCreate) {
           EXPECT_EQ(run_gpu(own, p, block), run_gpu(adopted, p, block)) << "T=" << T << " block " << block;
         if (T == 7) {
           const std::vector<LayoutSpec> specs = CudaMoe::layout_specs(s, act);
-          for (std::size_t i = 0; i < specs.size(); ++i)
-            if (specs[i].name == "w2_scales") CU(cudaMemset(views[i].view.data, 0, arrays[i].bytes.size()));
-          for (std::uint16_t v : run_gpu(adopted, p, 0)) ASSERT_EQ(v & 0x7fff, 0) << "w2 scales zeroed in place";
+          for (std::size_t i = 0; i < specs.size(); ++i) {
+            if (specs[i].name == "w2_scales") {
+              CU(cudaMemset(views[i].view.data, 0, arrays[i].bytes.size()));
+            }
+          }
+          for (std::uint16_t v : run_gpu(adopted, p, 0)) {
+            ASSERT_EQ(v & 0x7fff, 0) << "w2 scales zeroed in place";
+          }
         }
       }
     }
