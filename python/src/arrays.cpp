@@ -175,6 +175,17 @@ NumpyArray to_numpy(std::vector<std::int32_t>&& v, std::vector<std::int64_t> sha
   return vector_to_numpy(std::move(v), std::move(shape));
 }
 
+nb::dict layout_numpy(std::vector<LayoutArray>&& arrays) {
+  nb::dict out;
+  for (LayoutArray& a : arrays) {
+    auto* heap = new std::vector<std::uint8_t>(std::move(a.bytes));  // owned by the array: no copy
+    nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<std::uint8_t>*>(p); });
+    std::vector<size_t> sh(a.shape.begin(), a.shape.end());
+    out[a.name.c_str()] = NumpyArray(heap->data(), sh.size(), sh.data(), owner, nullptr, dl_of(a.dtype));
+  }
+  return out;
+}
+
 std::vector<LayoutView> layout_views(const nb::dict& arrays, std::string_view bits16, std::vector<InArray>* held) {
   std::vector<LayoutView> views;
   for (auto [key, value] : arrays) {

@@ -48,6 +48,8 @@ nb::ndarray<nb::numpy, nb::ro> numpy_view(const TensorView& t, nb::handle owner)
 // A contiguous host copy of any host view (honours strides); dtype kept.
 HostTensor copy_to_host(const TensorView& t);
 
+// A prepared layout's host arrays (layout_host) as {name: numpy array}, bfloat16 as uint16 bits.
+nb::dict layout_numpy(std::vector<LayoutArray>&& arrays);
 // {name: array} of a prepared layout (adopt_linear, adopt_moe) as views named by their keys; `held` (if not null) gets
 // the arrays themselves, to keep them alive with what runs on them.
 std::vector<LayoutView> layout_views(const nb::dict& arrays, std::string_view bits16, std::vector<InArray>* held);

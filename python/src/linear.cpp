@@ -7,8 +7,6 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include <cstring>
-
 #include "bind.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/linear.hpp"
@@ -200,14 +198,7 @@ void bind_linear(nb::module_& m) {
         if (!k) fail(ErrorCode::not_found, "kernel", "a registered kernel name (w4a16.kernels())", "\"" + std::string(kernel) + "\"");
         // The layout's bytes depend on the weights and the activation dtype only: no device is asked.
         const LinearConfig c = LinearConfig::from(layer.q->view(), parse_act(act_dtype, "dtype"), k->device(), 0);
-        std::vector<LayoutArray> arrays = k->layout_host(layer.q->view(), c);
-        nb::dict out;
-        for (LayoutArray& a : arrays) {
-          HostTensor t(a.dtype, a.shape);
-          std::memcpy(t.data(), a.bytes.data(), a.bytes.size());
-          out[a.name.c_str()] = to_numpy(std::move(t));
-        }
-        return nb::make_tuple(std::string(k->layout()), out);
+        return nb::make_tuple(std::string(k->layout()), layout_numpy(k->layout_host(layer.q->view(), c)));
       },
       nb::arg("layer"), nb::arg("kernel"), nb::arg("dtype"),
       "(layout tag, {name: numpy array}) of kernel's prepared layout for the layer and activation dtype (bfloat16 as "

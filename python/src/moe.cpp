@@ -19,7 +19,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <tuple>
 #include <thread>
@@ -393,13 +392,7 @@ nb::dict moe_layout_arrays(const PyMoe& self, std::string_view act_dtype) {
   if (!act || !is_activation_dtype(*act))
     fail(ErrorCode::dtype_mismatch, "dtype", "float16 or bfloat16", "\"" + std::string(act_dtype) + "\"");
 #ifdef W4A16_PY_HAVE_CUDA
-  nb::dict out;
-  for (LayoutArray& a : moe::CudaMoe::layout_host(self.layer.weights, *act)) {
-    HostTensor t(a.dtype, a.shape);
-    std::memcpy(t.data(), a.bytes.data(), a.bytes.size());
-    out[a.name.c_str()] = to_numpy(std::move(t));
-  }
-  return out;
+  return layout_numpy(moe::CudaMoe::layout_host(self.layer.weights, *act));
 #else
   fail(ErrorCode::unsupported, "layout_arrays", "a CUDA build of w4a16 (the layout is the CUDA layer's)", "a CPU-only build");
 #endif

@@ -288,7 +288,7 @@ def _gemm_impl(x, qweight, scales, zeros, bias, perm, group_size, scalar_type, b
     if not x.is_cuda:
         return _run_cached(qweight, stamp, make, x, lambda layer: layer(x))  # a new [..., N] tensor
     # On CUDA the bindings hold no workspace: every call on a stream shares that stream's (_workspace).
-    stream = int(torch._C._cuda_getCurrentRawStream(x.get_device()))
+    stream = _arrays.current_stream(x, "torch")
     return _run_cached(qweight, stamp, make, x,
                        lambda layer: layer(x, stream=stream, workspace=lambda nbytes: _workspace(x, stream, nbytes)))
 
@@ -334,7 +334,7 @@ def _gemm_tc_impl(x, qweight, scales, zeros, bias, perm, n, k, group_size, scala
     stamp = (_stamp(qweight), _stamp(scales), _stamp(zeros), _stamp(bias), _stamp(perm), n, k, group_size,
              scalar_type, backend)
     rows = x.numel() // k if k else 0
-    stream = int(torch._C._cuda_getCurrentRawStream(x.get_device()))
+    stream = _arrays.current_stream(x, "torch")
     act = "bfloat16" if x.dtype == torch.bfloat16 else "float16"
 
     # A view of the tensors (no weight bytes copied) with no workspace of its own. It holds no reference to them
@@ -398,7 +398,7 @@ def _moe_impl(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_
     if not x.is_cuda:
         return _run_cached(w13_qweight, stamp, make, x, lambda layer: layer(x, topk_ids=ids, topk_weights=weights))
     # On CUDA the layer's workspace is the stream's shared one (_workspace), not a buffer of its own.
-    stream = int(torch._C._cuda_getCurrentRawStream(x.get_device()))
+    stream = _arrays.current_stream(x, "torch")
     return _run_cached(w13_qweight, stamp, make, x,
                        lambda layer: layer(x, topk_ids=ids, topk_weights=weights, stream=stream,
                                            workspace=lambda nbytes: _workspace(x, stream, nbytes)))
@@ -457,7 +457,7 @@ def _moe_tc_impl(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, 
     y = x.new_empty(x.shape)
     if x.shape[0] == 0:
         return y
-    stream = int(torch._C._cuda_getCurrentRawStream(x.get_device()))
+    stream = _arrays.current_stream(x, "torch")
     ws, ws_bytes = _workspace(x, stream, layer.workspace_for(int(x.shape[0]), int(ids.shape[1])))
     ex = lambda t: _arrays.export(t, "torch")  # noqa: E731
     layer.run(ex(x.contiguous()), ex(y), ex(ids), ex(weights), ws, ws_bytes, stream)

@@ -167,7 +167,7 @@ LayoutArray layout_array(const LayoutSpec& spec, const void* src) {
   std::int64_t n = 1;
   for (std::int64_t d : spec.shape) n *= d;
   LayoutArray a{spec.name, spec.dtype, spec.shape, std::vector<std::uint8_t>(static_cast<std::size_t>(n) * dtype_size(spec.dtype))};
-  if (!a.bytes.empty()) std::memcpy(a.bytes.data(), src, a.bytes.size());
+  if (src && !a.bytes.empty()) std::memcpy(a.bytes.data(), src, a.bytes.size());
   return a;
 }
 

@@ -84,42 +84,34 @@ void align_cuda(const std::int32_t* topk_ids, std::int64_t tokens, int top_k, in
 }
 
 CudaMoe CudaMoe::create(const MoeWeights& w, DType act, void* stream) {
-  const MoeSpec& s = w.spec();
-  check_cuda_spec(s, act);
-  const Tc16x64Sizes a = tc16x64_sizes(s.w13_spec()), b = tc16x64_sizes(s.w2_spec());
-  const std::size_t E = static_cast<std::size_t>(s.experts);
-  const std::size_t sizes[6] = {a.qweight_bytes * E, a.scales_bytes * E, a.zeros_bytes * E,
-                                b.qweight_bytes * E, b.scales_bytes * E, b.zeros_bytes * E};
-  std::size_t offs[6], total = 0;
-  for (int i = 0; i < 6; ++i) {
-    offs[i] = total;
-    total += up256(sizes[i]);
-  }
-  std::vector<unsigned char> host(total, 0);
-  for (int e = 0; e < s.experts; ++e) {
-    const std::size_t ue = static_cast<std::size_t>(e);
-    tc16x64_pack(w.w13(e), act, host.data() + offs[0] + ue * a.qweight_bytes, host.data() + offs[1] + ue * a.scales_bytes,
-                 host.data() + offs[2] + ue * a.zeros_bytes);
-    tc16x64_pack(w.w2(e), act, host.data() + offs[3] + ue * b.qweight_bytes, host.data() + offs[4] + ue * b.scales_bytes,
-                 host.data() + offs[5] + ue * b.zeros_bytes);
+  // The layout's arrays (layout_host), uploaded into one allocation at 256-byte aligned offsets.
+  const std::vector<LayoutArray> arrays = layout_host(w, act);
+  std::vector<std::size_t> offs;
+  std::size_t total = 0;
+  for (const LayoutArray& a : arrays) {
+    offs.push_back(total);
+    total += up256(a.bytes.size());
   }
   void* dev = nullptr;
   W4A16_CUDA_TRY(cudaMalloc(&dev, total));
   CudaMoe m;
   m.mem_ = std::shared_ptr<void>(dev, [](void* p) { cudaFree(p); });
-  W4A16_CUDA_TRY(cudaMemcpyAsync(dev, host.data(), total, cudaMemcpyHostToDevice, as_stream(stream)));
-  W4A16_CUDA_TRY(cudaStreamSynchronize(as_stream(stream)));  // `host` dies here; prepare, not run
-  auto* d = static_cast<unsigned char*>(dev);
-  m.spec_ = s;
+  m.spec_ = w.spec();
   m.act_ = act;
-  m.w13_q_ = d + offs[0];
-  m.w13_s_ = d + offs[1];
-  m.w13_z_ = s.scalar == ScalarType::uint4 ? d + offs[2] : nullptr;
-  m.w2_q_ = d + offs[3];
-  m.w2_s_ = d + offs[4];
-  m.w2_z_ = s.scalar == ScalarType::uint4 ? d + offs[5] : nullptr;
+  auto* d = static_cast<unsigned char*>(dev);
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    W4A16_CUDA_TRY(cudaMemcpyAsync(d + offs[i], arrays[i].bytes.data(), arrays[i].bytes.size(), cudaMemcpyHostToDevice,
+                                   as_stream(stream)));
+    m.set_array(arrays[i].name, d + offs[i]);
+  }
+  W4A16_CUDA_TRY(cudaStreamSynchronize(as_stream(stream)));  // `arrays` die here; prepare, not run
   m.bytes_ = total;
   return m;
+}
+
+void CudaMoe::set_array(const std::string& name, const void* p) {
+  (name == "w13_qweight" ? w13_q_ : name == "w13_scales" ? w13_s_ : name == "w13_zeros" ? w13_z_
+   : name == "w2_qweight" ? w2_q_ : name == "w2_scales" ? w2_s_ : w2_z_) = p;
 }
 
 std::vector<LayoutSpec> CudaMoe::layout_specs(const MoeSpec& s, DType act) {
@@ -137,22 +129,19 @@ std::vector<LayoutSpec> CudaMoe::layout_specs(const MoeSpec& s, DType act) {
 
 std::vector<LayoutArray> CudaMoe::layout_host(const MoeWeights& w, DType act) {
   const MoeSpec& s = w.spec();
-  const std::vector<LayoutSpec> specs = layout_specs(s, act);
-  const Tc16x64Sizes a = tc16x64_sizes(s.w13_spec()), b = tc16x64_sizes(s.w2_spec());
-  const std::size_t E = static_cast<std::size_t>(s.experts);
-  std::vector<unsigned char> q13(a.qweight_bytes * E), s13(a.scales_bytes * E), z13(a.zeros_bytes * E);
-  std::vector<unsigned char> q2(b.qweight_bytes * E), s2(b.scales_bytes * E), z2(b.zeros_bytes * E);
-  for (std::size_t e = 0; e < E; ++e) {
-    tc16x64_pack(w.w13(static_cast<int>(e)), act, q13.data() + e * a.qweight_bytes, s13.data() + e * a.scales_bytes,
-                 z13.data() + e * a.zeros_bytes);
-    tc16x64_pack(w.w2(static_cast<int>(e)), act, q2.data() + e * b.qweight_bytes, s2.data() + e * b.scales_bytes,
-                 z2.data() + e * b.zeros_bytes);
-  }
   std::vector<LayoutArray> out;
-  for (const LayoutSpec& l : specs) {
-    const std::string& n = l.name;
-    out.push_back(layout_array(l, n == "w13_qweight" ? q13.data() : n == "w13_scales" ? s13.data() : n == "w13_zeros" ? z13.data()
-                                  : n == "w2_qweight" ? q2.data() : n == "w2_scales" ? s2.data() : z2.data()));
+  for (const LayoutSpec& l : layout_specs(s, act)) out.push_back(layout_array(l, nullptr));
+  auto at = [&](std::string_view name, std::size_t expert, std::size_t bytes) -> void* {  // expert's part of an array
+    for (LayoutArray& a : out)
+      if (a.name == name) return a.bytes.data() + expert * bytes;
+    return nullptr;  // the zeros of uint4b8: tc16x64_pack writes none
+  };
+  const Tc16x64Sizes a = tc16x64_sizes(s.w13_spec()), b = tc16x64_sizes(s.w2_spec());
+  for (std::size_t e = 0; e < static_cast<std::size_t>(s.experts); ++e) {
+    tc16x64_pack(w.w13(static_cast<int>(e)), act, at("w13_qweight", e, a.qweight_bytes), at("w13_scales", e, a.scales_bytes),
+                 at("w13_zeros", e, a.zeros_bytes));
+    tc16x64_pack(w.w2(static_cast<int>(e)), act, at("w2_qweight", e, b.qweight_bytes), at("w2_scales", e, b.scales_bytes),
+                 at("w2_zeros", e, b.zeros_bytes));
   }
   return out;
 }
@@ -169,9 +158,7 @@ CudaMoe CudaMoe::adopt(const MoeSpec& s, DType act, const std::vector<LayoutView
     const TensorView& t = *views[i];
     if (t.device_index != dev)
       fail(ErrorCode::invalid_argument, specs[i].name, "an array on cuda:" + std::to_string(dev) + " (the current device)", describe(t));
-    const std::string& n = specs[i].name;
-    (n == "w13_qweight" ? m.w13_q_ : n == "w13_scales" ? m.w13_s_ : n == "w13_zeros" ? m.w13_z_
-     : n == "w2_qweight" ? m.w2_q_ : n == "w2_scales" ? m.w2_s_ : m.w2_z_) = t.data;
+    m.set_array(specs[i].name, t.data);
     m.bytes_ += t.nbytes();
   }
   m.mem_ = std::shared_ptr<void>(const_cast<void*>(m.w13_q_), [](void*) {});  // not owned: the caller's arrays

@@ -181,23 +181,27 @@ class TcKernel : public Kernel {
     const std::vector<LayoutSpec> specs = tc_array_specs(c);
     const std::vector<const TensorView*> views = check_layout_views(arrays, specs, layout());
     const int dev = current_device();
-    void* ptr[5] = {};
+    auto tc = std::make_unique<kc::TcWeights>();  // a view: owned = false, the arrays stay the caller's
+    tc->owned = false;
+    tc->n = c.n; tc->k = c.k; tc->groups = c.spec().groups();
+    tc->n_pad = specs[1].shape[1];                // scales [G, N_pad]
+    tc->k_pad = specs[0].shape[1] * kc::kTcTileK;  // qweight [N_pad/16, K_pad/64, 32, 4]
+    tc->group_size = c.group_size; tc->scalar = c.scalar; tc->act_dtype = c.act_dtype;
+    tc->has_bias = c.has_bias; tc->act_order = c.act_order;
     for (std::size_t i = 0; i < specs.size(); ++i) {
-      if (views[i]->device_index != dev)
+      const TensorView& t = *views[i];
+      if (t.device_index != dev)
         fail(ErrorCode::invalid_argument, specs[i].name, "an array on cuda:" + std::to_string(dev) + " (the Linear's device)",
-             describe(*views[i]));
+             describe(t));
       const std::string& n = specs[i].name;
-      ptr[n == "qweight" ? 0 : n == "scales" ? 1 : n == "zeros" ? 2 : n == "bias" ? 3 : 4] = views[i]->data;
+      if (n == "qweight") tc->qweight = static_cast<std::int32_t*>(t.data);
+      else if (n == "scales") tc->scales = t.data;
+      else if (n == "zeros") tc->zeros = static_cast<std::uint8_t*>(t.data);
+      else if (n == "bias") tc->bias = t.data;
+      else tc->perm = static_cast<std::int32_t*>(t.data);
+      tc->bytes += t.nbytes();
     }
-    kc::TcWeights like;
-    like.owned = false;
-    like.n = c.n; like.k = c.k; like.groups = c.spec().groups();
-    like.n_pad = specs[1].shape[1];
-    like.k_pad = specs[0].shape[1] * kc::kTcTileK;
-    like.group_size = c.group_size; like.scalar = c.scalar; like.act_dtype = c.act_dtype;
-    like.has_bias = c.has_bias; like.act_order = c.act_order;
-    return wrap(c, kc::tc_view(like, static_cast<std::int32_t*>(ptr[0]), ptr[1], static_cast<std::uint8_t*>(ptr[2]), ptr[3],
-                               static_cast<std::int32_t*>(ptr[4])));
+    return wrap(c, std::move(tc));
   }
 
  protected:

@@ -106,7 +106,7 @@ struct LayoutSpec {
 // which). Throws naming the first array that differs, with `layout` in what was expected.
 std::vector<const TensorView*> check_layout_views(const std::vector<LayoutView>& arrays, const std::vector<LayoutSpec>& specs,
                                                   std::string_view layout);
-// A LayoutArray of `spec` holding `bytes` bytes copied from `src` (sized by the spec: the caller's vector or buffer).
+// A LayoutArray of `spec`: its bytes (sized by the spec) copied from `src`, or zero where src is null.
 LayoutArray layout_array(const LayoutSpec& spec, const void* src);
 
 }  // namespace w4a16

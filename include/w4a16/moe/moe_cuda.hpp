@@ -63,6 +63,8 @@ class CudaMoe {
   void run(const MoeArgs& a, void* workspace, std::size_t workspace_bytes, void* stream, int block = 0) const;
 
  private:
+  void set_array(const std::string& name, const void* p);  // the pointer of one array of layout_specs, by its name
+
   MoeSpec spec_;
   DType act_ = DType::f16;
   std::shared_ptr<void> mem_;  // one device allocation: w13 qweight, scales, zeros; w2 likewise

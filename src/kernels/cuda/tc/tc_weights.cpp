@@ -175,20 +175,6 @@ std::unique_ptr<TcWeights> tc_prepare(const CanonicalView& w, DType act_dtype, c
   return out;
 }
 
-std::unique_ptr<TcWeights> tc_view(const TcWeights& like, std::int32_t* qweight, void* scales, std::uint8_t* zeros,
-                                   void* bias, std::int32_t* perm) {
-  auto out = std::make_unique<TcWeights>();
-  out->n = like.n; out->k = like.k; out->n_pad = like.n_pad; out->k_pad = like.k_pad; out->groups = like.groups;
-  out->group_size = like.group_size; out->scalar = like.scalar; out->act_dtype = like.act_dtype;
-  out->has_bias = like.has_bias; out->act_order = like.act_order;
-  out->qweight = qweight; out->scales = scales; out->zeros = zeros; out->bias = bias; out->perm = perm;
-  out->owned = false;
-  const auto NP = static_cast<std::size_t>(like.n_pad), KP = static_cast<std::size_t>(like.k_pad), G = static_cast<std::size_t>(like.groups);
-  out->bytes = NP * KP / 2 + G * NP * 2 + (zeros ? G * NP / 2 : 0) + (bias ? static_cast<std::size_t>(like.n) * 2 : 0) +
-               (perm ? static_cast<std::size_t>(like.k) * 4 : 0);
-  return out;
-}
-
 std::unique_ptr<TcWeights> tc_clone(const TcWeights& w, cudaStream_t stream) {
   auto out = std::make_unique<TcWeights>();
   out->n = w.n; out->k = w.k; out->n_pad = w.n_pad; out->k_pad = w.k_pad; out->groups = w.groups;

@@ -40,7 +40,7 @@ struct TcWeights {
   void* bias = nullptr;             // act dtype [N] or null
   std::int32_t* perm = nullptr;     // [K] or null
   std::size_t bytes = 0;            // device bytes held (owned) or read in place (not owned)
-  bool owned = true;                // false: the arrays are the caller's (tc_adopt), never freed here
+  bool owned = true;                // false: the arrays are the caller's (TcKernel::adopt), never freed here
   const char* layout = kTcLayoutTag;
 
   // K-extent of one group (K for channelwise).
@@ -70,12 +70,6 @@ TcHostLayout tc_layout_host(const CanonicalView& w, DType act_dtype);
 // Builds the layout on the host from a host or device canonical view, uploads on `stream`,
 // synchronizes it. Throws w4a16::Error (invalid_argument, cuda_error).
 std::unique_ptr<TcWeights> tc_prepare(const CanonicalView& w, DType act_dtype, cudaStream_t stream);
-
-// Prepared weights over the caller's device arrays in this layout (a framework's tensors holding tc_layout_host's
-// bytes): a view, owned = false. `like` gives every field but the pointers (n, k, pads, groups, group size, scalar type,
-// act dtype, bias, act-order); the caller has checked the arrays (registry: TcKernel::adopt).
-std::unique_ptr<TcWeights> tc_view(const TcWeights& like, std::int32_t* qweight, void* scales, std::uint8_t* zeros,
-                                   void* bias, std::int32_t* perm);
 
 // A second device copy of prepared weights (benchmarks rotate copies to keep L2 cold).
 std::unique_ptr<TcWeights> tc_clone(const TcWeights& w, cudaStream_t stream);
