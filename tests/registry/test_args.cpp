@@ -297,6 +297,18 @@ TEST(LinearApi, CreateAndRunChecks) {
   m = error_of([&] { lin.forward(x.view(), out.view()); }, ErrorCode::dtype_mismatch);
   EXPECT_NE(m.find("x: expected float16"), std::string::npos) << m;
   EXPECT_EQ(error_of([&] { Linear().forward(x.view(), out.view()); }, ErrorCode::invalid_argument).find("Linear"), 0u);
+  // Linear::adopt refuses a config FORMATS.md does not allow, and a layout other than the chosen kernel's (here a CPU
+  // kernel: no device needed to reach either check).
+  {
+    LinearOptions cpu;
+    LinearConfig bad = c;
+    bad.group_size = 48;
+    m = error_of([&] { Linear::adopt("cuda.tc16x64.v1", {}, bad, cpu); }, ErrorCode::invalid_argument);
+    EXPECT_NE(m.find("config: expected a layer shared/FORMATS.md allows"), std::string::npos) << m;
+    m = error_of([&] { Linear::adopt("cuda.tc16x64.v1", {}, c, cpu); }, ErrorCode::layout_mismatch);
+    EXPECT_NE(m.find("layout: expected the layout of the kernel chosen for"), std::string::npos) << m;
+    EXPECT_NE(m.find("got cuda.tc16x64.v1"), std::string::npos) << m;
+  }
   // No workspace of its own: the CPU kernels need none, so every call runs; workspace_bytes_for says so per M.
   lo.own_workspace = false;
   Linear lean = Linear::create(q.view(), lo);
