@@ -1,5 +1,7 @@
 #include "arrays.hpp"
 
+#include <nanobind/stl/string.h>  // nb::cast<std::string>: without this caster in the TU, the cast throws std::bad_cast
+
 #include <cstring>
 #include <memory>
 
@@ -189,8 +191,14 @@ nb::dict layout_numpy(std::vector<LayoutArray>&& arrays) {
 std::vector<LayoutView> layout_views(const nb::dict& arrays, std::string_view bits16, std::vector<InArray>* held) {
   std::vector<LayoutView> views;
   for (auto [key, value] : arrays) {
+    if (!nb::isinstance<nb::str>(key))
+      fail(ErrorCode::invalid_argument, "arrays", "a dict keyed by the layout's array names (str)",
+           "a key of type " + std::string(nb::type_name(key.type()).c_str()));
     const std::string name = nb::cast<std::string>(key);
-    InArray arr = nb::cast<InArray>(value);
+    InArray arr;
+    if (!nb::try_cast(value, arr))
+      fail(ErrorCode::invalid_argument, name, "an array (numpy, a DLPack capsule not yet consumed, or an object with __dlpack__)",
+           "an object of type " + std::string(nb::type_name(value.type()).c_str()));
     views.push_back({name, to_view(arr, name, bits16)});
     if (held) held->push_back(std::move(arr));
   }

@@ -199,6 +199,27 @@ def test_layout_arrays_of_the_cuda_kernels(rng):
             layer.layout_arrays(kernel=kernel)
 
 
+def test_adopt_reads_the_arrays_by_name_on_every_build():
+    """_core.adopt_linear (what w4a16.torch's prepared modules call) reads its {name: array} dict before anything
+    else: on the CPU the arrays are read and the kernel chosen there refuses the tc layout by name (a layout error, not
+    a cast failure: stop 46 found std::bad_cast here, the key caster missing from the reading's translation unit); a
+    value that is no array and a key that is no str are refused by name."""
+    q = np.zeros((4, 4, 32, 4), np.int32)
+    s = np.zeros((2, 64), np.float16)
+    args = (64, 256, 128, "uint4b8", "float16", "cpu", 0, "", 16, 0, False, False)
+    with pytest.raises(w4a16.LayoutError) as e:
+        w4a16._core.adopt_linear("cuda.tc16x64.v1", {"qweight": q, "scales": s}, *args)
+    assert "layout: expected the layout of the kernel chosen for N=64 K=256" in str(e.value)
+    assert "got cuda.tc16x64.v1" in str(e.value)
+    with pytest.raises(w4a16.ArgumentError) as e:
+        w4a16._core.adopt_linear("cuda.tc16x64.v1", {"qweight": q, "scales": "not an array"}, *args)
+    assert "scales: expected an array (numpy, a DLPack capsule not yet consumed" in str(e.value)
+    assert "got an object of type str" in str(e.value)
+    with pytest.raises(w4a16.ArgumentError) as e:
+        w4a16._core.adopt_linear("cuda.tc16x64.v1", {1: q}, *args)
+    assert "arrays: expected a dict keyed by the layout's array names (str), got a key of type int" in str(e.value)
+
+
 def test_call_with_the_callers_workspace(rng):
     """workspace=: a binding with no workspace of its own (own_workspace False, its own key beside the default one),
     asked per call for what it needs (the CPU kernels: nothing), the same outputs."""

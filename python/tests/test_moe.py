@@ -133,6 +133,16 @@ def test_layout_arrays_of_the_cuda_layer(ckpt):
             want.update({"w13_zeros": (np.uint8, (E, H // G, I)), "w2_zeros": (np.uint8, (E, I // G, H // 2))})
         assert {n: (v.dtype, v.shape) for n, v in a.items()} == {n: (np.dtype(d), s) for n, (d, s) in want.items()}
     assert moe.bytes == sum(v.nbytes for v in moe.layout_arrays().values())  # H, I multiples of 64: no padding
+    # _core.adopt_moe (W4A16PreparedMoE's call) reads the {name: array} dict first: a value that is no array is refused
+    # by name; host arrays are read and then refused as not on the device (or, without a GPU, by the device query).
+    a = moe.layout_arrays("float16")
+    spec = (H, I, E, G, ckpt["scalar"], "float16", 0, False)
+    with pytest.raises(w4a16.ArgumentError) as e:
+        w4a16._core.adopt_moe({**a, "w2_scales": None}, *spec)
+    assert "w2_scales: expected an array" in str(e.value) and "got an object of type NoneType" in str(e.value)
+    with pytest.raises((w4a16.ArgumentError, w4a16.CudaError)) as e:
+        w4a16._core.adopt_moe(a, *spec)
+    assert "cuda" in str(e.value).lower()
 
 
 def test_load_errors(ckpt, tmp_path):
