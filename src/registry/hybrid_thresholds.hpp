@@ -66,15 +66,25 @@ namespace w4a16::registry_detail {
 struct HybridShape {
   std::int64_t n, k;                                 // the layer (partition) shape
   std::int64_t decode_max_m_sym, decode_max_m_asym;  // uint4b8 / uint4 (zero points)
+  std::int64_t slow_dram_sym, slow_dram_asym;        // the same on H100-class memory (below kHybridSlowDramTbPerS)
 };
+
+// H100-class memory (a measured peak below this, TB/s; the H200's is 4.8): its own switch points in the table's last
+// two columns. 2026-12-05 stop 46 (an H100 80GB HBM3, calls 1-2, docs/benchmarks/session_2026-12-05_stop46/): the
+// prefill path at 7..12 tokens on the Qwen2.5-0.5B layers took ~3.0-3.2 us there (the H200's ~2.6 in stop 22), the
+// decode path 2.2-3.1, so decode / prefill on qwen0.5b.qkv / o was 0.72-0.78 at M = 7 / 8 and 0.91-0.97 at M = 9..12
+// (fp16 / bf16 x uint4b8 / uint4, 2 rounds, every row against f64): decode up to 12 there. qwen0.5b.gate_up (M = 9:
+// 1.00-1.05) and llama8b.o (M = 9: 0.99-1.02, M = 10: 1.03-1.08) keep their H200 points; llama8b.down not measured.
+// A device whose bandwidth is unknown (0) takes the H200's columns.
+inline constexpr double kHybridSlowDramTbPerS = 4.0;
 
 // Measured layer shapes that switch elsewhere than the default (fp16 us of the last run above).
 inline constexpr HybridShape kHybridShapes[] = {
-    {4096, 14336, 8, 8},  // llama8b.down      fp16 uint4b8 M = 9: decode 16.8 us, prefill 17.1; M = 11: 21.5 / 17.4 (stop 22)
-    {9728, 896, 8, 8},    // qwen0.5b.gate_up  fp16 uint4b8 M = 8: 4.76 / 5.54; M = 9: 6.00 / 5.49 (stop 22)
-    {1152, 896, 7, 7},    // qwen0.5b.qkv      fp16 uint4b8 M = 7: 2.48 / 2.61; M = 8: 2.69 / 2.64; M = 9: 2.89 / 2.63 (stop 22)
-    {896, 896, 7, 7},     // qwen0.5b.o        fp16 uint4b8 M = 7: 2.40 / 2.58; M = 9: 2.75 / 2.60 (stop 22)
-    {4096, 4096, 8, 8},   // llama8b.o         fp16 uint4b8 M = 8: decode / prefill 0.88x; M = 9: 1.11x (stop 23)
+    {4096, 14336, 8, 8, 8, 8},    // llama8b.down      fp16 uint4b8 M = 9: decode 16.8 us, prefill 17.1; M = 11: 21.5 / 17.4 (stop 22)
+    {9728, 896, 8, 8, 8, 8},      // qwen0.5b.gate_up  fp16 uint4b8 M = 8: 4.76 / 5.54; M = 9: 6.00 / 5.49 (stop 22); H100 M = 9: 5.39 / 5.37
+    {1152, 896, 7, 7, 12, 12},    // qwen0.5b.qkv      fp16 uint4b8 M = 7: 2.48 / 2.61; M = 8: 2.69 / 2.64; M = 9: 2.89 / 2.63 (stop 22); H100 M = 12: 3.00 / 3.10
+    {896, 896, 7, 7, 12, 12},     // qwen0.5b.o        fp16 uint4b8 M = 7: 2.40 / 2.58; M = 9: 2.75 / 2.60 (stop 22); H100 M = 12: 2.94 / 3.04
+    {4096, 4096, 8, 8, 8, 8},     // llama8b.o         fp16 uint4b8 M = 8: decode / prefill 0.88x; M = 9: 1.11x (stop 23); H100 M = 9: 1.02x
 };
 
 // Every other shape: decode up to 16 tokens (it won at M = 16 on the other five PERF.md shapes, from
@@ -86,11 +96,12 @@ inline constexpr std::int64_t kHybridDefaultDecodeMaxM = 16;
 // prefill path (mma.sync) is slower at small M, and its decode path ran ahead at M = 16 on every layer measured
 // (2026-12-05 stop 38 call 4, the sm_80 code on the H200 through its PTX: qwen0.5b.qkv M = 16 decode 3.47 us against
 // prefill 8.58; 8192x8192 / llama8b.gate_up decode already; prefill ahead at M = 64 on all three), so it takes the
-// default on every layer.
-inline std::int64_t hybrid_decode_max_m(std::int64_t n, std::int64_t k, bool has_zeros, int code_arch) {
+// default on every layer. dram_tb_per_s: the peak of the device that runs it (decode_device(); 0 = unknown).
+inline std::int64_t hybrid_decode_max_m(std::int64_t n, std::int64_t k, bool has_zeros, int code_arch, double dram_tb_per_s) {
+  const bool slow = dram_tb_per_s > 0 && dram_tb_per_s < kHybridSlowDramTbPerS;
   if (code_arch == 90)
     for (const HybridShape& s : kHybridShapes)
-      if (s.n == n && s.k == k) return has_zeros ? s.decode_max_m_asym : s.decode_max_m_sym;
+      if (s.n == n && s.k == k) return slow ? (has_zeros ? s.slow_dram_asym : s.slow_dram_sym) : (has_zeros ? s.decode_max_m_asym : s.decode_max_m_sym);
   return kHybridDefaultDecodeMaxM;
 }
 

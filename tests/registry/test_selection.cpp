@@ -11,7 +11,8 @@
 #include "grid.hpp"
 #include "hybrid_thresholds.hpp"  // src/registry: the hybrid's switch point, to know which path an M takes
 #if W4A16_HAVE_CUDA
-#include "common.cuh"  // src/kernels/cuda: code_arch, which code of this build runs on a capability
+#include "common.cuh"            // src/kernels/cuda: code_arch, which code of this build runs on a capability
+#include "decode/decode.hpp"     // device_dram_tb_per_s: the memory class the hybrid's switch reads
 #endif
 #include "kernels/cpu/fast.hpp"  // cpu_fast says which implementation runs an M
 #include "testutil.hpp"
@@ -21,6 +22,12 @@ namespace w4a16 {
 namespace {
 
 const Platform kPlatforms[] = {Platform::cpu, Platform::sm80, Platform::sm90};
+
+#if W4A16_HAVE_CUDA
+// The peak bandwidth of the device this process runs on (0 without one): the hybrid's switch reads it, so the tests
+// that predict which path an M takes read it too.
+double live_dram() { return kernels::cuda::device_dram_tb_per_s(); }
+#endif
 
 // A grid config (valid, on the kernel's own device) that `k` accepts, if there is one.
 std::optional<LinearConfig> accepted_config(const Kernel& k) {
@@ -268,7 +275,7 @@ TEST(Hybrid, WorkspaceCoversBothPaths) {
       const std::size_t ws = h->workspace_bytes(c, max_m);
       for (std::int64_t m = 1; m <= max_m; m = m < 32 ? m + 1 : m * 2) {
         ASSERT_GE(ws, d->workspace_bytes(c, m)) << c.describe() << " max_m=" << max_m << " m=" << m;
-        if (m > registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros, kernels::cuda::code_arch(c.capability))) {
+        if (m > registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros, kernels::cuda::code_arch(c.capability), live_dram())) {
           ASSERT_GE(ws, p->workspace_bytes(c, m)) << c.describe() << " max_m=" << max_m << " m=" << m;
         }
       }
@@ -317,10 +324,27 @@ TEST(Hybrid, Sm80CodeTakesTheDefaultSwitchOnEveryLayer) {
   std::size_t moved = 0;
   for (const registry_detail::HybridShape& s : registry_detail::kHybridShapes)
     for (bool zeros : {false, true}) {
-      EXPECT_EQ(registry_detail::hybrid_decode_max_m(s.n, s.k, zeros, 80), registry_detail::kHybridDefaultDecodeMaxM) << s.n << "x" << s.k;
-      moved += registry_detail::hybrid_decode_max_m(s.n, s.k, zeros, 90) != registry_detail::kHybridDefaultDecodeMaxM;
+      EXPECT_EQ(registry_detail::hybrid_decode_max_m(s.n, s.k, zeros, 80, 0), registry_detail::kHybridDefaultDecodeMaxM) << s.n << "x" << s.k;
+      moved += registry_detail::hybrid_decode_max_m(s.n, s.k, zeros, 90, 0) != registry_detail::kHybridDefaultDecodeMaxM;
+      EXPECT_EQ(registry_detail::hybrid_decode_max_m(s.n, s.k, zeros, 80, 3.35), registry_detail::kHybridDefaultDecodeMaxM);
     }
   EXPECT_GT(moved, 0u) << "the sm_90a table moves no layer: nothing left to test here";
+}
+
+// H100-class memory (a peak below kHybridSlowDramTbPerS) takes the table's own columns: the Qwen2.5-0.5B qkv / o layers
+// run decode up to 12 tokens there (stop 46, measured on an H100) and up to 7 on the H200 and on a device of unknown
+// bandwidth; a layer outside the table takes the default on every device.
+TEST(Hybrid, H100ClassMemoryTakesItsOwnSwitchPoints) {
+  using registry_detail::hybrid_decode_max_m;
+  for (bool zeros : {false, true}) {
+    for (std::int64_t n : {1152, 896}) {
+      EXPECT_EQ(hybrid_decode_max_m(n, 896, zeros, 90, 3.35), 12) << n;
+      EXPECT_EQ(hybrid_decode_max_m(n, 896, zeros, 90, 4.8), 7) << n;
+      EXPECT_EQ(hybrid_decode_max_m(n, 896, zeros, 90, 0), 7) << n;
+    }
+    EXPECT_EQ(hybrid_decode_max_m(4096, 4096, zeros, 90, 3.35), 8);
+    EXPECT_EQ(hybrid_decode_max_m(8192, 8192, zeros, 90, 3.35), registry_detail::kHybridDefaultDecodeMaxM);
+  }
 }
 
 // describe_run names the path each M takes, the same switch points run() uses: the hybrid's decode path up to
@@ -335,7 +359,7 @@ TEST(Hybrid, DescribeRunNamesThePathRunTakes) {
   for (const LinearConfig& c : test::config_grid(test::cuda_platform(), {.small_shapes_only = true, .with_invalid = false})) {
     if (!h->can_implement(c).empty()) continue;
     SCOPED_TRACE(c.describe());
-    const std::int64_t t = registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros, kernels::cuda::code_arch(c.capability));
+    const std::int64_t t = registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros, kernels::cuda::code_arch(c.capability), live_dram());
     test::ScopedEnv off("W4A16_HYBRID_DENSE_MIN_M", "0");
     EXPECT_TRUE(starts(h->describe_run(c, t + 1), "prefill: ")) << h->describe_run(c, t + 1);
     EXPECT_TRUE(starts(p->describe_run(c, 1), "prefill: ")) << p->describe_run(c, 1);

@@ -64,6 +64,9 @@ DecodeDevice decode_device_for(int capability);
 // decode_device_for the current device, with its peak DRAM bandwidth from its memory clock and bus width (read once per
 // process, as decode_plan reads its SM count).
 const DecodeDevice& decode_device();
+// The current device's peak DRAM bandwidth (TB/s, as decode_device's), 0 where there is no device to ask: never throws
+// (the hybrid's switch reads it on hosts without a GPU too). Read once per process.
+double device_dram_tb_per_s();
 
 // The plan decode_run uses for M-chunks of `m_chunk` tokens (1..16) of a layer with/without zero
 // points and this group size (the cp.async ring holds their words). xstream_ok: x rows are 16-byte

@@ -475,15 +475,22 @@ DecodeDevice decode_device_for(int capability) {
   return d;
 }
 
-const DecodeDevice& decode_device() {
-  static const DecodeDevice d = [] {
-    DecodeDevice dev = decode_device_for(device_capability());
+double device_dram_tb_per_s() {
+  static const double tb = [] {
     int device = 0, clock_khz = 0, bus_bits = 0;
     if (cudaGetDevice(&device) == cudaSuccess && cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) == cudaSuccess &&
         cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) == cudaSuccess)
-      dev.dram_tb_per_s = 2.0 * clock_khz * 1e3 * (bus_bits / 8) / 1e12;  // DDR: two transfers a clock
-    else
-      (void)cudaGetLastError();  // unknown: planned as the H200; the failed query leaves no error behind
+      return 2.0 * clock_khz * 1e3 * (bus_bits / 8) / 1e12;  // DDR: two transfers a clock
+    (void)cudaGetLastError();  // unknown: planned as the H200; the failed query leaves no error behind
+    return 0.0;
+  }();
+  return tb;
+}
+
+const DecodeDevice& decode_device() {
+  static const DecodeDevice d = [] {
+    DecodeDevice dev = decode_device_for(device_capability());
+    dev.dram_tb_per_s = device_dram_tb_per_s();
     return dev;
   }();
   return d;
