@@ -70,20 +70,21 @@ struct HybridShape {
 };
 
 // H100-class memory (a measured peak below this, TB/s; the H200's is 4.8): its own switch points in the table's last
-// two columns. 2026-12-05 stop 46 (an H100 80GB HBM3, calls 1-2, docs/benchmarks/session_2026-12-05_stop46/): the
-// prefill path at 7..12 tokens on the Qwen2.5-0.5B layers took ~3.0-3.2 us there (the H200's ~2.6 in stop 22), the
-// decode path 2.2-3.1, so decode / prefill on qwen0.5b.qkv / o was 0.72-0.78 at M = 7 / 8 and 0.91-0.97 at M = 9..12
-// (fp16 / bf16 x uint4b8 / uint4, 2 rounds, every row against f64): decode up to 12 there. qwen0.5b.gate_up (M = 9:
-// 1.00-1.05) and llama8b.o (M = 9: 0.99-1.02, M = 10: 1.03-1.08) keep their H200 points; llama8b.down not measured.
-// A device whose bandwidth is unknown (0) takes the H200's columns.
+// two columns. 2026-12-05 stop 46 (an H100 80GB HBM3, calls 1-3, docs/benchmarks/session_2026-12-05_stop46/): the
+// prefill path at 7..16 tokens on the Qwen2.5-0.5B layers took ~3.0-3.2 us there (the H200's ~2.6 in stop 22), the
+// decode path 2.1-3.1, so decode / prefill on qwen0.5b.qkv / o was 0.72-0.78 at M = 7 / 8, 0.90-0.97 at M = 9..12 and
+// 0.94-0.96 at M = 16 (fp16 / bf16 x uint4b8 / uint4, 2 rounds each call, every row against f64): decode up to the
+// default 16 there (call 3, the hybrid with decode up to 12: within 0-2% of decode at M = 7..12, 5-8% behind it at 16).
+// qwen0.5b.gate_up (M = 9: 1.00-1.05) and llama8b.o (M = 9: 0.99-1.02, M = 10: 1.03-1.08) keep their H200 points;
+// llama8b.down not measured. A device whose bandwidth is unknown (0) takes the H200's columns.
 inline constexpr double kHybridSlowDramTbPerS = 4.0;
 
 // Measured layer shapes that switch elsewhere than the default (fp16 us of the last run above).
 inline constexpr HybridShape kHybridShapes[] = {
     {4096, 14336, 8, 8, 8, 8},    // llama8b.down      fp16 uint4b8 M = 9: decode 16.8 us, prefill 17.1; M = 11: 21.5 / 17.4 (stop 22)
     {9728, 896, 8, 8, 8, 8},      // qwen0.5b.gate_up  fp16 uint4b8 M = 8: 4.76 / 5.54; M = 9: 6.00 / 5.49 (stop 22); H100 M = 9: 5.39 / 5.37
-    {1152, 896, 7, 7, 12, 12},    // qwen0.5b.qkv      fp16 uint4b8 M = 7: 2.48 / 2.61; M = 8: 2.69 / 2.64; M = 9: 2.89 / 2.63 (stop 22); H100 M = 12: 3.00 / 3.10
-    {896, 896, 7, 7, 12, 12},     // qwen0.5b.o        fp16 uint4b8 M = 7: 2.40 / 2.58; M = 9: 2.75 / 2.60 (stop 22); H100 M = 12: 2.94 / 3.04
+    {1152, 896, 7, 7, 16, 16},    // qwen0.5b.qkv      fp16 uint4b8 M = 7: 2.48 / 2.61; M = 8: 2.69 / 2.64; M = 9: 2.89 / 2.63 (stop 22); H100 M = 16: 2.94 / 3.14
+    {896, 896, 7, 7, 16, 16},     // qwen0.5b.o        fp16 uint4b8 M = 7: 2.40 / 2.58; M = 9: 2.75 / 2.60 (stop 22); H100 M = 16: 2.87 / 3.04
     {4096, 4096, 8, 8, 8, 8},     // llama8b.o         fp16 uint4b8 M = 8: decode / prefill 0.88x; M = 9: 1.11x (stop 23); H100 M = 9: 1.02x
 };
 
