@@ -165,6 +165,10 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
           if (++slot == a.stages) { slot = 0; phase ^= 1u; }
         }
       }
+      if (a.pdl_late) {  // every stage issued: the next kernel may start filling its ring during this one's tail
+        pdl_wait();      // (after this block's own wait, as everywhere: pdl.cuh)
+        pdl_launch_dependents();
+      }
     } else {
       // Stage q of the block (item q / nsteps, step q % nsteps) into ring slot `slot`: its weights, scale (and zero)
       // rows, and the full barrier's expected bytes (x's too where streamed: those copies follow in issue_x).
@@ -221,6 +225,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
         issue_x(q, slot);
         if (++slot == a.stages) { slot = 0; phase ^= 1u; }
       }
+      if (a.pdl_late) pdl_launch_dependents();  // every stage issued (this warp waited above)
     }
     cp_async_wait<0>();
     return;
@@ -228,7 +233,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
 
   // ---- Consumers ----
   pdl_wait();
-  pdl_launch_dependents();
+  if (!a.pdl_late) pdl_launch_dependents();
   const unsigned xs_sh = smem_addr(xs);
   if constexpr (!kXs) {  // (streamed: each stage's x arrives with its weights; the wait above still orders the stores of y)
     if (a.xvec && !a.perm) {
@@ -300,6 +305,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       // B fragments of tile kt: x staged whole (its tile kt), or streamed (this slot's x, the warp's tiles in its span)
       const unsigned xoff = kXs ? static_cast<unsigned>(slot) * x_slot + static_cast<unsigned>(wk * kP) * 128 : static_cast<unsigned>(kt) * 128;
       mbar_wait(full0 + 8 * slot, phase);
+      if (a.pdl_late && it == items - 1 && step == nsteps - 1) pdl_launch_dependents();  // the block's last stage is here
       Frag f;
       if (valid > 0) load(static_cast<unsigned>(slot) * St::kBytes, f);
       // Released once the warp's reads of it are issued (the arrive orders them before the producer's

@@ -45,6 +45,9 @@ struct Args {
   int stages;                   // the bulk kernel's ring stages (decode_bulk.cu); unused by the others
   int bulk_xstream;             // the bulk kernel: x of each stage's k range copied by the producer into an x ring beside the
                                 // weight ring (16-byte rows, no perm, K % 64 == 0), else staged whole; unused by the others
+  int pdl_late;                 // the bulk kernel: griddepcontrol.launch_dependents once the producer has issued its last
+                                // stage (and the consumers reach their last stage), not right after the wait
+                                // (W4A16_DECODE_PDL_TRIGGER=late, decode_run.cu); unused by the others
 };
 
 // (a & b) | c in one instruction; 0xEA is the lop3 table of that expression ((0xF0 & 0xCC) | 0xAA).

@@ -29,6 +29,19 @@ bool pdl_enabled() {
   return *env == '1';
 }
 
+// W4A16_DECODE_PDL_TRIGGER: "early" (unset: the bulk kernel lets the next kernel launch right after its own wait) or
+// "late" (once its producer has issued every stage: the next kernel's blocks, where they fit beside this one's, fill
+// their rings during this kernel's tail instead of competing with its stream). Read once per process (A/B knob).
+int pdl_late() {
+  static const int late = [] {
+    const char* env = std::getenv("W4A16_DECODE_PDL_TRIGGER");
+    if (!env || !*env || std::strcmp(env, "early") == 0) return 0;
+    if (std::strcmp(env, "late") == 0) return 1;
+    fail(ErrorCode::invalid_argument, "W4A16_DECODE_PDL_TRIGGER", "early or late", env);
+  }();
+  return late;
+}
+
 }  // namespace
 
 void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
@@ -105,6 +118,7 @@ void decode_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t 
     if (p.bulk_stages > 0) {  // persistent blocks with a bulk-copy ring (decode_bulk.cu)
       a.stages = p.bulk_stages;
       a.bulk_xstream = p.bulk_xstream ? 1 : 0;
+      a.pdl_late = pdl_late();
       a.block_tiles = a.kt_count;
       launch_decode_bulk(a, p.grid_rows, p.smem_bytes, bf16, zeros, g32, decode_tile_pairs(p, a.kt_count, mc, zeros, w.group_size, bf16), pdl,
                          stream);
