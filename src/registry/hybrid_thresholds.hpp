@@ -55,6 +55,10 @@
 // call2_hybrid_4to16.csv), decode / prefill time: 0.81-0.92 up to M = 8, 1.08-1.14 from 9 (fp16 and
 // bf16 alike): decode up to 8. uint4 (call 3, call3_hybrid_4to16_o.csv): 0.80-0.87 up to 8, 1.01-1.07
 // from 9: 8 as well.
+// 2026-12-05 stop 46 (call 5 on the H200, docs/benchmarks/session_2026-12-05_stop46/call5_data/call3_h200.txt): since
+// stop 45 the H200's decode path streams x at 4..8 tokens on layers <= 8 MB, and on qwen0.5b.qkv / o at M = 8 it ran
+// 2.23-2.40 us against the prefill path's 2.61-2.73 (decode / prefill 0.86-0.89), so the hybrid with decode up to 7
+// was 1.12-1.17x behind decode there; from M = 9 prefill leads (1.03-1.15). Decode up to 8 on both layers.
 // What the runs show: the decode path wins at M <= 16 on the large layers, the prefill path from
 // M = 8..9 on the small Qwen layers, llama8b.down and llama8b.o, and decode loses at M = 32 everywhere.
 #pragma once
@@ -83,8 +87,8 @@ inline constexpr double kHybridSlowDramTbPerS = 4.0;
 inline constexpr HybridShape kHybridShapes[] = {
     {4096, 14336, 8, 8, 8, 8},    // llama8b.down      fp16 uint4b8 M = 9: decode 16.8 us, prefill 17.1; M = 11: 21.5 / 17.4 (stop 22)
     {9728, 896, 8, 8, 8, 8},      // qwen0.5b.gate_up  fp16 uint4b8 M = 8: 4.76 / 5.54; M = 9: 6.00 / 5.49 (stop 22); H100 M = 9: 5.39 / 5.37
-    {1152, 896, 7, 7, 16, 16},    // qwen0.5b.qkv      fp16 uint4b8 M = 7: 2.48 / 2.61; M = 8: 2.69 / 2.64; M = 9: 2.89 / 2.63 (stop 22); H100 M = 16: 2.94 / 3.14
-    {896, 896, 7, 7, 16, 16},     // qwen0.5b.o        fp16 uint4b8 M = 7: 2.40 / 2.58; M = 9: 2.75 / 2.60 (stop 22); H100 M = 16: 2.87 / 3.04
+    {1152, 896, 8, 8, 16, 16},    // qwen0.5b.qkv      fp16 uint4b8 M = 8: 2.30 / 2.63; M = 9: 2.77 / 2.64 (stop 46); H100 M = 16: 2.94 / 3.14
+    {896, 896, 8, 8, 16, 16},     // qwen0.5b.o        fp16 uint4b8 M = 8: 2.23 / 2.61; M = 9: 2.69 / 2.63 (stop 46); H100 M = 16: 2.87 / 3.04
     {4096, 4096, 8, 8, 8, 8},     // llama8b.o         fp16 uint4b8 M = 8: decode / prefill 0.88x; M = 9: 1.11x (stop 23); H100 M = 9: 1.02x
 };
 
