@@ -101,7 +101,7 @@ inline constexpr std::int64_t kHybridDefaultDecodeMaxM = 16;
 // prefill path (mma.sync) is slower at small M, and its decode path ran ahead at M = 16 on every layer measured
 // (2026-12-05 stop 38 call 4, the sm_80 code on the H200 through its PTX: qwen0.5b.qkv M = 16 decode 3.47 us against
 // prefill 8.58; 8192x8192 / llama8b.gate_up decode already; prefill ahead at M = 64 on all three), so it takes the
-// default on every layer. dram_tb_per_s: the peak of the device that runs it (decode_device(); 0 = unknown).
+// default on every layer. dram_tb_per_s: the peak of the device that runs it (device_dram_tb_per_s(); 0 = unknown).
 inline std::int64_t hybrid_decode_max_m(std::int64_t n, std::int64_t k, bool has_zeros, int code_arch, double dram_tb_per_s) {
   const bool slow = dram_tb_per_s > 0 && dram_tb_per_s < kHybridSlowDramTbPerS;
   if (code_arch == 90)
