@@ -48,6 +48,7 @@ class Linear {
   void forward(const TensorView& x, const TensorView& out, void* stream = nullptr) const;
 
  private:
+  void choose_kernel(const LinearConfig& c, const LinearOptions& opt);  // config_, decision_, kernel_ (opt.backend honoured)
   void allocate_workspace(const LinearOptions& opt);  // ws_bytes_ for opt.max_m, and owned_ws_ on opt's device
 
   const Kernel* kernel_ = nullptr;

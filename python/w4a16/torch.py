@@ -379,11 +379,21 @@ def gemm_tc(x, qweight, scales, zeros=None, bias=None, perm=None, *, n: int, k: 
 # ---- w4a16::moe ------------------------------------------------------------------------------
 
 
-def _moe_impl(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales, w2_zeros,
-              group_size, scalar_type):
+def _moe_routing(x, topk_ids, topk_weights, w13_qweight):
+    """(ids int32, weights fp32), contiguous, of the MoE ops' routing arguments, after checking that they and the experts
+    are on x's device. The library takes int32 ids and fp32 weights; torch.topk gives int64 ids (a copy of [T, k] only
+    then)."""
     for t, arg in ((topk_ids, "topk_ids"), (topk_weights, "topk_weights"), (w13_qweight, "w13_qweight")):
         if t.device != x.device:
             raise fail(ArgumentError, arg, f"a tensor on x's device ({x.device})", f"one on {t.device}")
+    ids = topk_ids if topk_ids.dtype == torch.int32 else topk_ids.to(torch.int32)
+    weights = topk_weights if topk_weights.dtype == torch.float32 else topk_weights.to(torch.float32)
+    return ids.contiguous(), weights.contiguous()
+
+
+def _moe_impl(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales, w2_zeros,
+              group_size, scalar_type):
+    ids, weights = _moe_routing(x, topk_ids, topk_weights, w13_qweight)
     tensors = (w13_qweight, w13_scales, w13_zeros, w2_qweight, w2_scales, w2_zeros)
     stamp = ("moe", *(_stamp(t) for t in tensors), group_size, scalar_type)
 
@@ -391,10 +401,6 @@ def _moe_impl(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, w2_
         return MoE.from_canonical(_host(w13_qweight), _host(w13_scales), _host(w2_qweight), _host(w2_scales),
                                   _host(w13_zeros), _host(w2_zeros), group_size=group_size, scalar_type=scalar_type)
 
-    # The library takes int32 ids and fp32 weights; torch.topk gives int64 ids (a copy of [T, k] only then).
-    ids = topk_ids if topk_ids.dtype == torch.int32 else topk_ids.to(torch.int32)
-    weights = topk_weights if topk_weights.dtype == torch.float32 else topk_weights.to(torch.float32)
-    ids, weights = ids.contiguous(), weights.contiguous()
     if not x.is_cuda:
         return _run_cached(w13_qweight, stamp, make, x, lambda layer: layer(x, topk_ids=ids, topk_weights=weights))
     # On CUDA the layer's workspace is the stream's shared one (_workspace), not a buffer of its own.
@@ -434,9 +440,7 @@ def _moe_tc_impl(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, 
     if not x.is_cuda:
         raise fail(UnsupportedError, "x", f"a CUDA tensor (the prepared layout {_MOE_TC_LAYOUT} runs on the CUDA layer "
                    "only; W4A16MoE runs anywhere)", f"one on {x.device}")
-    for t, arg in ((topk_ids, "topk_ids"), (topk_weights, "topk_weights"), (w13_qweight, "w13_qweight")):
-        if t.device != x.device:
-            raise fail(ArgumentError, arg, f"a tensor on x's device ({x.device})", f"one on {t.device}")
+    ids, weights = _moe_routing(x, topk_ids, topk_weights, w13_qweight)
     if x.dtype != w13_scales.dtype:
         raise fail(DTypeError, "x", f"{w13_scales.dtype} (the activation dtype the layout's scales were prepared in)",
                    str(x.dtype))
@@ -451,9 +455,6 @@ def _moe_tc_impl(x, topk_ids, topk_weights, w13_qweight, w13_scales, w13_zeros, 
         return _core.adopt_moe(arrays, hidden, inter, experts, group_size, scalar_type, act, x.get_device(), False)
 
     layer = _cached(w13_qweight, stamp, adopt)
-    ids = topk_ids if topk_ids.dtype == torch.int32 else topk_ids.to(torch.int32)
-    weights = topk_weights if topk_weights.dtype == torch.float32 else topk_weights.to(torch.float32)
-    ids, weights = ids.contiguous(), weights.contiguous()
     y = x.new_empty(x.shape)
     if x.shape[0] == 0:
         return y

@@ -40,17 +40,17 @@ void check_matrix(const TensorView& t, std::string_view arg, DType dtype, std::i
          std::to_string(t.stride[0]) + " elements");
 }
 
+// The default Kernel::layout_host / adopt: the kernel's layout lives only inside its PreparedWeights.
+[[noreturn]] void no_caller_layout(const Kernel& k) {
+  fail(ErrorCode::unsupported, "kernel", "a kernel whose prepared layout a caller may hold (the cuda.tc16x64.v1 kernels)",
+       std::string(k.name()) + " (layout " + std::string(k.layout()) + ")");
+}
+
 }  // namespace
 
-std::vector<LayoutArray> Kernel::layout_host(const CanonicalView&, const LinearConfig&) const {
-  fail(ErrorCode::unsupported, "kernel", "a kernel whose prepared layout a caller may hold (the cuda.tc16x64.v1 kernels)",
-       std::string(name()) + " (layout " + std::string(layout()) + ")");
-}
+std::vector<LayoutArray> Kernel::layout_host(const CanonicalView&, const LinearConfig&) const { no_caller_layout(*this); }
 
-std::unique_ptr<PreparedWeights> Kernel::adopt(const std::vector<LayoutView>&, const LinearConfig&) const {
-  fail(ErrorCode::unsupported, "kernel", "a kernel whose prepared layout a caller may hold (the cuda.tc16x64.v1 kernels)",
-       std::string(name()) + " (layout " + std::string(layout()) + ")");
-}
+std::unique_ptr<PreparedWeights> Kernel::adopt(const std::vector<LayoutView>&, const LinearConfig&) const { no_caller_layout(*this); }
 
 void check_run_args(const Kernel& kernel, const PreparedWeights& w, const RunArgs& args, std::size_t ws_needed) {
   const std::string kname(kernel.name());

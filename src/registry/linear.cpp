@@ -34,11 +34,7 @@ Linear Linear::create(const CanonicalView& w, const LinearOptions& opt) {
   if (opt.device == Device::cuda) scope.emplace(opt.device_index);
 #endif
   Linear lin;
-  lin.config_ = LinearConfig::from(w, opt.act_dtype, opt.device, capability);
-  SelectOptions so;
-  so.backend = opt.backend;
-  lin.decision_ = choose(lin.config_, so);
-  lin.kernel_ = lin.decision_.chosen;
+  lin.choose_kernel(LinearConfig::from(w, opt.act_dtype, opt.device, capability), opt);
   lin.prepared_ = std::shared_ptr<PreparedWeights>(lin.kernel_->prepare(w, lin.config_, opt.stream));
   lin.allocate_workspace(opt);
   return lin;
@@ -56,11 +52,7 @@ Linear Linear::adopt(std::string_view layout, const std::vector<LayoutView>& arr
   if (std::string why = c.invalid_reason(); !why.empty())
     fail(ErrorCode::invalid_argument, "config", "a layer shared/FORMATS.md allows", c.describe() + " (" + why + ")");
   Linear lin;
-  lin.config_ = c;
-  SelectOptions so;
-  so.backend = opt.backend;
-  lin.decision_ = choose(lin.config_, so);
-  lin.kernel_ = lin.decision_.chosen;
+  lin.choose_kernel(c, opt);
   if (lin.kernel_->layout() != layout) {
     std::string want = "the layout of the kernel chosen for ";
     want.append(c.describe()).append(": ").append(lin.kernel_->name()).append(" runs ").append(lin.kernel_->layout());
@@ -71,17 +63,24 @@ Linear Linear::adopt(std::string_view layout, const std::vector<LayoutView>& arr
   return lin;
 }
 
+void Linear::choose_kernel(const LinearConfig& c, const LinearOptions& opt) {
+  config_ = c;
+  SelectOptions so;
+  so.backend = opt.backend;
+  decision_ = choose(config_, so);
+  kernel_ = decision_.chosen;
+}
+
 void Linear::allocate_workspace(const LinearOptions& opt) {
-  Linear& lin = *this;
-  lin.ws_bytes_ = lin.kernel_->workspace_bytes(lin.config_, opt.max_m);
-  if (lin.ws_bytes_ > 0 && opt.own_workspace) {
+  ws_bytes_ = kernel_->workspace_bytes(config_, opt.max_m);
+  if (ws_bytes_ > 0 && opt.own_workspace) {
     if (opt.device == Device::cpu) {
       // 256-byte alignment satisfies every kernel's io_alignment().
-      void* p = ::operator new(lin.ws_bytes_, std::align_val_t(256));
-      lin.owned_ws_ = std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(256)); });
+      void* p = ::operator new(ws_bytes_, std::align_val_t(256));
+      owned_ws_ = std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(256)); });
     } else {
 #if W4A16_HAVE_CUDA
-      lin.owned_ws_ = registry_detail::cuda_alloc(lin.ws_bytes_, opt.device_index);
+      owned_ws_ = registry_detail::cuda_alloc(ws_bytes_, opt.device_index);
 #endif
     }
   }
