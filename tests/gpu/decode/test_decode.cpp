@@ -744,6 +744,8 @@ TEST(Decode, BulkRejectsBadKnobs) {
     ScopedEnv forced("W4A16_DECODE_BULK_PLAN", plan);
     expect_error([&] { decode_run(*L.w, xd.p, 1, 128, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "W4A16_DECODE_BULK_PLAN");
   }
+  ScopedEnv trigger("W4A16_DECODE_PDL_TRIGGER", "later");
+  expect_error([&] { decode_run(*L.w, xd.p, 1, 128, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "W4A16_DECODE_PDL_TRIGGER");
 }
 
 // ---- The small-layer kernel (decode_small.cu), forced on with W4A16_DECODE_SMALL=1 ----

@@ -31,15 +31,12 @@ bool pdl_enabled() {
 
 // W4A16_DECODE_PDL_TRIGGER: "early" (unset: the bulk kernel lets the next kernel launch right after its own wait) or
 // "late" (once its producer has issued every stage: the next kernel's blocks, where they fit beside this one's, fill
-// their rings during this kernel's tail instead of competing with its stream). Read once per process (A/B knob).
+// their rings during this kernel's tail instead of competing with its stream). Read per call, as W4A16_DECODE_PDL (A/B knob).
 int pdl_late() {
-  static const int late = [] {
-    const char* env = std::getenv("W4A16_DECODE_PDL_TRIGGER");
-    if (!env || !*env || std::strcmp(env, "early") == 0) return 0;
-    if (std::strcmp(env, "late") == 0) return 1;
-    fail(ErrorCode::invalid_argument, "W4A16_DECODE_PDL_TRIGGER", "early or late", env);
-  }();
-  return late;
+  const char* env = std::getenv("W4A16_DECODE_PDL_TRIGGER");
+  if (!env || !*env || std::strcmp(env, "early") == 0) return 0;
+  if (std::strcmp(env, "late") == 0) return 1;
+  fail(ErrorCode::invalid_argument, "W4A16_DECODE_PDL_TRIGGER", "early or late", env);
 }
 
 }  // namespace
