@@ -255,7 +255,9 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
     const int tok = min(mb * 8 + lane % 8, a.m - 1);
     xl[mb] = pin(xs_sh + static_cast<unsigned>(tok * xrow + (lane / 8) * 16));
   }
-  const std::uint32_t zsel = zero_sel(gid);
+  // uint4: each lane's byte of the zero word by shift and mask. The byte-permute form (Dt::zeros_of, which the streaming
+  // kernel and the MoE ring use) measured 0.97-0.99x the time here at 1..8 tokens (bf16 uint4, H100, stop 47), so not here.
+  const unsigned zshift = 8 * (gid % 4);
   const int r0 = ws * span + wk * kP;                                  // this warp's first tile row in a stage
   const unsigned w_read = pin(ring + static_cast<unsigned>(r0 * 512 + lane * 16));
   const unsigned s_read = pin(ring + St::kScaleOffset + static_cast<unsigned>(r0 * kGs * 32 + gid * 4));
@@ -278,7 +280,9 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       for (int h = 0; h < kGs; ++h) {
         f.sc[j][h] = D::to_float2(lds32(s_read + sb + (p * kGs + h) * 32));  // (row gid, row gid + 8)
         if constexpr (kZeros) {
-          D::zeros_of(lds32(z_read + sb + (p * kGs + h) * 8), zsel, f.zlo[j][h], f.zhi[j][h]);
+          const std::uint32_t z = lds32(z_read + sb + (p * kGs + h) * 8) >> zshift;
+          f.zlo[j][h] = D::zlo_of(z & 15u);
+          f.zhi[j][h] = D::zhi_of((z >> 4) & 15u);
         } else {
           f.zlo[j][h] = D::zlo_of(8u);
           f.zhi[j][h] = D::zhi_of(8u);
