@@ -4,9 +4,11 @@
 #include <cstdlib>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "common.cuh"  // code_arch
 #include "decode/decode.hpp"
+#include "fast_div.hpp"
 #include "w4a16/core/error.hpp"
 
 using namespace w4a16::kernels::cuda;
@@ -634,4 +636,25 @@ TEST(DecodeHost, Sm80CodePlansNeitherClustersNorBulkCopies) {
     EXPECT_NE(std::string(e.what()).find("W4A16_DECODE_PLAN"), std::string::npos) << e.what();
   }
   EXPECT_EQ(decode_plan_for_sms(8192, 8192, 1, false, 128, true, 132).splits, 2);  // sm_90a code takes it
+}
+
+// FastDiv (fast_div.hpp: the MoE kernels' slot -> token division) equals n / d for every divisor an MoE layer's top-k
+// can be, at every n near 0, near multiples of d, near powers of two and near 2^31.
+TEST(CudaHost, FastDivEqualsTheDivision) {
+  std::vector<std::int64_t> ns;
+  for (std::int64_t n = 0; n < 4096; ++n) ns.push_back(n);
+  for (int b = 12; b <= 31; ++b)
+    for (std::int64_t dn = -3; dn <= 3; ++dn) ns.push_back((std::int64_t{1} << b) + dn);
+  for (std::uint32_t d = 1; d <= 257; ++d) {
+    const FastDiv f(d);
+    for (std::int64_t n : ns) {
+      if (n < 0 || n > 0x7fffffff) continue;
+      ASSERT_EQ(f.div(static_cast<int>(n)), static_cast<int>(n / d)) << "n = " << n << ", d = " << d;
+    }
+    for (std::int64_t q : {std::int64_t{1}, std::int64_t{1000}, std::int64_t{0x7fffffff} / d})
+      for (std::int64_t dn = -1; dn <= 1; ++dn) {
+        const std::int64_t n = q * d + dn;
+        if (n >= 0 && n <= 0x7fffffff) ASSERT_EQ(f.div(static_cast<int>(n)), static_cast<int>(n / d)) << "n = " << n << ", d = " << d;
+      }
+  }
 }

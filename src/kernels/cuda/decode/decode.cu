@@ -352,8 +352,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
     xl[mb] = pin(xs_sh + static_cast<unsigned>(tok * xrow + (a.xstream ? (kXWin ? wk * static_cast<int>(x_win_bytes) : 0) : (t0 - btile0) * 128) + (lane / 8) * 16));
   }
 
-  // uint4b8: z = 8 for every row; uint4: each lane's byte of the zero word (rows gid, gid + 8).
-  const unsigned zshift = 8 * (gid % 4);
+  // uint4b8: z = 8 for every row; uint4: each lane's byte of the zero word (rows gid, gid + 8), by zeros_of.
+  const std::uint32_t zsel = zero_sel(gid);
   // kP tiles of a step: weights at ring byte offset woff (+ slot), entries at eoff, x at byte offset
   // xoff of the lane's ldmatrix rows; the partials of the first `valid` tiles scaled into acc.
   auto compute = [&](unsigned woff, unsigned eoff, unsigned xoff, int valid, float (&acc)[MB][4]) {
@@ -371,9 +371,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<MB, kZeros>) decode_kerne
         if constexpr (kZeros) {
           const uint2 e = lds64(ea);
           sc[j][h] = D::to_float2(e.x);  // (row gid, row gid + 8)
-          const std::uint32_t z = e.y >> zshift;
-          zlo[j][h] = D::zlo_of(z & 15u);
-          zhi[j][h] = D::zhi_of((z >> 4) & 15u);
+          D::zeros_of(e.y, zsel, zlo[j][h], zhi[j][h]);
         } else {
           sc[j][h] = D::to_float2(lds32(ea));
           zlo[j][h] = D::zlo_of(8u);

@@ -59,7 +59,12 @@ __device__ __forceinline__ std::uint32_t lop3_and_or(std::uint32_t a, std::uint3
 
 // Per activation dtype: the magic-number dequantization of one layout word into the 4 A registers
 // of its k16 sub-tile (rows gid, gid + 8, gid, gid + 8; docs/LAYOUT.md), and the mma.
-// zlo / zhi: per-row zero-point constants of rows gid / gid + 8 (made by zlo_of / zhi_of from z in 0..15).
+// zlo / zhi: per-row zero-point constants of rows gid / gid + 8 (made by zlo_of / zhi_of from z in 0..15, or by
+// zeros_of from a row-pair entry's zero word).
+// The zero word of a row-pair entry (uint4): byte gid % 4 holds z[gid] | z[gid + 8] << 4. One byte permute with
+// zero_sel(gid) (made once per thread) puts that byte in bytes 0 and 2 of `rep`, zeros elsewhere; each constant is then
+// one lop3 (bf16's zhi one shift more) instead of a shift, a mask and a multiply-add each.
+__device__ __forceinline__ std::uint32_t zero_sel(int gid) { return 0x4040u | static_cast<std::uint32_t>(gid % 4) * 0x0101u; }
 template <bool kBf16>
 struct Dt;
 template <>
@@ -74,6 +79,12 @@ struct Dt<false> {
   static constexpr std::uint32_t kSixteenth = 0x2C002C00u;  // fp16 1/16 in both halves
   __device__ static __forceinline__ std::uint32_t zlo_of(std::uint32_t z) { return kMagic + z * 0x00010001u; }  // 1024 + z
   __device__ static __forceinline__ std::uint32_t zhi_of(std::uint32_t z) { return 0xD400D400u + z * 0x00100010u; }  // -(64 + z)
+  // zlo_of(z[gid]), zhi_of(z[gid + 8]) from the zero word: -(64 + z) = 0xD400 + 16 z, and 0xD400's low byte is zero.
+  __device__ static __forceinline__ void zeros_of(std::uint32_t word, std::uint32_t zsel, std::uint32_t& zlo, std::uint32_t& zhi) {
+    const std::uint32_t rep = __byte_perm(word, 0u, zsel);
+    zlo = lop3_and_or(rep, 0x000f000fu, kMagic);
+    zhi = lop3_and_or(rep, 0x00f000f0u, 0xD400D400u);
+  }
   __device__ static __forceinline__ void dequant(std::uint32_t w, std::uint32_t zlo, std::uint32_t zhi, std::uint32_t (&af)[4]) {
     const std::uint32_t w8 = w >> 8;
     af[0] = sub(lop3_and_or(w, 0x000f000fu, kMagic), zlo);
@@ -106,6 +117,11 @@ struct Dt<true> {
   static constexpr std::uint32_t kMagic = 0x43004300u;
   __device__ static __forceinline__ std::uint32_t zlo_of(std::uint32_t z) { return kMagic + z * 0x00010001u; }  // 128 + z
   __device__ static __forceinline__ std::uint32_t zhi_of(std::uint32_t z) { return kMagic + z * 0x00010001u; }
+  __device__ static __forceinline__ void zeros_of(std::uint32_t word, std::uint32_t zsel, std::uint32_t& zlo, std::uint32_t& zhi) {
+    const std::uint32_t rep = __byte_perm(word, 0u, zsel);
+    zlo = lop3_and_or(rep, 0x000f000fu, kMagic);
+    zhi = lop3_and_or(rep >> 4, 0x000f000fu, kMagic);
+  }
   __device__ static __forceinline__ void dequant(std::uint32_t w, std::uint32_t zlo, std::uint32_t zhi, std::uint32_t (&af)[4]) {
     af[0] = sub(lop3_and_or(w, 0x000f000fu, kMagic), zlo);
     af[1] = sub(lop3_and_or(w >> 4, 0x000f000fu, kMagic), zhi);

@@ -35,6 +35,7 @@
 
 #include <cstdint>
 
+#include "fast_div.hpp"
 #include "moe/moe_kernels.cuh"
 #include "pdl.cuh"
 
@@ -96,7 +97,7 @@ struct GemmParams {
   int n, k, group_len, groups;
   int group_shift;               // log2(group_len) when a power of two, else -1 (channelwise K)
   const void* in;                // GEMM 1: x [T, H]; GEMM 2: h [S, I]
-  int in_div;                    // token of slot s = s / in_div (top_k for GEMM 1, 1 for GEMM 2)
+  FastDiv in_div;                // token of slot s = in_div.div(s) (s / top_k for GEMM 1, s / 1 for GEMM 2)
   bool in_vec16;                 // `in` 16-byte aligned: 16-byte cp.async, else 4-byte copies
   bool index_ready;              // expert ids / alignment complete before the previous kernel of the
                                  // chain triggered: may be read before griddepcontrol.wait
@@ -266,7 +267,7 @@ __global__ void __launch_bounds__(256, 3) moe_decode_kernel(GemmParams p) {
     int s;
     if constexpr (kDirect) s = lane == 0 ? b : p.sentinel;
     else s = p.sorted[b * kBM + lane];
-    my_row = s < p.sentinel ? s / p.in_div : -1;
+    my_row = s < p.sentinel ? p.in_div.div(s) : -1;
   }
   const bool b_valid = __shfl_sync(0xffffffffu, my_row, gid) >= 0;  // this lane's B row (column gid)
   const T* in = static_cast<const T*>(p.in);
@@ -467,7 +468,7 @@ __global__ void __launch_bounds__(128, 3) moe_prefill_kernel(GemmParams p) {
   for (int i = 0; i < kRowsPer; ++i) {
     const int s = p.sorted[b * kBM + row0 + 16 * i];
     const bool ok = s < p.sentinel;
-    x_src[i] = in + (ok ? static_cast<std::int64_t>(s / p.in_div) * p.k + chunk * 8 : 0);
+    x_src[i] = in + (ok ? static_cast<std::int64_t>(p.in_div.div(s)) * p.k + chunk * 8 : 0);
     x_ok |= ok ? 1u << i : 0u;
   }
   const std::uint32_t x_dst = smem0 + (row0 * 64 + ((chunk ^ (row0 & 7)) * 8)) * sizeof(T);  // row i: + 16 i rows

@@ -315,7 +315,7 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   GemmParams g1{};
   set_weights(g1, r.w13);
   g1.in = r.x;
-  g1.in_div = r.top_k;
+  g1.in_div = FastDiv(static_cast<std::uint32_t>(r.top_k));
   g1.in_vec16 = reinterpret_cast<std::uintptr_t>(r.x) % 16 == 0;
   g1.index_ready = false;  // GEMM 1 follows the alignment (or the caller's kernels): wait first
   g1.sorted = r.sorted_ids;
@@ -328,7 +328,7 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
   GemmParams g2 = g1;
   set_weights(g2, r.w2);
   g2.in = r.h;
-  g2.in_div = 1;
+  g2.in_div = FastDiv(1);
   g2.in_vec16 = reinterpret_cast<std::uintptr_t>(r.h) % 16 == 0;
   g2.index_ready = true;  // GEMM 1 triggered only after its wait: ids and alignment are complete
   g2.y_out = r.y;

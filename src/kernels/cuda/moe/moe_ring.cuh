@@ -261,7 +261,7 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
         const int c = xr0 + q * S::kXRows;  // slot column
         const int s = fold ? (c < p.fold_k ? b * p.fold_k + c : p.sentinel)
                            : p.ring_direct ? (c == 0 ? b : p.sentinel) : sorted_at(b * kRingSlots + c);
-        f.xrow[q] = s < p.sentinel ? (s / p.in_div) * p.k : -1;
+        f.xrow[q] = s < p.sentinel ? p.in_div.div(s) * p.k : -1;
       }
     }
     return f;
@@ -388,7 +388,7 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
 
   // ---- Compute side.
   const unsigned xl = dd::pin(xs_sh + (lane % 8) * S::kXRow + (lane / 8) * 16);  // ldmatrix row: slot lane % 8
-  const unsigned zshift = 8 * (gid % 4);
+  const std::uint32_t zsel = dd::zero_sel(gid);
   // kPair 2: tiles 2j, 2j + 1 of a step share their group (g >= 128 or channelwise; steps start on even tiles), so
   // they share one scale / zero entry and one fp32 partial, scaled once. A pair whose second tile lies past K adds
   // nothing to it: x is zero-filled there (issue_x_step) and the stale weight words dequantize to finite values.
@@ -414,9 +414,7 @@ __global__ void __launch_bounds__(kRingThreads, kDeep ? 1 : 2) moe_ring_kernel(c
           uint2 e;
           asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];" : "=r"(e.x), "=r"(e.y) : "r"(ea) : "memory");
           sc[j][h] = D::to_float2(e.x);
-          const std::uint32_t z = e.y >> zshift;
-          zlo[j][h] = D::zlo_of(z & 15u);
-          zhi[j][h] = D::zhi_of((z >> 4) & 15u);
+          D::zeros_of(e.y, zsel, zlo[j][h], zhi[j][h]);
         } else {
           std::uint32_t e;
           asm volatile("ld.shared.u32 %0, [%1];" : "=r"(e) : "r"(ea) : "memory");
