@@ -59,6 +59,12 @@
 // stop 45 the H200's decode path streams x at 4..8 tokens on layers <= 8 MB, and on qwen0.5b.qkv / o at M = 8 it ran
 // 2.23-2.40 us against the prefill path's 2.61-2.73 (decode / prefill 0.86-0.89), so the hybrid with decode up to 7
 // was 1.12-1.17x behind decode there; from M = 9 prefill leads (1.03-1.15). Decode up to 8 on both layers.
+// 2026-12-05 stop 47 (call 3 on the H200, docs/benchmarks/session_2026-12-05_stop47/: scripts/hybrid-check of the whole
+// table, then both paths at M = 8..16 on llama8b.o / down, fp16 / bf16, 2 rounds): the decode path's 9..16-token kernels got
+// faster since stop 23 (the streamed x, the x windows per K group, the uint4 zero constants), and the hybrid ran prefill
+// 1.03-1.10x behind decode at M = 9..16 there. Decode / prefill now: llama8b.o uint4b8 0.92-0.97 at every M = 9..16,
+// uint4 0.95-0.98 up to 12 and 1.01 at 14 / 16; llama8b.down uint4b8 0.92-0.98 at 9..16, uint4 1.10-1.19 from 9 (0.88-0.97
+// at 8). So llama8b.o decode up to 16 / 12, llama8b.down up to 16 / 8 (the H100 columns stay as measured in stop 46).
 // What the runs show: the decode path wins at M <= 16 on the large layers, the prefill path from
 // M = 8..9 on the small Qwen layers, llama8b.down and llama8b.o, and decode loses at M = 32 everywhere.
 #pragma once
@@ -85,11 +91,11 @@ inline constexpr double kHybridSlowDramTbPerS = 4.0;
 
 // Measured layer shapes that switch elsewhere than the default (fp16 us of the last run above).
 inline constexpr HybridShape kHybridShapes[] = {
-    {4096, 14336, 8, 8, 8, 8},    // llama8b.down      fp16 uint4b8 M = 9: decode 16.8 us, prefill 17.1; M = 11: 21.5 / 17.4 (stop 22)
+    {4096, 14336, 16, 8, 8, 8},   // llama8b.down      fp16 uint4b8 M = 16: decode 16.67 us, prefill 16.97; uint4 M = 9: 22.02 / 20.01 (stop 47)
     {9728, 896, 8, 8, 8, 8},      // qwen0.5b.gate_up  fp16 uint4b8 M = 8: 4.76 / 5.54; M = 9: 6.00 / 5.49 (stop 22); H100 M = 9: 5.39 / 5.37
     {1152, 896, 8, 8, 16, 16},    // qwen0.5b.qkv      fp16 uint4b8 M = 8: 2.30 / 2.63; M = 9: 2.77 / 2.64 (stop 46); H100 M = 16: 2.94 / 3.14
     {896, 896, 8, 8, 16, 16},     // qwen0.5b.o        fp16 uint4b8 M = 8: 2.23 / 2.61; M = 9: 2.69 / 2.63 (stop 46); H100 M = 16: 2.87 / 3.04
-    {4096, 4096, 8, 8, 8, 8},     // llama8b.o         fp16 uint4b8 M = 8: decode / prefill 0.88x; M = 9: 1.11x (stop 23); H100 M = 9: 1.02x
+    {4096, 4096, 16, 12, 8, 8},   // llama8b.o         fp16 uint4b8 M = 16: 7.60 / 7.83; uint4 M = 12: 8.56 / 8.78, M = 14: 8.67 / 8.80 (bf16 9.24 / 9.15) (stop 47); H100 M = 9: 1.02x
 };
 
 // Every other shape: decode up to 16 tokens (it won at M = 16 on the other five PERF.md shapes, from
