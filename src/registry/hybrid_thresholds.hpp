@@ -65,8 +65,9 @@
 // 1.03-1.10x behind decode at M = 9..16 there. Decode / prefill now: llama8b.o uint4b8 0.92-0.97 at every M = 9..16,
 // uint4 0.95-0.98 up to 12 and 1.01 at 14 / 16; llama8b.down uint4b8 0.92-0.98 at 9..16, uint4 1.10-1.19 from 9 (0.88-0.97
 // at 8). So llama8b.o decode up to 16 / 12, llama8b.down up to 16 / 8 (the H100 columns stay as measured in stop 46).
-// What the runs show: the decode path wins at M <= 16 on the large layers, the prefill path from
-// M = 8..9 on the small Qwen layers, llama8b.down and llama8b.o, and decode loses at M = 32 everywhere.
+// What the runs show: the decode path wins at M <= 16 on the large layers (since stop 47 also llama8b.o, and llama8b.down
+// uint4b8, on the H200), the prefill path from M = 9 on the small Qwen layers (H200), llama8b.down uint4 and, on
+// H100-class memory, llama8b.o / down; decode loses at M = 32 everywhere.
 #pragma once
 #include <array>
 #include <cstdint>
