@@ -65,6 +65,9 @@
 // 1.03-1.10x behind decode at M = 9..16 there. Decode / prefill now: llama8b.o uint4b8 0.92-0.97 at every M = 9..16,
 // uint4 0.95-0.98 up to 12 and 1.01 at 14 / 16; llama8b.down uint4b8 0.92-0.98 at 9..16, uint4 1.10-1.19 from 9 (0.88-0.97
 // at 8). So llama8b.o decode up to 16 / 12, llama8b.down up to 16 / 8 (the H100 columns stay as measured in stop 46).
+// Call 4 ran that table as the hybrid at M = 8..16 (2 rounds): within 0-1.8% of the faster path everywhere but llama8b.o
+// fp16 uint4 M = 13..16, where its prefill ran 1.02-1.04x behind decode (bf16: prefill ahead by 0.3-1.3% at 14 / 16), so
+// llama8b.o uint4 takes decode up to 16 as well (decode at 13..16 within 1.3% of the faster path in both dtypes).
 // What the runs show: the decode path wins at M <= 16 on the large layers (since stop 47 also llama8b.o, and llama8b.down
 // uint4b8, on the H200), the prefill path from M = 9 on the small Qwen layers (H200), llama8b.down uint4 and, on
 // H100-class memory, llama8b.o / down; decode loses at M = 32 everywhere.
@@ -96,7 +99,7 @@ inline constexpr HybridShape kHybridShapes[] = {
     {9728, 896, 8, 8, 8, 8},      // qwen0.5b.gate_up  fp16 uint4b8 M = 8: 4.76 / 5.54; M = 9: 6.00 / 5.49 (stop 22); H100 M = 9: 5.39 / 5.37
     {1152, 896, 8, 8, 16, 16},    // qwen0.5b.qkv      fp16 uint4b8 M = 8: 2.30 / 2.63; M = 9: 2.77 / 2.64 (stop 46); H100 M = 16: 2.94 / 3.14
     {896, 896, 8, 8, 16, 16},     // qwen0.5b.o        fp16 uint4b8 M = 8: 2.23 / 2.61; M = 9: 2.69 / 2.63 (stop 46); H100 M = 16: 2.87 / 3.04
-    {4096, 4096, 16, 12, 8, 8},   // llama8b.o         fp16 uint4b8 M = 16: 7.60 / 7.83; uint4 M = 12: 8.56 / 8.78, M = 14: 8.67 / 8.80 (bf16 9.24 / 9.15) (stop 47); H100 M = 9: 1.02x
+    {4096, 4096, 16, 16, 8, 8},   // llama8b.o         fp16 uint4b8 M = 16: 7.60 / 7.83; uint4 M = 16: 8.70 / 8.79 (bf16 9.29 / 9.17) (stop 47); H100 M = 9: 1.02x
 };
 
 // Every other shape: decode up to 16 tokens (it won at M = 16 on the other five PERF.md shapes, from

@@ -333,7 +333,7 @@ TEST(Hybrid, Sm80CodeTakesTheDefaultSwitchOnEveryLayer) {
 
 // H100-class memory (a peak below kHybridSlowDramTbPerS) takes the table's own columns: the Qwen2.5-0.5B qkv / o layers
 // run decode up to the default 16 tokens there (stop 46, measured on an H100) and up to 8 on the H200 and on a device of
-// unknown bandwidth; llama8b.o runs decode up to 8 there and up to 16 (uint4b8) / 12 (uint4) on the H200 (stop 47); a layer
+// unknown bandwidth; llama8b.o runs decode up to 8 there and up to 16 on the H200 (stop 47); a layer
 // outside the table takes the default on every device.
 TEST(Hybrid, H100ClassMemoryTakesItsOwnSwitchPoints) {
   using registry_detail::hybrid_decode_max_m;
@@ -344,7 +344,8 @@ TEST(Hybrid, H100ClassMemoryTakesItsOwnSwitchPoints) {
       EXPECT_EQ(hybrid_decode_max_m(n, 896, zeros, 90, 0), 8) << n;
     }
     EXPECT_EQ(hybrid_decode_max_m(4096, 4096, zeros, 90, 3.35), 8);
-    EXPECT_EQ(hybrid_decode_max_m(4096, 4096, zeros, 90, 4.8), zeros ? 12 : 16);
+    EXPECT_EQ(hybrid_decode_max_m(4096, 4096, zeros, 90, 4.8), 16);
+    EXPECT_EQ(hybrid_decode_max_m(4096, 14336, zeros, 90, 4.8), zeros ? 8 : 16);  // llama8b.down
     EXPECT_EQ(hybrid_decode_max_m(8192, 8192, zeros, 90, 3.35), registry_detail::kHybridDefaultDecodeMaxM);
   }
 }
