@@ -665,3 +665,47 @@ TEST(PrefillHost, DenseTransientRunRefusesBadArgumentsByName) {
   EXPECT_NE(dense_transient_refusal(true), "");
   fake.h = nullptr;  // the destructor destroys only a handle cublas_handle_create made
 }
+
+// The early-issue prefill kernels address each thread's scale words and zero bytes by 32-bit offsets from its own base
+// and count k in 32 bits: prefill_run refuses, by name and before any device work, scales past 8 GiB and K_pad past
+// 2^31; the largest layers that fit pass the check (and then fail on the null x, the next argument checked).
+TEST(PrefillHost, RefusesLayersPastThe32BitOffsetsByName) {
+  alignas(256) static unsigned char buf[512];
+  auto code_of = [&](const TcWeights& w, const void* x) -> std::optional<std::pair<w4a16::ErrorCode, std::string>> {
+    try {
+      prefill_run(w, x, 1, w.k, buf, w.n, nullptr, 0, nullptr);
+    } catch (const w4a16::Error& e) {
+      const std::string what = e.what();
+      return std::make_pair(e.code(), what.substr(0, what.find(':')));
+    }
+    return std::nullopt;
+  };
+  TcWeights w;
+  w.owned = false;  // the caller's arrays (fake here): never freed
+  w.qweight = reinterpret_cast<std::int32_t*>(buf);
+  w.scales = buf;
+  w.group_size = 32;
+  w.n = w.n_pad = 65536;
+  w.k = w.k_pad = std::int64_t{1} << 21;  // groups x N_pad / 2 = 2^16 x 2^16 / 2 = 2^31 words (8 GiB): fits
+  w.groups = w.k / 32;
+  auto r = code_of(w, nullptr);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->second, "x, y");
+  w.n = w.n_pad = 65536 + 64;  // one 64-row block more: past 8 GiB
+  r = code_of(w, buf);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->first, w4a16::ErrorCode::unsupported);
+  EXPECT_EQ(r->second, "w.scales");
+  w.n = w.n_pad = 64;
+  w.group_size = -1;
+  w.groups = 1;
+  w.k = w.k_pad = std::int64_t{1} << 31;
+  r = code_of(w, nullptr);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->second, "x, y");
+  w.k = w.k_pad = (std::int64_t{1} << 31) + 64;
+  r = code_of(w, buf);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->first, w4a16::ErrorCode::unsupported);
+  EXPECT_EQ(r->second, "w.k");
+}

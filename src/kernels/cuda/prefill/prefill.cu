@@ -202,6 +202,12 @@ void validate(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_
              " K_pad=" + std::to_string(w.k_pad));
   if (w.qweight == nullptr || w.scales == nullptr)
     fail(ErrorCode::invalid_argument, "w", "device qweight and scales", "null pointers");
+  // The early-issue kernels address a thread's scale words and zero bytes by 32-bit offsets from its own base and count
+  // k in 32 bits (prefill_kernel.cuh load_w_lean): group g at g x N_pad / 2 words, k0 < 2^31.
+  if (static_cast<std::uint64_t>(w.groups) * static_cast<std::uint64_t>(w.n_pad) / 2 > (std::uint64_t{1} << 31))
+    fail(ErrorCode::unsupported, "w.scales", "at most 8 GiB (groups x N_pad x 2 bytes)",
+         std::to_string(w.groups) + " x " + std::to_string(w.n_pad) + " x 2 bytes");
+  if (w.k_pad > (std::int64_t{1} << 31)) fail(ErrorCode::unsupported, "w.k", "K_pad <= 2^31", std::to_string(w.k));
   if ((w.scalar == ScalarType::uint4) != (w.zeros != nullptr))
     fail(ErrorCode::invalid_argument, "w.zeros", "zero points iff scalar type uint4",
          std::string(scalar_type_name(w.scalar)) + (w.zeros ? " with zeros" : " without zeros"));
