@@ -70,8 +70,9 @@ const char* prefill_split_reduce_name(PrefillSplitReduce r);  // "auto", "kernel
 std::size_t prefill_workspace_bytes(std::int64_t n, std::int64_t k, int group_size, bool act_order, std::int64_t max_m,
                                     PrefillSplitReduce reduce = PrefillSplitReduce::automatic);
 
-// y[M,N] = x[:, perm] . W^T + bias on the tensor cores. Any M >= 0. Throws w4a16::Error.
-// The default plan (prefill_plan), or two calls of it where prefill_token_split splits M.
+// y[M,N] = x[:, perm] . W^T + bias on the tensor cores. Any M >= 0. Throws w4a16::Error (unsupported for scales above
+// 8 GiB or K_pad above 2^31: the kernels' 32-bit offsets). The default plan (prefill_plan), or two calls of it where
+// prefill_token_split splits M.
 void prefill_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
                  void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 
