@@ -63,7 +63,9 @@ __device__ __forceinline__ std::uint32_t lop3_and_or(std::uint32_t a, std::uint3
 // zeros_of from a row-pair entry's zero word).
 // The zero word of a row-pair entry (uint4): byte gid % 4 holds z[gid] | z[gid + 8] << 4. One byte permute with
 // zero_sel(gid) (made once per thread) puts that byte in bytes 0 and 2 of `rep`, zeros elsewhere; each constant is then
-// one lop3 (bf16's zhi one shift more) instead of a shift, a mask and a multiply-add each.
+// one lop3 (bf16's zhi one shift more) instead of a shift, a mask and a multiply-add each. The same bit patterns as the
+// prefill kernel's zero_rep_sel / zlo_of_rep / zhi_of_rep_f16 (prefill/dequant_consts.hpp, host-tested); calling those
+// plain-C++ forms here grew the uint4 decode and ring kernels by 8-88 instructions each (SASS, stop 47), so they stay apart.
 __device__ __forceinline__ std::uint32_t zero_sel(int gid) { return 0x4040u | static_cast<std::uint32_t>(gid % 4) * 0x0101u; }
 template <bool kBf16>
 struct Dt;
