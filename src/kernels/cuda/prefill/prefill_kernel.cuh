@@ -481,6 +481,12 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       if (tid == 0) {
         if constexpr (XL == XLoad::tma_eb)
           if (t >= STAGES) mbar_wait(empty_bar(stage), static_cast<std::uint32_t>(t / STAGES - 1) & 1u);
+#if defined(W4A16_DIAG_NO_X_REFILL)  // timing-only diagnostic build (wrong results): the x tiles never reloaded
+        if (t >= STAGES) {
+          mbar_arrive(full_bar(stage));  // completes the stage's phase with the bytes it already holds
+          return;
+        }
+#endif
         mbar_arrive_expect_tx(full_bar(stage), static_cast<std::uint32_t>(x_rows < BM ? p.tail_box_rows : BM) * 128u);
         tma_load_2d(smem_base + stage * kStageBytes, x_rows < BM ? &tmap_tail : &tmap_x, full_bar(stage), static_cast<int>(k0),
                     static_cast<int>(m0));
