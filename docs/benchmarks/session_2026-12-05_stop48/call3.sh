@@ -4,7 +4,8 @@
 # no cluster reduce), 2 rounds: bm256_bn128 (20) against 37 at M = 256 / 1024, splits 1 / 2, on 8192x8192,
 # llama8b.qkv and qwen0.5b.gate_up (x is eight ninths of the bytes a bm256_bn128 CTA reads); bm128_bn256 (22) against 38
 # at M = 128 / 256 on llama8b.o and llama8b.qkv; bm64 occ2 (23) against its tma_eb twin (39: no CTA barrier in the k
-# loop; stop 22 put 13% of M = 64's k-loop samples on that barrier) at M = 64. cuBLAS fp16 in the same processes.
+# loop; stop 22 put 13% of M = 64's k-loop samples on that barrier) and its SCHED 2 twin (25: the next tile's W words
+# read before the wgmma wait) at M = 64. cuBLAS fp16 in the same processes.
 T0=$(date +%s)
 . scripts/lib/device-env.sh
 O=$OUT
@@ -20,7 +21,7 @@ for r in 1 2; do
   # the CTA barrier: bm64 occ2 early issue (23) against its tma_eb twin (39, empty mbarriers), both per-half kernels
   # (39 has no one-group variant), reduce kernel
   W4A16_PREFILL_ONE_GROUP=0 W4A16_PREFILL_SPLIT_REDUCE=kernel W4A16_PREFILL_TUNE_MS=64 W4A16_PREFILL_TUNE_SPLITS=1,2,4 \
-  W4A16_PREFILL_TUNE_CONFIGS=23,39 W4A16_PREFILL_TUNE_SHAPES=8192x8192,llama8b.gate_up,llama8b.down,llama70b.gate_up \
+  W4A16_PREFILL_TUNE_CONFIGS=23,25,39 W4A16_PREFILL_TUNE_SHAPES=8192x8192,llama8b.gate_up,llama8b.down,llama70b.gate_up \
     timeout 70 $W/mc/prefill_bench $O/t_eb_m64_r$r.csv tune_tma > $W/eb_r$r.log 2>&1 || echo "rc=$? eb r$r"
   echo "round $r t=$(($(date +%s)-T0))"
 done
@@ -33,10 +34,10 @@ for p in glob.glob(os.path.join(sys.argv[1], 't_*.csv')):
         if k.startswith('cuda_prefill:') or k == 'cublas_f16':
             t[(r['shape'], int(r['M']), k.split(':', 1)[1] if ':' in k else k)].append(float(r['us']))
 def best(key): return min(t[key]) if t.get(key) else float('nan')
-print('multicast (tmamc) and empty-barrier (tmaeb, per-half kernels) twins against their tma tile (same process; reduce kernel), best of 2 rounds:')
+print('multicast (tmamc), empty-barrier (tmaeb) and early-W-read (ei2) twins (the last two per-half kernels) against their tma tile (same process; reduce kernel), best of 2 rounds:')
 for (sh, m, cfg) in sorted(t):
-    if '_tmamc_' not in cfg and '_tmaeb_' not in cfg: continue
-    base = cfg.replace('_tmamc_', '_tma_').replace('_tmaeb_', '_tma_')
+    if '_tmamc_' not in cfg and '_tmaeb_' not in cfg and '_ei2:' not in cfg: continue
+    base = cfg.replace('_tmamc_', '_tma_').replace('_tmaeb_', '_tma_').replace('_ei2:', '_ei:')
     cb = best((sh, m, 'cublas_f16'))
     print('%-18s M=%5d %-44s %8.2f us  tma %8.2f  mc/tma %.3f  x cuBLAS %.2f -> %.2f' % (
         sh, m, cfg, best((sh, m, cfg)), best((sh, m, base)), best((sh, m, cfg)) / best((sh, m, base)),
