@@ -39,7 +39,7 @@ for (sh, m, cfg) in sorted(t):
     if '_tmamc_' not in cfg and '_tmaeb_' not in cfg and '_ei2:' not in cfg: continue
     base = cfg.replace('_tmamc_', '_tma_').replace('_tmaeb_', '_tma_').replace('_ei2:', '_ei:')
     cb = best((sh, m, 'cublas_f16'))
-    print('%-18s M=%5d %-44s %8.2f us  tma %8.2f  mc/tma %.3f  x cuBLAS %.2f -> %.2f' % (
+    print('%-18s M=%5d %-44s %8.2f us  tma %8.2f  twin/tma %.3f  x cuBLAS %.2f -> %.2f' % (
         sh, m, cfg, best((sh, m, cfg)), best((sh, m, base)), best((sh, m, cfg)) / best((sh, m, base)),
         cb / best((sh, m, base)), cb / best((sh, m, cfg))))
 PY
