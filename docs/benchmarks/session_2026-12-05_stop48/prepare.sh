@@ -2,8 +2,9 @@
 # Builds the carries of call1.sh / call2.sh on the build machine (no GPU needed), from the repository root of main:
 #   bash docs/benchmarks/session_2026-12-05_stop48/prepare.sh
 # Branches (this repository; also as patches beside this script): prefill-x-multicast (x_multicast.patch),
-# prefill-lean-addr (lean_addr.patch). Worktrees under /tmp, Release builds for sm_90a with ccache (~2.5 min each).
-# Writes .carry-s48mc, .carry-s48addr and .carry-s47e (all ignored by git; under 40 MB together).
+# prefill-lean-addr (lean_addr.patch), prefill-occ (occ.patch, call4.sh). Worktrees under /tmp, Release builds for sm_90a with ccache (~2.5 min each).
+# Writes .carry-s48mc, .carry-s48addr, .carry-s47e and .carry-s48occ (all ignored by git; ~45 MB together: carry at most
+# the ones a call names).
 set -euo pipefail
 ROOT=$(git rev-parse --show-toplevel)
 cd "$ROOT"
@@ -25,6 +26,10 @@ wt prefill-x-multicast x_multicast.patch /tmp/s48-mc
 cfg /tmp/s48-mc /tmp/s48-mc/build; CCACHE_BASEDIR=/tmp/s48-mc ninja -C /tmp/s48-mc/build $PF >/dev/null
 wt prefill-lean-addr lean_addr.patch /tmp/s48-addr
 cfg /tmp/s48-addr /tmp/s48-addr/build; CCACHE_BASEDIR=/tmp/s48-addr ninja -C /tmp/s48-addr/build $PF >/dev/null
+wt prefill-occ occ.patch /tmp/s48-occ
+cfg /tmp/s48-occ /tmp/s48-occ/build; CCACHE_BASEDIR=/tmp/s48-occ ninja -C /tmp/s48-occ/build prefill_bench >/dev/null
+T=$(mktemp -d) && mkdir -p "$T/occ" .carry-s48occ && cp /tmp/s48-occ/build/tests/gpu/prefill/prefill_bench "$T/occ/" \
+  && strip "$T/occ/"* && tar -cJf .carry-s48occ/b.tar.xz -C "$T" occ && rm -rf "$T"
 T=$(mktemp -d)
 mkdir -p "$T/mc" "$T/dx" "$T/dwx" .carry-s48mc
 cp /tmp/s48-mc/build/tests/gpu/prefill/{prefill_bench,prefill_gpu_test} "$T/mc/"
@@ -35,4 +40,4 @@ T=$(mktemp -d) && tar -xJf .carry-s48addr/bins.tar.xz -C "$T" && rm -f "$T/new/w
   && tar -cJf .carry-s48addr/bins.tar.xz -C "$T" new old && rm -rf "$T"   # the device needs neither
 T=$(mktemp -d) && mkdir -p "$T/new" .carry-s47e && cp build/bench/gpu/w4a16_bench_gpu "$T/new/" && strip "$T/new/"* \
   && tar -cJf .carry-s47e/b.tar.xz -C "$T" new && rm -rf "$T"
-du -sh .carry-s48mc .carry-s48addr .carry-s47e
+du -sh .carry-s48mc .carry-s48addr .carry-s47e .carry-s48occ
