@@ -210,6 +210,32 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       add(name, plan ? plan->describe() : kc::prefill_default_describe(n, k, m, cap, sms), us, int4_bytes, err);
     };
     if (spec.default_plan) run_int4("cuda_prefill", nullptr);
+    if (!spec.row_split_tails.empty()) {
+      kc::PrefillRowSplit rs;
+      rs.head_plan.config = spec.row_split_head >= 0 ? spec.row_split_head : kc::prefill_plan(n, k, m, cap, sms).config;
+      const kc::PrefillConfig& hc = kc::prefill_config(rs.head_plan.config);
+      const std::int64_t m_blocks = (m + hc.bm - 1) / hc.bm, slots = static_cast<std::int64_t>(sms) * hc.min_blocks;
+      const std::int64_t tiles = (ws[0]->n_pad + hc.bn() - 1) / hc.bn() * m_blocks;
+      rs.rows = spec.row_split_rows > 0 ? spec.row_split_rows : tiles % slots == 0 ? 0 : tiles / slots * slots / m_blocks * hc.bn();
+      for (const auto& [c, split] : spec.row_split_tails) {
+        if (rs.rows <= 0 || rs.rows >= ws[0]->n_pad || rs.rows % kc::prefill_config(c).bn() != 0) continue;
+        rs.tail_plan = kc::PrefillPlan{};
+        rs.tail_plan.config = c;
+        rs.tail_plan.split = split;
+        rs.tail_plan.k_tiles_per_split = (ws[0]->k_pad / 64 + split - 1) / split;
+        if (kc::prefill_plan_workspace_bytes(*ws[0], rs.tail_plan, m) > work.bytes) continue;
+        auto call = [&](int i, cudaStream_t st) {
+          kc::prefill_run_row_split(*ws[static_cast<std::size_t>(i % copies)], rs, x.p, m, k, y.p, n, work.p, work.bytes, st);
+        };
+        W4A16_CUDA_TRY(cudaMemset(y.p, 0xff, y.bytes));
+        call(0, stream);
+        W4A16_CUDA_TRY(cudaStreamSynchronize(stream));
+        const double err = rel_err_dev(y.p, yref.p, m * n, spec.act);
+        opt.copies = copies;
+        add("cuda_prefill_rowsplit:" + kc::prefill_config(c).name() + ":s" + std::to_string(split), rs.describe(),
+            time_graph(call, opt, stream).median_us, int4_bytes, err);
+      }
+    }
     if (!spec.sched_ab.empty()) {
       const kc::PrefillPlan def = kc::prefill_plan(n, k, m, cap, sms);
       for (int sched : spec.sched_ab) {

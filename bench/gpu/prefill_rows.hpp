@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <memory>
@@ -65,6 +66,13 @@ struct PrefillBenchSpec {
   // "cuda_prefill_sched<s>" (and "cuda_prefill_sched<s>_eb": the tma_eb twin, no CTA barrier, where
   // compiled), then the default plan again as "cuda_prefill_again" (drift check).
   std::vector<int> sched_ab;
+  // Row splits (prefill_run_row_split), after "cuda_prefill": the head is row_split_head (a config index; -1: the
+  // default plan's config) at split 1 over the rows of its grid's full waves (SMs x its CTAs per SM; none where the grid
+  // has no part wave), or row_split_rows rows where > 0; the rest with each (config, split) of row_split_tails whose
+  // tile rows divide the head's rows, as "cuda_prefill_rowsplit:<config>:s<split>".
+  int row_split_head = -1;
+  std::int64_t row_split_rows = 0;
+  std::vector<std::pair<int, int>> row_split_tails;
 };
 
 struct PrefillRow {

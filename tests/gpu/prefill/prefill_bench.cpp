@@ -6,6 +6,9 @@
 //   fp16 uint4b8 g=128, cuBLAS fp16 in the same run (the prefill plan's data); W4A16_PREFILL_TUNE_MS
 //   lists other token counts, W4A16_PREFILL_TUNE_SHAPES other shapes (names, llama70b.gate_up allowed, or
 //   name:N:K for a layer outside the list), W4A16_PREFILL_TUNE_SPLITS the splits (default 1..8).
+//   W4A16_PREFILL_ROWSPLIT_TAILS=config:split,... adds row splits (prefill_run_row_split; PrefillBenchSpec's
+//   row_split_*): the head W4A16_PREFILL_ROWSPLIT_HEAD (a config; unset: the default plan's) at split 1 over its
+//   full waves' rows (or W4A16_PREFILL_ROWSPLIT_ROWS rows), the rest with each tail.
 //   Splits are reduced as W4A16_PREFILL_SPLIT_REDUCE says (unset: in the cluster), so the run
 //   with =kernel and the one without give the data of each reduce mode's split constants.
 //   reduce_ab: split-K in the cluster vs the reduce kernel, x PDL on / off, in one process:
@@ -314,6 +317,17 @@ int main(int argc, char** argv) {
         spec.tune_splits.clear();
         for (const std::string& item : sp) spec.tune_splits.push_back(static_cast<int>(env_int("W4A16_PREFILL_TUNE_SPLITS", item, 1, "splits 1..8")));
       }
+      for (const std::string& item : env_items("W4A16_PREFILL_ROWSPLIT_TAILS")) {  // row splits: tail config:split
+        const std::size_t c = item.find(':');
+        if (c == std::string::npos) throw std::invalid_argument("W4A16_PREFILL_ROWSPLIT_TAILS: expected config:split, got '" + item + "'");
+        const int cfg = static_cast<int>(env_int("W4A16_PREFILL_ROWSPLIT_TAILS", item.substr(0, c), 0, "config indices"));
+        kc::prefill_config(cfg);  // range check
+        spec.row_split_tails.emplace_back(cfg, static_cast<int>(env_int("W4A16_PREFILL_ROWSPLIT_TAILS", item.substr(c + 1), 1, "splits")));
+      }
+      for (const std::string& item : env_items("W4A16_PREFILL_ROWSPLIT_HEAD"))
+        spec.row_split_head = static_cast<int>(env_int("W4A16_PREFILL_ROWSPLIT_HEAD", item, 0, "a config index"));
+      for (const std::string& item : env_items("W4A16_PREFILL_ROWSPLIT_ROWS"))
+        spec.row_split_rows = env_int("W4A16_PREFILL_ROWSPLIT_ROWS", item, 1, "weight rows");
       for (const auto& r : bench::prefill_rows(spec, s)) std::fprintf(f, "%s\n", bench::prefill_csv_row(r).c_str());
       std::fflush(f);
     }

@@ -85,6 +85,7 @@ Layer make_layer(const Case& c) {
 struct RunOpts {
   std::optional<PrefillPlan> plan;  // forced plan, else the default prefill_run
   std::optional<PrefillTokenSplit> split;  // forced token split (prefill_run_token_split), else as above
+  std::optional<PrefillRowSplit> row_split;  // forced row split (prefill_run_row_split), else as above
   std::int64_t x_pad = 0, y_pad = 0;  // extra elements per row (strided rows)
   std::int64_t x_nan_rows = 0;        // NaN rows after x's last row in the same allocation (must never be read)
   bool reference = true;  // false: guards and poison checked, no f64 reference (returns 0; bitwise twins)
@@ -104,10 +105,14 @@ double run_check(const Case& c, Layer& l, std::int64_t m, const RunOpts& o, std:
   DevBuf dx(x_dev.size() * 2), dy(y_elems * 2);
   W4A16_CUDA_TRY(cudaMemcpy(dx.p, x_dev.data(), x_dev.size() * 2, cudaMemcpyHostToDevice));
   W4A16_CUDA_TRY(cudaMemcpy(dy.p, y.data(), y_elems * 2, cudaMemcpyHostToDevice));
-  const std::size_t ws_bytes = o.plan ? prefill_plan_workspace_bytes(*l.w, *o.plan, m)
-                                      : prefill_workspace_bytes(c.n, c.k, c.g, c.act_order, m);
+  const std::size_t ws_bytes = o.plan        ? prefill_plan_workspace_bytes(*l.w, *o.plan, m)
+                                : o.row_split ? std::max(prefill_plan_workspace_bytes(*l.w, o.row_split->head_plan, m),
+                                                         prefill_plan_workspace_bytes(*l.w, o.row_split->tail_plan, m))
+                                              : prefill_workspace_bytes(c.n, c.k, c.g, c.act_order, m);
   DevBuf ws(ws_bytes);
-  if (o.split)
+  if (o.row_split)
+    prefill_run_row_split(*l.w, *o.row_split, dx.p, m, xs, dy.p, ys, ws.p, ws.bytes, nullptr);
+  else if (o.split)
     prefill_run_token_split(*l.w, *o.split, dx.p, m, xs, dy.p, ys, ws.p, ws.bytes, nullptr);
   else if (o.plan)
     prefill_run_plan(*l.w, *o.plan, dx.p, m, xs, dy.p, ys, ws.p, ws.bytes, nullptr);
@@ -455,6 +460,68 @@ TEST(PrefillGpu, TokenSplitMatchesReferenceOnBothParts) {
     EXPECT_EQ(ts.head, 1024) << ts.describe();
   }
   EXPECT_LE(run_check(c, l, 1030, {}), test::tolerance(c.act));
+}
+
+// The row split (prefill.hpp prefill_run_row_split): weight rows [0, rows) with one plan, the rest with another, over one
+// x. Both parts checked against the f64 reference (every output written, none past N: run_check), for every dtype,
+// scalar type, bias, act-order (one gather for both parts) and strided rows, on a layer whose last tile is partial
+// (N = 712: N_pad 768); tails of other tile heights and K splits reduced in the cluster and by the reduce kernel (its
+// column range). Where the plan takes no TMA config (an sm_80 build) the mma configs split the same way.
+TEST(PrefillGpu, RowSplitMatchesReferenceOnBothParts) {
+  SKIP_WITHOUT_GPU();
+  const int cap = device_capability(), sms = device_sm_count();
+  const bool tma = is_tma(prefill_config(prefill_plan(4096, 4096, 1024, cap, sms).config));
+  struct Parts { int head, tail, split; PrefillSplitReduce reduce; };
+  auto find = [](int bm, int wg, int mb, int min_blocks, bool wgmma) {
+    for (int i = 0; i < prefill_config_count(); ++i) {
+      const PrefillConfig& c = prefill_config(i);
+      if (c.bm == bm && c.wg == wg && c.mb == mb && c.min_blocks == min_blocks && (c.path == PrefillPath::wgmma) == wgmma &&
+          (!wgmma || (c.x_load == PrefillXLoad::tma && c.sched == 1)))
+        return i;
+    }
+    return -1;
+  };
+  std::vector<Parts> parts;
+  if (tma) {  // the early-issue TMA tiles: bm256, the 2-CTA bm128_bn128, bm64 occ2, bm128_bn256
+    const int bm256 = find(256, 2, 1, 1, true), occ2 = find(128, 2, 1, 2, true), bm64 = find(64, 2, 1, 2, true),
+              bn256 = find(128, 2, 2, 1, true);
+    ASSERT_TRUE(bm256 >= 0 && occ2 >= 0 && bm64 >= 0 && bn256 >= 0);
+    parts = {{bm256, occ2, 1, PrefillSplitReduce::automatic},
+             {bm256, bm256, 2, PrefillSplitReduce::cluster},
+             {bm256, bm64, 3, PrefillSplitReduce::kernel},
+             {occ2, bn256, 2, PrefillSplitReduce::kernel}};
+  } else {  // the mma.sync configs 128 x 128 and 64 x 128
+    const int a = find(128, 1, 2, 1, false), b = find(64, 1, 2, 1, false);
+    ASSERT_TRUE(a >= 0 && b >= 0);
+    parts = {{a, b, 1, PrefillSplitReduce::automatic}, {b, a, 2, PrefillSplitReduce::kernel}};
+  }
+  for (DType act : {DType::f16, DType::bf16})
+    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
+      for (bool act_order : {false, true}) {
+        Case c;
+        c.act = c.scale = act;
+        c.scalar = st;
+        c.act_order = act_order;
+        c.bias = st == ScalarType::uint4;
+        c.n = 712;
+        c.k = 1152;
+        Layer l = make_layer(c);
+        for (const Parts& pt : parts)
+          for (std::int64_t m : {17, 300}) {
+            PrefillRowSplit rs;
+            rs.rows = 256;
+            rs.head_plan.config = pt.head;
+            rs.tail_plan.config = pt.tail;
+            rs.tail_plan.split = pt.split;
+            rs.tail_plan.k_tiles_per_split = (c.k / 64 + pt.split - 1) / pt.split;
+            rs.tail_plan.reduce = pt.reduce;
+            RunOpts o;
+            o.row_split = rs;
+            o.x_pad = act_order ? 5 : 16;
+            o.y_pad = 3;
+            EXPECT_LE(run_check(c, l, m, o), test::tolerance(c.act)) << c.str() << " M=" << m << " " << rs.describe();
+          }
+      }
 }
 
 TEST(PrefillGpu, StridedRowsLeavePaddingUntouched) {

@@ -583,6 +583,36 @@ TEST(PrefillHost, TokenSplitHeadOutsideTheTokensIsRejected) {
   }
 }
 
+// A row split whose head rows are not a multiple of both tiles' rows inside 1..N_pad-1 is refused naming split.rows,
+// before anything is checked or launched (host only).
+TEST(PrefillHost, RowSplitRowsOffTheTilesAreRejected) {
+  TcWeights w;  // no device buffers: the check comes first
+  w.n = w.n_pad = 4096;
+  w.k = w.k_pad = 4096;
+  w.groups = 32;
+  alignas(16) static std::uint16_t x[16], y[16];
+  int bn128 = -1, bn256 = -1;
+  for (int i = 0; i < prefill_config_count(); ++i) {
+    if (prefill_config(i).bn() == 128 && bn128 < 0) bn128 = i;
+    if (prefill_config(i).bn() == 256 && bn256 < 0) bn256 = i;
+  }
+  ASSERT_GE(bn128, 0);
+  ASSERT_GE(bn256, 0);
+  for (const auto& [rows, tail] : {std::pair<std::int64_t, int>{-128, bn128}, {0, bn128}, {4096, bn128}, {5000, bn128}, {192, bn128},
+                                   {128, bn256}, {384, bn256}}) {
+    PrefillRowSplit s;
+    s.rows = rows;
+    s.head_plan.config = bn128;
+    s.tail_plan.config = tail;
+    try {
+      prefill_run_row_split(w, s, x, 100, 4096, y, 4096, nullptr, 0, nullptr);
+      ADD_FAILURE() << "rows " << rows << " accepted (tail rows " << prefill_config(tail).bn() << ")";
+    } catch (const w4a16::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("split.rows"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // The cost model weighs the 2-CTA bm128_bn128 (and its early-issue twin) up to 128 tokens and never the 192 x 192 tile
 // (stop 27: over every M both lost, 1.084x; the 2-CTA tile won at M <= 128). Without a GPU the plan's splits take no
 // cluster, so the check is on the candidate set and on a split-1 plan: llama8b.gate_up at M = 100 outside the table

@@ -144,18 +144,19 @@ __global__ void gather_kernel(const T* __restrict__ x, std::int64_t x_stride, co
   }
 }
 
-// y[m, n] = sum over s in order of partial[s, m, n] + bias[n]: deterministic split-K reduction.
+// y[m, n] = sum over s in order of partial[s, m, n] + bias[n] for the columns n in [c0, c0 + cols) (a row split's part:
+// prefill_run_row_split; else 0, N): deterministic split-K reduction.
 template <class T>
 __global__ void reduce_kernel(const float* __restrict__ partial, int split, const T* __restrict__ bias, T* __restrict__ y,
-                              std::int64_t y_stride, std::int64_t m, std::int64_t n) {
+                              std::int64_t y_stride, std::int64_t m, std::int64_t n, std::int64_t c0, std::int64_t cols) {
   pdl_wait();  // the partials are the prefill kernel's output
   pdl_launch_dependents();
-  const std::int64_t total = m * n;
+  const std::int64_t total = m * cols, plane = m * n;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t r = i / n, c = i % n;
+    const std::int64_t r = i / cols, c = c0 + i % cols, at = r * n + c;
     float acc = 0.f;
-    for (int s = 0; s < split; ++s) acc += partial[s * total + i];
+    for (int s = 0; s < split; ++s) acc += partial[s * plane + at];
     if (bias) acc += prefill_detail::Num<T>::to_float(bias[c]);
     y[r * y_stride + c] = prefill_detail::Num<T>::from_float(acc);
   }
@@ -298,46 +299,55 @@ std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& 
   return gather_bytes(w.act_order, m, w.k) + (partials ? static_cast<std::size_t>(split * m * w.n * 4) : 0);
 }
 
-void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x, std::int64_t m, std::int64_t x_stride,
-                      void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
-  validate(w, x, m, x_stride, y, y_stride);
-  if (m == 0) return;
+namespace {
+
+// The workspace and plan checks of one plan at M = m (prefill_run_plan, each part of prefill_run_row_split).
+void check_plan(const TcWeights& w, const PrefillPlan& plan, std::int64_t m, const void* workspace, std::size_t workspace_bytes) {
   const int cap = device_capability();
   const PrefillConfig& cfg = prefill_config(plan.config);
   if (!config_runs_on(cfg, cap))
     fail(ErrorCode::unsupported, "prefill config", "one this build runs on capability " + std::to_string(cap), cfg.name());
-  std::int64_t kts = 0;
-  const std::int64_t k_tiles = w.k_pad / 64;
-  const std::int64_t split = normalize_split(k_tiles, plan.split, &kts);
   const std::size_t need = prefill_plan_workspace_bytes(w, plan, m);
   if (need > 0 && (workspace == nullptr || workspace_bytes < need))
     fail(ErrorCode::invalid_argument, "workspace", ">= " + std::to_string(need) + " bytes (prefill_workspace_bytes)",
          std::to_string(workspace == nullptr ? 0 : workspace_bytes) + " bytes");
   if (need > 0 && reinterpret_cast<std::uintptr_t>(workspace) % 256 != 0)
     fail(ErrorCode::alignment, "workspace", "256-byte aligned", "address % 256 = " + std::to_string(reinterpret_cast<std::uintptr_t>(workspace) % 256));
+}
 
+// x[:, perm] into the workspace where w has act order (one launch); returns the x the kernels read and sets *stride
+// and *ws past the gathered rows.
+const void* gather_x(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, unsigned char** ws,
+                     std::int64_t* stride, bool pdl, cudaStream_t stream) {
+  *stride = x_stride;
+  if (!w.act_order) return x;
+  const std::int64_t total = m * w.k;
+  const dim3 g(static_cast<unsigned>(elementwise_grid(total))), b(256);
+  if (w.act_dtype == DType::bf16)
+    launch_pdl(gather_kernel<__nv_bfloat16>, g, b, 0, stream, pdl, static_cast<const __nv_bfloat16*>(x), x_stride, w.perm,
+               reinterpret_cast<__nv_bfloat16*>(*ws), m, w.k);
+  else
+    launch_pdl(gather_kernel<half>, g, b, 0, stream, pdl, static_cast<const half*>(x), x_stride, w.perm, reinterpret_cast<half*>(*ws), m, w.k);
+  W4A16_CUDA_TRY(cudaGetLastError());
+  const void* xk = *ws;
+  *stride = w.k;
+  *ws += gather_bytes(true, m, w.k);
+  return xk;
+}
+
+// The plan's prefill kernel (and reduce kernel) over the weight rows [row0, row_end) (row0 a multiple of the tile's
+// rows; row_end N_pad or a multiple of them), x already gathered; ws past the gathered rows.
+void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, std::int64_t xk_stride, std::int64_t m, void* y,
+                 std::int64_t y_stride, unsigned char* ws, std::int64_t row0, std::int64_t row_end, bool pdl, cudaStream_t stream) {
+  const PrefillConfig& cfg = prefill_config(plan.config);
+  std::int64_t kts = 0;
+  const std::int64_t k_tiles = w.k_pad / 64;
+  const std::int64_t split = normalize_split(k_tiles, plan.split, &kts);
   const KernelEntry& e = entry(w, plan);
   const bool cluster = split > 1 && cluster_reduce_for(cfg, plan.config, e, split, plan.reduce, w.n, w.k, m);
-  const bool pdl = resolve_pdl(plan.pdl) && code_arch(cap) == 90;  // sm_80 code has no griddepcontrol
   // W4A16_PREFILL_TAIL_BOX: "0" loads the last m block through the full box, zero-filled past M (A/B
   // baseline); "1" or unset only its M % bm real rows (prefill_kernel.cuh tmap_tail). Read before any launch.
   const bool tail_box = resolve_switch(-1, "the tail box", "W4A16_PREFILL_TAIL_BOX");
-  auto* ws = static_cast<unsigned char*>(workspace);
-  const void* xk = x;
-  std::int64_t xk_stride = x_stride;
-  if (w.act_order) {
-    const std::int64_t total = m * w.k;
-    const dim3 g(static_cast<unsigned>(elementwise_grid(total))), b(256);
-    if (w.act_dtype == DType::bf16)
-      launch_pdl(gather_kernel<__nv_bfloat16>, g, b, 0, stream, pdl, static_cast<const __nv_bfloat16*>(x), x_stride, w.perm,
-                 reinterpret_cast<__nv_bfloat16*>(ws), m, w.k);
-    else
-      launch_pdl(gather_kernel<half>, g, b, 0, stream, pdl, static_cast<const half*>(x), x_stride, w.perm, reinterpret_cast<half*>(ws), m, w.k);
-    W4A16_CUDA_TRY(cudaGetLastError());
-    xk = ws;
-    xk_stride = w.k;
-    ws += gather_bytes(true, m, w.k);
-  }
 
   KernelParams p{};
   p.qweight = reinterpret_cast<const uint4*>(w.qweight);
@@ -359,10 +369,11 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   p.groups = w.groups;
   p.k_tiles_per_split = kts;
   p.split = static_cast<int>(split);
+  p.row_block0 = row0 / cfg.bn();
   p.group_shift = group_shift_of(w.groups, w.group_len(), w.group_size, "w.group_size");
 
   ensure_smem_attr(e);
-  const dim3 grid(static_cast<unsigned>(ceil_div(w.n_pad, cfg.bn())), static_cast<unsigned>(ceil_div(m, cfg.bm)), static_cast<unsigned>(split));
+  const dim3 grid(static_cast<unsigned>(ceil_div(row_end - row0, cfg.bn())), static_cast<unsigned>(ceil_div(m, cfg.bm)), static_cast<unsigned>(split));
   if (grid.y > 65535) fail(ErrorCode::unsupported, "m", "<= " + std::to_string(65535LL * cfg.bm), std::to_string(m));
   // TMA configs read x through a tensor map of this call's x (or its act-order gather); the others
   // ignore the (zero) map.
@@ -396,16 +407,52 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
   W4A16_CUDA_TRY(cudaGetLastError());
 
   if (split > 1 && !cluster) {
-    const std::int64_t total = m * w.n;
-    const dim3 g(static_cast<unsigned>(elementwise_grid(total))), b(256);
+    const std::int64_t c1 = std::min(row_end, w.n), cols = c1 - row0;
+    const dim3 g(static_cast<unsigned>(elementwise_grid(m * cols))), b(256);
     if (w.act_dtype == DType::bf16)
       launch_pdl(reduce_kernel<__nv_bfloat16>, g, b, 0, stream, pdl, static_cast<const float*>(p.partial), p.split,
-                 static_cast<const __nv_bfloat16*>(w.bias), static_cast<__nv_bfloat16*>(y), y_stride, m, w.n);
+                 static_cast<const __nv_bfloat16*>(w.bias), static_cast<__nv_bfloat16*>(y), y_stride, m, w.n, row0, cols);
     else
       launch_pdl(reduce_kernel<half>, g, b, 0, stream, pdl, static_cast<const float*>(p.partial), p.split, static_cast<const half*>(w.bias),
-                 static_cast<half*>(y), y_stride, m, w.n);
+                 static_cast<half*>(y), y_stride, m, w.n, row0, cols);
     W4A16_CUDA_TRY(cudaGetLastError());
   }
+}
+
+}  // namespace
+
+void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x, std::int64_t m, std::int64_t x_stride,
+                      void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
+  validate(w, x, m, x_stride, y, y_stride);
+  if (m == 0) return;
+  check_plan(w, plan, m, workspace, workspace_bytes);
+  const bool pdl = resolve_pdl(plan.pdl) && code_arch(device_capability()) == 90;  // sm_80 code has no griddepcontrol
+  auto* ws = static_cast<unsigned char*>(workspace);
+  std::int64_t xk_stride = 0;
+  const void* xk = gather_x(w, x, m, x_stride, &ws, &xk_stride, pdl, stream);
+  launch_rows(w, plan, xk, xk_stride, m, y, y_stride, ws, 0, w.n_pad, pdl, stream);
+}
+
+void prefill_run_row_split(const TcWeights& w, const PrefillRowSplit& s, const void* x, std::int64_t m, std::int64_t x_stride,
+                           void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
+  const std::int64_t head_bn = prefill_config(s.head_plan.config).bn(), tail_bn = prefill_config(s.tail_plan.config).bn();
+  if (s.rows <= 0 || s.rows >= w.n_pad || s.rows % head_bn != 0 || s.rows % tail_bn != 0)
+    fail(ErrorCode::invalid_argument, "split.rows",
+         "a multiple of both tiles' rows (" + std::to_string(head_bn) + ", " + std::to_string(tail_bn) + ") in 1.." +
+             std::to_string(w.n_pad - 1) + " (N_pad)",
+         std::to_string(s.rows));
+  validate(w, x, m, x_stride, y, y_stride);
+  if (m == 0) return;
+  check_plan(w, s.head_plan, m, workspace, workspace_bytes);
+  check_plan(w, s.tail_plan, m, workspace, workspace_bytes);
+  // One gather for both parts; the tail's kernels wait (PDL) for the head's last kernel before they write the
+  // workspace's partials (each part needs no more than a whole call's: prefill_plan_workspace_bytes).
+  const bool pdl = resolve_pdl(s.head_plan.pdl) && code_arch(device_capability()) == 90;
+  auto* ws = static_cast<unsigned char*>(workspace);
+  std::int64_t xk_stride = 0;
+  const void* xk = gather_x(w, x, m, x_stride, &ws, &xk_stride, pdl, stream);
+  launch_rows(w, s.head_plan, xk, xk_stride, m, y, y_stride, ws, 0, s.rows, pdl, stream);
+  launch_rows(w, s.tail_plan, xk, xk_stride, m, y, y_stride, ws, s.rows, w.n_pad, pdl, stream);
 }
 
 void prefill_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,

@@ -201,6 +201,19 @@ void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x
 // with s.head_plan, then [s.head, M) with s.tail_plan, in stream order; 0 < s.head < M, else throws.
 void prefill_run_token_split(const TcWeights& w, const PrefillTokenSplit& s, const void* x, std::int64_t m, std::int64_t x_stride,
                              void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
+// The row split: weight rows [0, rows) with head_plan, then [rows, N) with tail_plan, two launches in stream order over
+// one x (gathered once where w has act order). Where one plan's grid ends in a part wave (llama8b.qkv at M = 1024: 192
+// tiles of every 32768-element tile on 132 SMs), the head takes the full waves of the large tile and the tail a tile or
+// K split that fills the last wave. rows: a multiple of both plans' tile rows (PrefillConfig::bn) below N_pad, else
+// throws. Each output element is computed by one part, from the same x row and weight row: rows differ from the
+// one-call plan's only by the fp32 summation order of a different K split. Workspace: the larger of the two plans'.
+struct PrefillRowSplit {
+  std::int64_t rows = 0;  // weight rows of the head
+  PrefillPlan head_plan, tail_plan;
+  std::string describe() const;  // "rows R: <plan> + rest: <plan>"
+};
+void prefill_run_row_split(const TcWeights& w, const PrefillRowSplit& s, const void* x, std::int64_t m, std::int64_t x_stride,
+                           void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 // Workspace a given plan needs at M = m (partials only where its splits go through reduce_kernel).
 std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& plan, std::int64_t m);
 // Whether prefill_run_plan reduces this plan's splits at M = m in the cluster on the current device

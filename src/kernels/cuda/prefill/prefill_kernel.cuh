@@ -86,6 +86,7 @@ struct KernelParams {
   std::int64_t group_len, groups;
   std::int64_t k_tiles_per_split;
   int split;
+  std::int64_t row_block0;       // the grid's first kBN-row block (a row split's second part: prefill_run_row_split), else 0
   int cluster_reduce;            // 1: split > 1 reduced in the cluster (TMA configs only), 0: partials
   int group_shift;               // log2(group_len) when groups > 1 (g = 32..256 are powers of two)
   int tail_box_rows;             // TMA, M % BM != 0: the rows of tmap_tail's box (M % BM, or BM: zero-filled past M)
@@ -419,7 +420,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   const int lane = tid & 31;
   const int warp = tid >> 5;
   const int gid = lane >> 2, tq = lane & 3;
-  const std::int64_t n_block = blockIdx.x;
+  const std::int64_t n_block = blockIdx.x + p.row_block0;
   // Grouped mode: this m block's expert and (block_row) first row (the alignment's output: after the wait), or exit.
   // Only the early-issue TMA configs have the mode (prefill_run_grouped launches no other: their W bases take the
   // expert); the others keep their code as it was.

@@ -518,6 +518,10 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
   return prefill_plan_for_config(n, k, m, c, sm_count);
 }
 
+std::string PrefillRowSplit::describe() const {
+  return "rows " + std::to_string(rows) + ": " + head_plan.describe() + " + rest: " + tail_plan.describe();
+}
+
 std::string PrefillTokenSplit::describe() const {
   if (head == 0) return "none";
   return "head " + std::to_string(head) + ": " + head_plan.describe() + " + tail: " + tail_plan.describe();
