@@ -463,6 +463,10 @@ void prefill_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t
   if (!prefill_supported(cap))
     fail(ErrorCode::unsupported, "device", "capability 90 (sm_90a build) or >= 80 (sm_80 build)", std::to_string(cap));
   const int sms = device_sm_count();
+  if (const PrefillRowSplit rs = prefill_row_split(w.n, w.k, m, cap, sms); rs.rows > 0) {
+    prefill_run_row_split(w, rs, x, m, x_stride, y, y_stride, workspace, workspace_bytes, stream);
+    return;
+  }
   const PrefillTokenSplit ts = prefill_token_split(w.n, w.k, m, cap, sms);
   if (ts.head == 0) {
     prefill_run_plan(w, prefill_plan(w.n, w.k, m, cap, sms), x, m, x_stride, y, y_stride, workspace, workspace_bytes, stream);

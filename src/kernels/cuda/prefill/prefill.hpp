@@ -71,8 +71,8 @@ std::size_t prefill_workspace_bytes(std::int64_t n, std::int64_t k, int group_si
                                     PrefillSplitReduce reduce = PrefillSplitReduce::automatic);
 
 // y[M,N] = x[:, perm] . W^T + bias on the tensor cores. Any M >= 0. Throws w4a16::Error (unsupported for scales above
-// 8 GiB or K_pad above 2^31: the kernels' 32-bit offsets). The default plan (prefill_plan), or two calls of it where
-// prefill_token_split splits M.
+// 8 GiB or K_pad above 2^31: the kernels' 32-bit offsets). The default plan (prefill_plan), or two launches where
+// prefill_row_split splits the weight rows or prefill_token_split splits M.
 void prefill_run(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_stride, void* y, std::int64_t y_stride,
                  void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 
@@ -212,6 +212,10 @@ struct PrefillRowSplit {
   PrefillPlan head_plan, tail_plan;
   std::string describe() const;  // "rows R: <plan> + rest: <plan>"
 };
+// The row split prefill_run takes at M (rows = 0: none): a measured entry (prefill_plan.cu kMeasuredRowSplits) on 132
+// SMs of capability 9.0, under the switches of the measured plans; W4A16_PREFILL_ROW_SPLIT=0 turns it off ("1" or unset
+// on, anything else refused). prefill_run asks it before the token split.
+PrefillRowSplit prefill_row_split(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count);
 void prefill_run_row_split(const TcWeights& w, const PrefillRowSplit& s, const void* x, std::int64_t m, std::int64_t x_stride,
                            void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 // Workspace a given plan needs at M = m (partials only where its splits go through reduce_kernel).

@@ -519,8 +519,23 @@ PrefillPlan prefill_plan(std::int64_t n, std::int64_t k, std::int64_t m, int cap
 }
 
 std::string PrefillRowSplit::describe() const {
+  if (rows == 0) return "none";
   return "rows " + std::to_string(rows) + ": " + head_plan.describe() + " + rest: " + tail_plan.describe();
 }
+
+// Row splits measured on the H200 (2026-12-05 stop 49, docs/benchmarks/prefill.md; prefill_bench tune_tma with
+// W4A16_PREFILL_ROWSPLIT_*): where every tile's grid ends in a part wave, the head runs the full waves of its tile
+// (split 1: the rows of floor(tiles / (SMs x CTAs per SM)) waves) and the rest of the rows a tile or split that fills
+// one more wave. Same applicability as kMeasuredPrefillPlans (132 SMs of capability 9.0, W4A16_PREFILL_TABLE,
+// no forced reduce mode, the tail's cluster schedulable here); W4A16_PREFILL_ROW_SPLIT=0 turns them off. The tail
+// reduces in the cluster or not at all (no partials: prefill_workspace_bytes holds without them).
+struct MeasuredRowSplit {
+  std::int64_t n, k, m_lo, m_hi;
+  int head_config, tail_config, tail_split;
+};
+constexpr MeasuredRowSplit kMeasuredRowSplits[] = {
+    {6144, 4096, 769, 1024, kCfgBm256Tma, kCfgBm128Occ2Tma, 2},  // llama8b.qkv M = 1024: PLACEHOLDER
+};
 
 std::string PrefillTokenSplit::describe() const {
   if (head == 0) return "none";
@@ -589,7 +604,43 @@ PrefillTokenSplit prefill_token_split(std::int64_t n, std::int64_t k, std::int64
   return s;
 }
 
+PrefillRowSplit prefill_row_split(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
+  if (!sm90a_code(capability) || sm_count != kMeasuredPrefillSms) return {};
+  if (!resolve_switch(-1, "the row split", "W4A16_PREFILL_ROW_SPLIT")) return {};
+  if (!resolve_switch(-1, "the measured prefill plans", "W4A16_PREFILL_TABLE")) return {};
+  if (resolve_reduce(PrefillSplitReduce::automatic) != PrefillSplitReduce::automatic) return {};  // a forced mode: the model's
+  for (const MeasuredRowSplit& e : kMeasuredRowSplits) {
+    if (e.n != n || e.k != k || m < e.m_lo || m > e.m_hi) continue;
+    PrefillRowSplit s;  // the tiles in the default plan's k-loop order (W4A16_PREFILL_SCHED), as prefill_plan takes them
+    const int sched = resolve_sched();
+    s.head_plan.config = sched != 0 ? prefill_sched_twin(e.head_config, sched) : e.head_config;
+    s.tail_plan.config = sched != 0 ? prefill_sched_twin(e.tail_config, sched) : e.tail_config;
+    if (s.head_plan.config < 0 || s.tail_plan.config < 0) return {};
+    const PrefillConfig& hc = prefill_config(s.head_plan.config);
+    const PrefillConfig& tc = prefill_config(s.tail_plan.config);
+    const std::int64_t m_blocks = ceil_div(m, static_cast<std::int64_t>(hc.bm)), slots = static_cast<std::int64_t>(sm_count) * std::max(1, hc.min_blocks);
+    s.rows = output_tiles(n, m, hc) / slots * slots / m_blocks * hc.bn();
+    if (s.rows <= 0 || s.rows >= round_up(n, 64) || s.rows % tc.bn() != 0) return {};
+    const std::int64_t k_tiles = round_up(k, 64) / 64;
+    s.head_plan.k_tiles_per_split = k_tiles;
+    s.head_plan.est_us = prefill_plan_estimate_us(s.rows, k, m, e.head_config, 1, sm_count);
+    s.tail_plan.split = static_cast<int>(normalize_split(k_tiles, e.tail_split, &s.tail_plan.k_tiles_per_split));
+    int clusters = 0;
+    if (s.tail_plan.split > 1) {
+      s.tail_plan.reduce = PrefillSplitReduce::cluster;
+      clusters = prefill_max_active_clusters(e.tail_config, s.tail_plan.split);
+      if (clusters < 1) return {};  // no device, or one that cannot schedule the cluster: one plan
+      if (!prefill_cluster_waves_hold(output_tiles(n - s.rows, m, tc), clusters, sm_count, std::max(1, tc.min_blocks), s.tail_plan.split))
+        return {};
+    }
+    s.tail_plan.est_us = prefill_plan_estimate_us(n - s.rows, k, m, e.tail_config, s.tail_plan.split, sm_count, s.tail_plan.reduce, clusters);
+    return s;
+  }
+  return {};
+}
+
 std::string prefill_default_describe(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
+  if (const PrefillRowSplit rs = prefill_row_split(n, k, m, capability, sm_count); rs.rows > 0) return "row split " + rs.describe();
   const PrefillTokenSplit ts = prefill_token_split(n, k, m, capability, sm_count);
   return ts.head > 0 ? "token split " + ts.describe() : prefill_plan(n, k, m, capability, sm_count).describe();
 }
