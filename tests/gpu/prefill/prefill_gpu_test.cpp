@@ -522,6 +522,17 @@ TEST(PrefillGpu, RowSplitMatchesReferenceOnBothParts) {
             EXPECT_LE(run_check(c, l, m, o), test::tolerance(c.act)) << c.str() << " M=" << m << " " << rs.describe();
           }
       }
+  // The default path where a measured row split applies (llama8b.qkv at M = 1000 on the H200's 132 SMs).
+  Case c;
+  c.n = 6144;
+  c.k = 4096;
+  Layer l = make_layer(c);
+  const PrefillRowSplit rs = prefill_row_split(c.n, c.k, 1000, cap, sms);
+  std::printf("row split llama8b.qkv M=1000 on this device: %s\n", rs.describe().c_str());
+  if (sms == 132 && tma) {
+    EXPECT_GT(rs.rows, 0) << "the measured entry did not apply";
+  }
+  EXPECT_LE(run_check(c, l, 1000, {}), test::tolerance(c.act));
 }
 
 TEST(PrefillGpu, StridedRowsLeavePaddingUntouched) {
