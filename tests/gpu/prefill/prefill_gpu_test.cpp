@@ -420,13 +420,9 @@ TEST(PrefillGpu, LargeMRealShape) {
   EXPECT_LE(run_check(c, l, 4097, {}), test::tolerance(c.act));
 }
 
-// The token split (prefill.hpp prefill_token_split): two calls, tokens [0, head) and [head, M), each with
-// its default plan, in one workspace sized for M. Forced on small layers for every dtype, scalar type,
-// bias, act-order (each part gathers its own rows) and strided rows; then the default plan of
-// llama8b.o at M = 1030, which this device splits where it has 132 SMs and TMA plans (1024 + 6 tokens).
-TEST(PrefillGpu, TokenSplitMatchesReferenceOnBothParts) {
-  SKIP_WITHOUT_GPU();
-  const int cap = device_capability(), sms = device_sm_count();
+// The split tests' layers: N x K g = 128 in every dtype x scalar type x act-order (bias with uint4), one at a time.
+template <class F>
+void for_each_format_layer(std::int64_t n, std::int64_t k, F&& f) {
   for (DType act : {DType::f16, DType::bf16})
     for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
       for (bool act_order : {false, true}) {
@@ -435,21 +431,39 @@ TEST(PrefillGpu, TokenSplitMatchesReferenceOnBothParts) {
         c.scalar = st;
         c.act_order = act_order;
         c.bias = st == ScalarType::uint4;
-        c.n = 328;
-        c.k = 1152;
+        c.n = n;
+        c.k = k;
         Layer l = make_layer(c);
-        for (const auto& [m, head] : {std::pair<std::int64_t, std::int64_t>{300, 256}, {100, 64}, {1030, 1024}}) {
-          RunOpts o;
-          PrefillTokenSplit ts;
-          ts.head = head;
-          ts.head_plan = prefill_plan(c.n, c.k, head, cap, sms);
-          ts.tail_plan = prefill_plan(c.n, c.k, m - head, cap, sms);
-          o.split = ts;
-          o.x_pad = act_order ? 5 : 16;
-          o.y_pad = 3;
-          EXPECT_LE(run_check(c, l, m, o), test::tolerance(c.act)) << c.str() << " M=" << m << " " << ts.describe();
-        }
+        f(c, l);
       }
+}
+
+// Strided x and y rows (act-order gathers, so its x stride need not keep 16-byte rows).
+RunOpts strided_rows(const Case& c) {
+  RunOpts o;
+  o.x_pad = c.act_order ? 5 : 16;
+  o.y_pad = 3;
+  return o;
+}
+
+// The token split (prefill.hpp prefill_token_split): two calls, tokens [0, head) and [head, M), each with
+// its default plan, in one workspace sized for M. Forced on small layers for every dtype, scalar type,
+// bias, act-order (each part gathers its own rows) and strided rows; then the default plan of
+// llama8b.o at M = 1030, which this device splits where it has 132 SMs and TMA plans (1024 + 6 tokens).
+TEST(PrefillGpu, TokenSplitMatchesReferenceOnBothParts) {
+  SKIP_WITHOUT_GPU();
+  const int cap = device_capability(), sms = device_sm_count();
+  for_each_format_layer(328, 1152, [&](const Case& c, Layer& l) {
+    for (const auto& [m, head] : {std::pair<std::int64_t, std::int64_t>{300, 256}, {100, 64}, {1030, 1024}}) {
+      RunOpts o = strided_rows(c);
+      PrefillTokenSplit ts;
+      ts.head = head;
+      ts.head_plan = prefill_plan(c.n, c.k, head, cap, sms);
+      ts.tail_plan = prefill_plan(c.n, c.k, m - head, cap, sms);
+      o.split = ts;
+      EXPECT_LE(run_check(c, l, m, o), test::tolerance(c.act)) << c.str() << " M=" << m << " " << ts.describe();
+    }
+  });
   Case c;
   c.n = 4096;
   c.k = 4096;
@@ -495,33 +509,21 @@ TEST(PrefillGpu, RowSplitMatchesReferenceOnBothParts) {
     ASSERT_TRUE(a >= 0 && b >= 0);
     parts = {{a, b, 1, PrefillSplitReduce::automatic}, {b, a, 2, PrefillSplitReduce::kernel}};
   }
-  for (DType act : {DType::f16, DType::bf16})
-    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
-      for (bool act_order : {false, true}) {
-        Case c;
-        c.act = c.scale = act;
-        c.scalar = st;
-        c.act_order = act_order;
-        c.bias = st == ScalarType::uint4;
-        c.n = 712;
-        c.k = 1152;
-        Layer l = make_layer(c);
-        for (const Parts& pt : parts)
-          for (std::int64_t m : {17, 300}) {
-            PrefillRowSplit rs;
-            rs.rows = 256;
-            rs.head_plan.config = pt.head;
-            rs.tail_plan.config = pt.tail;
-            rs.tail_plan.split = pt.split;
-            rs.tail_plan.k_tiles_per_split = (c.k / 64 + pt.split - 1) / pt.split;
-            rs.tail_plan.reduce = pt.reduce;
-            RunOpts o;
-            o.row_split = rs;
-            o.x_pad = act_order ? 5 : 16;
-            o.y_pad = 3;
-            EXPECT_LE(run_check(c, l, m, o), test::tolerance(c.act)) << c.str() << " M=" << m << " " << rs.describe();
-          }
+  for_each_format_layer(712, 1152, [&](const Case& c, Layer& l) {
+    for (const Parts& pt : parts)
+      for (std::int64_t m : {17, 300}) {
+        PrefillRowSplit rs;
+        rs.rows = 256;
+        rs.head_plan.config = pt.head;
+        rs.tail_plan.config = pt.tail;
+        rs.tail_plan.split = pt.split;
+        rs.tail_plan.k_tiles_per_split = (c.k / 64 + pt.split - 1) / pt.split;
+        rs.tail_plan.reduce = pt.reduce;
+        RunOpts o = strided_rows(c);
+        o.row_split = rs;
+        EXPECT_LE(run_check(c, l, m, o), test::tolerance(c.act)) << c.str() << " M=" << m << " " << rs.describe();
       }
+  });
   // The default path where a measured row split applies (llama8b.qkv at M = 1000 on the H200's 132 SMs).
   Case c;
   c.n = 6144;

@@ -563,13 +563,18 @@ TEST(PrefillHost, ClusterEntryWavesHoldOnlyWhereTheDevicePacksThemAsMeasured) {
   }
 }
 
-// A split whose head is not inside 1..M-1 is refused naming split.head, before anything is checked
-// or launched (host only).
-TEST(PrefillHost, TokenSplitHeadOutsideTheTokensIsRejected) {
-  TcWeights w;  // no device buffers: the check comes first
+// A 4096 x 4096 g = 128 layer's shape without device buffers: the split checks come before any other.
+void set_shape_only(TcWeights& w) {
   w.n = w.n_pad = 4096;
   w.k = w.k_pad = 4096;
   w.groups = 32;
+}
+
+// A split whose head is not inside 1..M-1 is refused naming split.head, before anything is checked
+// or launched (host only).
+TEST(PrefillHost, TokenSplitHeadOutsideTheTokensIsRejected) {
+  TcWeights w;
+  set_shape_only(w);
   alignas(16) static std::uint16_t x[16], y[16];
   for (std::int64_t head : {-1, 0, 100, 130}) {
     PrefillTokenSplit s;
@@ -586,10 +591,8 @@ TEST(PrefillHost, TokenSplitHeadOutsideTheTokensIsRejected) {
 // A row split whose head rows are not a multiple of both tiles' rows inside 1..N_pad-1 is refused naming split.rows,
 // before anything is checked or launched (host only).
 TEST(PrefillHost, RowSplitRowsOffTheTilesAreRejected) {
-  TcWeights w;  // no device buffers: the check comes first
-  w.n = w.n_pad = 4096;
-  w.k = w.k_pad = 4096;
-  w.groups = 32;
+  TcWeights w;
+  set_shape_only(w);
   alignas(16) static std::uint16_t x[16], y[16];
   int bn128 = -1, bn256 = -1;
   for (int i = 0; i < prefill_config_count(); ++i) {
