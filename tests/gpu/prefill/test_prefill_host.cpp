@@ -616,6 +616,25 @@ TEST(PrefillHost, RowSplitRowsOffTheTilesAreRejected) {
   }
 }
 
+// The measured row splits (prefill_row_split) apply on 132 SMs of an sm_90a plan only, where the tail's cluster can be
+// scheduled: never on the mma path, another SM count, or without a device (no cluster count: the measured tails reduce
+// in the cluster); W4A16_PREFILL_ROW_SPLIT takes 0 / 1 and refuses anything else, naming itself.
+TEST(PrefillPlan, RowSplitOnlyWhereMeasuredAndSchedulable) {
+  w4a16::test::ScopedEnv knob("W4A16_PREFILL_ROW_SPLIT", std::nullopt), table("W4A16_PREFILL_TABLE", std::nullopt);
+  EXPECT_EQ(prefill_row_split(6144, 4096, 1000, 80, 132).rows, 0);   // the mma path
+  EXPECT_EQ(prefill_row_split(6144, 4096, 1000, 90, 114).rows, 0);   // another device
+  EXPECT_EQ(prefill_row_split(6144, 4096, 512, 90, 132).rows, 0);    // no entry
+  EXPECT_EQ(prefill_row_split(6144, 4096, 1000, 90, 132).rows, 0);   // no device here: the tail's clusters unknown
+  EXPECT_EQ(prefill_row_split(6144, 4096, 1000, 90, 132).describe(), "none");
+  w4a16::test::ScopedEnv bad("W4A16_PREFILL_ROW_SPLIT", std::string("yes"));
+  try {
+    prefill_row_split(6144, 4096, 1000, 90, 132);
+    ADD_FAILURE() << "W4A16_PREFILL_ROW_SPLIT=yes accepted";
+  } catch (const w4a16::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("W4A16_PREFILL_ROW_SPLIT"), std::string::npos) << e.what();
+  }
+}
+
 // The cost model weighs the 2-CTA bm128_bn128 (and its early-issue twin) up to 128 tokens and never the 192 x 192 tile
 // (stop 27: over every M both lost, 1.084x; the 2-CTA tile won at M <= 128). Without a GPU the plan's splits take no
 // cluster, so the check is on the candidate set and on a split-1 plan: llama8b.gate_up at M = 100 outside the table

@@ -534,7 +534,12 @@ struct MeasuredRowSplit {
   int head_config, tail_config, tail_split;
 };
 constexpr MeasuredRowSplit kMeasuredRowSplits[] = {
-    {6144, 4096, 769, 1024, kCfgBm256Tma, kCfgBm128Occ2Tma, 2},  // llama8b.qkv M = 1024: PLACEHOLDER
+    // llama8b.qkv M = 960 / 1000 / 1024: bm256 s2 cluster 80.7 / 83.9 / 81.6 -> 73.6 / 73.6 / 74.0 us (4224 + 1920 rows,
+    // the rest bm256 s2 cluster; cuBLAS fp16 70.8 / 73.3 / 73.7); M = 896: the token split 72.3, the row split 72.0
+    {6144, 4096, 897, 1024, kCfgBm256Tma, kCfgBm256Tma, 2},
+    // Qwen2.5-7B qkv (4608 x 3584) M = 960 / 1000 / 1024: the token split 59.4 / 65.3 / 64.4 -> 56.5 / 56.9 / 56.8 us
+    // (4224 + 384 rows, the rest bm256 s4 cluster); M = 896: bm128_bn256 s1 47.7 against 56.4
+    {4608, 3584, 960, 1024, kCfgBm256Tma, kCfgBm256Tma, 4},
 };
 
 std::string PrefillTokenSplit::describe() const {
@@ -605,8 +610,8 @@ PrefillTokenSplit prefill_token_split(std::int64_t n, std::int64_t k, std::int64
 }
 
 PrefillRowSplit prefill_row_split(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
+  if (!resolve_switch(-1, "the row split", "W4A16_PREFILL_ROW_SPLIT")) return {};  // read first: a bad value is refused anywhere
   if (!sm90a_code(capability) || sm_count != kMeasuredPrefillSms) return {};
-  if (!resolve_switch(-1, "the row split", "W4A16_PREFILL_ROW_SPLIT")) return {};
   if (!resolve_switch(-1, "the measured prefill plans", "W4A16_PREFILL_TABLE")) return {};
   if (resolve_reduce(PrefillSplitReduce::automatic) != PrefillSplitReduce::automatic) return {};  // a forced mode: the model's
   for (const MeasuredRowSplit& e : kMeasuredRowSplits) {
