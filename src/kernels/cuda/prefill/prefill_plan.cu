@@ -523,8 +523,8 @@ std::string PrefillRowSplit::describe() const {
   return "rows " + std::to_string(rows) + ": " + head_plan.describe() + " + rest: " + tail_plan.describe();
 }
 
-// Row splits measured on the H200 (2026-12-05 stop 49, docs/benchmarks/prefill.md; prefill_bench tune_tma with
-// W4A16_PREFILL_ROWSPLIT_*): where every tile's grid ends in a part wave, the head runs the full waves of its tile
+// Row splits measured on an H100 with the H200's 132 SMs (2026-12-06 stop 49, docs/benchmarks/prefill.md; prefill_bench
+// tune_tma with W4A16_PREFILL_ROWSPLIT_*; the H200 was not lent): where every tile's grid ends in a part wave, the head runs the full waves of its tile
 // (split 1: the rows of floor(tiles / (SMs x CTAs per SM)) waves) and the rest of the rows a tile or split that fills
 // one more wave. Same applicability as kMeasuredPrefillPlans (132 SMs of capability 9.0, W4A16_PREFILL_TABLE,
 // no forced reduce mode, the tail's cluster schedulable here); W4A16_PREFILL_ROW_SPLIT=0 turns them off. The tail
