@@ -213,10 +213,7 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
     if (!spec.row_split_tails.empty()) {
       kc::PrefillRowSplit rs;
       rs.head_plan.config = spec.row_split_head >= 0 ? spec.row_split_head : kc::prefill_plan(n, k, m, cap, sms).config;
-      const kc::PrefillConfig& hc = kc::prefill_config(rs.head_plan.config);
-      const std::int64_t m_blocks = (m + hc.bm - 1) / hc.bm, slots = static_cast<std::int64_t>(sms) * hc.min_blocks;
-      const std::int64_t tiles = (ws[0]->n_pad + hc.bn() - 1) / hc.bn() * m_blocks;
-      rs.rows = spec.row_split_rows > 0 ? spec.row_split_rows : tiles % slots == 0 ? 0 : tiles / slots * slots / m_blocks * hc.bn();
+      rs.rows = spec.row_split_rows > 0 ? spec.row_split_rows : kc::prefill_full_wave_rows(n, m, rs.head_plan.config, sms);
       for (const auto& [c, split] : spec.row_split_tails) {
         if (rs.rows <= 0 || rs.rows >= ws[0]->n_pad || rs.rows % kc::prefill_config(c).bn() != 0) continue;
         rs.tail_plan = kc::PrefillPlan{};

@@ -616,6 +616,22 @@ TEST(PrefillHost, RowSplitRowsOffTheTilesAreRejected) {
   }
 }
 
+// A row split's head rows (prefill_full_wave_rows): the bm256 tile's full waves of whole m-block columns on 132 SMs.
+TEST(PrefillPlan, FullWaveRowsAreTheTilesWholeWaves) {
+  int bm256 = -1;
+  for (int i = 0; i < prefill_config_count() && bm256 < 0; ++i) {
+    const PrefillConfig& c = prefill_config(i);
+    if (c.bm == 256 && c.bn() == 128 && c.min_blocks == 1 && c.x_load == PrefillXLoad::tma) bm256 = i;
+  }
+  ASSERT_GE(bm256, 0);
+  EXPECT_EQ(prefill_full_wave_rows(6144, 1024, bm256, 132), 4224);   // llama8b.qkv: 192 tiles, 132 = 33 row blocks x 4
+  EXPECT_EQ(prefill_full_wave_rows(4608, 1000, bm256, 132), 4224);   // Qwen2.5-7B qkv: 144 tiles
+  EXPECT_EQ(prefill_full_wave_rows(6144, 2048, bm256, 132), 4224);   // 384 tiles: two waves of 8 m blocks
+  EXPECT_EQ(prefill_full_wave_rows(4096, 1024, bm256, 132), 0);      // 128 tiles: no full wave
+  EXPECT_EQ(prefill_full_wave_rows(16896, 256, bm256, 132), 16896);  // 132 tiles: the grid is whole waves (N_pad)
+  EXPECT_EQ(prefill_full_wave_rows(6144, 1024, bm256, 114), 3584);   // 192 tiles on 114 SMs: 112 = 28 row blocks x 4
+}
+
 // The measured row splits (prefill_row_split) apply on 132 SMs of an sm_90a plan only, where the tail's cluster can be
 // scheduled: never on the mma path, another SM count, or without a device (no cluster count: the measured tails reduce
 // in the cluster); W4A16_PREFILL_ROW_SPLIT takes 0 / 1 and refuses anything else, naming itself.

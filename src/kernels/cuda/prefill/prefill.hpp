@@ -207,11 +207,16 @@ void prefill_run_token_split(const TcWeights& w, const PrefillTokenSplit& s, con
 // K split that fills the last wave. rows: a multiple of both plans' tile rows (PrefillConfig::bn) below N_pad, else
 // throws. Each output element is computed by one part, from the same x row and weight row: rows differ from the
 // one-call plan's only by the fp32 summation order of a different K split. Workspace: the larger of the two plans'.
+// Both launches take PDL as head_plan.pdl says.
 struct PrefillRowSplit {
   std::int64_t rows = 0;  // weight rows of the head
   PrefillPlan head_plan, tail_plan;
   std::string describe() const;  // "rows R: <plan> + rest: <plan>"
 };
+// The weight rows that config's tiles (split 1) cover in full waves at M tokens on sm_count SMs: floor(tiles / (SMs x
+// CTAs per SM)) waves of whole m-block columns, in rows of the tile (N_pad rounded up to the tile's rows where the grid
+// ends in whole waves; 0 where it has no full wave). A row split's head (prefill_row_split, prefill_bench).
+std::int64_t prefill_full_wave_rows(std::int64_t n, std::int64_t m, int config, int sm_count);
 // The row split prefill_run takes at M (rows = 0: none): a measured entry (prefill_plan.cu kMeasuredRowSplits) on 132
 // SMs of capability 9.0, under the switches of the measured plans; W4A16_PREFILL_ROW_SPLIT=0 turns it off ("1" or unset
 // on, anything else refused). prefill_run asks it before the token split.

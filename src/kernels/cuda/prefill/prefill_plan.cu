@@ -609,6 +609,13 @@ PrefillTokenSplit prefill_token_split(std::int64_t n, std::int64_t k, std::int64
   return s;
 }
 
+std::int64_t prefill_full_wave_rows(std::int64_t n, std::int64_t m, int config, int sm_count) {
+  const PrefillConfig& c = prefill_config(config);
+  const std::int64_t m_blocks = ceil_div(std::max<std::int64_t>(m, 1), static_cast<std::int64_t>(c.bm));
+  const std::int64_t slots = static_cast<std::int64_t>(sm_count) * std::max(1, c.min_blocks);
+  return output_tiles(n, m, c) / slots * slots / m_blocks * c.bn();
+}
+
 PrefillRowSplit prefill_row_split(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
   if (!resolve_switch(-1, "the row split", "W4A16_PREFILL_ROW_SPLIT")) return {};  // read first: a bad value is refused anywhere
   if (!sm90a_code(capability) || sm_count != kMeasuredPrefillSms) return {};
@@ -621,10 +628,8 @@ PrefillRowSplit prefill_row_split(std::int64_t n, std::int64_t k, std::int64_t m
     s.head_plan.config = sched != 0 ? prefill_sched_twin(e.head_config, sched) : e.head_config;
     s.tail_plan.config = sched != 0 ? prefill_sched_twin(e.tail_config, sched) : e.tail_config;
     if (s.head_plan.config < 0 || s.tail_plan.config < 0) return {};
-    const PrefillConfig& hc = prefill_config(s.head_plan.config);
     const PrefillConfig& tc = prefill_config(s.tail_plan.config);
-    const std::int64_t m_blocks = ceil_div(m, static_cast<std::int64_t>(hc.bm)), slots = static_cast<std::int64_t>(sm_count) * std::max(1, hc.min_blocks);
-    s.rows = output_tiles(n, m, hc) / slots * slots / m_blocks * hc.bn();
+    s.rows = prefill_full_wave_rows(n, m, s.head_plan.config, sm_count);
     if (s.rows <= 0 || s.rows >= round_up(n, 64) || s.rows % tc.bn() != 0) return {};
     const std::int64_t k_tiles = round_up(k, 64) / 64;
     s.head_plan.k_tiles_per_split = k_tiles;
