@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stop 50 call 1, three parts in one call (the machine goes back 30 s after a call):
-#  A. decode-sized wgmma tiles (branch decode-wgmma: configs 35..40 of the prefill kernel with 16 / 32 tokens per tile,
+#  A. decode-sized wgmma tiles (branch decode-wgmma: configs 35..43 of the prefill kernel with 16 / 32 tokens per tile,
 #     wgmma m64n16k16 / m64n32k16, 2..4 CTAs per SM): their GPU tests (every config x split, TMA tails / strides /
 #     act-order, ONE_GROUP against per-half bitwise, cluster reduce), then tune_tma at M = 8 / 16 / 32 on the big PERF.md
 #     layers against the bm64 occ2 tile (config 23, the plan's tile there), and the decode kernel at M = 8 / 16 / 32 of
@@ -16,10 +16,10 @@ timeout 120 $B/prefill_gpu_test --gtest_filter='PrefillGpu.EveryKernelConfigAndS
   > $S/a/gtest.log 2>&1; echo "A gtest rc=$?" | tee -a $OUT/gpu.txt
 grep -E "^\[  (FAILED|PASSED|  OK) |^\[==========\]" $S/a/gtest.log | tee -a $OUT/gpu.txt
 grep -B2 -A6 "Failure" $S/a/gtest.log | head -30 | tee -a $OUT/gpu.txt
-SH=8192x8192,llama8b.gate_up,llama8b.down,llama8b.qkv,llama70b.gate_up
-W4A16_PREFILL_TUNE_MS=16 W4A16_PREFILL_TUNE_SPLITS=1,2,4,8 W4A16_PREFILL_TUNE_CONFIGS=23,35,36,37,38,39,40 W4A16_PREFILL_TUNE_SHAPES=$SH \
+SH=8192x8192,llama8b.gate_up,llama8b.down,llama8b.qkv,llama70b.gate_up,llama8b.o
+W4A16_PREFILL_TUNE_MS=16 W4A16_PREFILL_TUNE_SPLITS=1,2,4,8 W4A16_PREFILL_TUNE_CONFIGS=23,35,36,37,38,39,40,41,42 W4A16_PREFILL_TUNE_SHAPES=$SH \
   timeout 150 $B/prefill_bench $S/a/t16.csv tune_tma > $S/a/t16.log 2>&1 || { echo "rc=$? t16"; tail -3 $S/a/t16.log; }
-W4A16_PREFILL_TUNE_MS=8,32 W4A16_PREFILL_TUNE_SPLITS=1,2,4,8 W4A16_PREFILL_TUNE_CONFIGS=23,35,37,38 W4A16_PREFILL_TUNE_SHAPES=$SH \
+W4A16_PREFILL_TUNE_MS=8,32 W4A16_PREFILL_TUNE_SPLITS=1,2,4,8 W4A16_PREFILL_TUNE_CONFIGS=23,35,37,38,43 W4A16_PREFILL_TUNE_SHAPES=$SH \
   timeout 120 $B/prefill_bench $S/a/t832.csv tune_tma > $S/a/t832.log 2>&1 || { echo "rc=$? t832"; tail -3 $S/a/t832.log; }
 timeout 90 $B/w4a16_bench_gpu --shapes $SH --ms 8,16,32 --dtypes f16 --scalars uint4b8 --no-extra-groups --decode-max-m 32 \
   --csv $S/a/dec.csv > $S/a/dec.log 2>&1 || { echo "rc=$? dec"; tail -3 $S/a/dec.log; }
