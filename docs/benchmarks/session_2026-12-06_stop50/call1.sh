@@ -42,6 +42,21 @@ if os.path.exists(os.path.join(sys.argv[1], 'dec.csv')):
 for k in sorted(best):
     print(k[0], k[1], ' | '.join('%s %.2f%s' % (n, us, t) for n, (us, t) in sorted(best[k].items(), key=lambda x: x[1][0])))
 PY
+# A2. MoE (Qwen3-30B-A3B, fp16 uint4b8) on the grouped path with the decode-sized tiles: block 16 (configs 35 / 41) and
+# block 32 on the grouped path (W4A16_MOE_WGMMA=1: configs 37 / 43) against the chosen default, one process each.
+mkdir -p $S/m
+for v in "def:::" "b16:16::" "b16eb:16:41,41:" "b32:32::1" "b32o3:32:43,43:1"; do
+  IFS=: read -r name blk cfg wg <<< "$v"
+  env ${blk:+W4A16_BENCH_MOE_BLOCK=$blk} W4A16_BENCH_MOE_PATHS=chosen ${wg:+W4A16_MOE_WGMMA=$wg} ${cfg:+W4A16_MOE_GROUPED_CONFIGS=$cfg} \
+    timeout 60 $B/w4a16_bench_moe $S/m/$name.csv 16,64,256,512 f16 uint4b8 > $S/m/$name.log 2>&1 || { echo "rc=$? moe $name"; tail -3 $S/m/$name.log; }
+done
+python3 - $S/m <<'PY' | tee $OUT/summary_moe.txt
+import csv, glob, os, sys
+for p in sorted(glob.glob(os.path.join(sys.argv[1], '*.csv'))):
+    for r in csv.DictReader(open(p)):
+        print('%-6s T=%-4s block %-3s %-7s %9s us %6s%%  cublas %9s  err %s' % (os.path.basename(p)[:-4], r['T'], r['block'], r['path'],
+              r['fused_us'], r['fused_pct_4.4'], r['cublas_loop_us'], r['rel_err_vs_cublas']))
+PY
 OUT=$S/b bash docs/benchmarks/session_2026-12-05_stop49/call3.sh > $S/b/log.txt 2>&1; tail -12 $S/b/log.txt
 OUT=$S/c timeout 200 bash docs/benchmarks/session_2026-12-05_stop49/call4.sh > $S/c/log.txt 2>&1; tail -5 $S/c/log.txt
 tar -czf $OUT/data.tar.gz -C $S .
