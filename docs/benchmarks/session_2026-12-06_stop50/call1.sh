@@ -50,6 +50,7 @@ for v in "def:::" "b16:16::" "b16eb:16:41,41:" "b32:32::1" "b32o3:32:43,43:1"; d
   env ${blk:+W4A16_BENCH_MOE_BLOCK=$blk} W4A16_BENCH_MOE_PATHS=chosen ${wg:+W4A16_MOE_WGMMA=$wg} ${cfg:+W4A16_MOE_GROUPED_CONFIGS=$cfg} \
     timeout 60 $B/w4a16_bench_moe $S/m/$name.csv 16,64,256,512 f16 uint4b8 > $S/m/$name.log 2>&1 || { echo "rc=$? moe $name"; tail -3 $S/m/$name.log; }
 done
+tar -czf $OUT/data.tar.gz -C $S .
 python3 - $S/m <<'PY' | tee $OUT/summary_moe.txt
 import csv, glob, os, sys
 for p in sorted(glob.glob(os.path.join(sys.argv[1], '*.csv'))):
@@ -57,6 +58,8 @@ for p in sorted(glob.glob(os.path.join(sys.argv[1], '*.csv'))):
         print('%-6s T=%-4s block %-3s %-7s %9s us %6s%%  cublas %9s  err %s' % (os.path.basename(p)[:-4], r['T'], r['block'], r['path'],
               r['fused_us'], r['fused_pct_4.4'], r['cublas_loop_us'], r['rel_err_vs_cublas']))
 PY
-OUT=$S/b bash docs/benchmarks/session_2026-12-05_stop49/call3.sh > $S/b/log.txt 2>&1; tail -12 $S/b/log.txt
-OUT=$S/c timeout 200 bash docs/benchmarks/session_2026-12-05_stop49/call4.sh > $S/c/log.txt 2>&1; tail -5 $S/c/log.txt
+tar -czf $OUT/data.tar.gz -C $S .
+OUT=$S/b timeout $((540 - SECONDS)) bash docs/benchmarks/session_2026-12-05_stop49/call3.sh > $S/b/log.txt 2>&1; tail -12 $S/b/log.txt
+tar -czf $OUT/data.tar.gz -C $S .
+OUT=$S/c timeout $((570 - SECONDS)) bash docs/benchmarks/session_2026-12-05_stop49/call4.sh > $S/c/log.txt 2>&1; tail -5 $S/c/log.txt
 tar -czf $OUT/data.tar.gz -C $S .
