@@ -59,7 +59,7 @@ for p in sorted(glob.glob(os.path.join(sys.argv[1], '*.csv'))):
               r['fused_us'], r['fused_pct_4.4'], r['cublas_loop_us'], r['rel_err_vs_cublas']))
 PY
 tar -czf $OUT/data.tar.gz -C $S .
-OUT=$S/b timeout $((540 - SECONDS)) bash docs/benchmarks/session_2026-12-05_stop49/call3.sh > $S/b/log.txt 2>&1; tail -12 $S/b/log.txt
+OUT=$S/b timeout $((400 - SECONDS)) bash docs/benchmarks/session_2026-12-05_stop49/call3.sh > $S/b/log.txt 2>&1; tail -12 $S/b/log.txt
 tar -czf $OUT/data.tar.gz -C $S .
-OUT=$S/c timeout $((570 - SECONDS)) bash docs/benchmarks/session_2026-12-05_stop49/call4.sh > $S/c/log.txt 2>&1; tail -5 $S/c/log.txt
+OUT=$S/c timeout $((480 - SECONDS)) bash docs/benchmarks/session_2026-12-05_stop49/call4.sh > $S/c/log.txt 2>&1; tail -5 $S/c/log.txt
 tar -czf $OUT/data.tar.gz -C $S .
