@@ -56,7 +56,8 @@ TEST(PrefillHost, TwinsAreEstimatedAsTheirTileAndOthersAreRefused) {
             << c.name() << " against " << prefill_config(base).name() << " split " << split;
       }
   }
-  EXPECT_EQ(planned, 7);  // bm256_bn128, bm128_bn256, bm64_bn128 occ2, bm128_bn128, bm128_bn128 occ2, bm192_bn192, bm128_bn192
+  EXPECT_EQ(planned, 11);  // bm256_bn128, bm128_bn256, bm64_bn128 occ2, bm128_bn128, bm128_bn128 occ2, bm192_bn192, bm128_bn192,
+                           // and the decode-sized bm16_bn128 occ3, bm16_bn64 occ4, bm32_bn128 occ2 / occ3 (early-issue order only)
   EXPECT_GE(twins, 4);    // at least one early-issue twin per planned tile
   EXPECT_GT(refused, 0);  // the cp.async and mma tiles
   try {
@@ -76,8 +77,8 @@ TEST(PrefillHost, OneGroupKernelExactlyForPlannedTwinsAndWholeTileGroups) {
   int twins = 0;
   for (int i = 0; i < prefill_config_count(); ++i)
     twins += prefill_config(i).sched == 1 && prefill_config_planned(i) ? 1 : 0;
-  EXPECT_EQ(twins, 6);  // bm256_bn128, bm128_bn256, bm64_bn128 occ2, bm128_bn128 occ2, bm192_bn192, bm128_bn192 (the 8-stage
-                        // bm128_bn128 has no early-issue twin)
+  EXPECT_EQ(twins, 10);  // bm256_bn128, bm128_bn256, bm64_bn128 occ2, bm128_bn128 occ2, bm192_bn192, bm128_bn192 (the 8-stage
+                         // bm128_bn128 has no early-issue twin), the four decode-sized tiles (early-issue order only)
   for (w4a16::DType act : {w4a16::DType::f16, w4a16::DType::bf16})
     for (w4a16::ScalarType st : {w4a16::ScalarType::uint4b8, w4a16::ScalarType::uint4})
       for (int g : {32, 64, 128, 256, w4a16::kChannelwise})
@@ -316,7 +317,8 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
         EXPECT_DOUBLE_EQ(p.est_us, prefill_plan_estimate_us(s[0], s[1], m, p.config, p.split, 132, p.reduce, own));
         PrefillPlan measured;
         if (prefill_measured_plan(s[0], s[1], m, cap, 132, &measured)) {  // taken as listed (its early-issue twin)
-          EXPECT_EQ(prefill_sched_twin(p.config, 0), measured.config);
+          const int listed = prefill_sched_twin(p.config, 0);  // none for the decode-sized tiles: listed as they run
+          EXPECT_EQ(listed >= 0 ? listed : p.config, measured.config);
           EXPECT_EQ(p.split, measured.split);
           EXPECT_EQ(p.reduce, measured.reduce);
           EXPECT_EQ(p.k_tiles_per_split, measured.k_tiles_per_split);
@@ -356,13 +358,20 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
 
 // The measured plans (prefill_plan.cu kMeasuredPrefillPlans) apply to their shape, token range and device
 // only, and W4A16_PREFILL_TABLE=0 or a forced reduce mode gives the cost model back. No GPU needed for
-// the entries without a cluster (llama8b.o M = 1..32: bm64, 4 splits, reduce kernel).
+// the entries without a cluster (llama8b.o M = 17..32: bm64, 4 splits, reduce kernel; llama8b.gate_up M = 17..32: the
+// decode-sized bm32 tile, split 1).
 TEST(PrefillPlan, MeasuredPlansApplyWhereMeasuredOnly) {
   const bool wgmma_build = prefill_plan(64, 64, 64, 90, 132).config != prefill_plan(64, 64, 64, 80, 132).config;
   if (!wgmma_build) GTEST_SKIP() << "this build has no sm_90a kernels: the measured plans are of the TMA tiles";
   w4a16::test::ScopedEnv table("W4A16_PREFILL_TABLE", std::nullopt), reduce("W4A16_PREFILL_SPLIT_REDUCE", std::nullopt);
   PrefillPlan e;
-  for (std::int64_t m : {1, 8, 16, 17, 32}) {
+  for (std::int64_t m : {17, 24, 32}) {
+    ASSERT_TRUE(prefill_measured_plan(28672, 4096, m, 90, 132, &e)) << "M " << m;
+    EXPECT_EQ(prefill_config(e.config).bm, 32);
+    EXPECT_EQ(e.split, 1);
+    EXPECT_EQ(prefill_plan(28672, 4096, m, 90, 132).config, e.config);  // no measured-order twin: as listed
+  }
+  for (std::int64_t m : {17, 24, 32}) {
     ASSERT_TRUE(prefill_measured_plan(4096, 4096, m, 90, 132, &e)) << "M " << m;
     EXPECT_EQ(prefill_config(e.config).bm, 64);
     EXPECT_EQ(e.split, 4);

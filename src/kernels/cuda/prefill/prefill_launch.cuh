@@ -71,9 +71,13 @@ struct KernelEntry {
   X(true, 128, 2, 1, 4, true, 2, tma, 0)     /* 31 bm128_bn128, 4 stages, 2 CTAs per SM */ \
   X(true, 128, 2, 1, 4, true, 2, tma, 1)     /* 32 31, early issue */             \
   X(true, 128, 3, 1, 6, true, 1, tma, 0)     /* 33 192 rows x 128 tokens, 3 warpgroups */ \
-  X(true, 128, 3, 1, 6, true, 1, tma, 1)     /* 34 33, early issue */
+  X(true, 128, 3, 1, 6, true, 1, tma, 1)     /* 34 33, early issue */             \
+  X(true, 16, 1, 2, 6, true, 3, tma, 1)      /* 35 decode-sized: 128 rows (one warpgroup) x 16 tokens, 3 CTAs per SM */ \
+  X(true, 16, 1, 1, 8, true, 4, tma, 1)      /* 36 decode-sized: 64 rows x 16 tokens, 4 CTAs per SM */ \
+  X(true, 32, 2, 1, 8, true, 2, tma, 1)      /* 37 128 rows x 32 tokens, 2 CTAs per SM */ \
+  X(true, 32, 2, 1, 6, true, 3, tma, 1)      /* 38 128 rows x 32 tokens, 3 CTAs per SM */
 
-constexpr int kNumConfigs = 35;
+constexpr int kNumConfigs = 39;
 
 // The configs as constants (the X list above), for the one-group table below.
 struct ConfigParams {
@@ -104,7 +108,7 @@ static_assert(mma_configs_fit_sm80(std::make_index_sequence<kNumConfigs>{}), "an
 // (20, 22, 23, 28, 32, 34; 15 has none), the kernels the default plan runs (prefill_plan.cu checks the list).
 // Only these are instantiated twice (compile time); every other config runs its per-half kernel at
 // any group size.
-using OneGroupConfigs = std::integer_sequence<int, 20, 22, 23, 28, 32, 34>;
+using OneGroupConfigs = std::integer_sequence<int, 20, 22, 23, 28, 32, 34, 35, 36, 37, 38>;
 
 // Entries for one (dtype, scalar type): defined in prefill_inst_<dtype>_<scalar>.cu.
 const KernelEntry* kernels_f16_zeros();

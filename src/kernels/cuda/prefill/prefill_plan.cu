@@ -92,11 +92,15 @@ static_assert(static_cast<int>(PrefillXLoad::cp_async) == static_cast<int>(prefi
 constexpr int kCfgBm256 = 0, kCfgBm128 = 6, kCfgMma128 = 4, kCfgMma64 = 5, kCfgBm64 = 8;
 constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n128Tma = 15, kCfgBm128Occ2Tma = 31,
               kCfgBm192Tma = 30, kCfgBm128w3Tma = 33;
+// The decode-sized tiles (2026-12-06 stop 50): 16 / 32 tokens (wgmma m64n16k16 / m64n32k16), 3-4 CTAs per SM, in the
+// early-issue order only (no measured-order twin: W4A16_PREFILL_SCHED=0 keeps them), table-only.
+constexpr int kCfgBm16Tma = 35, kCfgBm16n64Tma = 36, kCfgBm32Tma = 37, kCfgBm32Occ3Tma = 38;
 // The planned TMA tiles: each has an estimate (tile_us_per_k_tile) and an early-issue twin with a
 // ONE_GROUP kernel (the 8-stage bm128_bn128 has no twin). The cost model chooses among kModelTiles;
 // the 2-CTA bm128_bn128, the 192 x 192 tile (3 warpgroups: 129..192 tokens in one m block) and the
 // 192-row x 128-token tile (3 warpgroups; stop 31) enter plans only through the measured table.
-constexpr int kPlannedTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma, kCfgBm128Occ2Tma, kCfgBm192Tma, kCfgBm128w3Tma};
+constexpr int kPlannedTiles[] = {kCfgBm256Tma,     kCfgBm128Tma, kCfgBm64Tma,    kCfgBm128n128Tma, kCfgBm128Occ2Tma, kCfgBm192Tma,
+                                 kCfgBm128w3Tma,   kCfgBm16Tma,  kCfgBm16n64Tma, kCfgBm32Tma,      kCfgBm32Occ3Tma};
 constexpr int kModelTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma};
 // The 2-CTA bm128_bn128 joins them where the tokens fit one 128-token m block: there it took 0.89-0.96x the time of the
 // model's pick on four PERF.md layers (table entries at 65..128, stops 24-25) and 0.85-0.97x on nine other layers
@@ -177,7 +181,24 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {6144, 4096, 193, 256, kCfgBm128w3Tma, 2, PrefillSplitReduce::cluster},
     {6144, 4096, 385, 512, kCfgBm128w3Tma, 1, PrefillSplitReduce::automatic},
     // llama8b.o M = 8: bm64 s8 kernel 8.3 -> 8.2; M = 16: bm64 s8 kernel 8.2 -> 7.7; M = 32: bm64 s8 kernel 8.4 -> 8.1 us
-    {4096, 4096, 1, 32, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},
+    // (M = 1..16: the decode-sized tile below since stop 50)
+    {4096, 4096, 17, 32, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},
+    // 2026-12-06 stop 50 (docs/benchmarks/prefill.md first section; an H100 with the H200's 132 SMs, the H200 not lent):
+    // tune_tma of the decode-sized tiles at M = 8 / 16 / 32 against this table's plan (bm64 2-CTA tile). Their time is
+    // flat in M up to their 16 / 32 tokens (8192x8192 17.23 / 17.31 us at M = 8 / 16), so an entry measured at 16 covers
+    // 1..16. M = 16: 8192x8192 19.1 -> 17.3 (bm16_bn64 s4), llama70b.gate_up 121.7 -> 87.8, llama8b.down 17.2 -> 15.7,
+    // llama8b.gate_up 31.4 -> 24.8, llama8b.o 7.8 -> 6.5, llama8b.qkv 10.9 -> 8.1 us. M = 32: llama70b.gate_up 134.8 ->
+    // 103.7 (bm32 3 CTAs per SM s2), llama8b.gate_up 32.0 -> 28.4, llama8b.qkv 10.6 -> 9.3 us (8192x8192 / llama8b.o 1.5%,
+    // llama8b.down slower: no entries). One round each; the splits reduce in the cluster (as timed).
+    {8192, 8192, 1, 16, kCfgBm16n64Tma, 4, PrefillSplitReduce::cluster},
+    {57344, 8192, 1, 16, kCfgBm16Tma, 2, PrefillSplitReduce::cluster},
+    {4096, 14336, 1, 16, kCfgBm16n64Tma, 8, PrefillSplitReduce::cluster},
+    {28672, 4096, 1, 16, kCfgBm16Tma, 2, PrefillSplitReduce::cluster},
+    {4096, 4096, 1, 16, kCfgBm16n64Tma, 8, PrefillSplitReduce::cluster},
+    {6144, 4096, 1, 16, kCfgBm16Tma, 8, PrefillSplitReduce::cluster},
+    {57344, 8192, 17, 32, kCfgBm32Occ3Tma, 2, PrefillSplitReduce::cluster},
+    {28672, 4096, 17, 32, kCfgBm32Tma, 1, PrefillSplitReduce::automatic},
+    {6144, 4096, 17, 32, kCfgBm32Tma, 4, PrefillSplitReduce::cluster},
     // llama8b.o M = 100: bm128 s6 cluster 14.9 -> 12.3; M = 128: bm128 s6 cluster 15.6 -> 12.3 us
     {4096, 4096, 65, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
     {4096, 4096, 129, 175, kCfgBm192Tma, 5, PrefillSplitReduce::cluster},  // llama8b.o M = 136 / 160: bm256 s3 17.9 / 18.3 -> 17.2 / 17.3 us
@@ -374,7 +395,10 @@ double tile_us_per_k_tile(int config) {
   if (c.path != PrefillPath::wgmma || !is_tma_config(c)) return 0;
   for (const auto& [base, us] :
        {std::pair{kCfgBm256Tma, 0.73}, {kCfgBm128Tma, 0.82}, {kCfgBm64Tma, 0.65}, {kCfgBm128n128Tma, 1.2}, {kCfgBm128Occ2Tma, 0.7},
-        {kCfgBm192Tma, 0.88}, {kCfgBm128w3Tma, 0.62}}) {
+        {kCfgBm192Tma, 0.88}, {kCfgBm128w3Tma, 0.62},
+        // the decode-sized tiles: rough constants from single points of stop 50 (H100: 8192x8192 / llama70b.gate_up /
+        // llama8b.gate_up at M = 16 / 32), for their table entries' estimates only (no model plan takes them)
+        {kCfgBm16Tma, 0.43}, {kCfgBm16n64Tma, 0.36}, {kCfgBm32Tma, 0.42}, {kCfgBm32Occ3Tma, 0.5}}) {
     const PrefillConfig& b = kConfigs[base];
     if (b.bm == c.bm && b.wg == c.wg && b.mb == c.mb && b.stages == c.stages && b.overlap == c.overlap && b.min_blocks == c.min_blocks)
       return us;
@@ -425,7 +449,8 @@ namespace {
 // Whether the config, or the measured-order (SCHED 0) twin of an early-issue config, is one of `tiles`.
 template <std::size_t N>
 bool tile_or_twin_in(int config, const int (&tiles)[N]) {
-  const int base = prefill_config(config).sched != 0 ? prefill_sched_twin(config, 0) : config;
+  const int twin = prefill_config(config).sched != 0 ? prefill_sched_twin(config, 0) : config;
+  const int base = twin >= 0 ? twin : config;  // the decode-sized tiles exist in the early-issue order only
   return std::find(std::begin(tiles), std::end(tiles), base) != std::end(tiles);
 }
 }  // namespace
@@ -700,7 +725,7 @@ double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, 
   const double t_tile = tile_us_per_k_tile(config);
   if (t_tile <= 0)
     fail(ErrorCode::invalid_argument, "config",
-         "a planned TMA tile (12..15, 30, 31, 33) or a twin of one (early-issue order, tma_eb x load)", cfg.name());
+         "a planned TMA tile (12..15, 30, 31, 33, 35..38) or a twin of one (early-issue order, tma_eb x load)", cfg.name());
   if (split < 1 || sm_count < 1) fail(ErrorCode::invalid_argument, "split, sm_count", ">= 1", std::to_string(split) + ", " + std::to_string(sm_count));
   const std::int64_t k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
   std::int64_t kts = 0;
