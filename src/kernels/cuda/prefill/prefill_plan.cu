@@ -641,11 +641,29 @@ std::int64_t prefill_full_wave_rows(std::int64_t n, std::int64_t m, int config, 
   return output_tiles(n, m, c) / slots * slots / m_blocks * c.bn();
 }
 
+namespace {
+// Whether the measured tables (kMeasuredPrefillPlans, kMeasuredRowSplits) apply: 132 SMs of capability 9.0,
+// W4A16_PREFILL_TABLE on, no forced reduce mode (a forced mode gives the cost model back).
+bool measured_tables_apply(int capability, int sm_count) {
+  if (!sm90a_code(capability) || sm_count != kMeasuredPrefillSms) return false;
+  if (!resolve_switch(-1, "the measured prefill plans", "W4A16_PREFILL_TABLE")) return false;
+  return resolve_reduce(PrefillSplitReduce::automatic) == PrefillSplitReduce::automatic;
+}
+
+// The resident clusters of a measured entry's `split` K splits of config over n x m tokens where this device schedules
+// the cluster and holds the tile's clusters in the waves its SMs would give (prefill_cluster_waves_hold); else 0 (no
+// device, or one that cannot: the entry is not taken).
+int measured_cluster_fit(int config, int split, std::int64_t n, std::int64_t m, int sm_count) {
+  const int clusters = prefill_max_active_clusters(config, split);
+  if (clusters < 1) return 0;
+  const PrefillConfig& c = prefill_config(config);
+  return prefill_cluster_waves_hold(output_tiles(n, m, c), clusters, sm_count, std::max(1, c.min_blocks), split) ? clusters : 0;
+}
+}  // namespace
+
 PrefillRowSplit prefill_row_split(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
   if (!resolve_switch(-1, "the row split", "W4A16_PREFILL_ROW_SPLIT")) return {};  // read first: a bad value is refused anywhere
-  if (!sm90a_code(capability) || sm_count != kMeasuredPrefillSms) return {};
-  if (!resolve_switch(-1, "the measured prefill plans", "W4A16_PREFILL_TABLE")) return {};
-  if (resolve_reduce(PrefillSplitReduce::automatic) != PrefillSplitReduce::automatic) return {};  // a forced mode: the model's
+  if (!measured_tables_apply(capability, sm_count)) return {};
   for (const MeasuredRowSplit& e : kMeasuredRowSplits) {
     if (e.n != n || e.k != k || m < e.m_lo || m > e.m_hi) continue;
     PrefillRowSplit s;  // the tiles in the default plan's k-loop order (W4A16_PREFILL_SCHED), as prefill_plan takes them
@@ -663,10 +681,8 @@ PrefillRowSplit prefill_row_split(std::int64_t n, std::int64_t k, std::int64_t m
     int clusters = 0;
     if (s.tail_plan.split > 1) {
       s.tail_plan.reduce = PrefillSplitReduce::cluster;
-      clusters = prefill_max_active_clusters(e.tail_config, s.tail_plan.split);
-      if (clusters < 1) return {};  // no device, or one that cannot schedule the cluster: one plan
-      if (!prefill_cluster_waves_hold(output_tiles(n - s.rows, m, tc), clusters, sm_count, std::max(1, tc.min_blocks), s.tail_plan.split))
-        return {};
+      clusters = measured_cluster_fit(e.tail_config, s.tail_plan.split, n - s.rows, m, sm_count);
+      if (clusters < 1) return {};  // one plan
     }
     s.tail_plan.est_us = prefill_plan_estimate_us(n - s.rows, k, m, e.tail_config, s.tail_plan.split, sm_count, s.tail_plan.reduce, clusters);
     return s;
@@ -690,9 +706,7 @@ bool prefill_cluster_waves_hold(std::int64_t clusters, int active_clusters, int 
 }
 
 bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count, PrefillPlan* plan) {
-  if (!sm90a_code(capability) || sm_count != kMeasuredPrefillSms) return false;
-  if (!resolve_switch(-1, "the measured prefill plans", "W4A16_PREFILL_TABLE")) return false;
-  if (resolve_reduce(PrefillSplitReduce::automatic) != PrefillSplitReduce::automatic) return false;  // a forced mode: the model's
+  if (!measured_tables_apply(capability, sm_count)) return false;
   for (const MeasuredPrefillPlan& e : kMeasuredPrefillPlans) {
     if (e.n != n || e.k != k || m < e.m_lo || m > e.m_hi) continue;
     const std::int64_t k_tiles = round_up(k, 64) / 64;
@@ -700,10 +714,8 @@ bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int c
     if (normalize_split(k_tiles, e.split, &kts) != e.split) return false;
     int clusters = 0;
     if (e.reduce == PrefillSplitReduce::cluster) {
-      clusters = prefill_max_active_clusters(e.config, e.split);
-      if (clusters < 1) return false;  // no device, or one that cannot schedule the cluster: the model decides
-      const PrefillConfig& c = prefill_config(e.config);
-      if (!prefill_cluster_waves_hold(output_tiles(n, m, c), clusters, sm_count, std::max(1, c.min_blocks), e.split)) return false;
+      clusters = measured_cluster_fit(e.config, e.split, n, m, sm_count);
+      if (clusters < 1) return false;  // the model decides
     } else if (e.split > 1 && e.split * round_up(std::max<std::int64_t>(m, 1), prefill_config(e.config).bm) > kPrefillMaxSplitRows) {
       return false;
     }
