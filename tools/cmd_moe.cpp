@@ -158,7 +158,7 @@ Command moe_command() {
             {"no-renormalize", "", "keep the softmax probabilities of the top k (default: config.json's norm_topk_prob; renormalized over the k where absent, and for Mixtral)"},
             {"dtype", "T", "float16 or bfloat16 activations", "float16"},
             {"device", "D", "cpu (the fast path, all hardware threads) or cuda (the CUDA layer)", "cpu"},
-            {"block", "B", "CUDA: force the slots per block (1, 8, 32, 64, 128)", "0: chosen by T"},
+            {"block", "B", "CUDA: force the slots per block (1, 8, 16, 32, 64, 128)", "0: chosen by T"},
             {"check", "N", "compare the first N tokens with moe_reference (f64); 0 skips it", "16"},
             {"repeat", "R", "time R calls after a warm-up and print the median", "0: one call"},
             {"seed", "S", "random seed of x", "1"}},

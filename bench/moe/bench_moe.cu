@@ -12,8 +12,8 @@
 // and 8 with W4A16_MOE_RING=0), "ring_balanced" (W4A16_MOE_RING=1: the balanced grid; the default is round robin),
 // "unfolded" (block 1 with W4A16_MOE_RING_FOLD=0: GEMM 2 per slot and the reduce launch),
 // "ring_deep", "align_launch" (block 8 with
-// W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels), "mma64" (block 64 on the mma.sync
-// kernel, W4A16_MOE_WGMMA=0), "tiles_c1_c2" (block 128 on other tiles, W4A16_MOE_GROUPED_CONFIGS): the A/B
+// W4A16_MOE_FUSED_ALIGN=0: the alignment kernel before the ring kernels), "mma64" / "mma32" (block 64 / 32 on the
+// mma.sync kernel, W4A16_MOE_WGMMA=0), "tiles_c1_c2" (block 128 on other tiles, W4A16_MOE_GROUPED_CONFIGS): the A/B
 // rows (see the runs list); "align_only": the alignment launch alone at the chosen block (fused_us = its time);
 // "gather_only" / "reduce_only" (chosen block >= 64): the grouped path's x-row gather and its weighted reduce alone.
 // W4A16_BENCH_MOE_PATHS=chosen: the chosen row only (short A/B calls); W4A16_BENCH_MOE_BLOCK=b takes block b as
@@ -298,8 +298,8 @@ int main(int argc, char** argv) {
     const char* block_env = std::getenv("W4A16_BENCH_MOE_BLOCK");
     const int chosen = block_env && *block_env ? std::atoi(block_env) : CudaMoe::choose_block(T, K8, E);
     std::vector<int> blocks = {chosen};
-    for (int b : {1, 8, 32, 64, 128})
-      if (b != chosen && (b > 1 || S <= 256) && (b != 8 || T <= 1024) && (b != 128 || T >= 64))
+    for (int b : {1, 8, 16, 32, 64, 128})
+      if (b != chosen && (b > 1 || S <= 256) && (b != 8 || T <= 1024) && (b != 16 || (T >= 64 && T <= 1024)) && (b != 128 || T >= 64))
         blocks.push_back(b);  // the other paths, for the record
     bench::TimerOptions opt;
     opt.copies = sets;
@@ -361,10 +361,11 @@ int main(int argc, char** argv) {
       if (S <= 256) runs.push_back({1, "0", nullptr, "old"});
       if (S <= 32) runs.push_back({8, "2", "1", "ring_deep"}), runs.push_back({1, "2", "1", "ring_deep"});
     }
-    // The grouped wgmma path (blocks 64 / 128 on sm_90a) against the mma.sync kernel at block 64, and its
-    // other tiles at block 128 (W4A16_MOE_GROUPED_CONFIGS; the default "22,32"): "mma64", "tiles_c1_c2".
+    // The grouped wgmma path (blocks 16..128 on sm_90a) against the mma.sync kernel at blocks 64 / 32, and its
+    // other tiles at block 128 (W4A16_MOE_GROUPED_CONFIGS; the default "22,32"): "mma64", "mma32", "tiles_c1_c2".
     if (T >= 64 && !chosen_only) {
       runs.push_back({64, nullptr, nullptr, "mma64", nullptr, "0"});
+      runs.push_back({32, nullptr, nullptr, "mma32", nullptr, "0"});
       runs.push_back({128, nullptr, nullptr, "tiles_32_32", nullptr, nullptr, "32,32"});
       runs.push_back({128, nullptr, nullptr, "tiles_22_22", nullptr, nullptr, "22,22"});
       runs.push_back({128, nullptr, nullptr, "tiles_32_22", nullptr, nullptr, "32,22"});

@@ -552,7 +552,7 @@ def test_cuda_matches_cpu(ckpt, rng, dtype):
         assert y.is_cuda and y.dtype == tdt and y.shape == (t, H)
         assert rel_err(y.double().cpu().numpy(), ref) <= TOL[dtype]
         ids_d, w_d = (torch.from_numpy(a).cuda() for a in moe.route(x, top_k=2))
-        for block in (0, 1, 8, 32, 64, 128):  # every path, routing given on the device (no sync)
+        for block in (0, 1, 8, 16, 32, 64, 128):  # every path, routing given on the device (no sync)
             y = moe(xd, topk_ids=ids_d, topk_weights=w_d, block=block)
             torch.cuda.synchronize()
             assert rel_err(y.double().cpu().numpy(), ref) <= TOL[dtype], f"T={t} block={block}"

@@ -199,7 +199,7 @@ class MoE:
         device). On CUDA the router runs on the device (fp32 logits): no copy of x, no wait.
         dtype: "bfloat16" when x is a numpy uint16 array of bfloat16 bits (y is then bits too).
         out: an optional [T, H] array to write into. threads: CPU threads (0: all).
-        block: CUDA slots per block, 0 = chosen (1, 8, 32, 64, 128 force a path).
+        block: CUDA slots per block, 0 = chosen (1, 8, 16, 32, 64, 128 force a path).
         stream: a cudaStream_t as int; default the framework's current stream (torch, cupy).
         workspace (CUDA): None (the layer's own, grown with the calls), or a callable nbytes -> (device pointer as
         int, bytes) giving the call one of at least nbytes on x's device (w4a16.torch shares one per stream).

@@ -201,7 +201,7 @@ WsLayout ws_layout(const MoeSpec& s, std::int64_t T, int k, int block) {
   off += up256(2 * S * static_cast<std::size_t>(s.intermediate));
   l.y = off;
   off += up256(4 * S * static_cast<std::size_t>(s.hidden));
-  if (block >= 64) {  // the grouped wgmma path: x rows and silu(gate) * up in sorted order, max_blocks * block rows
+  if (block >= 16) {  // the grouped wgmma path (blocks 16..128 on sm_90a): x rows and silu(gate) * up in sorted order, max_blocks * block rows
     const std::size_t rows = static_cast<std::size_t>(max_blocks(s, T, k, l.align_block) * l.align_block);
     l.xg = off;
     off += up256(2 * rows * static_cast<std::size_t>(s.hidden));
@@ -215,7 +215,7 @@ WsLayout ws_layout(const MoeSpec& s, std::int64_t T, int k, int block) {
 
 std::size_t CudaMoe::workspace_bytes(std::int64_t max_tokens, int top_k) const {
   std::size_t m = 0;
-  for (int b : {1, 8, 32, 64, 128}) m = std::max(m, ws_layout(spec_, max_tokens, top_k, b).bytes);
+  for (int b : {1, 8, 16, 32, 64, 128}) m = std::max(m, ws_layout(spec_, max_tokens, top_k, b).bytes);
   return m;
 }
 
@@ -243,8 +243,9 @@ void CudaMoe::run(const MoeArgs& a, void* workspace, std::size_t workspace_bytes
   }
   if (block == 0) block = choose_block(T, k, s.experts);
   if (!kc::is_supported_block(block))
-    fail(ErrorCode::invalid_argument, "block", "0 (choose), 1, 8, 32, 64 or 128", std::to_string(block));
+    fail(ErrorCode::invalid_argument, "block", "0 (choose), 1, 8, 16, 32, 64 or 128", std::to_string(block));
   if (block == 128 && T > 0 && !kc::grouped_supported()) block = 64;  // no wgmma here: the mma.sync kernel's largest block
+  if (block == 16 && T > 0 && !kc::grouped_path(16)) block = 32;      // no grouped path here (or W4A16_MOE_WGMMA=0): mma.sync's least
   const WsLayout l = ws_layout(s, T, k, block);
   if (workspace == nullptr || workspace_bytes < l.bytes)
     fail(ErrorCode::invalid_argument, "workspace", ">= " + std::to_string(l.bytes) + " bytes (workspace_bytes)",

@@ -157,12 +157,14 @@ TEST(MoeRouting, Rejections) {
 }
 
 // The CUDA path choice is a pure host function: direct for <= 32 slots, then the smallest
-// block for the average slots per expert (8 up to 8, 32 below 32, 64 below 64, then 128), monotone in T.
+// block for the average slots per expert (8 up to 8, 16 up to 12, 32 below 32, 64 below 64, then 128), monotone in T.
 TEST(MoePlan, BlockChoice) {
   EXPECT_EQ(CudaMoe::choose_block(1, 8, 128), 1);
   EXPECT_EQ(CudaMoe::choose_block(4, 8, 128), 1);
   EXPECT_EQ(CudaMoe::choose_block(16, 8, 128), 8);
   EXPECT_EQ(CudaMoe::choose_block(64, 8, 128), 8);
+  EXPECT_EQ(CudaMoe::choose_block(128, 8, 128), 8);
+  EXPECT_EQ(CudaMoe::choose_block(192, 8, 128), 16);
   EXPECT_EQ(CudaMoe::choose_block(256, 8, 128), 32);
   EXPECT_EQ(CudaMoe::choose_block(512, 8, 128), 64);
   EXPECT_EQ(CudaMoe::choose_block(1024, 8, 128), 128);
@@ -174,6 +176,7 @@ TEST(MoePlan, BlockChoice) {
     last = b;
   }
   EXPECT_NE(CudaMoe::explain_block(1, 8, 128).find("direct"), std::string::npos);
+  EXPECT_NE(CudaMoe::explain_block(192, 8, 128).find("blocks of 16"), std::string::npos);
   EXPECT_NE(CudaMoe::explain_block(512, 8, 128).find("blocks of 64"), std::string::npos);
   EXPECT_NE(CudaMoe::explain_block(1024, 8, 128).find("blocks of 128"), std::string::npos);
 }

@@ -7,10 +7,10 @@
 //   route_cuda(logits, T, {top_k}, ids, weights, stream);   // optional: or bring your own ids
 //   m.run({x, ids, weights, out}, ws, bytes, stream);        // device views
 // Paths (choose_block): "direct" (block 1: one slot per CTA, no alignment launch) for few
-// slots, aligned blocks of 8 / 32 / 64 / 128 slots per expert as tokens grow. Blocks 64 and 128 run the
+// slots, aligned blocks of 8 / 16 / 32 / 64 / 128 slots per expert as tokens grow. Blocks 16..128 run the
 // grouped wgmma path on sm_90a (the linear prefill kernel over the experts: x rows gathered per expert,
 // silu(gate) * up in GEMM 1's epilogue; 128 = runs padded to 64, run as whole 128-row blocks and a 64-row
-// tail); 32 and, elsewhere, 64 the mma.sync kernel (128 runs as 64 there).
+// tail); elsewhere 32 and 64 run the mma.sync kernel (16 runs as 32 there, 128 as 64).
 #pragma once
 #include <memory>
 #include <string>
@@ -54,12 +54,12 @@ class CudaMoe {
   const MoeSpec& spec() const { return spec_; }
   DType act_dtype() const { return act_; }
   std::size_t device_bytes() const { return bytes_; }
-  // Slots per CTA for T tokens: 1 (direct) or 8 / 32 / 64 / 128 (aligned). A pure function, printable.
+  // Slots per CTA for T tokens: 1 (direct) or 8 / 16 / 32 / 64 / 128 (aligned). A pure function, printable.
   static int choose_block(std::int64_t tokens, int top_k, int experts);
   static std::string explain_block(std::int64_t tokens, int top_k, int experts);
   std::size_t workspace_bytes(std::int64_t max_tokens, int top_k) const;
   // Device views: x act [T, H], topk_ids int32 [T, k], topk_weights fp32 [T, k], out act [T, H].
-  // block = 0 chooses; otherwise 1, 8, 32, 64 or 128 (tests force every path).
+  // block = 0 chooses; otherwise 1, 8, 16, 32, 64 or 128 (tests force every path).
   void run(const MoeArgs& a, void* workspace, std::size_t workspace_bytes, void* stream, int block = 0) const;
 
  private:

@@ -1,7 +1,7 @@
 // The CUDA MoE against the CPU: routing (ids bit for bit, weights to 1e-6) and alignment
 // (FORMATS.md example verbatim, random cases equal to align_cpu), and the fused layer on every
-// path (direct, blocks 8 / 32 / 64 / 128, chosen; 64 both as the grouped wgmma path and the mma.sync
-// kernel) against an f64 oracle built here from the canonical
+// path (direct, blocks 8 / 16 / 32 / 64 / 128, chosen; 32 and 64 both as the grouped wgmma path and the
+// mma.sync kernel) against an f64 oracle built here from the canonical
 // bits; Qwen3-30B-A3B shapes against moe_reference; CUDA-graph replay; determinism; rejections.
 #include <gtest/gtest.h>
 
@@ -330,15 +330,18 @@ TEST_P(MoeGpu, EveryPathMatchesTheReference) {
   const Problem& p = r.p;
   const std::vector<double>& want = r.want;
   const CudaMoe& m = r.m;
-  for (int block : {0, 1, 8, 32, 64, 128}) {
+  for (int block : {0, 1, 8, 16, 32, 64, 128}) {
     auto out = run_gpu(m, p, block);
     const double err = test::rel_error(test::to_f64(out.data(), c.act, c.T, c.H, c.H), want);
     EXPECT_LT(err, test::tolerance(c.act)) << "block " << block << " (0 = " << CudaMoe::explain_block(c.T, c.k, c.E) << ")";
   }
-  {  // block 64 on the mma.sync kernel (the grouped wgmma path's A/B knob; the same kernel as without sm_90a)
+  {  // blocks 32 / 64 on the mma.sync kernel (the grouped wgmma path's A/B knob; the same kernel as without sm_90a),
+     // and 16, which then runs as 32
     ScopedEnv knob("W4A16_MOE_WGMMA", std::string("0"));
-    auto out = run_gpu(m, p, 64);
-    EXPECT_LT(test::rel_error(test::to_f64(out.data(), c.act, c.T, c.H, c.H), want), test::tolerance(c.act)) << "block 64, mma.sync";
+    for (int block : {16, 32, 64}) {
+      auto out = run_gpu(m, p, block);
+      EXPECT_LT(test::rel_error(test::to_f64(out.data(), c.act, c.T, c.H, c.H), want), test::tolerance(c.act)) << "block " << block << ", mma.sync";
+    }
   }
 }
 
@@ -369,7 +372,7 @@ TEST(MoeGpuAdopt, AdoptedArraysRunBitEqualToCreate) {
         for (LayoutView& v : views) v.view.device_index = dev;
         const CudaMoe adopted = CudaMoe::adopt(s, act, views);
         EXPECT_EQ(adopted.device_bytes(), [&] { std::size_t b = 0; for (const auto& a : arrays) b += a.bytes.size(); return b; }());
-        for (int block : {0, 1, 8, 32, 64, 128})
+        for (int block : {0, 1, 8, 16, 32, 64, 128})
           EXPECT_EQ(run_gpu(own, p, block), run_gpu(adopted, p, block)) << "T=" << T << " block " << block;
         if (T == 7) {
           const std::vector<LayoutSpec> specs = CudaMoe::layout_specs(s, act);
@@ -386,8 +389,9 @@ TEST(MoeGpuAdopt, AdoptedArraysRunBitEqualToCreate) {
     }
 }
 
-// The grouped wgmma path with each GEMM on every tile it may take (W4A16_MOE_GROUPED_CONFIGS): bm64 2-CTA
-// (23) at block 64; bm128_bn256 (22, where I % 128 == 0) and the 2-CTA bm128_bn128 (32) at block 128.
+// The grouped wgmma path with each GEMM on every tile it may take (W4A16_MOE_GROUPED_CONFIGS): bm16_bn128 (35) at
+// block 16; bm32 at 2 and 3 CTAs per SM (37, 38) at 32; bm64 2-CTA (23) at block 64; bm128_bn256 (22, where
+// I % 128 == 0) and the 2-CTA bm128_bn128 (32) at block 128.
 TEST(MoeGpuGrouped, EveryTileMatchesTheReference) {
   REQUIRE_GPU();
   for (const MoeCase& c : {MoeCase{300, 8, 16, 256, 128, 128, ScalarType::uint4, DType::f16},
@@ -400,7 +404,8 @@ TEST(MoeGpuGrouped, EveryTileMatchesTheReference) {
       int block;
       bool gemm1_bn256;  // GEMM 1 on bm128_bn256: its 128 gate rows need I % 128 == 0
     };
-    for (const Tiles t : {Tiles{"23,23", 64, false}, Tiles{"32,32", 128, false}, Tiles{"22,32", 128, true}, Tiles{"22,22", 128, true},
+    for (const Tiles t : {Tiles{"35,35", 16, false}, Tiles{"37,38", 32, false}, Tiles{"38,37", 32, false}, Tiles{"23,23", 64, false},
+                          Tiles{"32,32", 128, false}, Tiles{"22,32", 128, true}, Tiles{"22,22", 128, true},
                           Tiles{"32,22", 128, false}}) {
       if (t.gemm1_bn256 && c.I % 128 != 0) continue;
       ScopedEnv knob("W4A16_MOE_GROUPED_CONFIGS", std::string(t.configs));
@@ -438,7 +443,7 @@ TEST(MoeGpuEdge, Qwen3Shapes) {
     Problem p = make_problem(s, act, 3, 8);
     const std::vector<double> want = reference(p);
     CudaMoe m = CudaMoe::create(p.w, act);
-    for (int block : {1, 8, 64, 128}) {
+    for (int block : {1, 8, 16, 32, 64, 128}) {
       auto out = run_gpu(m, p, block);
       EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, 3, 2048, 2048), want), test::tolerance(act)) << block;
     }
@@ -454,7 +459,7 @@ TEST(MoeGpuEdge, AllTokensOnOneExpertAndEmptyExperts) {
     CudaMoe m = CudaMoe::create(p.w, act);
     for (const char* ring : {"1", "0"}) {  // the ring kernel (default) and moe_decode_kernel on the decode paths
       setenv("W4A16_MOE_RING", ring, 1);
-      for (int block : {0, 1, 8, 32, 64, 128}) {
+      for (int block : {0, 1, 8, 16, 32, 64, 128}) {
         auto out = run_gpu(m, p, block);
         EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, p.T, 128, 128), want), test::tolerance(act))
             << "block " << block << " W4A16_MOE_RING=" << ring;
@@ -470,7 +475,7 @@ TEST(MoeGpuEdge, ActivationsAlignedToFourBytesOnly) {
   Problem p = make_problem(s, DType::f16, 70, 8);
   const std::vector<double> want = reference(p);
   CudaMoe m = CudaMoe::create(p.w, DType::f16);
-  for (int block : {1, 8, 32, 64, 128}) {
+  for (int block : {1, 8, 16, 32, 64, 128}) {
     auto out = run_gpu(m, p, block, false, /*x_offset=*/2);
     EXPECT_LT(test::rel_error(test::to_f64(out.data(), DType::f16, p.T, 256, 256), want), test::tolerance(DType::f16))
         << block;
@@ -624,12 +629,13 @@ TEST(MoeGpuRingEdge, BadKnobIsRejected) {
   expect_knob_rejected("W4A16_MOE_RING_FOLD", "on", 1);
 }
 
-// The grouped path's knobs (block 64 / 128, sm_90a), read before anything is launched.
+// The grouped path's knobs (blocks 16..128, sm_90a), read before anything is launched.
 TEST(MoeGpuGrouped, BadKnobIsRejected) {
   REQUIRE_GPU();
   if (!w4a16::kernels::cuda::moe::grouped_supported()) GTEST_SKIP() << "no grouped wgmma path here (capability 90 + sm_90a build)";
   expect_knob_rejected("W4A16_MOE_WGMMA", "yes", 64);
   expect_knob_rejected("W4A16_MOE_GROUPED_CONFIGS", "12,12", 128);
+  expect_knob_rejected("W4A16_MOE_GROUPED_CONFIGS", "23,23", 16);  // a 64-token tile at block 16
 }
 
 // ---- Fused alignment (W4A16_MOE_FUSED_ALIGN=1 or unset: the ring kernels align in shared memory; =0 the launch) ----

@@ -11,7 +11,7 @@
 
 namespace w4a16::kernels::cuda::moe {
 
-bool is_supported_block(int block) { return block == 1 || block == 8 || block == 32 || block == 64 || block == 128; }
+bool is_supported_block(int block) { return block == 1 || block == 8 || block == 16 || block == 32 || block == 64 || block == 128; }
 
 bool grouped_supported() {
   static const bool ok = prefill_grouped_supported(device_capability());
@@ -20,7 +20,7 @@ bool grouped_supported() {
 
 bool grouped_path(int block) {
   if (block == 128) return true;
-  if (block != 64 || !grouped_supported()) return false;
+  if ((block != 16 && block != 32 && block != 64) || !grouped_supported()) return false;
   const char* env = std::getenv("W4A16_MOE_WGMMA");
   if (!env || !*env) return true;
   if (std::strcmp(env, "0") != 0 && std::strcmp(env, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_MOE_WGMMA", "0 or 1", env);
@@ -28,11 +28,13 @@ bool grouped_path(int block) {
 }
 
 void grouped_configs(int block, int* config1, int* config2) {
-  // Early-issue TMA configs (prefill_launch.cuh): the 2-CTA bm64 and bm128_bn128 tiles. Measured on the H200
-  // (docs/benchmarks/moe.md, stop 28), Qwen3-30B-A3B at T = 4096, block 128: both GEMMs on bm128_bn128 1116 us,
-  // GEMM 1 on bm128_bn256 1198 (both on it 1271, GEMM 2 alone on it 1188).
-  constexpr int kBm64Occ2 = 23, kBm128Occ2 = 32;
-  *config1 = *config2 = block == 64 ? kBm64Occ2 : kBm128Occ2;
+  // Early-issue TMA configs (prefill_launch.cuh). Measured on the H200 (docs/benchmarks/moe.md), Qwen3-30B-A3B fp16:
+  // block 128 (stop 28, T = 4096): both GEMMs on bm128_bn128 1116 us, GEMM 1 on bm128_bn256 1198 (both on it 1271,
+  // GEMM 2 alone on it 1188); block 32 (stop 51, T = 256 / 384): the 3-CTA bm32 tile 157.1 / 164.6 us, the 2-CTA one
+  // 173.3 / 180.3, the mma.sync kernel 179.9 / 190.7; block 16: the one-warpgroup bm16_bn128 tile at 3 CTAs per SM
+  // (bn64 tiles hold an odd number of 64-row gate / up blocks: GEMM 1 cannot take them).
+  constexpr int kBm16Occ3 = 35, kBm32Occ3 = 38, kBm64Occ2 = 23, kBm128Occ2 = 32;
+  *config1 = *config2 = block == 16 ? kBm16Occ3 : block == 32 ? kBm32Occ3 : block == 64 ? kBm64Occ2 : kBm128Occ2;
   const char* env = std::getenv("W4A16_MOE_GROUPED_CONFIGS");
   if (env && *env) {
     int a = -1, b = -1;
@@ -47,7 +49,10 @@ void grouped_configs(int block, int* config1, int* config2) {
 }
 
 void launch_fused_moe(const MoeRunDev& r, cudaStream_t stream) {
-  if (!is_supported_block(r.block)) fail(ErrorCode::unsupported, "block", "1, 8, 32, 64 or 128", std::to_string(r.block));
+  if (!is_supported_block(r.block)) fail(ErrorCode::unsupported, "block", "1, 8, 16, 32, 64 or 128", std::to_string(r.block));
+  if (r.block == 16 && !grouped_path(16))
+    fail(ErrorCode::unsupported, "block", "16 only on the grouped wgmma path (capability 90, the sm_90a build, W4A16_MOE_WGMMA not 0)",
+         std::to_string(device_capability()));
   if (r.block == 128 && !grouped_supported())
     fail(ErrorCode::unsupported, "block", "128 only on capability 90 with the sm_90a build (the grouped wgmma path)",
          std::to_string(device_capability()));

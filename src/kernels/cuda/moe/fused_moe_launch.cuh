@@ -340,7 +340,7 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
     g2.topk_weights = r.topk_weights;
     g2.fold_out = r.out;
   }
-  const bool grouped = grouped_path(r.block);  // blocks 64 / 128 on the grouped wgmma path (read once per call)
+  const bool grouped = grouped_path(r.block);  // blocks 16..128 on the grouped wgmma path (read once per call)
   int c1 = -1, c2 = -1;  // its tiles: the knob is read (and refused) before any launch
   if (grouped) grouped_configs(r.block, &c1, &c2);
   auto align = [&] {  // the alignment launch (block > 1, unless fused into the ring kernels)
@@ -368,14 +368,19 @@ void launch_fused_moe_t(const MoeRunDev& r, cudaStream_t stream) {
         launch_decode<T, kZeros, false>(r, g1, g2, r.max_blocks, stream);
       break;
     }
-    case 32: align(); launch_prefill<T, kZeros, 32>(r, g1, g2, r.max_blocks, stream); break;
+    case 16: align(); launch_grouped<T>(r, c1, c2, stream); break;
+    case 32:
+      align();
+      if (grouped) launch_grouped<T>(r, c1, c2, stream);
+      else launch_prefill<T, kZeros, 32>(r, g1, g2, r.max_blocks, stream);
+      break;
     case 64:
       align();
       if (grouped) launch_grouped<T>(r, c1, c2, stream);
       else launch_prefill<T, kZeros, 64>(r, g1, g2, r.max_blocks, stream);
       break;
     case 128: align(); launch_grouped<T>(r, c1, c2, stream); break;
-    default: fail(ErrorCode::unsupported, "block", "1, 8, 32, 64 or 128", std::to_string(r.block));
+    default: fail(ErrorCode::unsupported, "block", "1, 8, 16, 32, 64 or 128", std::to_string(r.block));
   }
   // The reduce: on the grouped path 8 columns per thread where out allows 16-byte stores (H % 64 == 0 here), else one
   // per thread. Measured on the H200 (docs/benchmarks/moe.md, stop 28 calls 9 / 11): 8 columns took T = 4096's reduce

@@ -84,17 +84,19 @@ struct MoeRunDev {
   std::int64_t grouped_rows = 0;  // rows of xg / hg: the alignment's blocks x its block (64 for block 128)
 };
 
-// Block sizes (slots per CTA): 1 (direct decode), 8 (decode), 32, 64 (mma.sync prefill kernel; 64 runs the
-// grouped wgmma path where grouped_path says so), 128 (the grouped wgmma path only).
+// Block sizes (slots per CTA): 1 (direct decode), 8 (decode), 32, 64 (mma.sync prefill kernel; both run the
+// grouped wgmma path where grouped_path says so), 16 and 128 (the grouped wgmma path only).
 bool is_supported_block(int block);
 // Whether blocks of `block` slots run the grouped wgmma path (the linear prefill kernel over the experts,
 // prefill_run_grouped) on the current device: 128 always (needs capability 90 and the sm_90a build:
-// grouped_supported), 64 there unless W4A16_MOE_WGMMA=0 (the mma.sync kernel: the A/B knob; read per call).
+// grouped_supported), 16 / 32 / 64 there unless W4A16_MOE_WGMMA=0 (the mma.sync kernel: the A/B knob; read per
+// call; block 16 has no mma.sync kernel: CudaMoe::run takes 32 where this is false).
 bool grouped_supported();
 bool grouped_path(int block);
 // The prefill configs of the grouped path's two GEMMs for a block size: W4A16_MOE_GROUPED_CONFIGS="c1,c2"
 // (a device tune; GEMM 1 takes a tile of BN rows only where I % (BN / 2) == 0), else the 2-CTA tile of the
-// block's tokens for both: bm64 (config 23) at 64, bm128_bn128 (config 32) at 128.
+// block's tokens for both: bm16_bn128 at 3 CTAs per SM (35) at 16, bm32 at 3 (38) at 32, bm64 2-CTA (23) at 64,
+// bm128_bn128 2-CTA (32) at 128.
 void grouped_configs(int block, int* config1, int* config2);
 void launch_fused_moe(const MoeRunDev& r, cudaStream_t stream);
 
