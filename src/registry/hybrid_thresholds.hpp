@@ -68,6 +68,14 @@
 // Call 4 ran that table as the hybrid at M = 8..16 (2 rounds): within 0-1.8% of the faster path everywhere but llama8b.o
 // fp16 uint4 M = 13..16, where its prefill ran 1.02-1.04x behind decode (bf16: prefill ahead by 0.3-1.3% at 14 / 16), so
 // llama8b.o uint4 takes decode up to 16 as well (decode at 13..16 within 1.3% of the faster path in both dtypes).
+// 2026-12-06 stop 51 (call 1 on the H200, docs/benchmarks/session_2026-12-06_stop51/): the prefill plan's 16-token tiles
+// (configs 35 / 36, measured entries at M = 1..16 since stop 50) against the decode path at M = 8..16, fp16, one process:
+// decode / prefill on llama70b.gate_up uint4b8 0.84 at M = 8, 1.03-1.07 at 9..16 (M = 16: prefill 87.6 us, decode 93.0),
+// llama8b.gate_up uint4b8 0.91 at 8, 1.03-1.08 at 9..16 (M = 16: 24.0 / 25.8); their uint4 0.85-0.90 / 0.72-0.75 (the
+// zero points cost the prefill tile more); 8192x8192 0.82-0.86, llama8b.qkv 0.81-0.89 (their 16-token entries need a
+// resident-cluster count this H200 does not give: the bm64 plan ran), llama8b.o 0.96-1.00, llama8b.down uint4b8
+// 0.91-0.98 / uint4 1.05-1.08 (as set). So the two gate_up layers take prefill from M = 9 in uint4b8 (on the H100 too:
+// stop 50 measured prefill ahead at M = 16 on both, 0.89 / 0.95).
 // What the runs show: the decode path wins at M <= 16 on the large layers (since stop 47 also llama8b.o, and llama8b.down
 // uint4b8, on the H200), the prefill path from M = 9 on the small Qwen layers (H200), llama8b.down uint4 and, on
 // H100-class memory, llama8b.o / down; decode loses at M = 32 everywhere.
@@ -99,6 +107,8 @@ inline constexpr HybridShape kHybridShapes[] = {
     {9728, 896, 8, 8, 8, 8},      // qwen0.5b.gate_up  fp16 uint4b8 M = 8: 4.76 / 5.54; M = 9: 6.00 / 5.49 (stop 22); H100 M = 9: 5.39 / 5.37
     {1152, 896, 8, 8, 16, 16},    // qwen0.5b.qkv      fp16 uint4b8 M = 8: 2.30 / 2.63; M = 9: 2.77 / 2.64 (stop 46); H100 M = 16: 2.94 / 3.14
     {896, 896, 8, 8, 16, 16},     // qwen0.5b.o        fp16 uint4b8 M = 8: 2.23 / 2.61; M = 9: 2.69 / 2.63 (stop 46); H100 M = 16: 2.87 / 3.04
+    {57344, 8192, 8, 16, 8, 16},  // llama70b.gate_up  fp16 uint4b8 M = 8: 64.65 / 76.77; M = 9: 82.87 / 77.30 (stop 51)
+    {28672, 4096, 8, 16, 8, 16},  // llama8b.gate_up   fp16 uint4b8 M = 8: 21.32 / 23.52; M = 9: 24.64 / 23.84 (stop 51)
     {4096, 4096, 16, 16, 8, 8},   // llama8b.o         fp16 uint4b8 M = 16: 7.60 / 7.83; uint4 M = 16: 8.70 / 8.79 (bf16 9.29 / 9.17) (stop 47); H100 M = 9: 1.02x
 };
 

@@ -346,6 +346,10 @@ TEST(Hybrid, H100ClassMemoryTakesItsOwnSwitchPoints) {
     EXPECT_EQ(hybrid_decode_max_m(4096, 4096, zeros, 90, 3.35), 8);
     EXPECT_EQ(hybrid_decode_max_m(4096, 4096, zeros, 90, 4.8), 16);
     EXPECT_EQ(hybrid_decode_max_m(4096, 14336, zeros, 90, 4.8), zeros ? 8 : 16);  // llama8b.down
+    for (double dram : {3.35, 4.8, 0.0}) {  // the gate_up layers of Llama-3-70B / -8B: prefill from 9 tokens in uint4b8 (stop 51)
+      EXPECT_EQ(hybrid_decode_max_m(57344, 8192, zeros, 90, dram), zeros ? 16 : 8) << dram;
+      EXPECT_EQ(hybrid_decode_max_m(28672, 4096, zeros, 90, dram), zeros ? 16 : 8) << dram;
+    }
     EXPECT_EQ(hybrid_decode_max_m(8192, 8192, zeros, 90, 3.35), registry_detail::kHybridDefaultDecodeMaxM);
   }
 }
