@@ -6,8 +6,10 @@
 
 namespace w4a16::moe {
 namespace {
-// Blocks of 16 slots up to this many slots per expert on average (then 32): measured at 12 (stop 51).
-constexpr double kBlock16MaxPerExpert = 12;
+// Blocks of 16 slots up to this many slots per expert on average (then 32). Measured on the H200 (stop 51 call 2,
+// Qwen3-30B-A3B fp16 uint4b8): block 16 against 32 at T = 144..240 (9..15 per expert) 126.2 / 155.2 us at 9,
+// 143.4 / 156.0 at 13, 154.1 / 156.5 at 14, 159.4 / 156.3 at 15; block 8 ahead at 8 (121.4 against 126.8).
+constexpr double kBlock16MaxPerExpert = 14;
 }  // namespace
 
 int CudaMoe::choose_block(std::int64_t tokens, int top_k, int experts) {
@@ -19,8 +21,8 @@ int CudaMoe::choose_block(std::int64_t tokens, int top_k, int experts) {
   // 178 us against 210 at 64 and 220 at 128; T = 512 (32) 64 215 against 128 224 and 32 257; T = 1024 (64) 128 293
   // against 64 311; T = 2048 (128) 128 453 against 64 504. Stop 51 (the grouped path's 16 / 32-token tiles, fp16):
   // T = 192 (12 per expert) block 16 136.4 us against 32 155.7 (the mma.sync kernel's 32 176.9); T = 256 (16) 32
-  // 157.1 against 16 171.0; T = 128 (8) block 8 125.5 against 16 126.4. Block 16 runs the grouped path only: run()
-  // takes 32 where it cannot.
+  // 157.1 against 16 171.0 (bf16 uint4: 192.6 against the mma.sync kernel's 195.4); T = 128 (8) block 8 125.5 against
+  // 16 126.4. Block 16 runs the grouped path only: run() takes 32 where it cannot.
   if (per_expert <= kBlock16MaxPerExpert) return 16;
   if (per_expert < 32) return 32;
   if (per_expert < 64) return 64;  // sm_90a: the grouped wgmma path on the bm64 tile

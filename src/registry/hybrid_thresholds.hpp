@@ -75,7 +75,11 @@
 // zero points cost the prefill tile more); 8192x8192 0.82-0.86, llama8b.qkv 0.81-0.89 (their 16-token entries need a
 // resident-cluster count this H200 does not give: the bm64 plan ran), llama8b.o 0.96-1.00, llama8b.down uint4b8
 // 0.91-0.98 / uint4 1.05-1.08 (as set). So the two gate_up layers take prefill from M = 9 in uint4b8 (on the H100 too:
-// stop 50 measured prefill ahead at M = 16 on both, 0.89 / 0.95).
+// stop 50 measured prefill ahead at M = 16 on both, 0.89 / 0.95). Call 2 timed the 16-token entries the plan had refused
+// on this H200 (a resident-cluster count 3-7% below the tiles': prefill_plan.cu timed_clusters now takes them): M = 16
+// llama8b.qkv 7.96 us (decode 8.92, 8.64 at M = 9), llama8b.o 6.51 (decode 7.68, 7.22 at M = 9), flat in M up to 16;
+// so both take prefill from 9 in uint4b8 (their uint4 keeps decode: the zero points cost the prefill tile 1.2-1.5x on
+// the gate_up layers), llama8b.down uint4b8 stays (16.23 against decode 15.5-16.8 at 9..16).
 // What the runs show: the decode path wins at M <= 16 on the large layers (since stop 47 also llama8b.o, and llama8b.down
 // uint4b8, on the H200), the prefill path from M = 9 on the small Qwen layers (H200), llama8b.down uint4 and, on
 // H100-class memory, llama8b.o / down; decode loses at M = 32 everywhere.
@@ -109,7 +113,8 @@ inline constexpr HybridShape kHybridShapes[] = {
     {896, 896, 8, 8, 16, 16},     // qwen0.5b.o        fp16 uint4b8 M = 8: 2.23 / 2.61; M = 9: 2.69 / 2.63 (stop 46); H100 M = 16: 2.87 / 3.04
     {57344, 8192, 8, 16, 8, 16},  // llama70b.gate_up  fp16 uint4b8 M = 8: 64.65 / 76.77; M = 9: 82.87 / 77.30 (stop 51)
     {28672, 4096, 8, 16, 8, 16},  // llama8b.gate_up   fp16 uint4b8 M = 8: 21.32 / 23.52; M = 9: 24.64 / 23.84 (stop 51)
-    {4096, 4096, 16, 16, 8, 8},   // llama8b.o         fp16 uint4b8 M = 16: 7.60 / 7.83; uint4 M = 16: 8.70 / 8.79 (bf16 9.29 / 9.17) (stop 47); H100 M = 9: 1.02x
+    {6144, 4096, 8, 16, 8, 16},   // llama8b.qkv       fp16 uint4b8 M = 9: decode 8.64 us, prefill (bm16 s8) 7.96 at M = 16 (stop 51)
+    {4096, 4096, 8, 16, 8, 8},    // llama8b.o         fp16 uint4b8 M = 9: decode 7.22, prefill (bm16_bn64 s8) 6.51 at M = 16 (stop 51); before         fp16 uint4b8 M = 16: 7.60 / 7.83; uint4 M = 16: 8.70 / 8.79 (bf16 9.29 / 9.17) (stop 47); H100 M = 9: 1.02x
 };
 
 // Every other shape: decode up to 16 tokens (it won at M = 16 on the other five PERF.md shapes, from

@@ -157,7 +157,7 @@ TEST(MoeRouting, Rejections) {
 }
 
 // The CUDA path choice is a pure host function: direct for <= 32 slots, then the smallest
-// block for the average slots per expert (8 up to 8, 16 up to 12, 32 below 32, 64 below 64, then 128), monotone in T.
+// block for the average slots per expert (8 up to 8, 16 up to 14, 32 below 32, 64 below 64, then 128), monotone in T.
 TEST(MoePlan, BlockChoice) {
   EXPECT_EQ(CudaMoe::choose_block(1, 8, 128), 1);
   EXPECT_EQ(CudaMoe::choose_block(4, 8, 128), 1);
@@ -165,6 +165,8 @@ TEST(MoePlan, BlockChoice) {
   EXPECT_EQ(CudaMoe::choose_block(64, 8, 128), 8);
   EXPECT_EQ(CudaMoe::choose_block(128, 8, 128), 8);
   EXPECT_EQ(CudaMoe::choose_block(192, 8, 128), 16);
+  EXPECT_EQ(CudaMoe::choose_block(224, 8, 128), 16);
+  EXPECT_EQ(CudaMoe::choose_block(240, 8, 128), 32);
   EXPECT_EQ(CudaMoe::choose_block(256, 8, 128), 32);
   EXPECT_EQ(CudaMoe::choose_block(512, 8, 128), 64);
   EXPECT_EQ(CudaMoe::choose_block(1024, 8, 128), 128);

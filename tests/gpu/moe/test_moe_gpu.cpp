@@ -802,7 +802,7 @@ TEST(MoeGpuEdge, Rejections) {
             TensorView(dw.p, DType::f32, {4, 2}, Device::cuda), TensorView(dout.p, DType::f16, {4, 128}, Device::cuda)};
   EXPECT_NO_THROW(m.run(a, ws.p, ws.n, nullptr));
   EXPECT_THROW(m.run(a, ws.p, 16, nullptr), Error);  // workspace too small
-  EXPECT_THROW(m.run(a, ws.p, ws.n, nullptr, 16), Error);  // block 16 not instantiated
+  EXPECT_THROW(m.run(a, ws.p, ws.n, nullptr, 24), Error);  // block 24 not instantiated
   MoeArgs b = a;
   b.x.dtype = DType::bf16;
   EXPECT_THROW(m.run(b, ws.p, ws.n, nullptr), Error);

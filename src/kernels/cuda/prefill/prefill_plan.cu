@@ -157,6 +157,10 @@ struct MeasuredPrefillPlan {
   std::int64_t n, k, m_lo, m_hi;
   int config, split;
   PrefillSplitReduce reduce;  // automatic where split = 1
+  // A cluster entry whose tiles outnumber the resident clusters cudaOccupancyMaxActiveClusters gave on the device that
+  // timed it fast: that count. The entry holds where a device gives at least as many, else where its waves hold
+  // (measured_cluster_fit); 0 = the waves rule alone.
+  int timed_clusters = 0;
 };
 constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {896, 896, 101, 128, kCfgBm64Tma, 4, PrefillSplitReduce::cluster},  // qwen0.5b.o M = 128: bm64 s5 cluster 3.9 -> 3.6 us
@@ -190,12 +194,16 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     // llama8b.gate_up 31.4 -> 24.8, llama8b.o 7.8 -> 6.5, llama8b.qkv 10.9 -> 8.1 us. M = 32: llama70b.gate_up 134.8 ->
     // 103.7 (bm32 3 CTAs per SM s2), llama8b.gate_up 32.0 -> 28.4, llama8b.qkv 10.6 -> 9.3 us (8192x8192 / llama8b.o 1.5%,
     // llama8b.down slower: no entries). One round each; the splits reduce in the cluster (as timed).
-    {8192, 8192, 1, 16, kCfgBm16n64Tma, 4, PrefillSplitReduce::cluster},
+    // Stop 51 (call 2, an H200): the same tiles at M = 16 against the bm64 plan 8192x8192 17.84 / 19.51 us, llama8b.down
+    // 16.23 / 17.20, llama8b.o 6.51 / 7.68, llama8b.qkv 7.96 / 10.81 (llama8b.gate_up / llama70b.gate_up took theirs), with
+    // 128 / 64 / 64 / 48 clusters of tiles where cudaOccupancyMaxActiveClusters gave 124 / 62 / 62 / 45 (the waves rule
+    // would refuse them: timed_clusters).
+    {8192, 8192, 1, 16, kCfgBm16n64Tma, 4, PrefillSplitReduce::cluster, 124},
     {57344, 8192, 1, 16, kCfgBm16Tma, 2, PrefillSplitReduce::cluster},
-    {4096, 14336, 1, 16, kCfgBm16n64Tma, 8, PrefillSplitReduce::cluster},
+    {4096, 14336, 1, 16, kCfgBm16n64Tma, 8, PrefillSplitReduce::cluster, 62},
     {28672, 4096, 1, 16, kCfgBm16Tma, 2, PrefillSplitReduce::cluster},
-    {4096, 4096, 1, 16, kCfgBm16n64Tma, 8, PrefillSplitReduce::cluster},
-    {6144, 4096, 1, 16, kCfgBm16Tma, 8, PrefillSplitReduce::cluster},
+    {4096, 4096, 1, 16, kCfgBm16n64Tma, 8, PrefillSplitReduce::cluster, 62},
+    {6144, 4096, 1, 16, kCfgBm16Tma, 8, PrefillSplitReduce::cluster, 45},
     {57344, 8192, 17, 32, kCfgBm32Occ3Tma, 2, PrefillSplitReduce::cluster},
     {28672, 4096, 17, 32, kCfgBm32Tma, 1, PrefillSplitReduce::automatic},
     {6144, 4096, 17, 32, kCfgBm32Tma, 4, PrefillSplitReduce::cluster},
@@ -651,11 +659,13 @@ bool measured_tables_apply(int capability, int sm_count) {
 }
 
 // The resident clusters of a measured entry's `split` K splits of config over n x m tokens where this device schedules
-// the cluster and holds the tile's clusters in the waves its SMs would give (prefill_cluster_waves_hold); else 0 (no
-// device, or one that cannot: the entry is not taken).
-int measured_cluster_fit(int config, int split, std::int64_t n, std::int64_t m, int sm_count) {
+// the cluster and holds the tile's clusters in the waves its SMs would give (prefill_cluster_waves_hold), or gives at
+// least the entry's timed_clusters (> 0: the count of the device that timed it); else 0 (no device, or one that cannot:
+// the entry is not taken).
+int measured_cluster_fit(int config, int split, std::int64_t n, std::int64_t m, int sm_count, int timed_clusters) {
   const int clusters = prefill_max_active_clusters(config, split);
   if (clusters < 1) return 0;
+  if (timed_clusters > 0 && clusters >= timed_clusters) return clusters;
   const PrefillConfig& c = prefill_config(config);
   return prefill_cluster_waves_hold(output_tiles(n, m, c), clusters, sm_count, std::max(1, c.min_blocks), split) ? clusters : 0;
 }
@@ -681,7 +691,7 @@ PrefillRowSplit prefill_row_split(std::int64_t n, std::int64_t k, std::int64_t m
     int clusters = 0;
     if (s.tail_plan.split > 1) {
       s.tail_plan.reduce = PrefillSplitReduce::cluster;
-      clusters = measured_cluster_fit(e.tail_config, s.tail_plan.split, n - s.rows, m, sm_count);
+      clusters = measured_cluster_fit(e.tail_config, s.tail_plan.split, n - s.rows, m, sm_count, 0);
       if (clusters < 1) return {};  // one plan
     }
     s.tail_plan.est_us = prefill_plan_estimate_us(n - s.rows, k, m, e.tail_config, s.tail_plan.split, sm_count, s.tail_plan.reduce, clusters);
@@ -714,7 +724,7 @@ bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int c
     if (normalize_split(k_tiles, e.split, &kts) != e.split) return false;
     int clusters = 0;
     if (e.reduce == PrefillSplitReduce::cluster) {
-      clusters = measured_cluster_fit(e.config, e.split, n, m, sm_count);
+      clusters = measured_cluster_fit(e.config, e.split, n, m, sm_count, e.timed_clusters);
       if (clusters < 1) return false;  // the model decides
     } else if (e.split > 1 && e.split * round_up(std::max<std::int64_t>(m, 1), prefill_config(e.config).bm) > kPrefillMaxSplitRows) {
       return false;
