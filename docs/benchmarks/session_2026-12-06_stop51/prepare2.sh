@@ -8,4 +8,4 @@ ninja -C build prefill_gpu_test prefill_bench w4a16_test_gpu_registry w4a16_test
 T=$(mktemp -d)
 cp build/tests/gpu/prefill/{prefill_gpu_test,prefill_bench} build/tests/gpu/registry/w4a16_test_gpu_registry build/tests/gpu/decode/w4a16_test_gpu_decode \
   build/tests/gpu/moe/w4a16_test_gpu_moe build/bench/gpu/w4a16_bench_gpu build/bench/moe/w4a16_bench_moe "$T/"
-strip "$T"/*; mkdir -p .carry-s51c2; XZ_OPT=-6 tar -cJf .carry-s51c2/b.tar.xz -C "$T" .; rm -rf "$T"; du -sh .carry-s51c2
+strip "$T"/*; C=${CARRY:-.carry-s51c2}; mkdir -p "$C"; XZ_OPT=-6 tar -cJf "$C/b.tar.xz" -C "$T" .; rm -rf "$T"; du -sh "$C"
