@@ -38,3 +38,13 @@ for blk in chosen 32; do
 done
 for f in $S/c/b*.csv; do cut -d, -f1-12 $f | tee -a $OUT/summary_c.txt; done
 echo "C done (${SECONDS}s)" | tee -a $OUT/gpu.txt; arch
+# D. llama8b.gate_up M = 1024 (0.93x cuBLAS in call 2): every TMA tile at splits 1 / 2 against the plan, and the row split
+#    (bm256 head over its full waves + bm256 s2 / bm128_bn128 occ2 s2 tails), cuBLAS fp16 in the same process.
+W4A16_PREFILL_TUNE_MS=1024 W4A16_PREFILL_TUNE_SPLITS=1,2 W4A16_PREFILL_TUNE_SHAPES=llama8b.gate_up W4A16_PREFILL_ROWSPLIT_HEAD=20 \
+  W4A16_PREFILL_ROWSPLIT_TAILS=20:2,32:2 timeout 100 $B/prefill_bench $S/c/gu1024.csv tune_tma > $S/c/gu1024.log 2>&1 || tail -3 $S/c/gu1024.log
+python3 - $S/c/gu1024.csv <<'PY' | tee $OUT/summary_d.txt
+import csv, sys
+rows = sorted(csv.DictReader(open(sys.argv[1])), key=lambda r: float(r['us']))
+for r in rows[:12]: print('%-60s %8s us  %s' % (r['kernel'][:60], r['us'], r['plan'][:70]))
+PY
+echo "D done (${SECONDS}s)" | tee -a $OUT/gpu.txt; arch
