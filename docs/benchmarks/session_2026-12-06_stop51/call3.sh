@@ -10,12 +10,12 @@ S=/tmp/s51c3; rm -rf $S; mkdir -p $S/a $S/b $S/c /tmp/s51c3b && tar -xJf .carry-
 B=/tmp/s51c3b
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/gpu.txt
 arch() { tar -czf $OUT/data.tar.gz -C $S .; }
-timeout 120 $B/prefill_gpu_test --gtest_filter='PrefillGpu.EarlyIssue*:PrefillGpu.SixteenToken*:PrefillGpu.PlanCoversPerfShapes:PrefillGpu.ClusterSplit*' > $S/a/prefill.log 2>&1 &
+timeout 120 $B/prefill_gpu_test --gtest_filter='PrefillGpu.EarlyIssue*:PrefillGpu.SixteenToken*:PrefillGpu.PlanCoversPerfShapes:PrefillGpu.ClusterSplit*:PrefillGpu.RowSplit*' > $S/a/prefill.log 2>&1 &
 timeout 120 $B/w4a16_test_gpu_moe --gtest_filter='MoeGpuEdge.*:MoeGpuGrouped.*' > $S/a/moe.log 2>&1 &
 wait
 for f in prefill moe; do echo "$f: $(grep -E '^\[  (PASSED|FAILED) ' $S/a/$f.log | tr '\n' ' ')" | tee -a $OUT/gpu.txt; done
 grep -h -B3 -A8 "Failure" $S/a/*.log | head -30 | tee -a $OUT/gpu.txt
-grep -h "16-token entry" $S/a/prefill.log | tee -a $OUT/gpu.txt
+grep -h "16-token entry\|^row split" $S/a/prefill.log | tee -a $OUT/gpu.txt
 echo "A done (${SECONDS}s)" | tee -a $OUT/gpu.txt; arch
 SH=8192x8192,llama8b.gate_up,llama8b.down,llama8b.qkv,llama8b.o,llama70b.gate_up
 timeout 120 $B/w4a16_bench_gpu --registry cuda_hybrid,cuda_prefill --no-extra-groups --decode-max-m 64 --ms 1,8,9,12,16,32 \
@@ -48,3 +48,10 @@ rows = sorted(csv.DictReader(open(sys.argv[1])), key=lambda r: float(r['us']))
 for r in rows[:12]: print('%-60s %8s us  %s' % (r['kernel'][:60], r['us'], r['plan'][:70]))
 PY
 echo "D done (${SECONDS}s)" | tee -a $OUT/gpu.txt; arch
+# E. the two new row-split entries (Llama-70B qkv M = 1000, Qwen2.5-7B o M = 1500) as the default, switch 0 / 1, cuBLAS fp16.
+for rs in 0 1; do
+  W4A16_PREFILL_ROW_SPLIT=$rs W4A16_PREFILL_TUNE_MS=1000,1500 W4A16_PREFILL_TUNE_SPLITS=1 W4A16_PREFILL_TUNE_CONFIGS=20 \
+  W4A16_PREFILL_TUNE_SHAPES=l70b.qkv:10240:8192,q7b.o:3584:3584 timeout 60 $B/prefill_bench $S/c/rs$rs.csv tune_tma > $S/c/rs.log 2>&1 || tail -3 $S/c/rs.log
+done
+for rs in 0 1; do grep -E "^(cuda_prefill|cublas_f16)," $S/c/rs$rs.csv | cut -d, -f1,2,5,10 | sed "s/^/switch $rs: /" | tee -a $OUT/summary_d.txt; done
+echo "E done (${SECONDS}s)" | tee -a $OUT/gpu.txt; arch

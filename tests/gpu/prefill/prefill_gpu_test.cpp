@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -535,6 +536,16 @@ TEST(PrefillGpu, RowSplitMatchesReferenceOnBothParts) {
     EXPECT_GT(rs.rows, 0) << "the measured entry did not apply";
   }
   EXPECT_LE(run_check(c, l, 1000, {}), test::tolerance(c.act));
+  // The other entries' plans (Qwen2.5-7B qkv, Llama-70B qkv, Qwen2.5-7B o): taken on the H200's 132 SMs.
+  for (const auto& e : {std::array<std::int64_t, 3>{4608, 3584, 1000}, std::array<std::int64_t, 3>{10240, 8192, 1000},
+                        std::array<std::int64_t, 3>{3584, 3584, 1500}}) {
+    const PrefillRowSplit s = prefill_row_split(e[0], e[1], e[2], cap, sms);
+    std::printf("row split %lldx%lld M=%lld on this device: %s\n", static_cast<long long>(e[0]), static_cast<long long>(e[1]),
+                static_cast<long long>(e[2]), s.describe().c_str());
+    if (sms == 132 && tma) {
+      EXPECT_GT(s.rows, 0) << e[0] << "x" << e[1] << ": the measured entry did not apply";
+    }
+  }
 }
 
 TEST(PrefillGpu, StridedRowsLeavePaddingUntouched) {
