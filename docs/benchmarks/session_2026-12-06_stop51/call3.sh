@@ -38,6 +38,13 @@ for blk in chosen 32; do
 done
 for f in $S/c/b*.csv; do cut -d, -f1-12 $f | tee -a $OUT/summary_c.txt; done
 echo "C done (${SECONDS}s)" | tee -a $OUT/gpu.txt; arch
+# E. the two new row-split entries (Llama-70B qkv M = 1000, Qwen2.5-7B o M = 1500) as the default, switch 0 / 1, cuBLAS fp16.
+for rs in 0 1; do
+  W4A16_PREFILL_ROW_SPLIT=$rs W4A16_PREFILL_TUNE_MS=1000,1500 W4A16_PREFILL_TUNE_SPLITS=1 W4A16_PREFILL_TUNE_CONFIGS=20 \
+  W4A16_PREFILL_TUNE_SHAPES=l70b.qkv:10240:8192,q7b.o:3584:3584 timeout 60 $B/prefill_bench $S/c/rs$rs.csv tune_tma > $S/c/rs.log 2>&1 || tail -3 $S/c/rs.log
+done
+for rs in 0 1; do grep -E "^(cuda_prefill|cublas_f16)," $S/c/rs$rs.csv | cut -d, -f1,2,5,10 | sed "s/^/switch $rs: /" | tee -a $OUT/summary_d.txt; done
+echo "E done (${SECONDS}s)" | tee -a $OUT/gpu.txt; arch
 # D. llama8b.gate_up M = 1024 (0.93x cuBLAS in call 2): every TMA tile at splits 1 / 2 against the plan, and the row split
 #    (bm256 head over its full waves + bm256 s2 / bm128_bn128 occ2 s2 tails), cuBLAS fp16 in the same process.
 W4A16_PREFILL_TUNE_MS=1024 W4A16_PREFILL_TUNE_SPLITS=1,2 W4A16_PREFILL_TUNE_SHAPES=llama8b.gate_up W4A16_PREFILL_ROWSPLIT_HEAD=20 \
@@ -48,10 +55,3 @@ rows = sorted(csv.DictReader(open(sys.argv[1])), key=lambda r: float(r['us']))
 for r in rows[:12]: print('%-60s %8s us  %s' % (r['kernel'][:60], r['us'], r['plan'][:70]))
 PY
 echo "D done (${SECONDS}s)" | tee -a $OUT/gpu.txt; arch
-# E. the two new row-split entries (Llama-70B qkv M = 1000, Qwen2.5-7B o M = 1500) as the default, switch 0 / 1, cuBLAS fp16.
-for rs in 0 1; do
-  W4A16_PREFILL_ROW_SPLIT=$rs W4A16_PREFILL_TUNE_MS=1000,1500 W4A16_PREFILL_TUNE_SPLITS=1 W4A16_PREFILL_TUNE_CONFIGS=20 \
-  W4A16_PREFILL_TUNE_SHAPES=l70b.qkv:10240:8192,q7b.o:3584:3584 timeout 60 $B/prefill_bench $S/c/rs$rs.csv tune_tma > $S/c/rs.log 2>&1 || tail -3 $S/c/rs.log
-done
-for rs in 0 1; do grep -E "^(cuda_prefill|cublas_f16)," $S/c/rs$rs.csv | cut -d, -f1,2,5,10 | sed "s/^/switch $rs: /" | tee -a $OUT/summary_d.txt; done
-echo "E done (${SECONDS}s)" | tee -a $OUT/gpu.txt; arch
