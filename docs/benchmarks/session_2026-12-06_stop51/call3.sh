@@ -49,7 +49,7 @@ echo "E done (${SECONDS}s)" | tee -a $OUT/gpu.txt; arch
 #    (bm256 head over its full waves + bm256 s2 / bm128_bn128 occ2 s2 tails), cuBLAS fp16 in the same process.
 W4A16_PREFILL_TUNE_MS=1024 W4A16_PREFILL_TUNE_SPLITS=1,2 W4A16_PREFILL_TUNE_SHAPES=llama8b.gate_up W4A16_PREFILL_ROWSPLIT_HEAD=20 \
   W4A16_PREFILL_ROWSPLIT_TAILS=20:2,32:2 timeout 100 $B/prefill_bench $S/c/gu1024.csv tune_tma > $S/c/gu1024.log 2>&1 || tail -3 $S/c/gu1024.log
-python3 - $S/c/gu1024.csv <<'PY' | tee $OUT/summary_d.txt
+python3 - $S/c/gu1024.csv <<'PY' | tee -a $OUT/summary_d.txt
 import csv, sys
 rows = sorted(csv.DictReader(open(sys.argv[1])), key=lambda r: float(r['us']))
 for r in rows[:12]: print('%-60s %8s us  %s' % (r['kernel'][:60], r['us'], r['plan'][:70]))
