@@ -575,10 +575,12 @@ constexpr MeasuredRowSplit kMeasuredRowSplits[] = {
     {4608, 3584, 960, 1024, kCfgBm256Tma, kCfgBm256Tma, 4},
     // Stop 51 (the H200, call 1, 2 rounds; stop 50 on an H100 alike): Llama-70B qkv (10240 x 8192) M = 960 / 1024: the
     // plan's bm256 s1 / s2 234-250 / 236-244 -> 219.5 / 220.9 us (cuBLAS fp16 226 / 246; the H100 at 1024 0.91x); M = 896
-    // and 1088..1280 no gain. Qwen2.5-7B o (3584 x 3584) M = 1408 / 1536: 63-65 / 69.4 -> 62.3 / 62.7 (the H100 at 1536
-    // 0.87-0.89x); 1280 and 1664 / 1792 slower. Both the bm256 head over its full waves + the bm256 s2 cluster tail.
+    // and 1088..1280 no gain; call 3, the entry at M = 1000: 236.95 -> 221.09 us (cuBLAS 224.65). Qwen2.5-7B o (3584 x
+    // 3584) M = 1536: 69.4 -> 62.7 (the H100 0.87-0.89x), 1408 1-4%, 1280 and 1664 / 1792 slower, and at M = 1500 (call
+    // 3) the plan's 61.43 against the row split's 63.21: the entry holds at 1536 alone. Both the bm256 head over its
+    // full waves + the bm256 s2 cluster tail.
     {10240, 8192, 960, 1024, kCfgBm256Tma, kCfgBm256Tma, 2},
-    {3584, 3584, 1408, 1536, kCfgBm256Tma, kCfgBm256Tma, 2},
+    {3584, 3584, 1536, 1536, kCfgBm256Tma, kCfgBm256Tma, 2},
 };
 
 std::string PrefillTokenSplit::describe() const {
