@@ -79,7 +79,9 @@
 // on this H200 (a resident-cluster count 3-7% below the tiles': prefill_plan.cu timed_clusters now takes them): M = 16
 // llama8b.qkv 7.96 us (decode 8.92, 8.64 at M = 9), llama8b.o 6.51 (decode 7.68, 7.22 at M = 9), flat in M up to 16;
 // so both take prefill from 9 in uint4b8 (their uint4 keeps decode: the zero points cost the prefill tile 1.2-1.5x on
-// the gate_up layers), llama8b.down uint4b8 stays (16.23 against decode 15.5-16.8 at 9..16).
+// the gate_up layers), llama8b.down uint4b8 stays (16.23 against decode 15.5-16.8 at 9..16). Call 3 ran this table as
+// the hybrid at M = 1..32 on the six large layers: within 5% of the faster path at 36 of 36 uint4b8 and 6 of 6 uint4 points
+// (llama8b.down M = 16 the closest: decode 16.65 against prefill 16.03).
 // What the runs show: the decode path wins at M <= 16 on the large layers (since stop 47 also llama8b.o, and llama8b.down
 // uint4b8, on the H200), the prefill path from M = 9 on the small Qwen layers (H200), llama8b.down uint4 and, on
 // H100-class memory, llama8b.o / down; decode loses at M = 32 everywhere.
