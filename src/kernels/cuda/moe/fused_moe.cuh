@@ -634,7 +634,7 @@ __global__ void moe_reduce8_kernel(const T* __restrict__ y, const float* __restr
   *reinterpret_cast<uint4*>(out + t * H + c) = *reinterpret_cast<const uint4*>(o);
 }
 
-// The grouped wgmma path (blocks 64 / 128 on sm_90a): x rows gathered in the alignment's order, row s
+// The grouped wgmma path (blocks 16..128 on sm_90a): x rows gathered in the alignment's order, row s
 // of xg = x[sorted[s] / k] for s < total (zeros for a sentinel), so that the prefill kernel's TMA reads
 // each m block's rows as one box. Rows at or past total are left alone (their blocks exit unread).
 // V: 16-byte copies where x and its rows are 16-byte aligned, else 4-byte ones. One warp per row (its slot read

@@ -211,7 +211,7 @@ void launch_prefill(const MoeRunDev& r, const GemmParams& g1, const GemmParams& 
   launch_pdl(k2, dim3(nblocks, (pairs2 + L::kWarps - 1) / L::kWarps), dim3(L::kThreads), L::kBytes, stream, g2);
 }
 
-// The grouped wgmma path (blocks 64 / 128 on sm_90a): the alignment (launched by the caller) -> x rows
+// The grouped wgmma path (blocks 16..128 on sm_90a): the alignment (launched by the caller) -> x rows
 // gathered in sorted order -> GEMM 1 over the experts with silu(gate) * up in its epilogue -> GEMM 2, rows by
 // slot into r.y in the act dtype (rounded once, as h is; vLLM's fused MoE keeps them so too) -> the weighted
 // reduction (the caller). Each GEMM is the linear prefill kernel's early-issue TMA tile in grouped mode
