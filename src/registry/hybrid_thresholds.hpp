@@ -116,7 +116,7 @@ inline constexpr HybridShape kHybridShapes[] = {
     {57344, 8192, 8, 16, 8, 16},  // llama70b.gate_up  fp16 uint4b8 M = 8: 64.65 / 76.77; M = 9: 82.87 / 77.30 (stop 51)
     {28672, 4096, 8, 16, 8, 16},  // llama8b.gate_up   fp16 uint4b8 M = 8: 21.32 / 23.52; M = 9: 24.64 / 23.84 (stop 51)
     {6144, 4096, 8, 16, 8, 16},   // llama8b.qkv       fp16 uint4b8 M = 9: decode 8.64 us, prefill (bm16 s8) 7.96 at M = 16 (stop 51)
-    {4096, 4096, 8, 16, 8, 8},    // llama8b.o         fp16 uint4b8 M = 9: decode 7.22, prefill (bm16_bn64 s8) 6.51 at M = 16 (stop 51); before         fp16 uint4b8 M = 16: 7.60 / 7.83; uint4 M = 16: 8.70 / 8.79 (bf16 9.29 / 9.17) (stop 47); H100 M = 9: 1.02x
+    {4096, 4096, 8, 16, 8, 8},    // llama8b.o         fp16 uint4b8 M = 9: decode 7.22, prefill (bm16_bn64 s8) 6.51 at M = 16 (stop 51); before: M = 16 7.60 / 7.83; uint4 M = 16: 8.70 / 8.79 (bf16 9.29 / 9.17) (stop 47); H100 M = 9: 1.02x
 };
 
 // Every other shape: decode up to 16 tokens (it won at M = 16 on the other five PERF.md shapes, from

@@ -94,8 +94,8 @@ bool is_supported_block(int block);
 bool grouped_supported();
 bool grouped_path(int block);
 // The prefill configs of the grouped path's two GEMMs for a block size: W4A16_MOE_GROUPED_CONFIGS="c1,c2"
-// (a device tune; GEMM 1 takes a tile of BN rows only where I % (BN / 2) == 0), else the 2-CTA tile of the
-// block's tokens for both: bm16_bn128 at 3 CTAs per SM (35) at 16, bm32 at 3 (38) at 32, bm64 2-CTA (23) at 64,
+// (a device tune; GEMM 1 takes a tile of BN rows only where I % (BN / 2) == 0), else one tile of the block's
+// tokens for both: bm16_bn128 at 3 CTAs per SM (35) at 16, bm32 at 3 (38) at 32, bm64 2-CTA (23) at 64,
 // bm128_bn128 2-CTA (32) at 128.
 void grouped_configs(int block, int* config1, int* config2);
 void launch_fused_moe(const MoeRunDev& r, cudaStream_t stream);
