@@ -317,18 +317,20 @@ __device__ __forceinline__ std::uint64_t smem_desc_sw128(std::uint32_t addr) {
 }
 
 // Shared memory of one config: per stage the x tile (BM tokens x 128 bytes) and each thread's
-// private W slot (per 64-row block: its 16-byte A-fragment word group, two 4-byte scale pairs and,
-// for uint4, two 4-byte zero words; ONE_GROUP kernels fill only the first of each pair and keep
-// the layout, so both variants of a config have the same shared memory and occupancy), then (TMA configs) a "full" and an "empty" 8-byte mbarrier
-// per stage, plus 1 KB for the 1024-byte alignment of the swizzled tiles.
-template <int BM, int WG, int MB, bool ZEROS>
-constexpr int w_stage_bytes() { return WG * 128 * MB * (ZEROS ? 32 : 24); }
+// private W slot (per 64-row block: its 16-byte A-fragment word group, then its aux word: the scale
+// pairs of the tile's k32 halves and, for uint4, the zero words, kH = 2 entries each, or 1 for
+// ONE_GROUP kernels: 4 to 16 bytes read by one ld.shared), then (TMA configs) a "full" and an
+// "empty" 8-byte mbarrier per stage, plus 1 KB for the 1024-byte alignment of the swizzled tiles.
+template <bool ZEROS, bool ONE_GROUP>
+constexpr int w_aux_bytes() { return (ONE_GROUP ? 1 : 2) * (ZEROS ? 8 : 4); }
+template <int BM, int WG, int MB, bool ZEROS, bool ONE_GROUP>
+constexpr int w_stage_bytes() { return WG * 128 * MB * (16 + w_aux_bytes<ZEROS, ONE_GROUP>()); }
 constexpr bool uses_tma(XLoad xl) { return xl == XLoad::tma || xl == XLoad::tma_eb; }
 template <int STAGES, XLoad XL>
 constexpr int barrier_bytes() { return uses_tma(XL) ? 2 * STAGES * 8 : 0; }
-template <int BM, int WG, int MB, int STAGES, bool ZEROS, XLoad XL>
+template <int BM, int WG, int MB, int STAGES, bool ZEROS, XLoad XL, bool ONE_GROUP>
 constexpr int smem_bytes() {
-  return STAGES * (BM * 128 + w_stage_bytes<BM, WG, MB, ZEROS>()) + barrier_bytes<STAGES, XL>() + 1024;
+  return STAGES * (BM * 128 + w_stage_bytes<BM, WG, MB, ZEROS, ONE_GROUP>()) + barrier_bytes<STAGES, XL>() + 1024;
 }
 
 // Template parameters:
@@ -379,9 +381,9 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   constexpr int kBN = 64 * WG * MB;          // weight rows per CTA
   constexpr int kStageBytes = BM * 128;       // (BM tokens, 64 k) fp16/bf16, 128 B per token row
   constexpr int kChunks = BM * 8;             // 16-byte x chunks per stage
-  constexpr int kWStage = w_stage_bytes<BM, WG, MB, ZEROS>();
-  constexpr int kWq = kThreads * MB * 16;     // W stage: [mb][thread] 16-byte words, then
-  constexpr int kSc = kThreads * MB * 8;      //          [mb][h][thread] scale pairs, then [mb][h][thread] zero words
+  constexpr int kWStage = w_stage_bytes<BM, WG, MB, ZEROS, ONE_GROUP>();
+  constexpr int kWq = kThreads * MB * 16;     // W stage: [mb][thread] 16-byte words, then [mb][thread] aux words:
+  constexpr int kAux = w_aux_bytes<ZEROS, ONE_GROUP>();  //   scale pairs [h], then (uint4) zero words [h]
   constexpr int kH = ONE_GROUP ? 1 : 2;       // scale / zero entries per block and tile (h = 0 only with ONE_GROUP)
   constexpr int kBufs = 2;                     // A-register buffers: wgmma groups in flight + 1
   constexpr int kAhead = OVERLAP && WGMMA ? STAGES - kBufs : STAGES - 1;  // tiles in flight
@@ -522,9 +524,10 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       cp_async16(ws + (mb * kThreads + tid) * 16, v ? p.qweight + (nt[mb] * p.k_tiles + kt) * 32 + lane : p.qweight, v);
 #pragma unroll
       for (int h = 0; h < kH; ++h) {
-        cp_async4(ws + kWq + ((mb * 2 + h) * kThreads + tid) * 4, v ? p.scales + (g[h] * p.n_pad + 16 * nt[mb]) / 2 + gid : p.scales, v);
+        const std::uint32_t aux = ws + kWq + (mb * kThreads + tid) * kAux + h * 4;
+        cp_async4(aux, v ? p.scales + (g[h] * p.n_pad + 16 * nt[mb]) / 2 + gid : p.scales, v);
         if constexpr (ZEROS)  // the 4-byte word holding byte gid of the tile's 8 zero bytes
-          cp_async4(ws + kWq + kSc + ((mb * 2 + h) * kThreads + tid) * 4,
+          cp_async4(aux + kH * 4,
                     v ? p.zeros + (g[h] * (p.n_pad / 16) + nt[mb]) * 8 + (gid & ~3) : p.zeros, v);
       }
     }
@@ -564,8 +567,9 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 #pragma unroll
       for (int h = 0; h < kH; ++h) {
         const int off = v ? goff[h] : 0;
-        cp_async4(ws + kWq + ((mb * 2 + h) * kThreads + tid) * 4, sc_base[mb] + off, v);
-        if constexpr (ZEROS) cp_async4(ws + kWq + kSc + ((mb * 2 + h) * kThreads + tid) * 4, z_base[mb] + off, v);
+        const std::uint32_t aux = ws + kWq + (mb * kThreads + tid) * kAux + h * 4;
+        cp_async4(aux, sc_base[mb] + off, v);
+        if constexpr (ZEROS) cp_async4(aux + kH * 4, z_base[mb] + off, v);
       }
     }
   };
@@ -598,11 +602,22 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       raw.w[mb][1] = wq.y;
       raw.w[mb][2] = wq.z;
       raw.w[mb][3] = wq.w;
+      // The aux word in one ld.shared (4, 8 or 16 bytes): scale pairs [h], then zero words [h].
+      std::uint32_t aux[kAux / 4];
+      const unsigned char* ap = ws + kWq + (mb * kThreads + tid) * kAux;
+      if constexpr (kAux == 16) {
+        const uint4 a = *reinterpret_cast<const uint4*>(ap);
+        aux[0] = a.x, aux[1] = a.y, aux[2] = a.z, aux[3] = a.w;
+      } else if constexpr (kAux == 8) {
+        const uint2 a = *reinterpret_cast<const uint2*>(ap);
+        aux[0] = a.x, aux[1] = a.y;
+      } else {
+        aux[0] = *reinterpret_cast<const std::uint32_t*>(ap);
+      }
 #pragma unroll
       for (int h = 0; h < kH; ++h) {
-        raw.sc[mb][h] = *reinterpret_cast<const std::uint32_t*>(ws + kWq + ((mb * 2 + h) * kThreads + tid) * 4);
-        raw.zw[mb][h] = 0;
-        if constexpr (ZEROS) raw.zw[mb][h] = *reinterpret_cast<const std::uint32_t*>(ws + kWq + kSc + ((mb * 2 + h) * kThreads + tid) * 4);
+        raw.sc[mb][h] = aux[h];
+        raw.zw[mb][h] = ZEROS ? aux[(kH + h) % (kAux / 4)] : 0;  // (the index is kH + h wherever ZEROS)
       }
     }
   };

@@ -98,7 +98,7 @@ template <std::size_t... I>
 constexpr bool mma_configs_fit_sm80(std::index_sequence<I...>) {
   constexpr int kA100Smem = 163 * 1024;
   return ((kConfigParams[I].wgmma || smem_bytes<kConfigParams[I].bm, kConfigParams[I].wg, kConfigParams[I].mb, kConfigParams[I].stages,
-                                                 true, kConfigParams[I].xl>() <= kA100Smem) &&
+                                                 true, kConfigParams[I].xl, false>() <= kA100Smem) &&
           ...);
 }
 static_assert(mma_configs_fit_sm80(std::make_index_sequence<kNumConfigs>{}), "an mma.sync config above an A100's 163 KB a block");
@@ -126,7 +126,7 @@ template <class T, bool ZEROS>
 const KernelEntry* make_entries() {
 #define W4A16_ENTRY(WGMMA, BM, WG, MB, ST, OV, MINB, XL, SC)                        \
   KernelEntry{&prefill_kernel<T, BM, WG, MB, ST, WGMMA, OV, MINB, ZEROS, XLoad::XL, SC, false>, \
-              smem_bytes<BM, WG, MB, ST, ZEROS, XLoad::XL>()},
+              smem_bytes<BM, WG, MB, ST, ZEROS, XLoad::XL, false>()},
   static const KernelEntry table[kNumConfigs] = {W4A16_PREFILL_CONFIGS(W4A16_ENTRY)};
 #undef W4A16_ENTRY
   return table;
@@ -136,7 +136,7 @@ template <class T, bool ZEROS, int C>
 KernelEntry one_group_entry() {
   constexpr ConfigParams c = kConfigParams[C];
   return KernelEntry{&prefill_kernel<T, c.bm, c.wg, c.mb, c.stages, c.wgmma, c.overlap, c.min_blocks, ZEROS, c.xl, c.sched, true>,
-                     smem_bytes<c.bm, c.wg, c.mb, c.stages, ZEROS, c.xl>()};
+                     smem_bytes<c.bm, c.wg, c.mb, c.stages, ZEROS, c.xl, true>()};
 }
 template <class T, bool ZEROS, int... C>
 const KernelEntry* make_one_group_entries(std::integer_sequence<int, C...>) {
