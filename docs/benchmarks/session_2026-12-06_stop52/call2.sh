@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Stop 52 call 2: the prefill W slot's aux word (scale pairs and zero words in one ld.shared; ONE_GROUP kernels' slots
 # no longer padded to the per-half layout: uint4 config 35 50.3 KB instead of 62.5, 4 CTAs per SM instead of 3).
-# Carry .carry-s52c2 (prepare2.sh of this commit) and .carry-s52old (cc6e50a's w4a16_bench_gpu / w4a16_bench_moe /
-# prefill_bench, from .carry-s51c4).
+# Carry .carry-s52c2 (prepare2.sh of this commit less the decode test and prefill_bench, xz -9e: the 64 MiB limit)
+# and .carry-s52old (cc6e50a's w4a16_bench_gpu / w4a16_bench_moe, from .carry-s51c4).
 #  A. GPU tests of the new build: prefill, MoE (the grouped path runs configs 35 / 38), registry, in parallel.
 #  B. A/B old / new / old / new: the prefill path (registry cuda_prefill) on the six large layers, fp16, uint4 and
 #     uint4b8, M = 16 / 32 / 64 / 256 / 1024; bf16 uint4 M = 16 / 64.
