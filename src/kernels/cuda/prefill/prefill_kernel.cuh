@@ -318,13 +318,18 @@ __device__ __forceinline__ std::uint64_t smem_desc_sw128(std::uint32_t addr) {
 
 // Shared memory of one config: per stage the x tile (BM tokens x 128 bytes) and each thread's
 // private W slot (per 64-row block: its 16-byte A-fragment word group, then its aux word: the scale
-// pairs of the tile's k32 halves and, for uint4, the zero words, kH = 2 entries each, or 1 for
-// ONE_GROUP kernels: 4 to 16 bytes read by one ld.shared), then (TMA configs) a "full" and an
-// "empty" 8-byte mbarrier per stage, plus 1 KB for the 1024-byte alignment of the swizzled tiles.
+// pairs of the tile's k32 halves and, for uint4, the zero words, read by one ld.shared: 2 entries
+// each per tile, ONE_GROUP kernels 1), then (TMA configs) a "full" and an "empty" 8-byte mbarrier
+// per stage, plus 1 KB for the 1024-byte alignment of the swizzled tiles. A ONE_GROUP stage holds
+// 8 aux bytes per thread and block either way (uint4b8 uses 4, the rest is padding at the stage's
+// end): so the uint4 kernels that g >= 64 runs have the uint4b8 kernels' shared memory and
+// residency, which the plan's measured entries were timed with.
 template <bool ZEROS, bool ONE_GROUP>
 constexpr int w_aux_bytes() { return (ONE_GROUP ? 1 : 2) * (ZEROS ? 8 : 4); }
+template <bool ZEROS, bool ONE_GROUP>
+constexpr int w_aux_stage_bytes() { return ONE_GROUP ? 8 : w_aux_bytes<ZEROS, ONE_GROUP>(); }
 template <int BM, int WG, int MB, bool ZEROS, bool ONE_GROUP>
-constexpr int w_stage_bytes() { return WG * 128 * MB * (16 + w_aux_bytes<ZEROS, ONE_GROUP>()); }
+constexpr int w_stage_bytes() { return WG * 128 * MB * (16 + w_aux_stage_bytes<ZEROS, ONE_GROUP>()); }
 constexpr bool uses_tma(XLoad xl) { return xl == XLoad::tma || xl == XLoad::tma_eb; }
 template <int STAGES, XLoad XL>
 constexpr int barrier_bytes() { return uses_tma(XL) ? 2 * STAGES * 8 : 0; }
