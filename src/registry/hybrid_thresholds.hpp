@@ -82,6 +82,14 @@
 // the gate_up layers), llama8b.down uint4b8 stays (16.23 against decode 15.5-16.8 at 9..16). Call 3 ran this table as
 // the hybrid at M = 1..32 on the six large layers: within 5% of the faster path at 36 of 36 uint4b8 and 6 of 6 uint4 points
 // (llama8b.down M = 16 the closest: decode 16.65 against prefill 16.03).
+// 2026-12-06 stop 52 (docs/benchmarks/session_2026-12-06_stop52/): the prefill kernel's uint4 16-token tile got
+// 1.13-1.41x faster at M = 16 (its W slot's scale and zero words in one 8-byte aux word: 4 CTAs per SM as uint4b8's).
+// Both paths in uint4 at M = 8..16, fp16 / bf16, one process (call 3, H200; call 2, H100): llama8b.o prefill 6.86-7.25 us
+// against decode 8.32-9.26 at M = 9..16 (M = 8: decode 5.78-5.98 against 6.84-7.06), llama8b.qkv 9.07-9.58 against
+// 9.61-10.83 (M = 8: 8.66 / 8.90 fp16, a tie in bf16); H100 llama8b.qkv 9.09-9.35 against 10.13-10.42 (M = 8: 7.96 / 8.91).
+// So both take prefill from M = 9 in uint4 too, on both devices. Decode keeps the lead in uint4 on llama8b.gate_up (25.4-29.5
+// against 31.1-32.3), llama70b.gate_up (92.7-111.2 against 103.2-109.9: prefill ahead by 1% at bf16 M = 16 only) and
+// 8192x8192 (16.9-18.4 against 21.4-22.5).
 // What the runs show: the decode path wins at M <= 16 on the large layers (since stop 47 also llama8b.o, and llama8b.down
 // uint4b8, on the H200), the prefill path from M = 9 on the small Qwen layers (H200), llama8b.down uint4 and, on
 // H100-class memory, llama8b.o / down; decode loses at M = 32 everywhere.
@@ -115,8 +123,8 @@ inline constexpr HybridShape kHybridShapes[] = {
     {896, 896, 8, 8, 16, 16},     // qwen0.5b.o        fp16 uint4b8 M = 8: 2.23 / 2.61; M = 9: 2.69 / 2.63 (stop 46); H100 M = 16: 2.87 / 3.04
     {57344, 8192, 8, 16, 8, 16},  // llama70b.gate_up  fp16 uint4b8 M = 8: 64.65 / 76.77; M = 9: 82.87 / 77.30 (stop 51)
     {28672, 4096, 8, 16, 8, 16},  // llama8b.gate_up   fp16 uint4b8 M = 8: 21.32 / 23.52; M = 9: 24.64 / 23.84 (stop 51)
-    {6144, 4096, 8, 16, 8, 16},   // llama8b.qkv       fp16 uint4b8 M = 9: decode 8.64 us, prefill (bm16 s8) 7.96 at M = 16 (stop 51)
-    {4096, 4096, 8, 16, 8, 8},    // llama8b.o         fp16 uint4b8 M = 9: decode 7.22, prefill (bm16_bn64 s8) 6.51 at M = 16 (stop 51); before: M = 16 7.60 / 7.83; uint4 M = 16: 8.70 / 8.79 (bf16 9.29 / 9.17) (stop 47); H100 M = 9: 1.02x
+    {6144, 4096, 8, 8, 8, 8},     // llama8b.qkv       fp16 uint4b8 M = 9: decode 8.64 us, prefill (bm16 s8) 7.96 at M = 16 (stop 51); uint4 M = 9: 9.63 / 9.07 (stop 52)
+    {4096, 4096, 8, 8, 8, 8},     // llama8b.o         fp16 uint4b8 M = 9: decode 7.22, prefill (bm16_bn64 s8) 6.51 at M = 16 (stop 51); uint4 M = 9: 8.32 / 6.86 (stop 52); H100 M = 9: 1.02x
 };
 
 // Every other shape: decode up to 16 tokens (it won at M = 16 on the other five PERF.md shapes, from
