@@ -89,7 +89,10 @@
 // 9.61-10.83 (M = 8: 8.66 / 8.90 fp16, a tie in bf16); H100 llama8b.qkv 9.09-9.35 against 10.13-10.42 (M = 8: 7.96 / 8.91).
 // So both take prefill from M = 9 in uint4 too, on both devices. Decode keeps the lead in uint4 on llama8b.gate_up (25.4-29.5
 // against 31.1-32.3), llama70b.gate_up (92.7-111.2 against 103.2-109.9: prefill ahead by 1% at bf16 M = 16 only) and
-// 8192x8192 (16.9-18.4 against 21.4-22.5).
+// 8192x8192 (16.9-18.4 against 21.4-22.5). On the H100 (calls 5-6) 8192x8192 uint4b8 ran prefill ahead from M = 10-12:
+// fp16 17.97 us against decode 18.10 / 18.26 / 18.73 at M = 10 / 11 / 12 (17.63 / 17.97 at 9), bf16 18.87 / 19.03 at M = 12
+// (18.44 / 18.84 at 11), 18.0-18.9 against 19.8-20.3 at 16: decode up to 11 there (uint4: decode ahead to 16, 16.4-18.8 against
+// 21.4-21.7 in call 2).
 // What the runs show: the decode path wins at M <= 16 on the large layers (since stop 47 also llama8b.o, and llama8b.down
 // uint4b8, on the H200), the prefill path from M = 9 on the small Qwen layers (H200), llama8b.down uint4 and, on
 // H100-class memory, llama8b.o / down; decode loses at M = 32 everywhere.
@@ -124,6 +127,7 @@ inline constexpr HybridShape kHybridShapes[] = {
     {57344, 8192, 8, 16, 8, 16},  // llama70b.gate_up  fp16 uint4b8 M = 8: 64.65 / 76.77; M = 9: 82.87 / 77.30 (stop 51)
     {28672, 4096, 8, 16, 8, 16},  // llama8b.gate_up   fp16 uint4b8 M = 8: 21.32 / 23.52; M = 9: 24.64 / 23.84 (stop 51)
     {6144, 4096, 8, 8, 8, 8},     // llama8b.qkv       fp16 uint4b8 M = 9: decode 8.64 us, prefill (bm16 s8) 7.96 at M = 16 (stop 51); uint4 M = 9: 9.63 / 9.07 (stop 52)
+    {8192, 8192, 16, 16, 11, 16},  // 8192x8192        H100 fp16 uint4b8 M = 12: decode 18.73 us, prefill 17.97; M = 9: 17.63 / 17.97 (stop 52)
     {4096, 4096, 8, 8, 8, 8},     // llama8b.o         fp16 uint4b8 M = 9: decode 7.22, prefill (bm16_bn64 s8) 6.51 at M = 16 (stop 51); uint4 M = 9: 8.32 / 6.86 (stop 52); H100 M = 9: 1.02x
 };
 
