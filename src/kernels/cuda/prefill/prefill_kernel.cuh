@@ -608,21 +608,15 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       raw.w[mb][2] = wq.z;
       raw.w[mb][3] = wq.w;
       // The aux word in one ld.shared (4, 8 or 16 bytes): scale pairs [h], then zero words [h].
-      std::uint32_t aux[kAux / 4];
-      const unsigned char* ap = ws + kWq + (mb * kThreads + tid) * kAux;
-      if constexpr (kAux == 16) {
-        const uint4 a = *reinterpret_cast<const uint4*>(ap);
-        aux[0] = a.x, aux[1] = a.y, aux[2] = a.z, aux[3] = a.w;
-      } else if constexpr (kAux == 8) {
-        const uint2 a = *reinterpret_cast<const uint2*>(ap);
-        aux[0] = a.x, aux[1] = a.y;
-      } else {
-        aux[0] = *reinterpret_cast<const std::uint32_t*>(ap);
-      }
+      struct alignas(kAux) Aux {
+        std::uint32_t w[kAux / 4];
+      };
+      const Aux aux = *reinterpret_cast<const Aux*>(ws + kWq + (mb * kThreads + tid) * kAux);
 #pragma unroll
       for (int h = 0; h < kH; ++h) {
-        raw.sc[mb][h] = aux[h];
-        raw.zw[mb][h] = ZEROS ? aux[(kH + h) % (kAux / 4)] : 0;  // (the index is kH + h wherever ZEROS)
+        raw.sc[mb][h] = aux.w[h];
+        raw.zw[mb][h] = 0;
+        if constexpr (ZEROS) raw.zw[mb][h] = aux.w[kH + h];
       }
     }
   };
