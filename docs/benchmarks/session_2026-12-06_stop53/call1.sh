@@ -4,8 +4,14 @@
 # (b) stop 52's next_profile.sh trimmed to four cases (uint4b8 against uint4: 8192x8192 M = 64, llama8b.gate_up M = 1024),
 #     each ncu capped at 90 s.
 . scripts/lib/device-env.sh
-bash docs/benchmarks/session_2026-12-06_stop52/call7.sh
-mkdir -p $OUT/a && mv $OUT/gpu.txt $OUT/summary.txt $OUT/data.tar.gz $OUT/a/ 2>/dev/null
+# part (a) runs only on an H200 (PART_A=0 skips it); part (b) on either card.
+if [ "${PART_A:-1}" = 1 ]; then
+  bash docs/benchmarks/session_2026-12-06_stop52/call7.sh
+  mkdir -p $OUT/a && mv $OUT/gpu.txt $OUT/summary.txt $OUT/data.tar.gz $OUT/a/ 2>/dev/null
+else
+  mkdir -p /tmp/s52c4b && tar -xJf .carry-s52c4/b.tar.xz -C /tmp/s52c4b
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $OUT/gpu.txt
+fi
 B=/tmp/s52c4b; W=/tmp/s53prof; rm -rf $W; mkdir -p $W; LOG=$OUT/profile.log; : > $LOG
 for c in 8192x8192:64:uint4b8 8192x8192:64:uint4 llama8b.gate_up:1024:uint4b8 llama8b.gate_up:1024:uint4; do
   IFS=: read s m f <<< "$c"; tag=${s}_m${m}_$f
