@@ -65,7 +65,6 @@
 
 #include <cstdint>
 #include <numeric>  // std::lcm (constexpr; device code through --expt-relaxed-constexpr)
-#include <type_traits>
 
 #include "pdl.cuh"
 #include "prefill/dequant_consts.hpp"
@@ -394,12 +393,6 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   constexpr int kBufs = 2;                     // A-register buffers: wgmma groups in flight + 1
   constexpr int kAhead = OVERLAP && WGMMA ? STAGES - kBufs : STAGES - 1;  // tiles in flight
   constexpr bool kEarly = SCHED != 0;          // the wgmma issue before the barrier and the refill
-  // What of tile t+1's slot is read before the wgmma wait: 2 everything (SCHED 2), 1 the aux word (the
-  // uint4 ONE_GROUP early-issue kernels under W4A16_PREFILL_U4_EARLY=1: experiment), 0 nothing.
-#if !defined(W4A16_PREFILL_U4_EARLY)
-#define W4A16_PREFILL_U4_EARLY 0
-#endif
-  constexpr int kEarlyRead = SCHED == 2 ? 2 : (SCHED == 1 && ZEROS && ONE_GROUP ? W4A16_PREFILL_U4_EARLY : 0);
   constexpr int kAcc = BM / 2;                // fp32 accumulators per thread per 64-row block
   static_assert(kAhead >= 1, "a ring: tile t computes while later tiles load");
   static_assert(BM % 16 == 0 && BM >= 16 && BM <= 256, "wgmma N extent: multiple of 16 (ldmatrix x4 pairs), <= 256");
@@ -605,35 +598,28 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     std::uint32_t sc[MB][kH];  // scale pairs of the two k32 halves (ONE_GROUP: of the tile)
     std::uint32_t zw[MB][kH];  // zero words of the two halves (uint4 only; ONE_GROUP: of the tile)
   };
-  // The layout words (words: std::true_type) and / or the aux words (aux) of a stage's slot.
-  auto read_slot = [&](int stage, WRaw& raw, auto words, auto aux_too) {
-    constexpr bool WORDS = decltype(words)::value, AUX = decltype(aux_too)::value;
+  auto read_w = [&](int stage, WRaw& raw) {
     const unsigned char* ws = wsm + stage * kWStage;
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
-      if constexpr (WORDS) {
-        const uint4 wq = *reinterpret_cast<const uint4*>(ws + (mb * kThreads + tid) * 16);
-        raw.w[mb][0] = wq.x;
-        raw.w[mb][1] = wq.y;
-        raw.w[mb][2] = wq.z;
-        raw.w[mb][3] = wq.w;
-      }
-      if constexpr (AUX) {
-        // The aux word in one ld.shared (4, 8 or 16 bytes): scale pairs [h], then zero words [h].
-        struct alignas(kAux) Aux {
-          std::uint32_t w[kAux / 4];
-        };
-        const Aux aux = *reinterpret_cast<const Aux*>(ws + kWq + (mb * kThreads + tid) * kAux);
+      const uint4 wq = *reinterpret_cast<const uint4*>(ws + (mb * kThreads + tid) * 16);
+      raw.w[mb][0] = wq.x;
+      raw.w[mb][1] = wq.y;
+      raw.w[mb][2] = wq.z;
+      raw.w[mb][3] = wq.w;
+      // The aux word in one ld.shared (4, 8 or 16 bytes): scale pairs [h], then zero words [h].
+      struct alignas(kAux) Aux {
+        std::uint32_t w[kAux / 4];
+      };
+      const Aux aux = *reinterpret_cast<const Aux*>(ws + kWq + (mb * kThreads + tid) * kAux);
 #pragma unroll
-        for (int h = 0; h < kH; ++h) {
-          raw.sc[mb][h] = aux.w[h];
-          raw.zw[mb][h] = 0;
-          if constexpr (ZEROS) raw.zw[mb][h] = aux.w[kH + h];
-        }
+      for (int h = 0; h < kH; ++h) {
+        raw.sc[mb][h] = aux.w[h];
+        raw.zw[mb][h] = 0;
+        if constexpr (ZEROS) raw.zw[mb][h] = aux.w[kH + h];
       }
     }
   };
-  auto read_w = [&](int stage, WRaw& raw) { read_slot(stage, raw, std::true_type{}, std::true_type{}); };
   const std::uint32_t zsel = zero_rep_sel(static_cast<std::uint32_t>(gid & 3));  // uint4: this thread's zero byte, twice
   auto dequant_raw = [&](const WRaw& raw, int buf) {
 #pragma unroll
@@ -729,7 +715,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   // keeps out a zero-trip path, which ptxas also serializes on.
   // SCHED 1 / 2 (early issue): the barrier and the refill move behind the wgmma issue (template
   // parameter block); the A buffer of tile t is t % kBufs, the loop is unrolled kBufs times.
-  WRaw raw_next;  // kEarlyRead: tile t+1's slot words (or aux word), read before the wgmma wait
+  WRaw raw_next;  // SCHED 2: tile t+1's slot words, read before the wgmma wait
   // Early issue with x by TMA: the loop is unrolled lcm(kBufs, STAGES) times, so that every stage
   // index (x tile, refill, dequantization) and the A buffer are compile-time constants (t0 is a
   // multiple of STAGES) and only the phase parity needs t0; elsewhere kBufs times, stages mod STAGES.
@@ -791,12 +777,12 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
           if constexpr (XL != XLoad::tma_eb) __syncthreads();
           if (t + kAhead < nkt) load_tile(t + kAhead, stage_of(u, kAhead));
           cp_async_commit();
-          if constexpr (kEarlyRead != 0) {
-            // Tile t+1's slot landed (as below); its words (kEarlyRead 2) or its aux word (1) go to
-            // registers while tile t-1's group may still run, so less is left after the wait.
+          if constexpr (SCHED == 2) {
+            // Tile t+1's slot landed (as below); its words go to registers while tile t-1's group
+            // may still run, so only the conversion is left after the wait.
             if (t + 1 < nkt) {
               cp_async_wait<kAhead - 1>();
-              read_slot(stage_of(u, 1), raw_next, std::bool_constant<kEarlyRead == 2>{}, std::true_type{});
+              read_w(stage_of(u, 1), raw_next);
             }
           }
           wgmma_wait<kBufs - 1>();  // tile t-kBufs+1's group is done: its A buffer may be reused
@@ -828,9 +814,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         }
       }
       if (t + 1 >= nkt) break;  // uniform across the CTA; leaves the do-while too
-      if constexpr (kEarlyRead != 0) {
-        if constexpr (kEarlyRead == 1)  // the layout words (landed: waited for above)
-          read_slot(stage_of(u, 1), raw_next, std::true_type{}, std::false_type{});
+      if constexpr (SCHED == 2) {
         // Pinned after the wait (volatile asms keep their order): the conversion writes the A
         // buffer of tile t-1's group, which must have retired.
 #pragma unroll
