@@ -155,12 +155,10 @@ template <class T2> __device__ __forceinline__ T2 as_t2(std::uint32_t u) { retur
 //         Both forms are exact, so q - z, the products and every output are bit-identical to the
 //         bf16-style form (tests/gpu/prefill/test_prefill_dequant_host.cpp). One shift, 4 lop3,
 //         2 hsub2, 2 hfma2, 4 hmul2: 13 instructions instead of 15.
-// SCALED false: q - z alone (exact small integers; the kernel applies the scale to its fp32 partial sums).
-template <class T, bool SCALED = true>
+template <class T>
 __device__ __forceinline__ void dequant_word(std::uint32_t w, std::uint32_t zz_lo, std::uint32_t zz_hi, std::uint32_t s_lo,
                                              std::uint32_t s_hi, std::uint32_t (&a)[4]) {
   using T2 = typename Num<T>::T2;
-  auto scaled = [](T2 v, std::uint32_t s) { return SCALED ? __hmul2(v, as_t2<T2>(s)) : v; };
   if constexpr (Num<T>::kMagic == kMagicF16) {
     const std::uint32_t w8 = w >> 8;
     const std::uint32_t h0 = lop3_and_or(w, kNibbleLo, kMagicF16);
@@ -168,19 +166,19 @@ __device__ __forceinline__ void dequant_word(std::uint32_t w, std::uint32_t zz_l
     const std::uint32_t h2 = lop3_and_or(w8, kNibbleLo, kMagicF16);
     const std::uint32_t h3 = lop3_and_or(w8, kNibbleHi, kMagicF16);
     const T2 sixteenth = as_t2<T2>(kSixteenthF16);
-    a[0] = as_u32(scaled(__hsub2(as_t2<T2>(h0), as_t2<T2>(zz_lo)), s_lo));
-    a[1] = as_u32(scaled(__hfma2(as_t2<T2>(h1), sixteenth, as_t2<T2>(zz_hi)), s_hi));
-    a[2] = as_u32(scaled(__hsub2(as_t2<T2>(h2), as_t2<T2>(zz_lo)), s_lo));
-    a[3] = as_u32(scaled(__hfma2(as_t2<T2>(h3), sixteenth, as_t2<T2>(zz_hi)), s_hi));
+    a[0] = as_u32(__hmul2(__hsub2(as_t2<T2>(h0), as_t2<T2>(zz_lo)), as_t2<T2>(s_lo)));
+    a[1] = as_u32(__hmul2(__hfma2(as_t2<T2>(h1), sixteenth, as_t2<T2>(zz_hi)), as_t2<T2>(s_hi)));
+    a[2] = as_u32(__hmul2(__hsub2(as_t2<T2>(h2), as_t2<T2>(zz_lo)), as_t2<T2>(s_lo)));
+    a[3] = as_u32(__hmul2(__hfma2(as_t2<T2>(h3), sixteenth, as_t2<T2>(zz_hi)), as_t2<T2>(s_hi)));
   } else {
     const std::uint32_t h0 = lop3_and_or(w, kNibbleLo, Num<T>::kMagic);  // nibble 0 -> low half, nibble 4 -> high half
     const std::uint32_t h1 = lop3_and_or(w >> 4, kNibbleLo, Num<T>::kMagic);
     const std::uint32_t h2 = lop3_and_or(w >> 8, kNibbleLo, Num<T>::kMagic);
     const std::uint32_t h3 = lop3_and_or(w >> 12, kNibbleLo, Num<T>::kMagic);
-    a[0] = as_u32(scaled(__hsub2(as_t2<T2>(h0), as_t2<T2>(zz_lo)), s_lo));
-    a[1] = as_u32(scaled(__hsub2(as_t2<T2>(h1), as_t2<T2>(zz_hi)), s_hi));
-    a[2] = as_u32(scaled(__hsub2(as_t2<T2>(h2), as_t2<T2>(zz_lo)), s_lo));
-    a[3] = as_u32(scaled(__hsub2(as_t2<T2>(h3), as_t2<T2>(zz_hi)), s_hi));
+    a[0] = as_u32(__hmul2(__hsub2(as_t2<T2>(h0), as_t2<T2>(zz_lo)), as_t2<T2>(s_lo)));
+    a[1] = as_u32(__hmul2(__hsub2(as_t2<T2>(h1), as_t2<T2>(zz_hi)), as_t2<T2>(s_hi)));
+    a[2] = as_u32(__hmul2(__hsub2(as_t2<T2>(h2), as_t2<T2>(zz_lo)), as_t2<T2>(s_lo)));
+    a[3] = as_u32(__hmul2(__hsub2(as_t2<T2>(h3), as_t2<T2>(zz_hi)), as_t2<T2>(s_hi)));
   }
 }
 
@@ -396,15 +394,6 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   constexpr int kAhead = OVERLAP && WGMMA ? STAGES - kBufs : STAGES - 1;  // tiles in flight
   constexpr bool kEarly = SCHED != 0;          // the wgmma issue before the barrier and the refill
   constexpr int kAcc = BM / 2;                // fp32 accumulators per thread per 64-row block
-  // The 16-token tiles of the one-group kernels (g >= 64: one scale per row and k tile) take the scale out of the
-  // dequantization (4 hmul2 per layout word) into the fp32 accumulators: each tile's wgmma group writes a partial sum
-  // of x * (q - z) into its own buffer (scale-d 0 on its first k16); before the next tile's group is issued the
-  // previous one retires and acc += s * partial (kAcc ffma per block and tile: half the hmul2 they replace at BM = 16).
-#if !defined(W4A16_PREFILL_SIA_MB2)  // experiment: the 128-row tile too (144-164 registers: 3 CTAs per SM instead of 4)
-#define W4A16_PREFILL_SIA_MB2 0
-#endif
-  constexpr bool kScaleInAcc = WGMMA && ONE_GROUP && BM == 16 && (MB == 1 || W4A16_PREFILL_SIA_MB2);
-  static_assert(!kScaleInAcc || (kEarly && OVERLAP), "the partial sums fold in the early-issue schedule (two A buffers)");
   static_assert(kAhead >= 1, "a ring: tile t computes while later tiles load");
   static_assert(BM % 16 == 0 && BM >= 16 && BM <= 256, "wgmma N extent: multiple of 16 (ldmatrix x4 pairs), <= 256");
   static_assert(kStageBytes % 1024 == 0, "x stage bases stay 1024-aligned (128B swizzle)");
@@ -631,20 +620,6 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       }
     }
   };
-  // kScaleInAcc: per A buffer the scales of the rows gid / gid + 8 of the tile dequantized into it; each 64-row
-  // block's partial sums of the last tile issued (one buffer: a tile's group retires before the next one starts,
-  // below) and that tile's scales (sf_part: copied at the issue, so the fold indexes no buffer; zero before the
-  // first tile, whose fold adds 0 * 0).
-  float sf[kScaleInAcc ? kBufs : 1][MB][2];
-  float part[MB][kScaleInAcc ? kAcc : 1], sf_part[MB][2];
-  if constexpr (kScaleInAcc) {
-#pragma unroll
-    for (int mb = 0; mb < MB; ++mb) {
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i) part[mb][i] = 0.f;
-      sf_part[mb][0] = sf_part[mb][1] = 0.f;
-    }
-  }
   const std::uint32_t zsel = zero_rep_sel(static_cast<std::uint32_t>(gid & 3));  // uint4: this thread's zero byte, twice
   auto dequant_raw = [&](const WRaw& raw, int buf) {
 #pragma unroll
@@ -673,16 +648,11 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         s_lo[e] = __byte_perm(sc[e], 0, 0x1010);
         s_hi[e] = __byte_perm(sc[e], 0, 0x3232);
       }
-      if constexpr (kScaleInAcc) {  // s[gid] (low half), s[gid + 8] (high half) for the fold of this tile
-        sf[buf][mb][0] = Num<T>::to_float(as_t2<typename Num<T>::T2>(sc[0]).x);
-        sf[buf][mb][1] = Num<T>::to_float(as_t2<typename Num<T>::T2>(sc[0]).y);
-      }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int e = ONE_GROUP ? 0 : h;
 #pragma unroll
-        for (int j = 2 * h; j < 2 * h + 2; ++j)
-          dequant_word<T, !kScaleInAcc>(words[j], zz_lo[e], zz_hi[e], s_lo[e], s_hi[e], afrag[buf][mb][j]);
+        for (int j = 2 * h; j < 2 * h + 2; ++j) dequant_word<T>(words[j], zz_lo[e], zz_hi[e], s_lo[e], s_hi[e], afrag[buf][mb][j]);
       }
     }
   };
@@ -697,15 +667,6 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[mb][i] = 0.f;
-  // kScaleInAcc: the retired partial sums into acc (accumulator i: row gid + 8 * ((i >> 1) & 1), as in the epilogue).
-  auto fold = [&]() {
-    if constexpr (kScaleInAcc) {
-#pragma unroll
-      for (int mb = 0; mb < MB; ++mb)
-#pragma unroll
-        for (int i = 0; i < kAcc; ++i) acc[mb][i] = fmaf(sf_part[mb][(i >> 1) & 1], part[mb][i], acc[mb][i]);
-    }
-  };
 
   // ---- prologue: barriers (TMA), kAhead tiles in flight, tile 0's W landed and dequantized ----
   if constexpr (kTma) {
@@ -791,15 +752,6 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         std::uint64_t desc[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) desc[j] = smem_desc_sw128(xs) + 2 * j;
-        if constexpr (kScaleInAcc) {
-          // Tile t-1's group (the only one in flight: issued a whole dequantization ago) retires here and its partial
-          // sums fold (t = 0: the zeros) before tile t's group starts: no accumulator of a group in flight is read,
-          // which makes ptxas serialize every wgmma (C7514: its report for a fold after the wait below).
-          wgmma_wait<0>();
-          fold();
-#pragma unroll
-          for (int mb = 0; mb < MB; ++mb) sf_part[mb][0] = sf[ub][mb][0], sf_part[mb][1] = sf[ub][mb][1];
-        }
         // Materialize every wgmma input before the fence (empty asm keeps its order): an address or
         // dequant instruction the compiler sank between fence and wgmma would serialize them.
 #pragma unroll
@@ -814,12 +766,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
 #pragma unroll
         for (int mb = 0; mb < MB; ++mb)
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            if constexpr (kScaleInAcc)
-              WgmmaRS<T, BM>::mma(part[mb], afrag[ub][mb][j], desc[j], j == 0 ? 0 : 1);  // the tile's own sum
-            else
-              WgmmaRS<T, BM>::mma(acc[mb], afrag[ub][mb][j], desc[j]);
-          }
+          for (int j = 0; j < 4; ++j) WgmmaRS<T, BM>::mma(acc[mb], afrag[ub][mb][j], desc[j]);
         wgmma_commit();
         if constexpr (kEarly) {
           // Every warpgroup passed tile t-1's wait_group (kBufs - 1): tiles <= t - kBufs retired,
@@ -866,13 +813,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
           }
         }
       }
-      if (t + 1 >= nkt) {  // uniform across the CTA; leaves the do-while too
-        if constexpr (kScaleInAcc) {  // the last tile's partial sums
-          wgmma_wait<0>();
-          fold();
-        }
-        break;
-      }
+      if (t + 1 >= nkt) break;  // uniform across the CTA; leaves the do-while too
       if constexpr (SCHED == 2) {
         // Pinned after the wait (volatile asms keep their order): the conversion writes the A
         // buffer of tile t-1's group, which must have retired.
