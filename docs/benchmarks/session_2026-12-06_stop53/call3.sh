@@ -5,7 +5,9 @@
 #     fp16 uint4b8 g = 128, cuBLAS fp16 in the same process, the TMA tiles 12 / 13 / 30 / 31 / 33 (early-issue twins) at
 #     splits 1 / 2 and row splits (the default plan's head over its full waves) with tails 12:2, 13:1, 31:1, 33:1; 2 rounds.
 . scripts/lib/device-env.sh
-mkdir -p $OUT/a; OUT=$OUT/a bash docs/benchmarks/session_2026-12-06_stop52/call7.sh
+# PART_A=0 skips part A (an H100: B alone).
+[ "${PART_A:-1}" = 1 ] && { mkdir -p $OUT/a; OUT=$OUT/a bash docs/benchmarks/session_2026-12-06_stop52/call7.sh; }
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $OUT/gpu.txt
 S=/tmp/s53c3; rm -rf $S; mkdir -p $S /tmp/s53c3b && tar -xJf .carry-s53c3/b.tar.xz -C /tmp/s53c3b
 for r in 1 2; do
   W4A16_PREFILL_TUNE_SHAPES=llama8b.gate_up W4A16_PREFILL_TUNE_MS=1024 W4A16_PREFILL_TUNE_CONFIGS=12,13,30,31,33 \
