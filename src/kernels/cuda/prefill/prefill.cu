@@ -13,7 +13,6 @@
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -349,12 +348,6 @@ void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, st
   // W4A16_PREFILL_TAIL_BOX: "0" loads the last m block through the full box, zero-filled past M (A/B
   // baseline); "1" or unset only its M % bm real rows (prefill_kernel.cuh tmap_tail). Read before any launch.
   const bool tail_box = resolve_switch(-1, "the tail box", "W4A16_PREFILL_TAIL_BOX");
-  // W4A16_PREFILL_M_FAST: "1" launches the m blocks of one row block consecutively (KernelParams::m_fast); "0" or unset
-  // the row blocks first (experiment, off by default).
-  const char* m_fast_env = std::getenv("W4A16_PREFILL_M_FAST");
-  if (m_fast_env != nullptr && *m_fast_env != 0 && std::strcmp(m_fast_env, "0") != 0 && std::strcmp(m_fast_env, "1") != 0)
-    fail(ErrorCode::invalid_argument, "W4A16_PREFILL_M_FAST", "0 or 1", m_fast_env);
-  const bool m_fast = m_fast_env != nullptr && std::strcmp(m_fast_env, "1") == 0;
 
   KernelParams p{};
   p.qweight = reinterpret_cast<const uint4*>(w.qweight);
@@ -377,7 +370,6 @@ void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, st
   p.k_tiles_per_split = kts;
   p.split = static_cast<int>(split);
   p.row_block0 = row0 / cfg.bn();
-  p.m_fast = m_fast ? 1 : 0;
   p.group_shift = group_shift_of(w.groups, w.group_len(), w.group_size, "w.group_size");
 
   ensure_smem_attr(e);

@@ -90,8 +90,6 @@ struct KernelParams {
   int cluster_reduce;            // 1: split > 1 reduced in the cluster (TMA configs only), 0: partials
   int group_shift;               // log2(group_len) when groups > 1 (g = 32..256 are powers of two)
   int tail_box_rows;             // TMA, M % BM != 0: the rows of tmap_tail's box (M % BM, or BM: zero-filled past M)
-  int m_fast;                    // 1: the CTA index blockIdx.x + gridDim.x * blockIdx.y walks the m blocks of one row block
-                                 // first (W4A16_PREFILL_M_FAST), 0: row block blockIdx.x, m block blockIdx.y
   // Grouped mode (the MoE experts, prefill_run_grouped): block_expert != null. qweight / scales / zeros
   // are expert 0's of a stack of equal layers; m block b (blockIdx.y) multiplies its BM token rows by
   // expert block_expert[b] (its words at e * expert_qw / expert_sc / expert_z further), read after
@@ -429,19 +427,11 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   const int lane = tid & 31;
   const int warp = tid >> 5;
   const int gid = lane >> 2, tq = lane & 3;
-  // m_fast: consecutive CTAs take the m blocks of one row block, so a wave's CTAs that read one W tile run side by side
-  // and share its bytes in L2 (grouped mode never sets it: blockIdx.y indexes its block list).
-  unsigned bx = blockIdx.x, by = blockIdx.y;
-  if (p.m_fast) {
-    const unsigned lin = blockIdx.x + gridDim.x * blockIdx.y;
-    bx = lin / gridDim.y;
-    by = lin % gridDim.y;
-  }
-  const std::int64_t n_block = bx + p.row_block0;
+  const std::int64_t n_block = blockIdx.x + p.row_block0;
   // Grouped mode: this m block's expert and (block_row) first row (the alignment's output: after the wait), or exit.
   // Only the early-issue TMA configs have the mode (prefill_run_grouped launches no other: their W bases take the
   // expert); the others keep their code as it was.
-  std::int64_t expert = 0, m0 = static_cast<std::int64_t>(by) * BM;
+  std::int64_t expert = 0, m0 = static_cast<std::int64_t>(blockIdx.y) * BM;
   if constexpr (kEarly) {
     if (p.block_expert != nullptr) {
       pdl_wait();
