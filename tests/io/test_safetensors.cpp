@@ -196,6 +196,83 @@ TEST(Safetensors, RejectsBadFiles) {
   EXPECT_TRUE(open_raw(test::raw_safetensors("{}", ""))->tensors().empty());
 }
 
+// Every prefix of a real file and random single-byte changes of its length field and header: each either opens
+// with a table that stays inside the file (every tensor's bytes = numel x dtype size, within the data, views
+// inside the mapping) or throws w4a16::Error (format_error); nothing else, nothing read past the file
+// (scripts/sanitize runs this under AddressSanitizer).
+TEST(Safetensors, MutatedFilesOpenConsistentlyOrFailWithAFormatError) {
+  test::TempDir dir;
+  std::vector<std::pair<std::string, HostTensor>> ts;
+  ts.emplace_back("model.q", random_tensor(DType::i32, {3, 4}));
+  ts.emplace_back("model.s", random_tensor(DType::f16, {2, 5}));
+  ts.emplace_back("model.z", random_tensor(DType::u8, {0}));
+  ts.emplace_back("model.b", random_tensor(DType::bf16, {7}));
+  std::vector<std::pair<std::string, TensorView>> views;
+  for (auto& [n, t] : ts) views.emplace_back(n, t.view());
+  const std::string good = dir / "good.safetensors";
+  io::write_safetensors(good, views, {{"format", "pt"}});
+  const std::string bytes = file_bytes(good);
+  std::uint64_t h = 0;
+  for (int i = 7; i >= 0; --i) h = (h << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+  ASSERT_LT(8 + h, bytes.size());
+
+  const std::string p = dir / "m.safetensors";
+  int opened = 0, refused = 0;
+  auto check = [&](const std::string& b, const std::string& what) {
+    SCOPED_TRACE(what);
+    test::write_file(p, b);
+    std::shared_ptr<io::SafetensorsFile> f;
+    try {
+      f = io::SafetensorsFile::open(p);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::format_error) << e.what();
+      ++refused;
+      return;
+    }
+    ++opened;
+    std::uint64_t hl = 0;
+    for (int i = 7; i >= 0; --i) hl = (hl << 8) | static_cast<unsigned char>(b[static_cast<std::size_t>(i)]);
+    ASSERT_LE(8 + hl, b.size());
+    const std::uint64_t data = b.size() - 8 - hl;
+    for (const io::TensorInfo& t : f->tensors()) {
+      std::uint64_t numel = 1;
+      for (std::int64_t d : t.shape) {
+        ASSERT_GE(d, 0) << t.name;
+        numel *= static_cast<std::uint64_t>(d);
+      }
+      EXPECT_LE(t.begin, t.end) << t.name;
+      EXPECT_LE(t.end, data) << t.name;
+      EXPECT_EQ(t.end - t.begin, numel * dtype_size(t.dtype)) << t.name;
+      const TensorView v = f->view(t.name);
+      EXPECT_EQ(v.nbytes(), t.end - t.begin) << t.name;
+      if (v.nbytes()) {  // touch the first and last byte: inside the mapping or AddressSanitizer says so
+        const auto* d = static_cast<const unsigned char*>(v.data);
+        EXPECT_EQ(d[0], static_cast<unsigned char>(b[8 + hl + t.begin])) << t.name;
+        EXPECT_EQ(d[v.nbytes() - 1], static_cast<unsigned char>(b[8 + hl + t.end - 1])) << t.name;
+      }
+    }
+  };
+  check(bytes, "the file itself");
+  ASSERT_EQ(opened, 1);
+  // Every proper prefix: the last tensor (bf16 [7]) ends at the end of the file, so none is valid.
+  for (std::size_t n = 0; n < bytes.size(); ++n) check(bytes.substr(0, n), "prefix of " + std::to_string(n) + " bytes");
+  EXPECT_EQ(opened, 1) << "a truncated file opened";
+  // Random single-byte changes: anywhere in the length field and the header (to any value, printable JSON
+  // characters favoured so that more mutants parse), and random pairs of changes.
+  const std::string alphabet = std::string("{}[],:\"0123456789-.eE abcdefghijklmnopqrstuvwxyzFIUB_\\") + '\0' + '\xff';
+  std::uniform_int_distribution<std::size_t> pos(0, 8 + h - 1), pick(0, alphabet.size() - 1);
+  std::uniform_int_distribution<int> byte(0, 255), coin(0, 1);
+  for (int i = 0; i < 3000; ++i) {
+    std::string b = bytes;
+    const int changes = 1 + (i % 3 == 2);
+    for (int c = 0; c < changes; ++c)
+      b[pos(test::rng())] = coin(test::rng()) ? alphabet[pick(test::rng())] : static_cast<char>(byte(test::rng()));
+    check(b, "mutant " + std::to_string(i));
+  }
+  EXPECT_GT(refused, 3000);  // most mutants are refused; some (a changed metadata letter, spacing) open
+  EXPECT_GT(opened, 1);
+}
+
 TEST(Safetensors, WriterRejectsBadInput) {
   test::TempDir dir;
   HostTensor t = random_tensor(DType::f16, {4, 4});
