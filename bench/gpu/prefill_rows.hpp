@@ -69,7 +69,8 @@ struct PrefillBenchSpec {
   // Row splits (prefill_run_row_split), after "cuda_prefill": the head is row_split_head (a config index; -1: the
   // default plan's config) at split 1 over the rows of its grid's full waves (SMs x its CTAs per SM; none where the grid
   // has no part wave), or row_split_rows rows where > 0; the rest with each (config, split) of row_split_tails whose
-  // tile rows divide the head's rows, as "cuda_prefill_rowsplit:<config>:s<split>".
+  // tile rows divide the head's rows, as "cuda_prefill_rowsplit:<config>:s<split>" (a config of the measured k-loop
+  // order runs as its twin in the head's order where one is compiled, as the library's measured row splits do).
   int row_split_head = -1;
   std::int64_t row_split_rows = 0;
   std::vector<std::pair<int, int>> row_split_tails;

@@ -8,7 +8,8 @@
 //   name:N:K for a layer outside the list), W4A16_PREFILL_TUNE_SPLITS the splits (default 1..8).
 //   W4A16_PREFILL_ROWSPLIT_TAILS=config:split,... adds row splits (prefill_run_row_split; PrefillBenchSpec's
 //   row_split_*): the head W4A16_PREFILL_ROWSPLIT_HEAD (a config; unset: the default plan's) at split 1 over its
-//   full waves' rows (or W4A16_PREFILL_ROWSPLIT_ROWS rows), the rest with each tail.
+//   full waves' rows (or W4A16_PREFILL_ROWSPLIT_ROWS rows), the rest with each tail (a measured-order config
+//   such as 12 runs as its twin in the head's k-loop order, as the library's measured row splits run).
 //   Splits are reduced as W4A16_PREFILL_SPLIT_REDUCE says (unset: in the cluster), so the run
 //   with =kernel and the one without give the data of each reduce mode's split constants.
 //   reduce_ab: split-K in the cluster vs the reduce kernel, x PDL on / off, in one process:
