@@ -123,6 +123,15 @@ HfCheckpoint HfCheckpoint::open(const std::string& dir) {
     c.index_[p] = c.layers_.size();
     c.layers_.push_back(std::move(L));
   }
+  // A layer's zero points or group index without its packed weights: a tensor lost in a conversion or a shard the
+  // index leaves out. Refused here, named, rather than the layer missing later as a prefix "not found".
+  for (const auto& name : names)
+    for (const char* orphan : {".qzeros", ".g_idx"})
+      if (ends_with(name, orphan)) {
+        const std::string p = name.substr(0, name.size() - std::strlen(orphan));
+        if (!c.index_.count(p))
+          fail(ErrorCode::format_error, dir + ": tensor '" + name + "'", "a tensor '" + p + ".qweight' beside it", "none");
+      }
   for (const auto& name : names) {
     if (!ends_with(name, ".weight")) continue;
     const std::string p = name.substr(0, name.size() - 7);

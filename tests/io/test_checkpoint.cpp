@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 
 #include "../formats/spec_pack.hpp"
 #include "io_testutil.hpp"
@@ -402,4 +403,83 @@ TEST(HfCheckpoint, WriteHfCheckpointRoundTrip) {
   o.method = io::QuantMethod::awq;
   expect_error([&] { io::write_hf_checkpoint(dir.path.string(), {{"s", &s}}, {}, o); }, ErrorCode::unsupported,
                {"'s'", "uint4"});
+}
+
+// Every tensor of an AWQ and of a GPTQ layer (bias, g_idx included) perturbed one way at a time: another dtype, one
+// dimension one more / doubled / halved, a dimension dropped or added, the tensor removed. Opening the folder and
+// loading the layer either gives the layer of the unperturbed shape (a change the format allows: bf16 scales, no bias,
+// no g_idx) or throws a w4a16::Error whose message names the perturbed tensor ("tensor 'p.qzeros'", "layer 'p':
+// qzeros: ..."): nothing loads a layer of other dimensions, nothing fails without saying which tensor (a missing
+// qweight included: its zero points are named as orphans).
+TEST(HfCheckpoint, EveryPerturbedLayerTensorIsNamedOrLoadsTheSameShape) {
+  const std::int64_t N = 64, K = 256;
+  const int g = 64;
+  QuantizedLinear l = test::random_linear({N, K, g, ScalarType::uint4}, DType::f16, true, false);
+  formats::AwqHost a = formats::canonical_to_awq(l.view());
+  formats::GptqHost q = formats::canonical_to_gptq(l.view());
+  struct Folder {
+    const char* name;
+    std::string config;
+    std::vector<std::pair<std::string, const HostTensor*>> tensors;
+  };
+  const Folder folders[] = {
+      {"awq", R"({"quantization_config":{"quant_method":"awq","bits":4,"group_size":64,"zero_point":true,"version":"gemm"}})",
+       {{"qweight", &a.qweight}, {"qzeros", &a.qzeros}, {"scales", &a.scales}, {"bias", &a.bias}}},
+      {"gptq", R"({"quantization_config":{"quant_method":"gptq","bits":4,"group_size":64,"sym":false,"checkpoint_format":"gptq_v2"}})",
+       {{"qweight", &q.qweight}, {"qzeros", &q.qzeros}, {"scales", &q.scales}, {"g_idx", &q.g_idx}, {"bias", &q.bias}}}};
+  const DType dtypes[] = {DType::f16, DType::bf16, DType::f32, DType::i32, DType::i64, DType::u8};
+  int loaded = 0, named = 0;
+  for (const Folder& f : folders) {
+    for (std::size_t victim = 0; victim < f.tensors.size(); ++victim) {
+      const HostTensor& orig = *f.tensors[victim].second;
+      const std::string name = "p." + f.tensors[victim].first;
+      // The perturbed versions of the victim: {what, tensor or nullptr for "removed"}.
+      std::vector<std::pair<std::string, std::optional<HostTensor>>> variants;
+      variants.emplace_back("removed", std::nullopt);
+      for (DType dt : dtypes)
+        if (dt != orig.dtype()) variants.emplace_back("dtype " + std::string(dtype_name(dt)), HostTensor(dt, orig.shape()));
+      for (std::size_t d = 0; d < orig.shape().size(); ++d)
+        for (int change = 0; change < 3; ++change) {
+          std::vector<std::int64_t> s = orig.shape();
+          s[d] = change == 0 ? s[d] + 1 : change == 1 ? 2 * s[d] : s[d] / 2;
+          variants.emplace_back("dim " + std::to_string(d) + " -> " + std::to_string(s[d]), HostTensor(orig.dtype(), s));
+        }
+      std::vector<std::int64_t> more = orig.shape();
+      more.push_back(1);
+      variants.emplace_back("a dimension added", HostTensor(orig.dtype(), more));
+      if (orig.shape().size() > 1)
+        variants.emplace_back("a dimension dropped", HostTensor(orig.dtype(), {orig.numel()}));
+      for (auto& [what, t] : variants) {
+        SCOPED_TRACE(std::string(f.name) + ": " + name + " " + what);
+        if (t) std::memset(t->data(), 0, t->nbytes());  // g_idx 0, zeros 0, scales 0: values in range
+        test::TempDir dir;
+        std::vector<std::pair<std::string, TensorView>> views;
+        for (std::size_t i = 0; i < f.tensors.size(); ++i) {
+          if (i != victim) views.emplace_back("p." + f.tensors[i].first, f.tensors[i].second->view());
+          else if (t) views.emplace_back(name, t->view());
+        }
+        test::write_file(dir / "config.json", f.config);
+        io::write_safetensors(dir / "model.safetensors", views);
+        try {
+          QuantizedLinear got = io::HfCheckpoint::open(dir.path.string()).load_linear("p");
+          EXPECT_EQ(got.spec().n, N);
+          EXPECT_EQ(got.spec().k, K);
+          EXPECT_EQ(got.spec().group_size, g);
+          ++loaded;
+        } catch (const Error& e) {
+          ++named;
+          // "tensor 'p.qzeros': ...", or the layer and the tensor's role: "layer 'p': qzeros: ...", "layer 'p':
+          // qweight.K: ...", "layer 'p': expected 2-D qweight and scales, got qweight [256, 8, 1], ...", "tensor
+          // 'p.scales': ... for qweight [512, 8] ..." (the scales checked against a perturbed qweight).
+          const std::string msg = e.what(), role = f.tensors[victim].first;
+          const bool layer = msg.find("'p'") != std::string::npos || msg.find("'p.") != std::string::npos;
+          const bool role_named = msg.find(role + ":") != std::string::npos || msg.find(role + ".") != std::string::npos ||
+                                  msg.find(role + " [") != std::string::npos;
+          EXPECT_TRUE(msg.find("'" + name + "'") != std::string::npos || (layer && role_named)) << msg;
+        }
+      }
+    }
+  }
+  EXPECT_GT(named, 50);
+  EXPECT_GT(loaded, 2);  // bf16 / f32 scales? no bias, no g_idx
 }
