@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Stop 54 call 2 (an H200; carry .carry-s52c4 = stop 52's final w4a16_bench_gpu, whose kernels and plans equal HEAD's):
+# ROUNDS (6), PART_B=0, PART_C=0: fewer rounds of A, no B / C (an H100: call 3).
 #  A. issue 5's one M >= 1024 miss on the H200 (llama8b.gate_up M = 1024, 0.93x cuBLAS in stop 51's single round) in
 #     6 whole-process rounds: the hybrid (registry cuda_hybrid = the prefill path there) against cuBLAS in the same
 #     process, fp16 and bf16 uint4b8 g = 128, M = 1024 / 2048;
@@ -11,14 +12,16 @@
 . scripts/lib/device-env.sh
 S=/tmp/s54c2; rm -rf $S; mkdir -p $S /tmp/s52c4b && tar -xJf .carry-s52c4/b.tar.xz -C /tmp/s52c4b; B=/tmp/s52c4b
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee $OUT/gpu.txt
-for r in 1 2 3 4 5 6; do
+for r in $(seq 1 ${ROUNDS:-6}); do
   timeout 60 $B/w4a16_bench_gpu --registry cuda_hybrid --no-extra-groups --ms 1024,2048 --shapes llama8b.gate_up \
     --dtypes f16,bf16 --scalars uint4b8 --csv $S/gu_r$r.csv > /dev/null 2> $S/gu_r$r.err || echo "rc=$? gu $r" | tee -a $OUT/gpu.txt
 done
 echo "A done (${SECONDS}s)" | tee -a $OUT/gpu.txt
-timeout 150 $B/w4a16_bench_gpu --registry cuda_hybrid --no-extra-groups --ms 1024 \
-  --shapes 8192x8192,llama8b.gate_up,llama8b.down,llama8b.qkv,llama8b.o,llama70b.gate_up --dtypes f16,bf16 --scalars uint4b8 \
-  --csv $S/large.csv > /dev/null 2> $S/large.err || echo "rc=$? large" | tee -a $OUT/gpu.txt
+if [ "${PART_B:-1}" = 1 ]; then
+  timeout 150 $B/w4a16_bench_gpu --registry cuda_hybrid --no-extra-groups --ms 1024 \
+    --shapes 8192x8192,llama8b.gate_up,llama8b.down,llama8b.qkv,llama8b.o,llama70b.gate_up --dtypes f16,bf16 --scalars uint4b8 \
+    --csv $S/large.csv > /dev/null 2> $S/large.err || echo "rc=$? large" | tee -a $OUT/gpu.txt
+fi
 echo "B done (${SECONDS}s)" | tee -a $OUT/gpu.txt
 python3 - $S <<'PY' | tee $OUT/summary.txt
 import csv, glob, os, sys, collections, statistics
@@ -51,4 +54,4 @@ for k, v in sorted(t.items(), key=lambda kv: statistics.median(kv[1])):
     print('%-16s M=%-5d %-60s median %.1f  %s  | %s' % (k[0], k[1], k[2], statistics.median(v), ' / '.join('%.1f' % x for x in v), k[3]))
 PY2
 tar -czf $OUT/data_d.tar.gz -C $S .
-mkdir -p $OUT/c; OUT=$OUT/c bash docs/benchmarks/session_2026-12-06_stop52/call7.sh
+if [ "${PART_C:-1}" = 1 ]; then mkdir -p $OUT/c; OUT=$OUT/c bash docs/benchmarks/session_2026-12-06_stop52/call7.sh; fi
