@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <vector>
 
 namespace w4a16::bench {
@@ -24,48 +25,92 @@ int cold_l2_copies(std::size_t bytes_per_set) {
   return static_cast<int>(std::max<std::size_t>(c, 1));
 }
 
-Timing time_graph(const std::function<void(int, cudaStream_t)>& fn, const TimerOptions& opt, cudaStream_t stream) {
-  int copies = std::max(opt.copies, 1);
-  int calls = opt.calls > 0 ? opt.calls : std::max(copies, 20);
-  calls = (calls + copies - 1) / copies * copies;
-  // Eager warm-up: loads modules, creates handles, faults pages in.
-  for (int i = 0; i < copies; ++i) fn(i, stream);
-  check(cudaStreamSynchronize(stream), "warm-up");
-  check(cudaGetLastError(), "warm-up launch");
-
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
-  for (int i = 0; i < calls; ++i) fn(i, stream);
-  check(cudaStreamEndCapture(stream, &graph), "end capture");
-  check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-
-  for (int i = 0; i < std::max(opt.warmup, 1); ++i) check(cudaGraphLaunch(exec, stream), "warm-up replay");
-  check(cudaStreamSynchronize(stream), "warm-up replay sync");
-
-  cudaEvent_t a, b;
-  check(cudaEventCreate(&a), "event");
-  check(cudaEventCreate(&b), "event");
-  std::vector<double> per_call;
-  for (int r = 0; r < std::max(opt.replays, 7); ++r) {
+namespace {
+// One call's graph: `calls` launches over its rotating copies, after the eager warm-up (modules, handles, pages).
+struct CallGraph {
+  int calls = 0;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  CallGraph(const std::function<void(int, cudaStream_t)>& fn, const TimerOptions& opt, cudaStream_t stream) {
+    const int copies = std::max(opt.copies, 1);
+    calls = opt.calls > 0 ? opt.calls : std::max(copies, 20);
+    calls = (calls + copies - 1) / copies * copies;
+    for (int i = 0; i < copies; ++i) fn(i, stream);
+    check(cudaStreamSynchronize(stream), "warm-up");
+    check(cudaGetLastError(), "warm-up launch");
+    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+    for (int i = 0; i < calls; ++i) fn(i, stream);
+    check(cudaStreamEndCapture(stream, &graph), "end capture");
+    check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  }
+  ~CallGraph() {
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+  CallGraph(const CallGraph&) = delete;
+  CallGraph& operator=(const CallGraph&) = delete;
+  // One replay timed with the events a / b: microseconds per call.
+  double timed_replay(cudaEvent_t a, cudaEvent_t b, cudaStream_t stream) const {
     check(cudaEventRecord(a, stream), "record");
     check(cudaGraphLaunch(exec, stream), "replay");
     check(cudaEventRecord(b, stream), "record");
     check(cudaEventSynchronize(b), "sync");
     float ms = 0;
     check(cudaEventElapsedTime(&ms, a, b), "elapsed");
-    per_call.push_back(1000.0 * ms / calls);
+    return 1000.0 * ms / calls;
   }
-  check(cudaGetLastError(), "replays");
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
+};
+
+Timing summarize(std::vector<double> per_call) {
   std::sort(per_call.begin(), per_call.end());
   Timing t;
   t.median_us = per_call[per_call.size() / 2];
   t.min_us = per_call.front();
   t.max_us = per_call.back();
+  return t;
+}
+}  // namespace
+
+Timing time_graph(const std::function<void(int, cudaStream_t)>& fn, const TimerOptions& opt, cudaStream_t stream) {
+  const CallGraph g(fn, opt, stream);
+  for (int i = 0; i < std::max(opt.warmup, 1); ++i) check(cudaGraphLaunch(g.exec, stream), "warm-up replay");
+  check(cudaStreamSynchronize(stream), "warm-up replay sync");
+
+  cudaEvent_t a, b;
+  check(cudaEventCreate(&a), "event");
+  check(cudaEventCreate(&b), "event");
+  std::vector<double> per_call;
+  for (int r = 0; r < std::max(opt.replays, 7); ++r) per_call.push_back(g.timed_replay(a, b, stream));
+  check(cudaGetLastError(), "replays");
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return summarize(std::move(per_call));
+}
+
+std::vector<Timing> time_graphs_interleaved(const std::vector<std::function<void(int, cudaStream_t)>>& fns,
+                                            const std::vector<TimerOptions>& opts, int rounds, int warmup_rounds,
+                                            cudaStream_t stream) {
+  if (fns.size() != opts.size() || fns.empty()) {
+    std::fprintf(stderr, "gpu_timer: time_graphs_interleaved: %zu calls, %zu options\n", fns.size(), opts.size());
+    std::exit(3);
+  }
+  std::vector<std::unique_ptr<CallGraph>> graphs;
+  for (std::size_t i = 0; i < fns.size(); ++i) graphs.push_back(std::make_unique<CallGraph>(fns[i], opts[i], stream));
+  for (int r = 0; r < std::max(warmup_rounds, 1); ++r)
+    for (const auto& g : graphs) check(cudaGraphLaunch(g->exec, stream), "warm-up replay");
+  check(cudaStreamSynchronize(stream), "warm-up replay sync");
+
+  cudaEvent_t a, b;
+  check(cudaEventCreate(&a), "event");
+  check(cudaEventCreate(&b), "event");
+  std::vector<std::vector<double>> per_call(graphs.size());
+  for (int r = 0; r < std::max(rounds, 7); ++r)
+    for (std::size_t i = 0; i < graphs.size(); ++i) per_call[i].push_back(graphs[i]->timed_replay(a, b, stream));
+  check(cudaGetLastError(), "replays");
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::vector<Timing> t;
+  for (auto& v : per_call) t.push_back(summarize(std::move(v)));
   return t;
 }
 

@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <functional>
+#include <vector>
 
 namespace w4a16::bench {
 
@@ -29,6 +30,15 @@ struct Timing {
 
 // fn(i, stream): enqueue call i (use input set i % copies).
 Timing time_graph(const std::function<void(int, cudaStream_t)>& fn, const TimerOptions& opt, cudaStream_t stream);
+
+// Several calls timed side by side (a kernel against its peer): each fn captured into its own graph as time_graph
+// does (opts[i]: its copies and calls; warm-up launches first), then `rounds` rounds of one timed replay of each graph
+// in turn (A B C, A B C, ...) after `warmup_rounds` untimed rounds, so that a slow drift of the GPU's clocks or
+// temperature falls on every call alike; the median per call of each. Replays of successive rounds of one call are
+// what the median runs over, as in time_graph.
+std::vector<Timing> time_graphs_interleaved(const std::vector<std::function<void(int, cudaStream_t)>>& fns,
+                                            const std::vector<TimerOptions>& opts, int rounds, int warmup_rounds,
+                                            cudaStream_t stream);
 
 // Number of rotating copies of `bytes_per_set` needed so that copies * bytes >= 3 * L2 size.
 int cold_l2_copies(std::size_t bytes_per_set);

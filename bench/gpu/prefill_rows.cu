@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <sstream>
 
@@ -210,6 +211,28 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       add(name, plan ? plan->describe() : kc::prefill_default_describe(n, k, m, cap, sms), us, int4_bytes, err);
     };
     if (spec.default_plan) run_int4("cuda_prefill", nullptr);
+    if (spec.interleave > 0 && spec.peers) {  // ours against cuBLAS, replays alternating (clock and thermal drift shared)
+      std::vector<std::function<void(int, cudaStream_t)>> fns;
+      std::vector<TimerOptions> opts(1, opt);
+      opts[0].copies = dcopies;
+      fns.push_back([&](int i, cudaStream_t) { gemm(dense16[static_cast<std::size_t>(i % dcopies)]->p, DType::f16, y.p); });
+      if (spec.peer_bf16) {
+        fns.push_back([&](int i, cudaStream_t) { gemm(dense_bf[static_cast<std::size_t>(i % dcopies)]->p, DType::bf16, y.p); });
+        opts.push_back(opts[0]);
+      }
+      fns.push_back([&](int i, cudaStream_t s) {
+        kc::prefill_run(*ws[static_cast<std::size_t>(i % copies)], x.p, m, k, y.p, n, work.p, work.bytes, s);
+      });
+      opts.push_back(opt);
+      opts.back().copies = copies;
+      const std::vector<Timing> t = time_graphs_interleaved(fns, opts, spec.interleave, 10, stream);
+      const double saved = cublas16_us;
+      cublas16_us = t[0].median_us;
+      add("cublas_f16_il", "", t[0].median_us, dense_b, 0);
+      if (spec.peer_bf16) add("cublas_bf16_il", "", t[1].median_us, dense_b, 0);
+      add("cuda_prefill_il", kc::prefill_default_describe(n, k, m, cap, sms), t.back().median_us, int4_bytes, 0);
+      cublas16_us = saved;
+    }
     if (!spec.row_split_tails.empty()) {
       kc::PrefillRowSplit rs;
       rs.head_plan.config = spec.row_split_head >= 0 ? spec.row_split_head : kc::prefill_plan(n, k, m, cap, sms).config;

@@ -10,6 +10,8 @@
 //   row_split_*): the head W4A16_PREFILL_ROWSPLIT_HEAD (a config; unset: the default plan's) at split 1 over its
 //   full waves' rows (or W4A16_PREFILL_ROWSPLIT_ROWS rows), the rest with each tail (a measured-order config
 //   such as 12 runs as its twin in the head's k-loop order, as the library's measured row splits run).
+//   W4A16_PREFILL_INTERLEAVE=R adds cuBLAS fp16 / bf16 and the default plan timed side by side, R rounds of one
+//   replay each (rows *_il: gpu_timer's time_graphs_interleaved), against clock and thermal drift between rows.
 //   Splits are reduced as W4A16_PREFILL_SPLIT_REDUCE says (unset: in the cluster), so the run
 //   with =kernel and the one without give the data of each reduce mode's split constants.
 //   reduce_ab: split-K in the cluster vs the reduce kernel, x PDL on / off, in one process:
@@ -325,6 +327,8 @@ int main(int argc, char** argv) {
         kc::prefill_config(cfg);  // range check
         spec.row_split_tails.emplace_back(cfg, static_cast<int>(env_int("W4A16_PREFILL_ROWSPLIT_TAILS", item.substr(c + 1), 1, "splits")));
       }
+      for (const std::string& item : env_items("W4A16_PREFILL_INTERLEAVE"))
+        spec.interleave = static_cast<int>(env_int("W4A16_PREFILL_INTERLEAVE", item, 7, "rounds (>= 7)"));
       for (const std::string& item : env_items("W4A16_PREFILL_ROWSPLIT_HEAD"))
         spec.row_split_head = static_cast<int>(env_int("W4A16_PREFILL_ROWSPLIT_HEAD", item, 0, "a config index"));
       for (const std::string& item : env_items("W4A16_PREFILL_ROWSPLIT_ROWS"))
