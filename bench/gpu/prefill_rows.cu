@@ -211,28 +211,6 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       add(name, plan ? plan->describe() : kc::prefill_default_describe(n, k, m, cap, sms), us, int4_bytes, err);
     };
     if (spec.default_plan) run_int4("cuda_prefill", nullptr);
-    if (spec.interleave > 0 && spec.peers) {  // ours against cuBLAS, replays alternating (clock and thermal drift shared)
-      std::vector<std::function<void(int, cudaStream_t)>> fns;
-      std::vector<TimerOptions> opts(1, opt);
-      opts[0].copies = dcopies;
-      fns.push_back([&](int i, cudaStream_t) { gemm(dense16[static_cast<std::size_t>(i % dcopies)]->p, DType::f16, y.p); });
-      if (spec.peer_bf16) {
-        fns.push_back([&](int i, cudaStream_t) { gemm(dense_bf[static_cast<std::size_t>(i % dcopies)]->p, DType::bf16, y.p); });
-        opts.push_back(opts[0]);
-      }
-      fns.push_back([&](int i, cudaStream_t s) {
-        kc::prefill_run(*ws[static_cast<std::size_t>(i % copies)], x.p, m, k, y.p, n, work.p, work.bytes, s);
-      });
-      opts.push_back(opt);
-      opts.back().copies = copies;
-      const std::vector<Timing> t = time_graphs_interleaved(fns, opts, spec.interleave, 10, stream);
-      const double saved = cublas16_us;
-      cublas16_us = t[0].median_us;
-      add("cublas_f16_il", "", t[0].median_us, dense_b, 0);
-      if (spec.peer_bf16) add("cublas_bf16_il", "", t[1].median_us, dense_b, 0);
-      add("cuda_prefill_il", kc::prefill_default_describe(n, k, m, cap, sms), t.back().median_us, int4_bytes, 0);
-      cublas16_us = saved;
-    }
     if (!spec.row_split_tails.empty()) {
       kc::PrefillRowSplit rs;
       rs.head_plan.config = spec.row_split_head >= 0 ? spec.row_split_head : kc::prefill_plan(n, k, m, cap, sms).config;
@@ -335,6 +313,53 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
         done.push_back(eff);
         run_int4("cuda_prefill:" + kc::prefill_config(c).name() + ":s" + std::to_string(eff), &p);
       }
+    }
+    // Side by side (spec.interleave): cuBLAS, the default plan and every tune plan, replays alternating so that the
+    // clock and thermal drift of a power-capped GPU falls on all alike (stop 54: sequential rows of one kernel 10% apart).
+    if (spec.interleave > 0 && spec.peers) {
+      std::vector<std::function<void(int, cudaStream_t)>> fns;
+      std::vector<TimerOptions> opts;
+      std::vector<std::pair<std::string, std::string>> names;  // row name, plan
+      auto member = [&](std::function<void(int, cudaStream_t)> fn, int c, std::string name, std::string plan) {
+        fns.push_back(std::move(fn));
+        opts.push_back(opt);
+        opts.back().copies = c;
+        names.emplace_back(std::move(name), std::move(plan));
+      };
+      member([&](int i, cudaStream_t) { gemm(dense16[static_cast<std::size_t>(i % dcopies)]->p, DType::f16, y.p); }, dcopies,
+             "cublas_f16_il", "");
+      if (spec.peer_bf16)
+        member([&](int i, cudaStream_t) { gemm(dense_bf[static_cast<std::size_t>(i % dcopies)]->p, DType::bf16, y.p); }, dcopies,
+               "cublas_bf16_il", "");
+      std::vector<kc::PrefillPlan> plans;  // stable storage: the members capture them by pointer
+      plans.reserve(spec.tune_configs.size() * spec.tune_splits.size());
+      member([&](int i, cudaStream_t st) { kc::prefill_run(*ws[static_cast<std::size_t>(i % copies)], x.p, m, k, y.p, n, work.p, work.bytes, st); },
+             copies, "cuda_prefill_il", kc::prefill_default_describe(n, k, m, cap, sms));
+      const std::int64_t k_tiles = ws[0]->k_pad / 64;
+      for (int c : spec.tune_configs) {
+        std::vector<std::int64_t> done;
+        for (int split : spec.tune_splits) {
+          const std::int64_t kts = (k_tiles + split - 1) / split, eff = (k_tiles + kts - 1) / kts;
+          if (std::find(done.begin(), done.end(), eff) != done.end()) continue;
+          kc::PrefillPlan p;
+          p.config = c;
+          p.split = static_cast<int>(eff);
+          p.k_tiles_per_split = kts;
+          if (kc::prefill_plan_workspace_bytes(*ws[0], p, m) > work.bytes) continue;
+          done.push_back(eff);
+          plans.push_back(p);
+          const kc::PrefillPlan* pp = &plans.back();
+          member([&, pp](int i, cudaStream_t st) {
+            kc::prefill_run_plan(*ws[static_cast<std::size_t>(i % copies)], *pp, x.p, m, k, y.p, n, work.p, work.bytes, st);
+          }, copies, "cuda_prefill:" + kc::prefill_config(c).name() + ":s" + std::to_string(eff) + "_il", pp->describe());
+        }
+      }
+      const std::vector<Timing> t = time_graphs_interleaved(fns, opts, spec.interleave, 10, stream);
+      const double saved = cublas16_us;
+      cublas16_us = t[0].median_us;
+      for (std::size_t i = 0; i < t.size(); ++i)  // every int4 member was checked in its own sequential row above
+        add(names[i].first, names[i].second, t[i].median_us, names[i].first.rfind("cublas", 0) == 0 ? dense_b : int4_bytes, 0);
+      cublas16_us = saved;
     }
     // The tune's default plan again after the forced tiles: the first int4 row of a point read 0-9% slower than the
     // same plan forced later in the process (stop 27, call 5), so tune_best.py compares the tiles with the faster of the two.

@@ -48,9 +48,10 @@ struct PrefillBenchSpec {
   bool peer_bf16 = true;     // with peers: cuBLAS bf16 as well as fp16
   bool time_dense_cache = true;  // time the dense cache (its output is the reference either way)
   bool default_plan = true;  // time prefill_run's own plan (row "cuda_prefill")
-  // > 0 (with peers): after "cuda_prefill", cuBLAS fp16 (and bf16) and the default plan timed side by side
-  // (time_graphs_interleaved: `interleave` rounds of one replay each, after 10 warm-up rounds) as rows
-  // "cublas_f16_il", "cublas_bf16_il", "cuda_prefill_il"; the last's speedup is against "cublas_f16_il".
+  // > 0 (with peers): after the tune rows, cuBLAS fp16 (and bf16), the default plan and every tune plan timed side by
+  // side (time_graphs_interleaved: `interleave` rounds of one replay each, after 10 warm-up rounds) as rows
+  // "cublas_f16_il", "cublas_bf16_il", "cuda_prefill_il", "cuda_prefill:<config>:s<split>_il"; speedups against
+  // "cublas_f16_il".
   int interleave = 0;
   bool old_plan = false;     // also time the cp.async plan (row "cuda_prefill_cp_async_plan")
   std::vector<int> forced;   // config indices timed with their own split (prefill_plan_for_config)

@@ -12,10 +12,11 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu
 LOG=$!
 nvidia-smi --query-gpu=timestamp,clocks_event_reasons.active --format=csv -lms 100 > $S/reasons.csv 2>&1 &
 LOG2=$!
-for r in 1 2 3; do
+# SHAPES, MS, CONFIGS, PROCS, IL: call 6 reuses this script with other tiles (the defaults: call 4).
+for r in $(seq 1 ${PROCS:-3}); do
   echo "round $r start $(date +%T.%N)" >> $S/marks.txt
-  W4A16_PREFILL_TUNE_SHAPES=llama8b.gate_up,llama8b.qkv,llama8b.o,llama8b.down,8192x8192 W4A16_PREFILL_TUNE_MS=1024,4096 \
-  W4A16_PREFILL_TUNE_CONFIGS=20 W4A16_PREFILL_TUNE_SPLITS=1 W4A16_PREFILL_INTERLEAVE=21 \
+  W4A16_PREFILL_TUNE_SHAPES=${SHAPES:-llama8b.gate_up,llama8b.qkv,llama8b.o,llama8b.down,8192x8192} W4A16_PREFILL_TUNE_MS=${MS:-1024,4096} \
+  W4A16_PREFILL_TUNE_CONFIGS=${CONFIGS:-20} W4A16_PREFILL_TUNE_SPLITS=1 W4A16_PREFILL_INTERLEAVE=${IL:-21} \
     timeout 150 /tmp/s54bb/prefill_bench $S/il_r$r.csv tune_tma > $S/il_r$r.log 2>&1 || echo "rc=$? round $r" | tee -a $OUT/gpu.txt
   echo "round $r end $(date +%T.%N) (${SECONDS}s)" | tee -a $S/marks.txt
 done
@@ -36,6 +37,22 @@ for sh, m in keys:
     seq = [c / o for c, o in zip(t.get((sh, m, 'cublas_f16'), []), t.get((sh, m, 'cuda_prefill'), []))]
     il = [c / o for c, o in zip(t.get((sh, m, 'cublas_f16_il'), []), t.get((sh, m, 'cuda_prefill_il'), []))]
     print('%-16s %-5d %-28s %-28s %-28s %-28s  ratio seq %s | il %s' % (sh, m, *row, ' '.join('%.3f' % x for x in seq), ' '.join('%.3f' % x for x in il)))
+PY
+python3 - $S <<'PY' | tee $OUT/summary_il.txt
+# Every interleaved row (*_il) per process, as a ratio to the same process's cublas_f16_il (> 1: faster than cuBLAS).
+import csv, glob, os, sys, collections, statistics
+t = collections.defaultdict(list)
+for p in sorted(glob.glob(os.path.join(sys.argv[1], 'il_r*.csv'))):
+    cb = {}
+    rows = list(csv.DictReader(open(p)))
+    for r in rows:
+        if r['kernel'] == 'cublas_f16_il': cb[(r['shape'], r['M'])] = float(r['us'])
+    for r in rows:
+        if r['kernel'].endswith('_il') and (r['shape'], r['M']) in cb:
+            t[(r['shape'], int(r['M']), r['kernel'])].append((float(r['us']), cb[(r['shape'], r['M'])] / float(r['us'])))
+for k in sorted(t, key=lambda k: (k[0], k[1], -statistics.median(x[1] for x in t[k]))):
+    v = t[k]
+    print('%-16s M=%-5d %-52s median %.1f us, x cuBLAS %s' % (k[0], k[1], k[2][:52], statistics.median(x[0] for x in v), ' '.join('%.3f' % x[1] for x in v)))
 PY
 python3 - $S/clocks.csv $S/reasons.csv <<'PY' | tee -a $OUT/summary.txt
 import csv, sys, statistics
