@@ -26,7 +26,7 @@ import csv, glob, os, sys, collections, statistics
 t = collections.defaultdict(list)
 for p in sorted(glob.glob(os.path.join(sys.argv[1], 'il_r*.csv'))):
     for r in csv.DictReader(open(p)):
-        t[(r['shape'], int(r['M']), r['kernel'].split(':')[0])].append(float(r['us']))
+        t[(r['shape'], int(r['M']), r['kernel'])].append(float(r['us']))
 keys = sorted({(k[0], k[1]) for k in t})
 print('%-16s %-5s %-28s %-28s %-28s %-28s' % ('shape', 'M', 'cublas_f16 (seq)', 'cuda_prefill (seq)', 'cublas_f16_il', 'cuda_prefill_il'))
 for sh, m in keys:
