@@ -299,8 +299,10 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       const kc::PrefillPlan p = kc::prefill_plan_for_config(n, k, m, c, sms);
       run_int4("cuda_prefill:" + kc::prefill_config(c).name() + ":s" + std::to_string(p.split), &p);
     }
+    // The tuning grid: every config of tune_configs at each distinct effective split of tune_splits the workspace holds.
+    std::vector<kc::PrefillPlan> tune_plans;
     for (int c : spec.tune_configs) {
-      std::vector<std::int64_t> done;  // effective splits already timed for this config
+      std::vector<std::int64_t> done;  // effective splits already listed for this config
       const std::int64_t k_tiles = ws[0]->k_pad / 64;
       for (int split : spec.tune_splits) {
         const std::int64_t kts = (k_tiles + split - 1) / split, eff = (k_tiles + kts - 1) / kts;
@@ -311,9 +313,13 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
         p.k_tiles_per_split = kts;
         if (kc::prefill_plan_workspace_bytes(*ws[0], p, m) > work.bytes) continue;
         done.push_back(eff);
-        run_int4("cuda_prefill:" + kc::prefill_config(c).name() + ":s" + std::to_string(eff), &p);
+        tune_plans.push_back(p);
       }
     }
+    auto tune_name = [](const kc::PrefillPlan& p) {
+      return "cuda_prefill:" + kc::prefill_config(p.config).name() + ":s" + std::to_string(p.split);
+    };
+    for (const kc::PrefillPlan& p : tune_plans) run_int4(tune_name(p), &p);
     // Side by side (spec.interleave): cuBLAS, the default plan and every tune plan, replays alternating so that the
     // clock and thermal drift of a power-capped GPU falls on all alike (stop 54: sequential rows of one kernel 10% apart).
     if (spec.interleave > 0 && spec.peers) {
@@ -331,29 +337,12 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       if (spec.peer_bf16)
         member([&](int i, cudaStream_t) { gemm(dense_bf[static_cast<std::size_t>(i % dcopies)]->p, DType::bf16, y.p); }, dcopies,
                "cublas_bf16_il", "");
-      std::vector<kc::PrefillPlan> plans;  // stable storage: the members capture them by pointer
-      plans.reserve(spec.tune_configs.size() * spec.tune_splits.size());
       member([&](int i, cudaStream_t st) { kc::prefill_run(*ws[static_cast<std::size_t>(i % copies)], x.p, m, k, y.p, n, work.p, work.bytes, st); },
              copies, "cuda_prefill_il", kc::prefill_default_describe(n, k, m, cap, sms));
-      const std::int64_t k_tiles = ws[0]->k_pad / 64;
-      for (int c : spec.tune_configs) {
-        std::vector<std::int64_t> done;
-        for (int split : spec.tune_splits) {
-          const std::int64_t kts = (k_tiles + split - 1) / split, eff = (k_tiles + kts - 1) / kts;
-          if (std::find(done.begin(), done.end(), eff) != done.end()) continue;
-          kc::PrefillPlan p;
-          p.config = c;
-          p.split = static_cast<int>(eff);
-          p.k_tiles_per_split = kts;
-          if (kc::prefill_plan_workspace_bytes(*ws[0], p, m) > work.bytes) continue;
-          done.push_back(eff);
-          plans.push_back(p);
-          const kc::PrefillPlan* pp = &plans.back();
-          member([&, pp](int i, cudaStream_t st) {
-            kc::prefill_run_plan(*ws[static_cast<std::size_t>(i % copies)], *pp, x.p, m, k, y.p, n, work.p, work.bytes, st);
-          }, copies, "cuda_prefill:" + kc::prefill_config(c).name() + ":s" + std::to_string(eff) + "_il", pp->describe());
-        }
-      }
+      for (const kc::PrefillPlan& p : tune_plans)  // tune_plans outlives the timing: the members hold references
+        member([&](int i, cudaStream_t st) {
+          kc::prefill_run_plan(*ws[static_cast<std::size_t>(i % copies)], p, x.p, m, k, y.p, n, work.p, work.bytes, st);
+        }, copies, tune_name(p) + "_il", p.describe());
       const std::vector<Timing> t = time_graphs_interleaved(fns, opts, spec.interleave, 10, stream);
       const double saved = cublas16_us;
       cublas16_us = t[0].median_us;
