@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 
 #include "common.cuh"
 #include "gpu_timer.hpp"
@@ -339,6 +341,20 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
                "cublas_bf16_il", "");
       member([&](int i, cudaStream_t st) { kc::prefill_run(*ws[static_cast<std::size_t>(i % copies)], x.p, m, k, y.p, n, work.p, work.bytes, st); },
              copies, "cuda_prefill_il", kc::prefill_default_describe(n, k, m, cap, sms));
+      for (const std::string& kv : spec.interleave_env) {  // the default plan under a launch-time knob
+        const std::size_t eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) throw std::invalid_argument("interleave_env: expected NAME=VALUE, got '" + kv + "'");
+        const std::string name = kv.substr(0, eq), value = kv.substr(eq + 1);
+        member([&, name, value](int i, cudaStream_t st) {
+          const char* old = std::getenv(name.c_str());
+          const std::string saved = old ? old : "";
+          const bool had = old != nullptr;
+          setenv(name.c_str(), value.c_str(), 1);
+          kc::prefill_run(*ws[static_cast<std::size_t>(i % copies)], x.p, m, k, y.p, n, work.p, work.bytes, st);
+          if (had) setenv(name.c_str(), saved.c_str(), 1);
+          else unsetenv(name.c_str());
+        }, copies, "cuda_prefill_il:" + kv, kc::prefill_default_describe(n, k, m, cap, sms));
+      }
       for (const kc::PrefillPlan& p : tune_plans)  // tune_plans outlives the timing: the members hold references
         member([&](int i, cudaStream_t st) {
           kc::prefill_run_plan(*ws[static_cast<std::size_t>(i % copies)], p, x.p, m, k, y.p, n, work.p, work.bytes, st);

@@ -53,6 +53,9 @@ struct PrefillBenchSpec {
   // "cublas_f16_il", "cublas_bf16_il", "cuda_prefill_il", "cuda_prefill:<config>:s<split>_il"; speedups against
   // "cublas_f16_il".
   int interleave = 0;
+  // With interleave: the default plan once more per item "NAME=VALUE" of interleave_env, that environment variable set
+  // while its graph is captured (a launch-time knob against the default in one process), row "cuda_prefill_il:NAME=VALUE".
+  std::vector<std::string> interleave_env;
   bool old_plan = false;     // also time the cp.async plan (row "cuda_prefill_cp_async_plan")
   std::vector<int> forced;   // config indices timed with their own split (prefill_plan_for_config)
   // Tuning grid: every config of tune_configs at every split of tune_splits, each distinct effective

@@ -6,7 +6,7 @@
 # the usual sequential rows, 3 processes, fp16 uint4b8 g = 128, the four >= 8 MB Llama-3-8B layers + 8192x8192 at
 # M = 1024 / 4096; nvidia-smi logs SM clock, power, temperature and throttle reasons every 100 ms meanwhile.
 . scripts/lib/device-env.sh
-S=/tmp/s54c4; rm -rf $S; mkdir -p $S /tmp/s54bb && tar -xJf .carry-s54b/b.tar.xz -C /tmp/s54bb
+S=/tmp/s54c4; rm -rf $S /tmp/s54bb; mkdir -p $S /tmp/s54bb && tar -xJf ${CARRY:-.carry-s54b}/b.tar.xz -C /tmp/s54bb
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader | tee $OUT/gpu.txt
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv -lms 100 > $S/clocks.csv 2>&1 &
 LOG=$!

@@ -11,7 +11,8 @@
 //   full waves' rows (or W4A16_PREFILL_ROWSPLIT_ROWS rows), the rest with each tail (a measured-order config
 //   such as 12 runs as its twin in the head's k-loop order, as the library's measured row splits run).
 //   W4A16_PREFILL_INTERLEAVE=R adds cuBLAS fp16 / bf16 and the default plan timed side by side, R rounds of one
-//   replay each (rows *_il: gpu_timer's time_graphs_interleaved), against clock and thermal drift between rows.
+//   replay each (rows *_il: gpu_timer's time_graphs_interleaved), against clock and thermal drift between rows;
+//   W4A16_PREFILL_INTERLEAVE_ENV="NAME=VALUE;..." adds the default plan under each setting of a launch-time knob.
 //   Splits are reduced as W4A16_PREFILL_SPLIT_REDUCE says (unset: in the cluster), so the run
 //   with =kernel and the one without give the data of each reduce mode's split constants.
 //   reduce_ab: split-K in the cluster vs the reduce kernel, x PDL on / off, in one process:
@@ -203,12 +204,12 @@ void tune_large_m(FILE* f, cudaStream_t s) {
 }  // namespace
 
 // The comma-separated items of environment variable `name` (none where it is unset or empty).
-std::vector<std::string> env_items(const char* name) {
+std::vector<std::string> env_items(const char* name, char sep = ',') {
   std::vector<std::string> v;
   const char* env = std::getenv(name);
   if (env == nullptr || *env == '\0') return v;
   std::stringstream list(env);
-  for (std::string item; std::getline(list, item, ',');) v.push_back(item);
+  for (std::string item; std::getline(list, item, sep);) v.push_back(item);
   return v;
 }
 
@@ -329,6 +330,7 @@ int main(int argc, char** argv) {
       }
       for (const std::string& item : env_items("W4A16_PREFILL_INTERLEAVE"))
         spec.interleave = static_cast<int>(env_int("W4A16_PREFILL_INTERLEAVE", item, 7, "rounds (>= 7)"));
+      for (const std::string& item : env_items("W4A16_PREFILL_INTERLEAVE_ENV", ';')) spec.interleave_env.push_back(item);
       for (const std::string& item : env_items("W4A16_PREFILL_ROWSPLIT_HEAD"))
         spec.row_split_head = static_cast<int>(env_int("W4A16_PREFILL_ROWSPLIT_HEAD", item, 0, "a config index"));
       for (const std::string& item : env_items("W4A16_PREFILL_ROWSPLIT_ROWS"))
