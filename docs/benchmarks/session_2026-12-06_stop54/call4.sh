@@ -48,7 +48,7 @@ for p in sorted(glob.glob(os.path.join(sys.argv[1], 'il_r*.csv'))):
     for r in rows:
         if r['kernel'] == 'cublas_f16_il': cb[(r['shape'], r['M'])] = float(r['us'])
     for r in rows:
-        if r['kernel'].endswith('_il') and (r['shape'], r['M']) in cb:
+        if ('_il' in r['kernel']) and (r['shape'], r['M']) in cb:
             t[(r['shape'], int(r['M']), r['kernel'])].append((float(r['us']), cb[(r['shape'], r['M'])] / float(r['us'])))
 for k in sorted(t, key=lambda k: (k[0], k[1], -statistics.median(x[1] for x in t[k]))):
     v = t[k]

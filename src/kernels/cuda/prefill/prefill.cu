@@ -13,6 +13,7 @@
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -371,6 +372,11 @@ void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, st
   p.split = static_cast<int>(split);
   p.row_block0 = row0 / cfg.bn();
   p.group_shift = group_shift_of(w.groups, w.group_len(), w.group_size, "w.group_size");
+  // W4A16_PREFILL_EPI16=1 (experiment, off by default): the stmatrix epilogue of split-1 early-issue TMA tiles.
+  if (const char* v = std::getenv("W4A16_PREFILL_EPI16"); v != nullptr && *v != 0) {
+    if (std::strcmp(v, "0") != 0 && std::strcmp(v, "1") != 0) fail(ErrorCode::invalid_argument, "W4A16_PREFILL_EPI16", "0 or 1", v);
+    p.epi16 = *v == '1' ? 1 : 0;
+  }
 
   ensure_smem_attr(e);
   const dim3 grid(static_cast<unsigned>(ceil_div(row_end - row0, cfg.bn())), static_cast<unsigned>(ceil_div(m, cfg.bm)), static_cast<unsigned>(split));

@@ -90,6 +90,9 @@ struct KernelParams {
   int cluster_reduce;            // 1: split > 1 reduced in the cluster (TMA configs only), 0: partials
   int group_shift;               // log2(group_len) when groups > 1 (g = 32..256 are powers of two)
   int tail_box_rows;             // TMA, M % BM != 0: the rows of tmap_tail's box (M % BM, or BM: zero-filled past M)
+  // 1 (W4A16_PREFILL_EPI16, experiment): split-1 early-issue TMA tiles inside N with 16-byte y rows stage act-dtype
+  // outputs (acc [+ bias], rounded once: the same bits) through stmatrix instead of the fp32 tile, 16-byte stores.
+  int epi16;
   // Grouped mode (the MoE experts, prefill_run_grouped): block_expert != null. qweight / scales / zeros
   // are expert 0's of a stack of equal layers; m block b (blockIdx.y) multiplies its BM token rows by
   // expert block_expert[b] (its words at e * expert_qw / expert_sc / expert_z further), read after
@@ -252,6 +255,14 @@ __device__ __forceinline__ float4 ld_cluster_f4_batched(std::uint32_t addr) {
   asm("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr));
 #endif
   return v;
+}
+// Four 8x8 b16 matrices from this warp's fragments (thread t: row t / 4, columns 2 (t % 4) and + 1 of each, one
+// register each) stored transposed: matrix m's column c becomes the 16-byte shared row whose address lane 8 m + c gives.
+__device__ __forceinline__ void stmatrix_x4_trans(std::uint32_t addr, std::uint32_t r0, std::uint32_t r1, std::uint32_t r2, std::uint32_t r3) {
+#ifdef W4A16_SM90_ASM
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+#endif
 }
 __device__ __forceinline__ float4 ld_cluster_f4(std::uint32_t addr) {
   float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -835,6 +846,57 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   } while (t0 < nkt);
   if constexpr (WGMMA) wgmma_wait<0>();
   cp_async_wait<0>();
+
+  // ---- W4A16_PREFILL_EPI16: outputs rounded in registers, staged by stmatrix (16 per 128 values), 16-byte stores ----
+  if constexpr (kTma && kEarly) {
+    T* const yout = static_cast<T*>(p.y);
+    if (p.epi16 && p.split == 1 && p.block_expert == nullptr && (n_block + 1) * kBN <= p.n && (p.y_stride & 7) == 0 &&
+        (reinterpret_cast<std::uintptr_t>(yout) & 15) == 0) {
+      constexpr int kOutStride = (kBN + 8) * 2;  // bytes per token row: 8 consecutive rows start in 8 distinct 16-byte bank groups
+      static_assert(BM * kOutStride <= STAGES * (kStageBytes + kWStage), "the output tile fits in the x + W rings");
+      static_assert(kAcc % 8 == 0, "whole x4 groups of packed pairs");
+      __syncthreads();  // every warpgroup's wgmmas retired: no x stage or W slot is read any more
+      const T* bias = static_cast<const T*>(p.bias);
+#pragma unroll
+      for (int mb = 0; mb < MB; ++mb) {
+        const int wrow = ((warp >> 2) * MB + mb) * 64 + (warp & 3) * 16;  // the warp's 16 rows in the tile
+        float b[2] = {0.f, 0.f};
+        if (bias) {
+          b[0] = Num<T>::to_float(bias[n_block * kBN + wrow + gid]);
+          b[1] = Num<T>::to_float(bias[n_block * kBN + wrow + gid + 8]);
+        }
+        // Pair p = i / 2 (i even): row wrow + gid + 8 (p & 1), tokens 8 (p >> 1) + 2 tq, + 1 (acc[i], acc[i + 1]).
+        std::uint32_t pk[kAcc / 2];
+#pragma unroll
+        for (int q = 0; q < kAcc / 2; ++q) {
+          const float bb = b[q & 1];
+          const T lo = Num<T>::from_float(bias ? acc[mb][2 * q] + bb : acc[mb][2 * q]);
+          const T hi = Num<T>::from_float(bias ? acc[mb][2 * q + 1] + bb : acc[mb][2 * q + 1]);
+          pk[q] = static_cast<std::uint32_t>(*reinterpret_cast<const std::uint16_t*>(&lo)) |
+                  (static_cast<std::uint32_t>(*reinterpret_cast<const std::uint16_t*>(&hi)) << 16);
+        }
+        // x4 group g: pairs 4 g .. 4 g + 3 = (token chunk 2 g, rows 0-7), (2 g, rows 8-15), (2 g + 1, 0-7), (2 g + 1, 8-15).
+        const int ml = lane >> 3, rl = lane & 7;
+#pragma unroll
+        for (int g = 0; g < kAcc / 8; ++g) {
+          const int token = 8 * (2 * g + (ml >> 1)) + rl;
+          const std::uint32_t addr = smem_base + static_cast<std::uint32_t>(token * kOutStride + (wrow + 8 * (ml & 1)) * 2);
+          stmatrix_x4_trans(addr, pk[4 * g], pk[4 * g + 1], pk[4 * g + 2], pk[4 * g + 3]);
+        }
+      }
+      __syncthreads();
+      constexpr int kChunks16 = kBN * 2 / 16;  // 16-byte chunks of one token's rows
+      const int vtok = static_cast<int>(min(static_cast<std::int64_t>(BM), p.m - m0));
+      const unsigned char* tile = smem_raw + (smem_base - smem_raw_addr);
+      T* ytile = yout + m0 * p.y_stride + n_block * kBN;
+#pragma unroll 4
+      for (int c = tid; c < vtok * kChunks16; c += kThreads) {
+        const int tok = c / kChunks16, cc = c % kChunks16;
+        *reinterpret_cast<uint4*>(ytile + tok * p.y_stride + cc * 8) = *reinterpret_cast<const uint4*>(tile + tok * kOutStride + cc * 16);
+      }
+      return;
+    }
+  }
 
   // ---- TMA configs: the CTA's fp32 tile through shared memory (split-K in the cluster too) ----
   // Every warpgroup's accumulators go to shared memory, token-major (N contiguous), and leave as
