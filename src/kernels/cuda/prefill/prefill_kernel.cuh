@@ -21,9 +21,11 @@
 //                   distributed shared memory (the same fp32 additions as reduce_kernel, so the same
 //                   bits), adds bias, rounds once and stores y (N-contiguous, coalesced); a second
 //                   cluster barrier keeps every rank's shared memory alive until all have read it.
-//   TMA configs stage the CTA's fp32 tile in shared memory in every case and store it from a short
+//   TMA configs stage the CTA's fp32 tile in shared memory and store it from a short
 //   loop, 4 rows of one token per thread and step (16-byte partials, 8-byte outputs where aligned;
 //   tiles whose rows all lie below N without bounds checks, 4 steps in flight, up to the last token);
+//   split 1 of the early-issue configs (tiles inside N, 16-byte-aligned y rows) rounds in registers and
+//   stages act-dtype values by stmatrix instead, 16-byte stores (KernelParams::epi16);
 //   the other configs store each accumulator from its fragment position. The same bits either way.
 // PDL: the prologue requests the W / scale / zero words of the first pipeline stages before
 // griddepcontrol.wait (prepared weights: constant, written before the previous kernel started),
@@ -90,8 +92,9 @@ struct KernelParams {
   int cluster_reduce;            // 1: split > 1 reduced in the cluster (TMA configs only), 0: partials
   int group_shift;               // log2(group_len) when groups > 1 (g = 32..256 are powers of two)
   int tail_box_rows;             // TMA, M % BM != 0: the rows of tmap_tail's box (M % BM, or BM: zero-filled past M)
-  // 1 (W4A16_PREFILL_EPI16, experiment): split-1 early-issue TMA tiles inside N with 16-byte y rows stage act-dtype
-  // outputs (acc [+ bias], rounded once: the same bits) through stmatrix instead of the fp32 tile, 16-byte stores.
+  // 1 (default; W4A16_PREFILL_EPI16=0: 0): split-1 early-issue TMA tiles inside N with 16-byte-aligned y rows round
+  // acc [+ bias] in registers (the same float operations, the same bits), stage the act-dtype tile by stmatrix.trans
+  // (16 instructions per 128 outputs instead of 128 fp32 stores) and store it 16 bytes a step.
   int epi16;
   // Grouped mode (the MoE experts, prefill_run_grouped): block_expert != null. qweight / scales / zeros
   // are expert 0's of a stack of equal layers; m block b (blockIdx.y) multiplies its BM token rows by
@@ -847,7 +850,9 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   if constexpr (WGMMA) wgmma_wait<0>();
   cp_async_wait<0>();
 
-  // ---- W4A16_PREFILL_EPI16: outputs rounded in registers, staged by stmatrix (16 per 128 values), 16-byte stores ----
+  // ---- split 1 (p.epi16): outputs rounded in registers, staged by stmatrix (16 per 128 values), 16-byte stores ----
+  // The epilogue ran ~9% of a bm256 tile's warp samples at K = 4096 (llama8b.gate_up M = 1024, stop 53's ncu) with
+  // the SM's tensor cores idle (one CTA per SM); this form: 0.96-0.99x the kernel's time there (stop 54 call 11).
   if constexpr (kTma && kEarly) {
     T* const yout = static_cast<T*>(p.y);
     if (p.epi16 && p.split == 1 && p.block_expert == nullptr && (n_block + 1) * kBN <= p.n && (p.y_stride & 7) == 0 &&
