@@ -329,3 +329,50 @@ TEST(TensorStore, SingleFileAndShardedIndex) {
   test::TempDir empty;
   expect_error([&] { io::TensorStore::open_dir(empty.path.string()); }, ErrorCode::not_found, {"model.safetensors"});
 }
+
+// Random single- and double-character changes of a real sharded index: open_dir either gives a store whose every name
+// reads a tensor of the shard the index names (the same bytes as that shard's own view) or throws a w4a16::Error
+// (format_error, or not_found for a shard that does not exist) naming the index or the entry; nothing else.
+TEST(TensorStore, MutatedIndexOpensConsistentlyOrFailsNamingIt) {
+  test::TempDir dir;
+  HostTensor a = random_tensor(DType::f16, {4, 8}), b = random_tensor(DType::i32, {3}), c = random_tensor(DType::bf16, {2, 2});
+  const std::string s1 = "model-00001-of-00002.safetensors", s2 = "model-00002-of-00002.safetensors";
+  io::write_safetensors(dir / s1, {{"layer.a", a.view()}, {"layer.b", b.view()}});
+  io::write_safetensors(dir / s2, {{"layer.c", c.view()}});
+  const std::string index = R"({"metadata":{"total_size":100},"weight_map":{"layer.a":")" + s1 + R"(","layer.b":")" + s1 +
+                            R"(","layer.c":")" + s2 + R"("}})";
+  const auto shard1 = io::SafetensorsFile::open(dir / s1), shard2 = io::SafetensorsFile::open(dir / s2);
+  const std::string alphabet = "{}[],:\"0123456789-. abcdeflmnorstyz_./";
+  std::uniform_int_distribution<std::size_t> pos(0, index.size() - 1), pick(0, alphabet.size() - 1);
+  std::uniform_int_distribution<int> byte(0, 255), coin(0, 1);
+  int opened = 0, refused = 0;
+  for (int i = 0; i < 1500; ++i) {
+    std::string t = index;
+    for (int c2 = 0; c2 < 1 + (i % 2); ++c2)
+      t[pos(test::rng())] = coin(test::rng()) ? alphabet[pick(test::rng())] : static_cast<char>(byte(test::rng()));
+    SCOPED_TRACE(t);
+    test::write_file(dir / "model.safetensors.index.json", t);
+    try {
+      const io::TensorStore s = io::TensorStore::open_dir(dir.path.string());
+      ++opened;
+      for (const std::string& name : s.names()) {
+        const std::string file = s.file_of(name);
+        ASSERT_TRUE(file == s1 || file == s2) << name << " -> " << file;
+        const auto& shard = file == s1 ? shard1 : shard2;
+        ASSERT_TRUE(shard->contains(name)) << name;
+        const TensorView v = s.view(name), w = shard->view(name);
+        EXPECT_EQ(v.nbytes(), w.nbytes()) << name;
+        if (v.nbytes()) { EXPECT_EQ(std::memcmp(v.data, w.data, v.nbytes()), 0) << name; }
+      }
+    } catch (const Error& e) {
+      ++refused;
+      EXPECT_TRUE(e.code() == ErrorCode::format_error || e.code() == ErrorCode::not_found) << e.what();
+      const std::string msg = e.what();
+      EXPECT_TRUE(msg.find("index.json") != std::string::npos || msg.find("layer.") != std::string::npos ||
+                  msg.find(".safetensors") != std::string::npos)
+          << msg;
+    }
+  }
+  EXPECT_GT(refused, 500);
+  EXPECT_GT(opened, 50);  // a changed metadata digit or a changed name still opens
+}
