@@ -9,6 +9,7 @@
 // Each expert's three linears are converted by io::HfCheckpoint::load_linear (w4a16::formats,
 // exact) and stacked into the fused MoeWeights (w13 = gate rows then up rows).
 // Checked by tests/moe/test_moe_loader.cpp.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -124,21 +125,51 @@ MoeLayer load_moe_layer(const std::string& checkpoint_dir, int layer) {
   if (router.rank != 2 || !is_activation_dtype(router.dtype))
     fail(ErrorCode::format_error, router_name, "float16 or bfloat16 [E, hidden]", describe(router));
   const int E = static_cast<int>(router.size(0));
+  // The router's E against the experts the checkpoint holds (the highest expert index + 1): a router of fewer rows
+  // would silently drop experts, one of more would fail below on a missing expert without naming the router.
+  const std::string experts_base = base + "experts.";
+  long long held = 0;
+  for (const io::LayerInfo& L : ck.quantized_layers()) {
+    if (L.prefix.rfind(experts_base, 0) != 0) continue;
+    const std::string rest = L.prefix.substr(experts_base.size());
+    const std::size_t dot = rest.find('.');
+    if (dot == 0 || dot == std::string::npos || rest.find_first_not_of("0123456789") != dot) continue;
+    held = std::max(held, std::stoll(rest.substr(0, dot)) + 1);
+  }
+  if (held != E)
+    fail(ErrorCode::format_error, router_name,
+         "[E, hidden] with E = " + std::to_string(held) + " (the experts " + experts_base + "0.." + std::to_string(held - 1) +
+             " in the checkpoint)",
+         describe(router));
   // Every expert 0..E-1 must be present: a missing one is a broken checkpoint, never skipped.
   // One expert's linears at a time: the host holds the stacked layer and one expert, not every expert twice.
   MoeLayer out;
   for (int e = 0; e < E; ++e) {
-    const std::string p = base + "experts." + std::to_string(e) + ".";
+    const std::string p = experts_base + std::to_string(e) + ".";
     QuantizedLinear gate = ck.load_linear(p + naming.gate);
     QuantizedLinear up = ck.load_linear(p + naming.up);
     QuantizedLinear down = ck.load_linear(p + naming.down);
-    if (e == 0)
-      out.weights = weights_like(E, gate.view(), down.view(), router.size(1), p + naming.gate, p + naming.down,
-                                 ErrorCode::format_error);
+    if (e == 0) {
+      if (router.size(1) != gate.spec().k)
+        fail(ErrorCode::format_error, router_name,
+             "[E, hidden] with hidden = " + std::to_string(gate.spec().k) + " (" + p + naming.gate + "'s in_features)",
+             describe(router));
+      out.weights = weights_like(E, gate.view(), down.view(), -1, p + naming.gate, p + naming.down, ErrorCode::format_error);
+    }
     if (gate.act_order() || up.act_order() || down.act_order())
       fail(ErrorCode::unsupported, p + "*.g_idx", "g_idx in group order (desc_act MoE experts are not supported)",
            "an act-order permutation");
-    out.weights.set_expert(e, gate.view(), up.view(), down.view());
+    try {
+      out.weights.set_expert(e, gate.view(), up.view(), down.view());
+    } catch (const Error& err) {
+      // set_expert names the role ("up_proj.scales: ..."): the checkpoint's tensor name instead, and the tensor that set
+      // what was expected (expert 0's gate: weights_like).
+      std::string what = err.what();
+      const std::pair<const char*, const char*> roles[] = {{"gate_proj", naming.gate}, {"up_proj", naming.up}, {"down_proj", naming.down}};
+      for (const auto& [role, name] : roles)
+        if (what.rfind(role, 0) == 0) what = std::string(name) + what.substr(std::strlen(role));
+      fail(err.code(), p + what + " (the layer's shapes and scale dtype as " + experts_base + "0." + naming.gate + " set them)");
+    }
   }
   out.router = copy_router(router, router_name, E);
   routing_of_config(ck.config_json(), "config.json", E, mixtral, out);

@@ -3,6 +3,8 @@
 // expert's gate/up/down must come back bit for bit, fused gate-then-up, with the router.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -324,6 +326,75 @@ TEST(MoeBuildReject, StackedTensorsNameTheTensor) {
   t.w13_qweight = flat.view();
   m = error_of([&] { moe_layer_from_stacked(t, 32, ScalarType::uint4, TensorView{}); }, ErrorCode::shape_mismatch);
   EXPECT_NE(m.find("w13_qweight: expected int32 [E, N, K/8] (rank 3)"), std::string::npos) << m;
+}
+
+// Every tensor of a written MoE layer perturbed one way at a time (one dimension one more or halved, another dtype, a
+// dimension added; the router's too): loading either gives the layer's spec unchanged (a change the format allows:
+// bf16 scales of one expert, a float32 router) or throws a w4a16::Error naming the perturbed tensor (its full name, or
+// its expert and role); nothing loads other dimensions, nothing fails without saying which tensor.
+TEST(MoeLoaderReject, EveryPerturbedTensorIsNamedOrLoadsTheSameSpec) {
+  fs::path dir = fresh_dir("perturb");
+  HostTensor router;
+  const int E = 2, layer = 0;
+  const std::int64_t H = 64, I = 32;
+  write_checkpoint(dir, "gptq", ScalarType::uint4, E, H, I, 32, layer, router);
+  const MoeSpec want = load_moe_layer(dir.string(), layer).weights.spec();
+  // The written tensors, copied (the file is rewritten below).
+  std::vector<std::pair<std::string, HostTensor>> orig;
+  {
+    const auto f = io::SafetensorsFile::open((dir / "model.safetensors").string());
+    for (const io::TensorInfo& t : f->tensors()) {
+      HostTensor h(t.dtype, t.shape);
+      const TensorView v = f->view(t.name);
+      if (h.nbytes()) std::memcpy(h.data(), v.data, h.nbytes());
+      orig.emplace_back(t.name, std::move(h));
+    }
+  }
+  int loaded = 0, named = 0;
+  for (std::size_t victim = 0; victim < orig.size(); ++victim) {
+    const HostTensor& o = orig[victim].second;
+    const std::string& name = orig[victim].first;
+    std::vector<std::pair<std::string, HostTensor>> variants;
+    for (std::size_t d = 0; d < o.shape().size(); ++d)
+      for (int change = 0; change < 2; ++change) {
+        std::vector<std::int64_t> s = o.shape();
+        s[d] = change == 0 ? s[d] + 1 : std::max<std::int64_t>(1, s[d] / 2);
+        variants.emplace_back("dim " + std::to_string(d) + " -> " + std::to_string(s[d]), HostTensor(o.dtype(), s));
+      }
+    for (DType dt : {DType::f16, DType::bf16, DType::f32, DType::i32, DType::u8})
+      if (dt != o.dtype()) variants.emplace_back("dtype " + std::string(dtype_name(dt)), HostTensor(dt, o.shape()));
+    std::vector<std::int64_t> more = o.shape();
+    more.push_back(1);
+    variants.emplace_back("a dimension added", HostTensor(o.dtype(), more));
+    for (auto& [what, t] : variants) {
+      SCOPED_TRACE(name + " " + what);
+      std::memset(t.data(), 0, t.nbytes());
+      std::vector<std::pair<std::string, TensorView>> views;
+      for (std::size_t i = 0; i < orig.size(); ++i) views.emplace_back(orig[i].first, i == victim ? t.view() : orig[i].second.view());
+      io::write_safetensors((dir / "model.safetensors").string(), views);
+      try {
+        const MoeLayer L = load_moe_layer(dir.string(), layer);
+        const MoeSpec& s = L.weights.spec();
+        EXPECT_EQ(s.experts, want.experts);
+        EXPECT_EQ(s.hidden, want.hidden);
+        EXPECT_EQ(s.intermediate, want.intermediate);
+        EXPECT_EQ(s.group_size, want.group_size);
+        ++loaded;
+      } catch (const Error& e) {
+        ++named;
+        const std::string msg = e.what();
+        // "model.layers.0.mlp.experts.1.up_proj.scales", or the prefix and the role ("...up_proj': scales: ...").
+        const std::size_t dot = name.rfind('.');
+        const std::string prefix = name.substr(0, dot), role = name.substr(dot + 1);
+        EXPECT_TRUE(msg.find(name) != std::string::npos ||
+                    (msg.find(prefix) != std::string::npos && msg.find(role) != std::string::npos))
+            << msg;
+      }
+    }
+  }
+  EXPECT_GT(named, 60);
+  EXPECT_GT(loaded, 0);
+  fs::remove_all(dir);
 }
 
 }  // namespace
