@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""The interleaved rows of prefill_bench CSVs (W4A16_PREFILL_INTERLEAVE: rows *_il, and *_il:NAME=VALUE for
+W4A16_PREFILL_INTERLEAVE_ENV) as one table: per (shape, M) and row, the median time over the files (one file per
+process) and each file's ratio cuBLAS fp16 / row (> 1: faster than cuBLAS), taken within its own file, where the
+replays alternated. Usage: il_table.py a.csv [b.csv ...] [--markdown]"""
+import csv
+import statistics
+import sys
+from collections import defaultdict
+
+
+def main(argv):
+    files = [a for a in argv if not a.startswith('--')]
+    markdown = '--markdown' in argv
+    if not files:
+        print(__doc__, file=sys.stderr)
+        return 2
+    times = defaultdict(list)   # (shape, M, kernel) -> us per file
+    ratios = defaultdict(list)  # (shape, M, kernel) -> cuBLAS / us per file
+    for path in files:
+        rows = [r for r in csv.DictReader(open(path)) if '_il' in r['kernel']]
+        peer = {(r['shape'], r['M']): float(r['us']) for r in rows if r['kernel'] == 'cublas_f16_il'}
+        for r in rows:
+            key = (r['shape'], int(r['M']), r['kernel'])
+            times[key].append(float(r['us']))
+            if (r['shape'], r['M']) in peer:
+                ratios[key].append(peer[(r['shape'], r['M'])] / float(r['us']))
+    if not times:
+        print('no interleaved rows (run prefill_bench with W4A16_PREFILL_INTERLEAVE)', file=sys.stderr)
+        return 1
+    order = sorted(times, key=lambda k: (k[0], k[1], -statistics.median(ratios[k] or [0])))
+    if markdown:
+        print('| shape | M | row | us (median) | x cuBLAS fp16 per process |')
+        print('|---|---|---|---|---|')
+    for k in order:
+        rat = ' '.join('%.3f' % x for x in ratios[k])
+        if markdown:
+            print('| %s | %d | %s | %.1f | %s |' % (k[0], k[1], k[2], statistics.median(times[k]), rat))
+        else:
+            print('%-18s M=%-5d %-56s %9.1f us  x cuBLAS %s' % (k[0], k[1], k[2][:56], statistics.median(times[k]), rat))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
