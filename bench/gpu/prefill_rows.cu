@@ -175,16 +175,26 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
                               static_cast<int>(k), x.p, dt, static_cast<int>(k), &beta, out, dt, static_cast<int>(n),
                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     };
+    // The peers' calls (copy i % dcopies) and a plan's (copy i % copies; null: the default plan), timed alone and
+    // interleaved below.
+    auto cublas_f16_call = [&](int i, cudaStream_t) { gemm(dense16[static_cast<std::size_t>(i % dcopies)]->p, DType::f16, y.p); };
+    auto cublas_bf16_call = [&](int i, cudaStream_t) { gemm(dense_bf[static_cast<std::size_t>(i % dcopies)]->p, DType::bf16, y.p); };
+    auto plan_call = [&](const kc::PrefillPlan* plan) {
+      return [&, plan](int i, cudaStream_t s) {
+        const kc::TcWeights& w = *ws[static_cast<std::size_t>(i % copies)];
+        if (plan)
+          kc::prefill_run_plan(w, *plan, x.p, m, k, y.p, n, work.p, work.bytes, s);
+        else
+          kc::prefill_run(w, x.p, m, k, y.p, n, work.p, work.bytes, s);
+      };
+    };
+    const auto default_call = plan_call(nullptr);
     if (spec.peers) {
       // The peers run on the same x bits reinterpreted per dtype; values are finite in both.
       opt.copies = dcopies;
-      cublas16_us = time_graph([&](int i, cudaStream_t) { gemm(dense16[static_cast<std::size_t>(i % dcopies)]->p, DType::f16, y.p); }, opt, stream).median_us;
+      cublas16_us = time_graph(cublas_f16_call, opt, stream).median_us;
       add("cublas_f16", "", cublas16_us, dense_b, 0);
-      if (spec.peer_bf16) {
-        const double bf =
-            time_graph([&](int i, cudaStream_t) { gemm(dense_bf[static_cast<std::size_t>(i % dcopies)]->p, DType::bf16, y.p); }, opt, stream).median_us;
-        add("cublas_bf16", "", bf, dense_b, 0);
-      }
+      if (spec.peer_bf16) add("cublas_bf16", "", time_graph(cublas_bf16_call, opt, stream).median_us, dense_b, 0);
     }
     // Reference output of these weights: the dense cache (cuBLAS on the dequantized copy).
     kc::dense_cache_run(*dc, *ws[0], x.p, m, k, yref.p, n, work.p, work.bytes, stream);
@@ -197,13 +207,7 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
     }
 
     auto run_int4 = [&](const std::string& name, const kc::PrefillPlan* plan) {
-      auto call = [&](int i, cudaStream_t s) {
-        const kc::TcWeights& w = *ws[static_cast<std::size_t>(i % copies)];
-        if (plan)
-          kc::prefill_run_plan(w, *plan, x.p, m, k, y.p, n, work.p, work.bytes, s);
-        else
-          kc::prefill_run(w, x.p, m, k, y.p, n, work.p, work.bytes, s);
-      };
+      const auto call = plan_call(plan);
       W4A16_CUDA_TRY(cudaMemset(y.p, 0xff, y.bytes));
       call(0, stream);
       W4A16_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -334,13 +338,9 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
         opts.back().copies = c;
         names.emplace_back(std::move(name), std::move(plan));
       };
-      member([&](int i, cudaStream_t) { gemm(dense16[static_cast<std::size_t>(i % dcopies)]->p, DType::f16, y.p); }, dcopies,
-             "cublas_f16_il", "");
-      if (spec.peer_bf16)
-        member([&](int i, cudaStream_t) { gemm(dense_bf[static_cast<std::size_t>(i % dcopies)]->p, DType::bf16, y.p); }, dcopies,
-               "cublas_bf16_il", "");
-      member([&](int i, cudaStream_t st) { kc::prefill_run(*ws[static_cast<std::size_t>(i % copies)], x.p, m, k, y.p, n, work.p, work.bytes, st); },
-             copies, "cuda_prefill_il", kc::prefill_default_describe(n, k, m, cap, sms));
+      member(cublas_f16_call, dcopies, "cublas_f16_il", "");
+      if (spec.peer_bf16) member(cublas_bf16_call, dcopies, "cublas_bf16_il", "");
+      member(default_call, copies, "cuda_prefill_il", kc::prefill_default_describe(n, k, m, cap, sms));
       for (const std::string& kv : spec.interleave_env) {  // the default plan under a launch-time knob
         const std::size_t eq = kv.find('=');
         if (eq == std::string::npos || eq == 0) throw std::invalid_argument("interleave_env: expected NAME=VALUE, got '" + kv + "'");
@@ -350,15 +350,13 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
           const std::string saved = old ? old : "";
           const bool had = old != nullptr;
           setenv(name.c_str(), value.c_str(), 1);
-          kc::prefill_run(*ws[static_cast<std::size_t>(i % copies)], x.p, m, k, y.p, n, work.p, work.bytes, st);
+          default_call(i, st);
           if (had) setenv(name.c_str(), saved.c_str(), 1);
           else unsetenv(name.c_str());
         }, copies, "cuda_prefill_il:" + kv, kc::prefill_default_describe(n, k, m, cap, sms));
       }
-      for (const kc::PrefillPlan& p : tune_plans)  // tune_plans outlives the timing: the members hold references
-        member([&](int i, cudaStream_t st) {
-          kc::prefill_run_plan(*ws[static_cast<std::size_t>(i % copies)], p, x.p, m, k, y.p, n, work.p, work.bytes, st);
-        }, copies, tune_name(p) + "_il", p.describe());
+      for (const kc::PrefillPlan& p : tune_plans)  // tune_plans outlives the timing: the members hold pointers
+        member(plan_call(&p), copies, tune_name(p) + "_il", p.describe());
       const std::vector<Timing> t = time_graphs_interleaved(fns, opts, spec.interleave, 10, stream);
       const double saved = cublas16_us;
       cublas16_us = t[0].median_us;

@@ -427,31 +427,19 @@ TEST(HfCheckpoint, EveryPerturbedLayerTensorIsNamedOrLoadsTheSameShape) {
        {{"qweight", &a.qweight}, {"qzeros", &a.qzeros}, {"scales", &a.scales}, {"bias", &a.bias}}},
       {"gptq", R"({"quantization_config":{"quant_method":"gptq","bits":4,"group_size":64,"sym":false,"checkpoint_format":"gptq_v2"}})",
        {{"qweight", &q.qweight}, {"qzeros", &q.qzeros}, {"scales", &q.scales}, {"g_idx", &q.g_idx}, {"bias", &q.bias}}}};
-  const DType dtypes[] = {DType::f16, DType::bf16, DType::f32, DType::i32, DType::i64, DType::u8};
+  const std::vector<DType> dtypes = {DType::f16, DType::bf16, DType::f32, DType::i32, DType::i64, DType::u8};
   int loaded = 0, named = 0;
   for (const Folder& f : folders) {
     for (std::size_t victim = 0; victim < f.tensors.size(); ++victim) {
       const HostTensor& orig = *f.tensors[victim].second;
       const std::string name = "p." + f.tensors[victim].first;
-      // The perturbed versions of the victim: {what, tensor or nullptr for "removed"}.
+      // The perturbed versions of the victim: {what, tensor or none for "removed"}.
       std::vector<std::pair<std::string, std::optional<HostTensor>>> variants;
       variants.emplace_back("removed", std::nullopt);
-      for (DType dt : dtypes)
-        if (dt != orig.dtype()) variants.emplace_back("dtype " + std::string(dtype_name(dt)), HostTensor(dt, orig.shape()));
-      for (std::size_t d = 0; d < orig.shape().size(); ++d)
-        for (int change = 0; change < 3; ++change) {
-          std::vector<std::int64_t> s = orig.shape();
-          s[d] = change == 0 ? s[d] + 1 : change == 1 ? 2 * s[d] : s[d] / 2;
-          variants.emplace_back("dim " + std::to_string(d) + " -> " + std::to_string(s[d]), HostTensor(orig.dtype(), s));
-        }
-      std::vector<std::int64_t> more = orig.shape();
-      more.push_back(1);
-      variants.emplace_back("a dimension added", HostTensor(orig.dtype(), more));
-      if (orig.shape().size() > 1)
-        variants.emplace_back("a dimension dropped", HostTensor(orig.dtype(), {orig.numel()}));
+      for (auto& [what, t] : test::perturbed_variants(orig, dtypes))
+        variants.emplace_back(std::move(what), std::move(t));
       for (auto& [what, t] : variants) {
-        SCOPED_TRACE(std::string(f.name) + ": " + name + " " + what);
-        if (t) std::memset(t->data(), 0, t->nbytes());  // g_idx 0, zeros 0, scales 0: values in range
+        SCOPED_TRACE(std::string(f.name) + ": " + name + " " + what);  // (zero-filled: g_idx 0, zeros 0, scales 0 in range)
         test::TempDir dir;
         std::vector<std::pair<std::string, TensorView>> views;
         for (std::size_t i = 0; i < f.tensors.size(); ++i) {

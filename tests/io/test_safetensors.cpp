@@ -28,6 +28,12 @@ std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
+// The header length a file's first 8 bytes give (little endian).
+std::uint64_t header_len(const std::string& bytes) {
+  std::uint64_t h = 0;
+  for (int i = 7; i >= 0; --i) h = (h << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+  return h;
+}
 // A good two-tensor file: a F32 [2] at [0, 8) and b I32 [3] at [8, 20).
 const std::string kData(20, '\x01');
 std::string two_tensors(const std::string& a_off = "[0,8]", const std::string& b_off = "[8,20]",
@@ -60,8 +66,7 @@ TEST(Safetensors, WriterReaderRoundTrip) {
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp." + std::to_string(::getpid())));
 
   std::string bytes = file_bytes(path);
-  std::uint64_t h = 0;
-  for (int i = 7; i >= 0; --i) h = (h << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+  const std::uint64_t h = header_len(bytes);
   EXPECT_EQ(h % 8, 0u) << "header padded to a multiple of 8";
   EXPECT_EQ(bytes[8 + h - 1] == ' ' || bytes[8 + h - 1] == '}', true);
 
@@ -212,8 +217,7 @@ TEST(Safetensors, MutatedFilesOpenConsistentlyOrFailWithAFormatError) {
   const std::string good = dir / "good.safetensors";
   io::write_safetensors(good, views, {{"format", "pt"}});
   const std::string bytes = file_bytes(good);
-  std::uint64_t h = 0;
-  for (int i = 7; i >= 0; --i) h = (h << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+  const std::uint64_t h = header_len(bytes);
   ASSERT_LT(8 + h, bytes.size());
 
   const std::string p = dir / "m.safetensors";
@@ -230,8 +234,7 @@ TEST(Safetensors, MutatedFilesOpenConsistentlyOrFailWithAFormatError) {
       return;
     }
     ++opened;
-    std::uint64_t hl = 0;
-    for (int i = 7; i >= 0; --i) hl = (hl << 8) | static_cast<unsigned char>(b[static_cast<std::size_t>(i)]);
+    const std::uint64_t hl = header_len(b);
     ASSERT_LE(8 + hl, b.size());
     const std::uint64_t data = b.size() - 8 - hl;
     for (const io::TensorInfo& t : f->tensors()) {

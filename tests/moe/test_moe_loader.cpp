@@ -328,8 +328,8 @@ TEST(MoeBuildReject, StackedTensorsNameTheTensor) {
   EXPECT_NE(m.find("w13_qweight: expected int32 [E, N, K/8] (rank 3)"), std::string::npos) << m;
 }
 
-// Every tensor of a written MoE layer perturbed one way at a time (one dimension one more or halved, another dtype, a
-// dimension added; the router's too): loading either gives the layer's spec unchanged (a change the format allows:
+// Every tensor of a written MoE layer perturbed one way at a time (test::perturbed_variants: a dimension changed, another
+// dtype, the rank changed; the router's too): loading either gives the layer's spec unchanged (a change the format allows:
 // bf16 scales of one expert, a float32 router) or throws a w4a16::Error naming the perturbed tensor (its full name, or
 // its expert and role); nothing loads other dimensions, nothing fails without saying which tensor.
 TEST(MoeLoaderReject, EveryPerturbedTensorIsNamedOrLoadsTheSameSpec) {
@@ -354,21 +354,9 @@ TEST(MoeLoaderReject, EveryPerturbedTensorIsNamedOrLoadsTheSameSpec) {
   for (std::size_t victim = 0; victim < orig.size(); ++victim) {
     const HostTensor& o = orig[victim].second;
     const std::string& name = orig[victim].first;
-    std::vector<std::pair<std::string, HostTensor>> variants;
-    for (std::size_t d = 0; d < o.shape().size(); ++d)
-      for (int change = 0; change < 2; ++change) {
-        std::vector<std::int64_t> s = o.shape();
-        s[d] = change == 0 ? s[d] + 1 : std::max<std::int64_t>(1, s[d] / 2);
-        variants.emplace_back("dim " + std::to_string(d) + " -> " + std::to_string(s[d]), HostTensor(o.dtype(), s));
-      }
-    for (DType dt : {DType::f16, DType::bf16, DType::f32, DType::i32, DType::u8})
-      if (dt != o.dtype()) variants.emplace_back("dtype " + std::string(dtype_name(dt)), HostTensor(dt, o.shape()));
-    std::vector<std::int64_t> more = o.shape();
-    more.push_back(1);
-    variants.emplace_back("a dimension added", HostTensor(o.dtype(), more));
+    auto variants = test::perturbed_variants(o, {DType::f16, DType::bf16, DType::f32, DType::i32, DType::u8});
     for (auto& [what, t] : variants) {
       SCOPED_TRACE(name + " " + what);
-      std::memset(t.data(), 0, t.nbytes());
       std::vector<std::pair<std::string, TensorView>> views;
       for (std::size_t i = 0; i < orig.size(); ++i) views.emplace_back(orig[i].first, i == victim ? t.view() : orig[i].second.view());
       io::write_safetensors((dir / "model.safetensors").string(), views);

@@ -166,4 +166,25 @@ ScopedEnv::~ScopedEnv() {
     ::unsetenv(name_.c_str());
 }
 
+std::vector<std::pair<std::string, HostTensor>> perturbed_variants(const HostTensor& t, const std::vector<DType>& dtypes) {
+  std::vector<std::pair<std::string, HostTensor>> v;
+  const std::vector<std::int64_t>& shape = t.shape();
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    for (const std::int64_t to : {shape[d] + 1, 2 * shape[d], std::max<std::int64_t>(1, shape[d] / 2)}) {
+      if (to == shape[d]) continue;  // halving a dimension of 1
+      std::vector<std::int64_t> s = shape;
+      s[d] = to;
+      v.emplace_back("dim " + std::to_string(d) + " -> " + std::to_string(to), HostTensor(t.dtype(), s));
+    }
+  for (DType dt : dtypes)
+    if (dt != t.dtype()) v.emplace_back("dtype " + std::string(dtype_name(dt)), HostTensor(dt, shape));
+  std::vector<std::int64_t> more = shape;
+  more.push_back(1);
+  v.emplace_back("a dimension added", HostTensor(t.dtype(), more));
+  if (shape.size() > 1) v.emplace_back("a dimension dropped", HostTensor(t.dtype(), {t.numel()}));
+  for (auto& [what, h] : v)
+    if (h.nbytes()) std::memset(h.data(), 0, h.nbytes());
+  return v;
+}
+
 }  // namespace w4a16::test

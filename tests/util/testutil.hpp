@@ -6,6 +6,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "w4a16/core/canonical.hpp"
@@ -69,5 +70,10 @@ class ScopedEnv {
 };
 
 inline std::uint16_t poison_bits(DType t) { return t == DType::bf16 ? 0x7fc1 : 0x7e01; }  // quiet NaNs
+
+// One-change variants of a tensor for the loaders' rejection tests, zero-filled, each with what changed: every dimension
+// one more, doubled and halved (at least 1), each dtype of `dtypes` but its own, a trailing dimension of 1 added and,
+// from rank 2, the dimensions flattened into one.
+std::vector<std::pair<std::string, HostTensor>> perturbed_variants(const HostTensor& t, const std::vector<DType>& dtypes);
 
 }  // namespace w4a16::test

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,21 @@ TEST(TestUtil, SampleRowsStayInsideM) {
       }
     EXPECT_TRUE(std::binary_search(r.begin(), r.end(), m - 1)) << "M=" << m << ": last row";
   }
+}
+
+TEST(TestUtil, PerturbedVariantsChangeOneThingEachAndAreZero) {
+  HostTensor t(DType::f16, {4, 1});
+  std::memset(t.data(), 0x5a, t.nbytes());
+  const auto v = perturbed_variants(t, {DType::f16, DType::i32});
+  // dim 0: 5, 8, 2; dim 1: 2, 2 (doubled), halving 1 skipped; dtype int32; [4, 1, 1]; [4].
+  std::vector<std::string> what;
+  for (const auto& [w, h] : v) {
+    what.push_back(w);
+    EXPECT_TRUE(h.dtype() != t.dtype() || h.shape() != t.shape()) << w;
+    for (std::size_t i = 0; i < h.nbytes(); ++i) ASSERT_EQ(static_cast<const unsigned char*>(h.data())[i], 0) << w;
+  }
+  EXPECT_EQ(what, (std::vector<std::string>{"dim 0 -> 5", "dim 0 -> 8", "dim 0 -> 2", "dim 1 -> 2", "dim 1 -> 2", "dtype int32",
+                                            "a dimension added", "a dimension dropped"}));
 }
 
 }  // namespace
