@@ -823,6 +823,77 @@ TEST(PrefillGpu, EarlyIssueConfigsMatchTheirTwinsBitwise) {
   EXPECT_GT(pairs, 0);
 }
 
+// The persistent tile loop (KernelParams::persist_items) on every config that has it: more tiles than resident CTAs,
+// so that CTAs run several items, each item's k loop restarting the ring at stage 0 with the mbarrier phases carried
+// over (nkt = 1, 3, 7, 21, 64: every stage used an odd or even number of times per item, and fewer k tiles than
+// stages); the last m block a tail. Against the f64 reference and bitwise against the plain grid
+// (W4A16_PREFILL_PERSIST=0), fp16 / bf16, uint4b8 / uint4, bias, group sizes of both kernel variants. The f64
+// reference on each layer's first config (the plain grid's epilogue is checked against it by the tests above).
+TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
+  SKIP_WITHOUT_GPU();
+  SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
+  struct EnvGuard {
+    ~EnvGuard() { unsetenv("W4A16_PREFILL_PERSIST"); }
+  } guard;
+  std::vector<Case> cases;
+  const std::int64_t ks[] = {64, 192, 448, 1344, 4096};
+  int i = 0;
+  for (DType act : {DType::f16, DType::bf16})
+    for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
+      for (std::int64_t k : ks) {
+        Case c;
+        c.act = c.scale = act;
+        c.scalar = st;
+        c.g = k % 128 == 0 ? 128 : 64;  // a whole number of groups; 64: the per-half kernel, 128: the one-group one
+        c.bias = (i++ % 3) == 0;
+        c.n = 1152;  // 9 row blocks of 128 (18 of 64): every row block inside N
+        c.k = k;
+        // Two formats get every K, the other two the short and the long one (device time).
+        if ((act == DType::f16) != (st == ScalarType::uint4b8) && k != 64 && k != 4096) continue;
+        cases.push_back(c);
+      }
+  const std::int64_t m = 3999;  // M % 256 = 159, % 64 = 31, % 16 = 15: the last m block a tail
+  int runs = 0;
+  for (const Case& c : cases) {
+    Layer l = make_layer(c);
+    bool referenced = false;
+    for (int cfg : device_configs()) {
+      PrefillPlan p;
+      p.config = cfg;
+      DevBuf probe(256);
+      setenv("W4A16_PREFILL_PERSIST", "1", 1);
+      const int ctas = prefill_plan_persistent_ctas(*l.w, p, m, probe.p, c.n);
+      const PrefillConfig& pc = prefill_config(cfg);
+      const bool has_loop = pc.path == PrefillPath::wgmma && pc.x_load == PrefillXLoad::tma && pc.sched != 0 && pc.bn() <= 128 &&
+                            pc.min_blocks == 1;
+      if (!has_loop) {
+        EXPECT_EQ(ctas, 0) << pc.name() << " has no persistent loop";
+        continue;
+      }
+      ASSERT_GT(ctas, 0) << pc.name() << " " << c.str() << " M=" << m << ": the persistent loop not taken";
+      ASSERT_LT(ctas, 9 * ((m + pc.bm - 1) / pc.bm) * (128 / pc.bn())) << pc.name() << ": no more items than CTAs";
+      RunOpts o;
+      o.plan = p;
+      o.reference = !referenced;
+      referenced = true;
+      std::printf("persistent check %s %s M=%lld (%d CTAs)\n", pc.name().c_str(), c.str().c_str(), static_cast<long long>(m), ctas);
+      std::fflush(stdout);
+      std::vector<std::uint16_t> yp, yg;
+      test::rng().seed(11);
+      const double e = run_check(c, l, m, o, &yp);
+      setenv("W4A16_PREFILL_PERSIST", "0", 1);
+      EXPECT_EQ(prefill_plan_persistent_ctas(*l.w, p, m, probe.p, c.n), 0);
+      o.reference = false;
+      test::rng().seed(11);
+      run_check(c, l, m, o, &yg);
+      EXPECT_LE(e, test::tolerance(c.act)) << c.str() << " " << pc.name() << " M=" << m;
+      EXPECT_TRUE(yp == yg) << c.str() << " M=" << m << ": " << pc.name() << " persistent and plain grid differ";
+      ++runs;
+    }
+  }
+  EXPECT_GT(runs, 0);
+}
+
 // The ONE_GROUP kernels (one scale / zero entry per k tile, picked by the launcher for g >= 64 and
 // channelwise on the default plan's early-issue twins of the planned tiles) against the f64 reference
 // and bitwise against the per-half kernel of the same config (plan.one_group = 0): the same scale and

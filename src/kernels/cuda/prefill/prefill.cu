@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <vector>
 
@@ -336,6 +337,45 @@ const void* gather_x(const TcWeights& w, const void* x, std::int64_t m, std::int
   return xk;
 }
 
+// CTAs of kernel `e` resident on the device at once (occupancy x SMs); once per (kernel, device). Not a stream
+// operation: capture-safe.
+int resident_ctas(const KernelEntry& e, int threads) {
+  static std::mutex mu;
+  struct Key { const void* fn; int dev, ctas; };
+  static std::vector<Key> done;
+  int dev = 0;
+  W4A16_CUDA_TRY(cudaGetDevice(&dev));
+  const void* key = reinterpret_cast<const void*>(e.fn);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const Key& k : done)
+      if (k.fn == key && k.dev == dev) return k.ctas;
+  }
+  ensure_smem_attr(e);
+  int per_sm = 0;
+  W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e.fn, threads, static_cast<std::size_t>(e.smem_bytes)));
+  const int ctas = per_sm * device_sm_count(dev);
+  std::lock_guard<std::mutex> lock(mu);
+  done.push_back({key, dev, ctas});
+  return ctas;
+}
+
+// The persistent tile loop (KernelParams::persist_items; W4A16_PREFILL_PERSIST "0" off, "1" or unset on): the CTAs
+// to launch (those resident at once), or 0 for the plain grid. Where the kernel has the loop (early-issue TMA tiles
+// of at most 128 rows, one CTA per SM: the output tile in the ring's last two stages), at split 1 with the stmatrix epilogue on
+// every tile (every row block inside N, 16-byte-aligned y rows) and more tiles than CTAs resident at once.
+int persistent_ctas(const PrefillConfig& cfg, const KernelEntry& e, std::int64_t split, bool epi16, std::int64_t n, std::int64_t row0,
+                    std::int64_t row_end, std::int64_t m, const void* y, std::int64_t y_stride) {
+  const std::int64_t nx = ceil_div(row_end - row0, cfg.bn()), items = nx * ceil_div(m, cfg.bm);
+  if (cfg.path != PrefillPath::wgmma || cfg.x_load != PrefillXLoad::tma || cfg.sched == 0 || !cfg.overlap || cfg.bn() > 128 ||
+      cfg.min_blocks != 1 || split != 1 || !epi16 || row0 + nx * cfg.bn() > n || y_stride % 8 != 0 || reinterpret_cast<std::uintptr_t>(y) % 16 != 0 ||
+      items > std::numeric_limits<int>::max())
+    return 0;
+  if (!resolve_switch(-1, "the persistent tile loop", "W4A16_PREFILL_PERSIST")) return 0;
+  const int resident = resident_ctas(e, cfg.threads());
+  return items > resident ? resident : 0;
+}
+
 // The plan's prefill kernel (and reduce kernel) over the weight rows [row0, row_end) (row0 a multiple of the tile's
 // rows; row_end N_pad or a multiple of them), x already gathered; ws past the gathered rows.
 void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, std::int64_t xk_stride, std::int64_t m, void* y,
@@ -377,8 +417,13 @@ void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, st
   p.epi16 = resolve_switch(-1, "the stmatrix epilogue", "W4A16_PREFILL_EPI16") ? 1 : 0;
 
   ensure_smem_attr(e);
-  const dim3 grid(static_cast<unsigned>(ceil_div(row_end - row0, cfg.bn())), static_cast<unsigned>(ceil_div(m, cfg.bm)), static_cast<unsigned>(split));
+  dim3 grid(static_cast<unsigned>(ceil_div(row_end - row0, cfg.bn())), static_cast<unsigned>(ceil_div(m, cfg.bm)), static_cast<unsigned>(split));
   if (grid.y > 65535) fail(ErrorCode::unsupported, "m", "<= " + std::to_string(65535LL * cfg.bm), std::to_string(m));
+  if (const int resident = persistent_ctas(cfg, e, split, p.epi16 != 0, w.n, row0, row_end, m, y, y_stride); resident > 0) {
+    p.persist_items = static_cast<int>(grid.x * grid.y);
+    p.persist_nx = static_cast<int>(grid.x);
+    grid = dim3(static_cast<unsigned>(resident), 1, 1);
+  }
   // TMA configs read x through a tensor map of this call's x (or its act-order gather); the others
   // ignore the (zero) map.
   const bool tma = cfg.x_load == PrefillXLoad::tma || cfg.x_load == PrefillXLoad::tma_eb;
@@ -424,6 +469,13 @@ void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, st
 }
 
 }  // namespace
+
+int prefill_plan_persistent_ctas(const TcWeights& w, const PrefillPlan& plan, std::int64_t m, const void* y, std::int64_t y_stride) {
+  std::int64_t kts = 0;
+  const std::int64_t split = normalize_split(w.k_pad / 64, plan.split, &kts);
+  const bool epi16 = resolve_switch(-1, "the stmatrix epilogue", "W4A16_PREFILL_EPI16");
+  return persistent_ctas(prefill_config(plan.config), entry(w, plan), split, epi16, w.n, 0, w.n_pad, m, y, y_stride);
+}
 
 void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x, std::int64_t m, std::int64_t x_stride,
                       void* y, std::int64_t y_stride, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {

@@ -96,6 +96,15 @@ struct KernelParams {
   // acc [+ bias] in registers (the same float operations, the same bits), stage the act-dtype tile by stmatrix.trans
   // (16 instructions per 128 outputs instead of 128 fp32 stores) and store it 16 bytes a step.
   int epi16;
+  // Persistent tile loop (persist_items > 0; prefill_launch_persistent in prefill.cu decides): the grid holds
+  // min(items, CTAs resident at once) CTAs, CTA b runs items b, b + gridDim.x, ... of the persist_nx x
+  // ceil(M / BM) tiles (row block fastest, the hardware's order of the plain grid). After an item's k loop
+  // the next item's first kAhead stages are issued, then the item's stmatrix epilogue runs beside those
+  // loads (the output tile sits in the last x stages, which the next item refills only after it).
+  // Split 1, not grouped, every row block inside N, 16-byte-aligned y rows, epi16 on; the early-issue
+  // TMA configs of one CTA per SM whose output tile fits kBufs x stages (kPersistable below) only.
+  int persist_items;
+  int persist_nx;
   // Grouped mode (the MoE experts, prefill_run_grouped): block_expert != null. qweight / scales / zeros
   // are expert 0's of a stack of equal layers; m block b (blockIdx.y) multiplies its BM token rows by
   // expert block_expert[b] (its words at e * expert_qw / expert_sc / expert_z further), read after
@@ -408,10 +417,16 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   constexpr int kAhead = OVERLAP && WGMMA ? STAGES - kBufs : STAGES - 1;  // tiles in flight
   constexpr bool kEarly = SCHED != 0;          // the wgmma issue before the barrier and the refill
   constexpr int kAcc = BM / 2;                // fp32 accumulators per thread per 64-row block
+  constexpr bool kTma = uses_tma(XL);
+  constexpr int kOutStages = kBN / 64;        // x stages the act-dtype output tile fills (BM tokens x kBN rows x 2 bytes)
+  // The persistent tile loop (KernelParams::persist_items): the next item's first kAhead stages load while the
+  // output tile sits in the ring's last STAGES - kAhead stages. One CTA per SM only: where two or more share an SM,
+  // one's k loop already runs beside another's prologue and epilogue (and the loop's state spilled registers of the
+  // tiles capped at 128 / 168).
+  constexpr bool kPersistable = kTma && kEarly && XL == XLoad::tma && kOutStages <= STAGES - kAhead && MINB == 1;
   static_assert(kAhead >= 1, "a ring: tile t computes while later tiles load");
   static_assert(BM % 16 == 0 && BM >= 16 && BM <= 256, "wgmma N extent: multiple of 16 (ldmatrix x4 pairs), <= 256");
   static_assert(kStageBytes % 1024 == 0, "x stage bases stay 1024-aligned (128B swizzle)");
-  constexpr bool kTma = uses_tma(XL);
   static_assert(kTma || kChunks % kThreads == 0, "cp.async x: every thread copies the same number of x chunks");
   static_assert(!kTma || (WGMMA && OVERLAP), "TMA x tiles: overlapped wgmma schedule only (the refill order assumes kAhead = STAGES - 2)");
   static_assert(XL != XLoad::cp_async_nofence || WGMMA, "the proxy fence exists only on the wgmma path");
@@ -441,7 +456,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   const int lane = tid & 31;
   const int warp = tid >> 5;
   const int gid = lane >> 2, tq = lane & 3;
-  const std::int64_t n_block = blockIdx.x + p.row_block0;
+  std::int64_t n_block = blockIdx.x + p.row_block0;  // (persistent: of the CTA's current item, below)
   // Grouped mode: this m block's expert and (block_row) first row (the alignment's output: after the wait), or exit.
   // Only the early-issue TMA configs have the mode (prefill_run_grouped launches no other: their W bases take the
   // expert); the others keep their code as it was.
@@ -460,8 +475,23 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   } else {
     if (p.block_expert != nullptr) __trap();
   }
+  // Persistent: item `item` = (row block item % persist_nx, m block item / persist_nx).
+  int item = static_cast<int>(blockIdx.x);
+  bool persist = false;
+  auto place_item = [&]() {
+    n_block = p.row_block0 + item % p.persist_nx;
+    m0 = static_cast<std::int64_t>(item / p.persist_nx) * BM;
+  };
+  if constexpr (kPersistable) {
+    if (p.persist_items > 0) {
+      persist = true;
+      place_item();
+    }
+  } else {
+    if (p.persist_items > 0) __trap();  // the launcher asks it of kPersistable configs only
+  }
   // Token rows of this m block's x tiles (TMA: the last block's box, tmap_tail, holds M % BM).
-  const int x_rows = static_cast<int>(min(static_cast<std::int64_t>(BM), p.m - m0));
+  int x_rows = static_cast<int>(min(static_cast<std::int64_t>(BM), p.m - m0));
   const int split_id = blockIdx.z;
   const std::int64_t kt_begin = split_id * p.k_tiles_per_split;
   const std::int64_t kt_end = min(p.k_tiles, kt_begin + p.k_tiles_per_split);
@@ -471,6 +501,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   // The grid rounds N_pad up to BN: a 64-row block past N_pad loads nothing (zero A) and stores nothing.
   std::int64_t nt[MB];
   bool live[MB];
+  auto place_rows = [&]() {
 #pragma unroll
   for (int mb = 0; mb < MB; ++mb) {
     const int blk = (warp >> 2) * MB + mb;  // 64-row block of the CTA
@@ -482,6 +513,8 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     nt[mb] = (row + (warp & 3) * 16) / 16;
     live[mb] = nt[mb] * 16 < p.n_pad;
   }
+  };
+  place_rows();
 
   const T* x = static_cast<const T*>(p.x);
 
@@ -559,7 +592,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   const uint4* wq_base[MB];
   const std::uint32_t* sc_base[MB];
   const std::uint8_t* z_base[MB];
-  if constexpr (kEarly) {
+  auto place_bases = [&]() {
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
       // (grouped mode: expert `expert`'s layer, expert_* further per expert; 0 otherwise)
@@ -567,7 +600,8 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       sc_base[mb] = live[mb] ? p.scales + expert * p.expert_sc + 8 * nt[mb] + gid : p.scales;
       z_base[mb] = ZEROS && live[mb] ? p.zeros + expert * p.expert_z + nt[mb] * 8 + (gid & ~3) : p.zeros;
     }
-  }
+  };
+  if constexpr (kEarly) place_bases();
   const int k0_begin = static_cast<int>(kt_begin * 64), g_last = static_cast<int>(p.groups - 1), g_stride = static_cast<int>(p.n_pad / 2);
   const int g_shift = p.group_shift;
   const bool grouped = p.groups > 1;
@@ -677,15 +711,67 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   };
 
   float acc[MB][kAcc];
+
+  // ---- split 1 (p.epi16): outputs rounded in registers, staged by stmatrix (16 per 128 values), 16-byte stores ----
+  // The epilogue ran ~9% of a bm256 tile's warp samples at K = 4096 (llama8b.gate_up M = 1024, stop 53's ncu) with
+  // the SM's tensor cores idle (one CTA per SM); this form: 0.96-0.99x the kernel's time there (stop 54 call 11).
+  // The tile of row block nb and m block starting at token mm0; the caller has passed a CTA barrier after every
+  // warpgroup's wgmma_wait<0>. The act-dtype tile (BM tokens x kBN rows, token-major) fills the ring's last
+  // kOutStages x stages (the persistent loop's next item loads the first ones meanwhile); 16-byte chunk c of token
+  // t sits at chunk c ^ (t % 8), so that the 8 rows of an stmatrix and 8 consecutive chunks of the store loop hit
+  // 8 distinct 16-byte bank groups.
+  auto epi16_store = [&](std::int64_t nb, std::int64_t mm0) {
+    static_assert(kAcc % 8 == 0, "whole x4 groups of packed pairs");
+    static_assert(kOutStages * kStageBytes == BM * kBN * 2 && kOutStages <= STAGES, "the output tile fills whole x stages");
+    constexpr int kChunks16 = kBN * 2 / 16;  // 16-byte chunks of one token's rows (a multiple of 8)
+    const std::uint32_t out_base = smem_base + (STAGES - kOutStages) * kStageBytes;
+    const T* bias = static_cast<const T*>(p.bias);
 #pragma unroll
-  for (int mb = 0; mb < MB; ++mb)
+    for (int mb = 0; mb < MB; ++mb) {
+      const int wrow = ((warp >> 2) * MB + mb) * 64 + (warp & 3) * 16;  // the warp's 16 rows in the tile
+      float b[2] = {0.f, 0.f};
+      if (bias) {
+        b[0] = Num<T>::to_float(bias[nb * kBN + wrow + gid]);
+        b[1] = Num<T>::to_float(bias[nb * kBN + wrow + gid + 8]);
+      }
+      // Pair p = i / 2 (i even): row wrow + gid + 8 (p & 1), tokens 8 (p >> 1) + 2 tq, + 1 (acc[i], acc[i + 1]).
+      std::uint32_t pk[kAcc / 2];
 #pragma unroll
-    for (int i = 0; i < kAcc; ++i) acc[mb][i] = 0.f;
+      for (int q = 0; q < kAcc / 2; ++q) {
+        const float bb = b[q & 1];
+        const T lo = Num<T>::from_float(bias ? acc[mb][2 * q] + bb : acc[mb][2 * q]);
+        const T hi = Num<T>::from_float(bias ? acc[mb][2 * q + 1] + bb : acc[mb][2 * q + 1]);
+        pk[q] = static_cast<std::uint32_t>(*reinterpret_cast<const std::uint16_t*>(&lo)) |
+                (static_cast<std::uint32_t>(*reinterpret_cast<const std::uint16_t*>(&hi)) << 16);
+      }
+      // x4 group g: pairs 4 g .. 4 g + 3 = (token chunk 2 g, rows 0-7), (2 g, rows 8-15), (2 g + 1, 0-7), (2 g + 1, 8-15).
+      const int ml = lane >> 3, rl = lane & 7;
+      const int chunk = wrow / 8 + (ml & 1);  // this lane's 8 rows as a 16-byte chunk of the token row
+#pragma unroll
+      for (int g = 0; g < kAcc / 8; ++g) {
+        const int token = 8 * (2 * g + (ml >> 1)) + rl;  // token % 8 == rl
+        stmatrix_x4_trans(out_base + static_cast<std::uint32_t>(token * kBN * 2 + ((chunk ^ rl) << 4)), pk[4 * g], pk[4 * g + 1],
+                          pk[4 * g + 2], pk[4 * g + 3]);
+      }
+    }
+    __syncthreads();
+    T* const yout = static_cast<T*>(p.y);
+    const int vtok = static_cast<int>(min(static_cast<std::int64_t>(BM), p.m - mm0));
+    const unsigned char* tile = smem_raw + (out_base - smem_raw_addr);
+    T* ytile = yout + mm0 * p.y_stride + nb * kBN;
+#pragma unroll 4
+    for (int c = tid; c < vtok * kChunks16; c += kThreads) {
+      const int tok = c / kChunks16, cc = c % kChunks16;
+      *reinterpret_cast<uint4*>(ytile + tok * p.y_stride + cc * 8) =
+          *reinterpret_cast<const uint4*>(tile + tok * kBN * 2 + ((cc ^ (tok & 7)) << 4));
+    }
+  };
 
   // ---- prologue: barriers (TMA), kAhead tiles in flight, tile 0's W landed and dequantized ----
   if constexpr (kTma) {
     if (tid == 0) {
       tma_prefetch_desc(x_rows < BM ? &tmap_tail : &tmap_x);
+      if (persist) tma_prefetch_desc(&tmap_tail);  // a later item may be the last m block
 #pragma unroll
       for (int s = 0; s < STAGES; ++s) {
         mbar_init(full_bar(s), 1);
@@ -716,189 +802,187 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     if (s < nkt) load_x(s, s);
     if constexpr (!kTma) cp_async_commit();
   }
-  cp_async_wait<kAhead - 1>();
-  dequant(0, 0);
+  // Persistent: bit s of flip = parity of the phases full_bar(s) completed in the CTA's earlier items (every item
+  // has the same nkt and starts at stage 0); odd_uses = the stages an item uses an odd number of times.
+  std::uint32_t flip = 0, odd_uses = 0;
+  if constexpr (kPersistable) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s)
+      if (s < nkt && (((nkt - 1 - s) / STAGES + 1) & 1)) odd_uses |= 1u << s;
+  }
+  for (;;) {  // persistent: one trip per item; else one trip
+#pragma unroll
+    for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) acc[mb][i] = 0.f;
+    cp_async_wait<kAhead - 1>();
+    dequant(0, 0);
 
-  // ---- main loop: tile t = t0 + u uses A buffer u (compile-time index) ----
-  // Schedule per tile t (OVERLAP, wgmma): barrier (everyone's x tile t landed) -> issue tile t's
-  // wgmma group -> wait until only that group is in flight (tile t-1's retired: its A buffer and
-  // x stage are free) -> wait for this thread's part of tile t+1 -> dequantize it into the other
-  // A buffer while tile t's group runs. No register an in-flight wgmma reads is written, and
-  // every wgmma input is defined before the fence, so ptxas keeps the wgmmas asynchronous (no
-  // C7513/C7515 serialization). A do-while (nkt >= 1: the plan never makes an empty split)
-  // keeps out a zero-trip path, which ptxas also serializes on.
-  // SCHED 1 / 2 (early issue): the barrier and the refill move behind the wgmma issue (template
-  // parameter block); the A buffer of tile t is t % kBufs, the loop is unrolled kBufs times.
-  WRaw raw_next;  // SCHED 2: tile t+1's slot words, read before the wgmma wait
-  // Early issue with x by TMA: the loop is unrolled lcm(kBufs, STAGES) times, so that every stage
-  // index (x tile, refill, dequantization) and the A buffer are compile-time constants (t0 is a
-  // multiple of STAGES) and only the phase parity needs t0; elsewhere kBufs times, stages mod STAGES.
-  constexpr int kUnroll = kEarly && XL == XLoad::tma ? std::lcm(kBufs, STAGES) : kBufs;
-  constexpr bool kConstStage = kUnroll % STAGES == 0;
-  int t0 = 0;
-  do {
-    // stage of tile t0 + u + off: a constant where t0 % STAGES == 0
-    auto stage_of = [&](int u, int off) { return kConstStage ? (u + off) % STAGES : (t0 + u + off) % STAGES; };
-    const int use0 = t0 / STAGES;  // uses of every stage before this trip (kConstStage)
+    // ---- main loop: tile t = t0 + u uses A buffer u (compile-time index) ----
+    // Schedule per tile t (OVERLAP, wgmma): barrier (everyone's x tile t landed) -> issue tile t's
+    // wgmma group -> wait until only that group is in flight (tile t-1's retired: its A buffer and
+    // x stage are free) -> wait for this thread's part of tile t+1 -> dequantize it into the other
+    // A buffer while tile t's group runs. No register an in-flight wgmma reads is written, and
+    // every wgmma input is defined before the fence, so ptxas keeps the wgmmas asynchronous (no
+    // C7513/C7515 serialization). A do-while (nkt >= 1: the plan never makes an empty split)
+    // keeps out a zero-trip path, which ptxas also serializes on.
+    // SCHED 1 / 2 (early issue): the barrier and the refill move behind the wgmma issue (template
+    // parameter block); the A buffer of tile t is t % kBufs, the loop is unrolled kBufs times.
+    WRaw raw_next;  // SCHED 2: tile t+1's slot words, read before the wgmma wait
+    // Early issue with x by TMA: the loop is unrolled lcm(kBufs, STAGES) times, so that every stage
+    // index (x tile, refill, dequantization) and the A buffer are compile-time constants (t0 is a
+    // multiple of STAGES) and only the phase parity needs t0; elsewhere kBufs times, stages mod STAGES.
+    constexpr int kUnroll = kEarly && XL == XLoad::tma ? std::lcm(kBufs, STAGES) : kBufs;
+    constexpr bool kConstStage = kUnroll % STAGES == 0;
+    int t0 = 0;
+    do {
+      // stage of tile t0 + u + off: a constant where t0 % STAGES == 0
+      auto stage_of = [&](int u, int off) { return kConstStage ? (u + off) % STAGES : (t0 + u + off) % STAGES; };
+      const int use0 = t0 / STAGES;  // uses of every stage before this trip (kConstStage)
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int t = t0 + u;
-      const int ub = u % kBufs;  // A buffer of tile t (t0 % kBufs == 0)
-      // cp.async x: everyone's tile t landed (each thread waited for its own part before the
-      // dequant). All: no warp still reads the stage refilled next (tile t-1's with wait 0 / mma,
-      // t-2's with wait 1). The proxy fence becomes MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S, with the
-      // later tiles' cp.asyncs in flight: the suspected per-tile drain that the TMA configs avoid.
-      if constexpr (WGMMA && XL == XLoad::cp_async)
-        fence_proxy_async();
-      if constexpr (!kEarly) {
-        if constexpr (XL != XLoad::tma_eb) __syncthreads();  // tma_eb: the empty barriers order the refill
-        if (t + kAhead < nkt) load_tile(t + kAhead, stage_of(u, kAhead));
-        cp_async_commit();
-      }
-
-      const int stage = stage_of(u, 0);
-      // TMA: x tile t landed (its use t / STAGES of the stage = phase parity).
-      const int use = kConstStage ? use0 + u / STAGES : t / STAGES;
-      if constexpr (kTma) mbar_wait(full_bar(stage), static_cast<std::uint32_t>(use) & 1u);
-      const std::uint32_t xs = smem_base + stage * kStageBytes;
-      if constexpr (WGMMA) {
-        // k16 sub-tile j starts 32 bytes into each swizzled 128-byte row.
-        std::uint64_t desc[4];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) desc[j] = smem_desc_sw128(xs) + 2 * j;
-        // Materialize every wgmma input before the fence (empty asm keeps its order): an address or
-        // dequant instruction the compiler sank between fence and wgmma would serialize them.
-#pragma unroll
-        for (int j = 0; j < 4; ++j) asm volatile("" : "+l"(desc[j])::"memory");
-#pragma unroll
-        for (int mb = 0; mb < MB; ++mb)
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) asm volatile("" : "+r"(afrag[ub][mb][j][r])::"memory");
-        wgmma_fence();
-#pragma unroll
-        for (int mb = 0; mb < MB; ++mb)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) WgmmaRS<T, BM>::mma(acc[mb], afrag[ub][mb][j], desc[j]);
-        wgmma_commit();
-        if constexpr (kEarly) {
-          // Every warpgroup passed tile t-1's wait_group (kBufs - 1): tiles <= t - kBufs retired,
-          // so the stage of tile t + kAhead = t + STAGES - kBufs is free. Runs while this tile's
-          // group executes; touches no accumulator and no A buffer. tma_eb: no barrier; thread 0's
-          // refill waits on the stage's empty mbarrier (every warp arrived after retiring tile
-          // t-2, below in iteration t-1), so the warpgroups drift apart freely.
-          if constexpr (XL != XLoad::tma_eb) __syncthreads();
+      for (int u = 0; u < kUnroll; ++u) {
+        const int t = t0 + u;
+        const int ub = u % kBufs;  // A buffer of tile t (t0 % kBufs == 0)
+        // cp.async x: everyone's tile t landed (each thread waited for its own part before the
+        // dequant). All: no warp still reads the stage refilled next (tile t-1's with wait 0 / mma,
+        // t-2's with wait 1). The proxy fence becomes MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S, with the
+        // later tiles' cp.asyncs in flight: the suspected per-tile drain that the TMA configs avoid.
+        if constexpr (WGMMA && XL == XLoad::cp_async)
+          fence_proxy_async();
+        if constexpr (!kEarly) {
+          if constexpr (XL != XLoad::tma_eb) __syncthreads();  // tma_eb: the empty barriers order the refill
           if (t + kAhead < nkt) load_tile(t + kAhead, stage_of(u, kAhead));
           cp_async_commit();
-          if constexpr (SCHED == 2) {
-            // Tile t+1's slot landed (as below); its words go to registers while tile t-1's group
-            // may still run, so only the conversion is left after the wait.
-            if (t + 1 < nkt) {
-              cp_async_wait<kAhead - 1>();
-              read_w(stage_of(u, 1), raw_next);
+        }
+
+        const int stage = stage_of(u, 0);
+        // TMA: x tile t landed (its use t / STAGES of the stage = phase parity).
+        const int use = kConstStage ? use0 + u / STAGES : t / STAGES;
+        if constexpr (kTma) mbar_wait(full_bar(stage), (static_cast<std::uint32_t>(use) + (flip >> stage)) & 1u);
+        const std::uint32_t xs = smem_base + stage * kStageBytes;
+        if constexpr (WGMMA) {
+          // k16 sub-tile j starts 32 bytes into each swizzled 128-byte row.
+          std::uint64_t desc[4];
+#pragma unroll
+          for (int j = 0; j < 4; ++j) desc[j] = smem_desc_sw128(xs) + 2 * j;
+          // Materialize every wgmma input before the fence (empty asm keeps its order): an address or
+          // dequant instruction the compiler sank between fence and wgmma would serialize them.
+#pragma unroll
+          for (int j = 0; j < 4; ++j) asm volatile("" : "+l"(desc[j])::"memory");
+#pragma unroll
+          for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+              for (int r = 0; r < 4; ++r) asm volatile("" : "+r"(afrag[ub][mb][j][r])::"memory");
+          wgmma_fence();
+#pragma unroll
+          for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) WgmmaRS<T, BM>::mma(acc[mb], afrag[ub][mb][j], desc[j]);
+          wgmma_commit();
+          if constexpr (kEarly) {
+            // Every warpgroup passed tile t-1's wait_group (kBufs - 1): tiles <= t - kBufs retired,
+            // so the stage of tile t + kAhead = t + STAGES - kBufs is free. Runs while this tile's
+            // group executes; touches no accumulator and no A buffer. tma_eb: no barrier; thread 0's
+            // refill waits on the stage's empty mbarrier (every warp arrived after retiring tile
+            // t-2, below in iteration t-1), so the warpgroups drift apart freely.
+            if constexpr (XL != XLoad::tma_eb) __syncthreads();
+            if (t + kAhead < nkt) load_tile(t + kAhead, stage_of(u, kAhead));
+            cp_async_commit();
+            if constexpr (SCHED == 2) {
+              // Tile t+1's slot landed (as below); its words go to registers while tile t-1's group
+              // may still run, so only the conversion is left after the wait.
+              if (t + 1 < nkt) {
+                cp_async_wait<kAhead - 1>();
+                read_w(stage_of(u, 1), raw_next);
+              }
+            }
+            wgmma_wait<kBufs - 1>();  // tile t-kBufs+1's group is done: its A buffer may be reused
+          } else if constexpr (OVERLAP)
+            wgmma_wait<1>();  // tile t-1's group is done: its A buffer and x stage may be reused
+          else
+            wgmma_wait<0>();
+          // tma_eb: this warp no longer reads tile t-1's stage (wait_group retired its async-proxy
+          // reads); the arrive releases them to thread 0's refill (acquire in its empty wait).
+          if constexpr (XL == XLoad::tma_eb)
+            if (lane == 0 && t >= 1) mbar_arrive(empty_bar((t - 1) % STAGES));
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+#pragma unroll
+            for (int c = 0; c < BM / 8; c += 2) {
+              // ldmatrix x4: matrices (tokens 8c.., k 16j..), (8c.., 16j+8..), (8c+8.., 16j..), (8c+8.., 16j+8..)
+              const int r = 8 * c + (lane & 7) + ((lane >> 4) << 3);
+              const int ch = 2 * j + ((lane >> 3) & 1);
+              std::uint32_t b[4];
+              ldsm_x4(xs + r * 128 + ((ch ^ (r & 7)) << 4), b);
+#pragma unroll
+              for (int mb = 0; mb < MB; ++mb) {
+                float* d = acc[mb];
+                mma16816<T>(d[4 * c], d[4 * c + 1], d[4 * c + 2], d[4 * c + 3], afrag[ub][mb][j], b[0], b[1]);
+                mma16816<T>(d[4 * c + 4], d[4 * c + 5], d[4 * c + 6], d[4 * c + 7], afrag[ub][mb][j], b[2], b[3]);
+              }
             }
           }
-          wgmma_wait<kBufs - 1>();  // tile t-kBufs+1's group is done: its A buffer may be reused
-        } else if constexpr (OVERLAP)
-          wgmma_wait<1>();  // tile t-1's group is done: its A buffer and x stage may be reused
-        else
-          wgmma_wait<0>();
-        // tma_eb: this warp no longer reads tile t-1's stage (wait_group retired its async-proxy
-        // reads); the arrive releases them to thread 0's refill (acquire in its empty wait).
-        if constexpr (XL == XLoad::tma_eb)
-          if (lane == 0 && t >= 1) mbar_arrive(empty_bar((t - 1) % STAGES));
-      } else {
+        }
+        if (t + 1 >= nkt) break;  // uniform across the CTA; leaves the do-while too
+        if constexpr (SCHED == 2) {
+          // Pinned after the wait (volatile asms keep their order): the conversion writes the A
+          // buffer of tile t-1's group, which must have retired.
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
+          for (int mb = 0; mb < MB; ++mb) {
 #pragma unroll
-          for (int c = 0; c < BM / 8; c += 2) {
-            // ldmatrix x4: matrices (tokens 8c.., k 16j..), (8c.., 16j+8..), (8c+8.., 16j..), (8c+8.., 16j+8..)
-            const int r = 8 * c + (lane & 7) + ((lane >> 4) << 3);
-            const int ch = 2 * j + ((lane >> 3) & 1);
-            std::uint32_t b[4];
-            ldsm_x4(xs + r * 128 + ((ch ^ (r & 7)) << 4), b);
+            for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(raw_next.w[mb][i]));
 #pragma unroll
-            for (int mb = 0; mb < MB; ++mb) {
-              float* d = acc[mb];
-              mma16816<T>(d[4 * c], d[4 * c + 1], d[4 * c + 2], d[4 * c + 3], afrag[ub][mb][j], b[0], b[1]);
-              mma16816<T>(d[4 * c + 4], d[4 * c + 5], d[4 * c + 6], d[4 * c + 7], afrag[ub][mb][j], b[2], b[3]);
-            }
+            for (int h = 0; h < kH; ++h) asm volatile("" : "+r"(raw_next.sc[mb][h]), "+r"(raw_next.zw[mb][h]));
           }
+          dequant_raw(raw_next, (ub + 1) % kBufs);
+        } else {
+          // Tile t+1: groups 0..t+1 of the kAhead + t + 1 committed have landed (this thread's).
+          cp_async_wait<kAhead - 1>();
+          dequant(stage_of(u, 1), (ub + 1) % kBufs);
         }
       }
-      if (t + 1 >= nkt) break;  // uniform across the CTA; leaves the do-while too
-      if constexpr (SCHED == 2) {
-        // Pinned after the wait (volatile asms keep their order): the conversion writes the A
-        // buffer of tile t-1's group, which must have retired.
+      t0 += kUnroll;
+    } while (t0 < nkt);
+    if constexpr (WGMMA) wgmma_wait<0>();
+    cp_async_wait<0>();
+    if constexpr (kPersistable) {
+      if (persist) {
+        // Every warpgroup's wgmmas retired: the ring is free. The next item's first kAhead stages (0 .. kAhead - 1)
+        // load while this item's output tile goes through the last stages; the fence orders the epilogue's generic
+        // reads of those stages before the next item's TMA refills them (issued after the loop's first CTA barrier).
+        const std::int64_t done_nb = n_block, done_m0 = m0;
+        __syncthreads();
+        item += static_cast<int>(gridDim.x);
+        const bool more = item < p.persist_items;
+        if (more) {
+          place_item();
+          x_rows = static_cast<int>(min(static_cast<std::int64_t>(BM), p.m - m0));
+          place_rows();
+          place_bases();
 #pragma unroll
-        for (int mb = 0; mb < MB; ++mb) {
-#pragma unroll
-          for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(raw_next.w[mb][i]));
-#pragma unroll
-          for (int h = 0; h < kH; ++h) asm volatile("" : "+r"(raw_next.sc[mb][h]), "+r"(raw_next.zw[mb][h]));
+          for (int s = 0; s < kAhead; ++s) {
+            if (s < nkt) load_tile(s, s);
+            cp_async_commit();
+          }
         }
-        dequant_raw(raw_next, (ub + 1) % kBufs);
-      } else {
-        // Tile t+1: groups 0..t+1 of the kAhead + t + 1 committed have landed (this thread's).
-        cp_async_wait<kAhead - 1>();
-        dequant(stage_of(u, 1), (ub + 1) % kBufs);
+        epi16_store(done_nb, done_m0);
+        if (!more) return;
+        fence_proxy_async();
+        flip ^= odd_uses;
+        continue;
       }
     }
-    t0 += kUnroll;
-  } while (t0 < nkt);
-  if constexpr (WGMMA) wgmma_wait<0>();
-  cp_async_wait<0>();
+    break;
+  }  // items
 
-  // ---- split 1 (p.epi16): outputs rounded in registers, staged by stmatrix (16 per 128 values), 16-byte stores ----
-  // The epilogue ran ~9% of a bm256 tile's warp samples at K = 4096 (llama8b.gate_up M = 1024, stop 53's ncu) with
-  // the SM's tensor cores idle (one CTA per SM); this form: 0.96-0.99x the kernel's time there (stop 54 call 11).
   if constexpr (kTma && kEarly) {
-    T* const yout = static_cast<T*>(p.y);
     if (p.epi16 && p.split == 1 && p.block_expert == nullptr && (n_block + 1) * kBN <= p.n && (p.y_stride & 7) == 0 &&
-        (reinterpret_cast<std::uintptr_t>(yout) & 15) == 0) {
-      constexpr int kOutStride = (kBN + 8) * 2;  // bytes per token row: 8 consecutive rows start in 8 distinct 16-byte bank groups
-      static_assert(BM * kOutStride <= STAGES * (kStageBytes + kWStage), "the output tile fits in the x + W rings");
-      static_assert(kAcc % 8 == 0, "whole x4 groups of packed pairs");
+        (reinterpret_cast<std::uintptr_t>(p.y) & 15) == 0) {
       __syncthreads();  // every warpgroup's wgmmas retired: no x stage or W slot is read any more
-      const T* bias = static_cast<const T*>(p.bias);
-#pragma unroll
-      for (int mb = 0; mb < MB; ++mb) {
-        const int wrow = ((warp >> 2) * MB + mb) * 64 + (warp & 3) * 16;  // the warp's 16 rows in the tile
-        float b[2] = {0.f, 0.f};
-        if (bias) {
-          b[0] = Num<T>::to_float(bias[n_block * kBN + wrow + gid]);
-          b[1] = Num<T>::to_float(bias[n_block * kBN + wrow + gid + 8]);
-        }
-        // Pair p = i / 2 (i even): row wrow + gid + 8 (p & 1), tokens 8 (p >> 1) + 2 tq, + 1 (acc[i], acc[i + 1]).
-        std::uint32_t pk[kAcc / 2];
-#pragma unroll
-        for (int q = 0; q < kAcc / 2; ++q) {
-          const float bb = b[q & 1];
-          const T lo = Num<T>::from_float(bias ? acc[mb][2 * q] + bb : acc[mb][2 * q]);
-          const T hi = Num<T>::from_float(bias ? acc[mb][2 * q + 1] + bb : acc[mb][2 * q + 1]);
-          pk[q] = static_cast<std::uint32_t>(*reinterpret_cast<const std::uint16_t*>(&lo)) |
-                  (static_cast<std::uint32_t>(*reinterpret_cast<const std::uint16_t*>(&hi)) << 16);
-        }
-        // x4 group g: pairs 4 g .. 4 g + 3 = (token chunk 2 g, rows 0-7), (2 g, rows 8-15), (2 g + 1, 0-7), (2 g + 1, 8-15).
-        const int ml = lane >> 3, rl = lane & 7;
-#pragma unroll
-        for (int g = 0; g < kAcc / 8; ++g) {
-          const int token = 8 * (2 * g + (ml >> 1)) + rl;
-          const std::uint32_t addr = smem_base + static_cast<std::uint32_t>(token * kOutStride + (wrow + 8 * (ml & 1)) * 2);
-          stmatrix_x4_trans(addr, pk[4 * g], pk[4 * g + 1], pk[4 * g + 2], pk[4 * g + 3]);
-        }
-      }
-      __syncthreads();
-      constexpr int kChunks16 = kBN * 2 / 16;  // 16-byte chunks of one token's rows
-      const int vtok = static_cast<int>(min(static_cast<std::int64_t>(BM), p.m - m0));
-      const unsigned char* tile = smem_raw + (smem_base - smem_raw_addr);
-      T* ytile = yout + m0 * p.y_stride + n_block * kBN;
-#pragma unroll 4
-      for (int c = tid; c < vtok * kChunks16; c += kThreads) {
-        const int tok = c / kChunks16, cc = c % kChunks16;
-        *reinterpret_cast<uint4*>(ytile + tok * p.y_stride + cc * 8) = *reinterpret_cast<const uint4*>(tile + tok * kOutStride + cc * 16);
-      }
+      epi16_store(n_block, m0);
       return;
     }
   }
