@@ -33,9 +33,9 @@ Timing time_graph(const std::function<void(int, cudaStream_t)>& fn, const TimerO
 
 // Several calls timed side by side (a kernel against its peer): each fn captured into its own graph as time_graph
 // does (opts[i]: its copies and calls; warm-up launches first), then `rounds` rounds of one timed replay of each graph
-// in turn (A B C, A B C, ...) after `warmup_rounds` untimed rounds, so that a slow drift of the GPU's clocks or
-// temperature falls on every call alike; the median per call of each. Replays of successive rounds of one call are
-// what the median runs over, as in time_graph.
+// in turn, each round in a shuffled order (fixed seed), after `warmup_rounds` untimed rounds, so that a slow drift of
+// the GPU's clocks or temperature, and what a member leaves to the next (heat, power), fall on every call alike; the
+// median per call of each. Replays of successive rounds of one call are what the median runs over, as in time_graph.
 std::vector<Timing> time_graphs_interleaved(const std::vector<std::function<void(int, cudaStream_t)>>& fns,
                                             const std::vector<TimerOptions>& opts, int rounds, int warmup_rounds,
                                             cudaStream_t stream);

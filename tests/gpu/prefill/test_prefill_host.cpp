@@ -2,6 +2,7 @@
 // mode named (kernel) the estimate reads no device and no environment. Without a GPU the plan
 // considers no cluster (no resident clusters to count), so the cluster entries of the measured table
 // and the cluster candidates of the model are checked on the device only (the same tests there).
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -466,7 +467,7 @@ TEST(PrefillPlan, SchedKnobTakesTheEarlyIssueTwin) {
   w4a16::test::ScopedEnv sched_env("W4A16_PREFILL_SCHED", std::nullopt);
   struct Shape { std::int64_t n, k, m; };
   const Shape shapes[] = {{8192, 8192, 4096}, {28672, 4096, 1024}, {6144, 4096, 256}, {8192, 8192, 200}, {8192, 8192, 32}};
-  int twins = 0;
+  int twins = 0, kept = 0;
   for (const Shape& sh : shapes) {
     setenv("W4A16_PREFILL_SCHED", "0", 1);
     const PrefillPlan base = prefill_plan(sh.n, sh.k, sh.m, 90, 132);
@@ -475,7 +476,11 @@ TEST(PrefillPlan, SchedKnobTakesTheEarlyIssueTwin) {
       setenv("W4A16_PREFILL_SCHED", std::to_string(sched).c_str(), 1);
       const PrefillPlan p = prefill_plan(sh.n, sh.k, sh.m, 90, 132);
       const int twin = prefill_sched_twin(base.config, sched);
-      ASSERT_GE(twin, 0) << "no SCHED " << sched << " twin of " << prefill_config(base.config).name();
+      if (twin < 0) {  // a tile of the measured table without this order compiled (on a device: bm128_bn192 at M = 32)
+        EXPECT_EQ(p.config, base.config) << "no SCHED " << sched << " twin of " << prefill_config(base.config).name();
+        ++kept;
+        continue;
+      }
       EXPECT_EQ(p.config, twin) << p.describe();
       EXPECT_EQ(p.split, base.split) << p.describe();
       EXPECT_EQ(p.k_tiles_per_split, base.k_tiles_per_split) << p.describe();
@@ -489,7 +494,8 @@ TEST(PrefillPlan, SchedKnobTakesTheEarlyIssueTwin) {
       ++twins;
     }
   }
-  EXPECT_EQ(twins, 10);
+  EXPECT_EQ(twins + kept, 10);
+  EXPECT_GE(twins, 8);
   setenv("W4A16_PREFILL_SCHED", "3", 1);
   EXPECT_THROW(prefill_plan(8192, 8192, 4096, 90, 132), w4a16::Error);
 }
@@ -649,8 +655,17 @@ TEST(PrefillPlan, RowSplitOnlyWhereMeasuredAndSchedulable) {
   EXPECT_EQ(prefill_row_split(6144, 4096, 1000, 80, 132).rows, 0);   // the mma path
   EXPECT_EQ(prefill_row_split(6144, 4096, 1000, 90, 114).rows, 0);   // another device
   EXPECT_EQ(prefill_row_split(6144, 4096, 512, 90, 132).rows, 0);    // no entry
-  EXPECT_EQ(prefill_row_split(6144, 4096, 1000, 90, 132).rows, 0);   // no device here: the tail's clusters unknown
-  EXPECT_EQ(prefill_row_split(6144, 4096, 1000, 90, 132).describe(), "none");
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess) {
+    cudaGetLastError();
+    devices = 0;
+  }
+  if (devices == 0) {  // no device: the tail's clusters unknown
+    EXPECT_EQ(prefill_row_split(6144, 4096, 1000, 90, 132).rows, 0);
+    EXPECT_EQ(prefill_row_split(6144, 4096, 1000, 90, 132).describe(), "none");
+  } else {  // the measured entry (llama8b.qkv), its tail's cluster schedulable on an sm_90 device
+    EXPECT_EQ(prefill_row_split(6144, 4096, 1000, 90, 132).rows, 4224);
+  }
   w4a16::test::ScopedEnv bad("W4A16_PREFILL_ROW_SPLIT", std::string("yes"));
   try {
     prefill_row_split(6144, 4096, 1000, 90, 132);
