@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <vector>
@@ -88,6 +89,28 @@ void ensure_smem_attr(const KernelEntry& e) {
   if (std::find(done.begin(), done.end(), key) != done.end()) return;
   W4A16_CUDA_TRY(cudaFuncSetAttribute(e.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, e.smem_bytes));
   done.push_back(key);
+}
+
+// An occupancy count of kernel `e` per (key, device), computed by count(device) on first use and kept (the device's
+// answer does not change; occupancy queries are not stream operations: capture-safe). The kernel's shared-memory limit
+// is raised first, as its launches do.
+int per_kernel_count(const KernelEntry& e, int key, const std::function<int(int)>& count) {
+  static std::mutex mu;
+  struct Entry { const void* fn; int key, dev, value; };
+  static std::vector<Entry> done;
+  int dev = 0;
+  W4A16_CUDA_TRY(cudaGetDevice(&dev));
+  const void* fn = reinterpret_cast<const void*>(e.fn);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const Entry& d : done)
+      if (d.fn == fn && d.key == key && d.dev == dev) return d.value;
+  }
+  ensure_smem_attr(e);
+  const int value = count(dev);
+  std::lock_guard<std::mutex> lock(mu);
+  done.push_back({fn, key, dev, value});
+  return value;
 }
 
 // cuTensorMapEncodeTiled from the driver the runtime already loaded (no -lcuda link). Looked
@@ -245,37 +268,25 @@ namespace prefill_detail {
 // CTAs must share one GPC, so on the H200 (132 SMs in GPCs of unequal size) clusters of 3..8 leave SMs
 // idle: fewer CTAs than SMs x occupancy are resident (the plan's cluster waves count this).
 int active_clusters(const KernelEntry& e, int threads, int split) {
-  static std::mutex mu;
-  struct Key { const void* fn; int split, dev, clusters; };
-  static std::vector<Key> done;
-  int dev = 0;
-  W4A16_CUDA_TRY(cudaGetDevice(&dev));
-  const void* key = reinterpret_cast<const void*>(e.fn);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    for (const Key& k : done)
-      if (k.fn == key && k.split == split && k.dev == dev) return k.clusters;
-  }
-  ensure_smem_attr(e);
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(1, 1, static_cast<unsigned>(split));
-  cfg.blockDim = dim3(static_cast<unsigned>(threads));
-  cfg.dynamicSmemBytes = static_cast<std::size_t>(e.smem_bytes);
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = static_cast<unsigned>(split);
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, e.fn, &cfg) != cudaSuccess) {
-    cudaGetLastError();  // not sticky; the caller falls back to the reduce kernel
-    clusters = 0;
-  }
-  std::lock_guard<std::mutex> lock(mu);
-  done.push_back({key, split, dev, clusters});
-  return clusters;
+  return per_kernel_count(e, split, [&](int) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(1, 1, static_cast<unsigned>(split));
+    cfg.blockDim = dim3(static_cast<unsigned>(threads));
+    cfg.dynamicSmemBytes = static_cast<std::size_t>(e.smem_bytes);
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = static_cast<unsigned>(split);
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, e.fn, &cfg) != cudaSuccess) {
+      cudaGetLastError();  // not sticky; the caller falls back to the reduce kernel
+      clusters = 0;
+    }
+    return clusters;
+  });
 }
 
 bool cluster_schedulable(const KernelEntry& e, int threads, int split) { return active_clusters(e, threads, split) >= 1; }
@@ -337,27 +348,13 @@ const void* gather_x(const TcWeights& w, const void* x, std::int64_t m, std::int
   return xk;
 }
 
-// CTAs of kernel `e` resident on the device at once (occupancy x SMs); once per (kernel, device). Not a stream
-// operation: capture-safe.
+// CTAs of kernel `e` resident on the device at once (occupancy x SMs); once per (kernel, device).
 int resident_ctas(const KernelEntry& e, int threads) {
-  static std::mutex mu;
-  struct Key { const void* fn; int dev, ctas; };
-  static std::vector<Key> done;
-  int dev = 0;
-  W4A16_CUDA_TRY(cudaGetDevice(&dev));
-  const void* key = reinterpret_cast<const void*>(e.fn);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    for (const Key& k : done)
-      if (k.fn == key && k.dev == dev) return k.ctas;
-  }
-  ensure_smem_attr(e);
-  int per_sm = 0;
-  W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e.fn, threads, static_cast<std::size_t>(e.smem_bytes)));
-  const int ctas = per_sm * device_sm_count(dev);
-  std::lock_guard<std::mutex> lock(mu);
-  done.push_back({key, dev, ctas});
-  return ctas;
+  return per_kernel_count(e, 0, [&](int dev) {  // key 0: no cluster split is 0
+    int per_sm = 0;
+    W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e.fn, threads, static_cast<std::size_t>(e.smem_bytes)));
+    return per_sm * device_sm_count(dev);
+  });
 }
 
 // The persistent tile loop (KernelParams::persist_items; W4A16_PREFILL_PERSIST "0" off, "1" or unset on): the CTAs
