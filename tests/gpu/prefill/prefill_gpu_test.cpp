@@ -827,13 +827,17 @@ TEST(PrefillGpu, EarlyIssueConfigsMatchTheirTwinsBitwise) {
 // so that CTAs run several items, each item's k loop restarting the ring at stage 0 with the mbarrier phases carried
 // over (nkt = 1, 3, 7, 21, 64: every stage used an odd or even number of times per item, and fewer k tiles than
 // stages); the last m block a tail. Against the f64 reference and bitwise against the plain grid
-// (W4A16_PREFILL_PERSIST=0), fp16 / bf16, uint4b8 / uint4, bias, group sizes of both kernel variants. The f64
+// (W4A16_PREFILL_PERSIST=0), with the output tiles stored by TMA (the default) and by the threads' copies
+// (W4A16_PREFILL_TMA_STORE=0), fp16 / bf16, uint4b8 / uint4, bias, group sizes of both kernel variants. The f64
 // reference on each layer's first config (the plain grid's epilogue is checked against it by the tests above).
 TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
   SKIP_WITHOUT_GPU();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
   struct EnvGuard {
-    ~EnvGuard() { unsetenv("W4A16_PREFILL_PERSIST"); }
+    ~EnvGuard() {
+      unsetenv("W4A16_PREFILL_PERSIST");
+      unsetenv("W4A16_PREFILL_TMA_STORE");
+    }
   } guard;
   std::vector<Case> cases;
   const std::int64_t ks[] = {64, 192, 448, 1344, 4096};
@@ -878,16 +882,21 @@ TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
       referenced = true;
       std::printf("persistent check %s %s M=%lld (%d CTAs)\n", pc.name().c_str(), c.str().c_str(), static_cast<long long>(m), ctas);
       std::fflush(stdout);
-      std::vector<std::uint16_t> yp, yg;
+      std::vector<std::uint16_t> yp, yc, yg;
       test::rng().seed(11);
       const double e = run_check(c, l, m, o, &yp);
+      setenv("W4A16_PREFILL_TMA_STORE", "0", 1);  // the persistent loop, the threads' 16-byte copies
+      o.reference = false;
+      test::rng().seed(11);
+      run_check(c, l, m, o, &yc);
+      unsetenv("W4A16_PREFILL_TMA_STORE");
       setenv("W4A16_PREFILL_PERSIST", "0", 1);
       EXPECT_EQ(prefill_plan_persistent_ctas(*l.w, p, m, probe.p, c.n), 0);
-      o.reference = false;
       test::rng().seed(11);
       run_check(c, l, m, o, &yg);
       EXPECT_LE(e, test::tolerance(c.act)) << c.str() << " " << pc.name() << " M=" << m;
-      EXPECT_TRUE(yp == yg) << c.str() << " M=" << m << ": " << pc.name() << " persistent and plain grid differ";
+      EXPECT_TRUE(yp == yg) << c.str() << " M=" << m << ": " << pc.name() << " persistent (TMA store) and plain grid differ";
+      EXPECT_TRUE(yc == yg) << c.str() << " M=" << m << ": " << pc.name() << " persistent (threads' copies) and plain grid differ";
       ++runs;
     }
   }

@@ -155,6 +155,24 @@ CUtensorMap make_x_tensor_map(const void* x, DType dtype, std::int64_t m, std::i
   return map;
 }
 
+// y (M x N act dtype, row stride y_stride) as TMA store boxes of 64 rows x bm tokens, 128B-swizzled: the persistent
+// loop's output panels (prefill_kernel.cuh KernelParams::tma_out). The caller checked y's 16-byte alignment and stride.
+CUtensorMap make_y_tensor_map(void* y, DType dtype, std::int64_t m, std::int64_t n, std::int64_t y_stride, int bm) {
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(m)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(y_stride) * 2};
+  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(bm)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = tensor_map_encoder()(&map, dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, y,
+                                          dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                          CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    fail(ErrorCode::cuda_error, "tensor map of y", "cuTensorMapEncodeTiled success",
+         "CUresult " + std::to_string(static_cast<int>(r)) + " (M=" + std::to_string(m) + " N=" + std::to_string(n) +
+             " y_stride=" + std::to_string(y_stride) + " box tokens=" + std::to_string(bm) + ")");
+  return map;
+}
+
 // x[:, perm] -> dst (M, K) contiguous.
 template <class T>
 __global__ void gather_kernel(const T* __restrict__ x, std::int64_t x_stride, const std::int32_t* __restrict__ perm,
@@ -416,10 +434,16 @@ void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, st
   ensure_smem_attr(e);
   dim3 grid(static_cast<unsigned>(ceil_div(row_end - row0, cfg.bn())), static_cast<unsigned>(ceil_div(m, cfg.bm)), static_cast<unsigned>(split));
   if (grid.y > 65535) fail(ErrorCode::unsupported, "m", "<= " + std::to_string(65535LL * cfg.bm), std::to_string(m));
+  CUtensorMap tmap_y{};
   if (const int resident = persistent_ctas(cfg, e, split, p.epi16 != 0, w.n, row0, row_end, m, y, y_stride); resident > 0) {
     p.persist_items = static_cast<int>(grid.x * grid.y);
     p.persist_nx = static_cast<int>(grid.x);
     grid = dim3(static_cast<unsigned>(resident), 1, 1);
+    // The output tiles by TMA (KernelParams::tma_out; W4A16_PREFILL_TMA_STORE "0" keeps the threads' copies).
+    if (resolve_switch(-1, "the persistent loop's TMA store", "W4A16_PREFILL_TMA_STORE")) {
+      p.tma_out = 1;
+      tmap_y = make_y_tensor_map(y, w.act_dtype, m, w.n, y_stride, cfg.bm);
+    }
   }
   // TMA configs read x through a tensor map of this call's x (or its act-order gather); the others
   // ignore the (zero) map.
@@ -449,7 +473,7 @@ void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, st
   }
   lc.attrs = attr;
   lc.numAttrs = nattr;
-  W4A16_CUDA_TRY(cudaLaunchKernelEx(&lc, e.fn, p, tmap, tmap_tail));
+  W4A16_CUDA_TRY(cudaLaunchKernelEx(&lc, e.fn, p, tmap, tmap_tail, tmap_y));
   W4A16_CUDA_TRY(cudaGetLastError());
 
   if (split > 1 && !cluster) {
@@ -640,7 +664,7 @@ void prefill_run_grouped(const PrefillGrouped& g, cudaStream_t stream) {
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   lc.attrs = attr;
   lc.numAttrs = g.pdl && stream != nullptr && code_arch(cap) == 90 ? 1 : 0;
-  W4A16_CUDA_TRY(cudaLaunchKernelEx(&lc, e.fn, p, tmap, tmap));
+  W4A16_CUDA_TRY(cudaLaunchKernelEx(&lc, e.fn, p, tmap, tmap, tmap));
   W4A16_CUDA_TRY(cudaGetLastError());
 }
 

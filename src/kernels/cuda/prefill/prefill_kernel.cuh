@@ -105,6 +105,10 @@ struct KernelParams {
   // TMA configs of one CTA per SM whose output tile fits kBufs x stages (kPersistable below) only.
   int persist_items;
   int persist_nx;
+  // Persistent loop only (W4A16_PREFILL_TMA_STORE, "0" off): thread 0 stores each item's output tile by TMA (tmap_y:
+  // box 64 rows x BM tokens, 128B swizzle) and the CTA goes on to the next item at once, instead of every thread's
+  // 16-byte copies after a second barrier.
+  int tma_out;
   // Grouped mode (the MoE experts, prefill_run_grouped): block_expert != null. qweight / scales / zeros
   // are expert 0's of a stack of equal layers; m block b (blockIdx.y) multiplies its BM token rows by
   // expert block_expert[b] (its words at e * expert_qw / expert_sc / expert_z further), read after
@@ -225,6 +229,31 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t smem, const CUtensorMa
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem),
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(bar), "r"(k0), "r"(m0)
       : "memory");
+#endif
+}
+// Shared -> global by TMA (the persistent loop's output tile): box (64 rows x BM tokens) at element coordinates
+// (row0, m0) from a 1024-aligned smem panel in the 128B swizzle; rows past M are not written. One bulk group per
+// commit; wait_read: the group's shared-memory reads are done (the panel may be overwritten); wait_all: its writes too.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, std::uint32_t smem, int row0, int m0) {
+#ifdef W4A16_SM90_ASM
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)),
+               "r"(smem), "r"(row0), "r"(m0)
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_commit() {
+#ifdef W4A16_SM90_ASM
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_wait_read() {
+#ifdef W4A16_SM90_ASM
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_wait_all() {
+#ifdef W4A16_SM90_ASM
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 #endif
 }
 __device__ __forceinline__ void tma_prefetch_desc(const CUtensorMap* map) {
@@ -404,7 +433,8 @@ constexpr int smem_bytes() {
 template <class T, int BM, int WG, int MB, int STAGES, bool WGMMA, bool OVERLAP, int MINB, bool ZEROS, XLoad XL, int SCHED,
           bool ONE_GROUP>
 __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelParams p, const __grid_constant__ CUtensorMap tmap_x,
-                                                                  const __grid_constant__ CUtensorMap tmap_tail) {
+                                                                  const __grid_constant__ CUtensorMap tmap_tail,
+                                                                  const __grid_constant__ CUtensorMap tmap_y) {
   constexpr int kThreads = WG * 128;
   constexpr int kBN = 64 * WG * MB;          // weight rows per CTA
   constexpr int kStageBytes = BM * 128;       // (BM tokens, 64 k) fp16/bf16, 128 B per token row
@@ -536,6 +566,8 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       if (tid == 0) {
         if constexpr (XL == XLoad::tma_eb)
           if (t >= STAGES) mbar_wait(empty_bar(stage), static_cast<std::uint32_t>(t / STAGES - 1) & 1u);
+        if constexpr (kPersistable)  // the item's first refill of the output stages: the last item's TMA store read them
+          if (t == kAhead && p.tma_out) bulk_wait_read();
 #if defined(W4A16_DIAG_NO_X_REFILL)  // timing-only diagnostic build (wrong results): the x tiles never reloaded
         if (t >= STAGES) {
           mbar_arrive(full_bar(stage));  // completes the stage's phase with the bytes it already holds
@@ -716,15 +748,18 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   // The epilogue ran ~9% of a bm256 tile's warp samples at K = 4096 (llama8b.gate_up M = 1024, stop 53's ncu) with
   // the SM's tensor cores idle (one CTA per SM); this form: 0.96-0.99x the kernel's time there (stop 54 call 11).
   // The tile of row block nb and m block starting at token mm0; the caller has passed a CTA barrier after every
-  // warpgroup's wgmma_wait<0>. The act-dtype tile (BM tokens x kBN rows, token-major) fills the ring's last
-  // kOutStages x stages (the persistent loop's next item loads the first ones meanwhile); 16-byte chunk c of token
-  // t sits at chunk c ^ (t % 8), so that the 8 rows of an stmatrix and 8 consecutive chunks of the store loop hit
-  // 8 distinct 16-byte bank groups.
-  auto epi16_store = [&](std::int64_t nb, std::int64_t mm0) {
+  // warpgroup's wgmma_wait<0>. The act-dtype tile (BM tokens x kBN rows) fills the ring's last kOutStages x stages
+  // (the persistent loop's next item loads the first ones meanwhile) as kOutStages panels of 64 rows: BM token lines
+  // of 128 bytes each, 16-byte chunk c of token t at chunk c ^ (t % 8) (the TMA 128B swizzle: a panel is a y box),
+  // so that the 8 rows of an stmatrix and 8 consecutive chunks of the store loop hit 8 distinct 16-byte bank groups.
+  // tma_out (the persistent loop): thread 0 stores the panels by TMA and the CTA goes on; else every thread copies
+  // 16 bytes a step.
+  const std::uint32_t out_base = smem_base + (STAGES - kOutStages) * kStageBytes;
+  auto epi16_store = [&](std::int64_t nb, std::int64_t mm0, bool tma_out) {
     static_assert(kAcc % 8 == 0, "whole x4 groups of packed pairs");
     static_assert(kOutStages * kStageBytes == BM * kBN * 2 && kOutStages <= STAGES, "the output tile fills whole x stages");
-    constexpr int kChunks16 = kBN * 2 / 16;  // 16-byte chunks of one token's rows (a multiple of 8)
-    const std::uint32_t out_base = smem_base + (STAGES - kOutStages) * kStageBytes;
+    static_assert((BM * 128) % 1024 == 0, "panels stay 1024-aligned (128B swizzle)");
+    constexpr int kChunks16 = kBN * 2 / 16;  // 16-byte chunks of one token's rows (8 per panel)
     const T* bias = static_cast<const T*>(p.bias);
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
@@ -746,13 +781,25 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
       }
       // x4 group g: pairs 4 g .. 4 g + 3 = (token chunk 2 g, rows 0-7), (2 g, rows 8-15), (2 g + 1, 0-7), (2 g + 1, 8-15).
       const int ml = lane >> 3, rl = lane & 7;
-      const int chunk = wrow / 8 + (ml & 1);  // this lane's 8 rows as a 16-byte chunk of the token row
+      const std::uint32_t panel = out_base + static_cast<std::uint32_t>((wrow / 64) * BM * 128);
+      const int chunk = (wrow % 64) / 8 + (ml & 1);  // this lane's 8 rows as a 16-byte chunk of the panel's line
 #pragma unroll
       for (int g = 0; g < kAcc / 8; ++g) {
         const int token = 8 * (2 * g + (ml >> 1)) + rl;  // token % 8 == rl
-        stmatrix_x4_trans(out_base + static_cast<std::uint32_t>(token * kBN * 2 + ((chunk ^ rl) << 4)), pk[4 * g], pk[4 * g + 1],
-                          pk[4 * g + 2], pk[4 * g + 3]);
+        stmatrix_x4_trans(panel + static_cast<std::uint32_t>(token * 128 + ((chunk ^ rl) << 4)), pk[4 * g], pk[4 * g + 1], pk[4 * g + 2],
+                          pk[4 * g + 3]);
       }
+    }
+    if (tma_out) {
+      fence_proxy_async();  // this thread's stmatrix writes, visible to the TMA engine's reads
+      __syncthreads();
+      if (tid == 0) {
+#pragma unroll
+        for (int pn = 0; pn < kOutStages; ++pn)
+          tma_store_2d(&tmap_y, out_base + static_cast<std::uint32_t>(pn * BM * 128), static_cast<int>(nb * kBN + pn * 64), static_cast<int>(mm0));
+        bulk_commit();
+      }
+      return;
     }
     __syncthreads();
     T* const yout = static_cast<T*>(p.y);
@@ -763,7 +810,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     for (int c = tid; c < vtok * kChunks16; c += kThreads) {
       const int tok = c / kChunks16, cc = c % kChunks16;
       *reinterpret_cast<uint4*>(ytile + tok * p.y_stride + cc * 8) =
-          *reinterpret_cast<const uint4*>(tile + tok * kBN * 2 + ((cc ^ (tok & 7)) << 4));
+          *reinterpret_cast<const uint4*>(tile + (cc / 8) * BM * 128 + tok * 128 + (((cc % 8) ^ (tok & 7)) << 4));
     }
   };
 
@@ -951,9 +998,12 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     if constexpr (kPersistable) {
       if (persist) {
         // Every warpgroup's wgmmas retired: the ring is free. The next item's first kAhead stages (0 .. kAhead - 1)
-        // load while this item's output tile goes through the last stages; the fence orders the epilogue's generic
-        // reads of those stages before the next item's TMA refills them (issued after the loop's first CTA barrier).
+        // load while this item's output tile goes through the last stages. tma_out: the previous item's TMA store has
+        // read those stages before anyone's stmatrix writes them (thread 0's wait, then the barrier), and load_x waits
+        // again before the next item's first refill of them; else the fence orders the store loop's generic reads of
+        // them before that refill (issued after the loop's first CTA barrier).
         const std::int64_t done_nb = n_block, done_m0 = m0;
+        if (p.tma_out && tid == 0) bulk_wait_read();
         __syncthreads();
         item += static_cast<int>(gridDim.x);
         const bool more = item < p.persist_items;
@@ -968,9 +1018,12 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
             cp_async_commit();
           }
         }
-        epi16_store(done_nb, done_m0);
-        if (!more) return;
-        fence_proxy_async();
+        epi16_store(done_nb, done_m0, p.tma_out != 0);
+        if (!more) {
+          if (p.tma_out && tid == 0) bulk_wait_all();  // the CTA's shared memory lives until its last store has read it
+          return;
+        }
+        if (!p.tma_out) fence_proxy_async();
         flip ^= odd_uses;
         continue;
       }
@@ -982,7 +1035,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     if (p.epi16 && p.split == 1 && p.block_expert == nullptr && (n_block + 1) * kBN <= p.n && (p.y_stride & 7) == 0 &&
         (reinterpret_cast<std::uintptr_t>(p.y) & 15) == 0) {
       __syncthreads();  // every warpgroup's wgmmas retired: no x stage or W slot is read any more
-      epi16_store(n_block, m0);
+      epi16_store(n_block, m0, false);
       return;
     }
   }

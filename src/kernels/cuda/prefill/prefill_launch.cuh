@@ -9,7 +9,7 @@
 
 namespace w4a16::kernels::cuda::prefill_detail {
 
-using KernelFn = void (*)(KernelParams, CUtensorMap, CUtensorMap);  // params, x tensor map, its tail-box map
+using KernelFn = void (*)(KernelParams, CUtensorMap, CUtensorMap, CUtensorMap);  // params, x map, its tail-box map, y map
 
 struct KernelEntry {
   KernelFn fn;
