@@ -96,7 +96,7 @@ struct KernelParams {
   // acc [+ bias] in registers (the same float operations, the same bits), stage the act-dtype tile by stmatrix.trans
   // (16 instructions per 128 outputs instead of 128 fp32 stores) and store it 16 bytes a step.
   int epi16;
-  // Persistent tile loop (persist_items > 0; prefill_launch_persistent in prefill.cu decides): the grid holds
+  // Persistent tile loop (persist_items > 0; persistent_ctas in prefill.cu decides): the grid holds
   // min(items, CTAs resident at once) CTAs, CTA b runs items b, b + gridDim.x, ... of the persist_nx x
   // ceil(M / BM) tiles (row block fastest, the hardware's order of the plain grid). After an item's k loop
   // the next item's first kAhead stages are issued, then the item's stmatrix epilogue runs beside those
@@ -533,16 +533,16 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   bool live[MB];
   auto place_rows = [&]() {
 #pragma unroll
-  for (int mb = 0; mb < MB; ++mb) {
-    const int blk = (warp >> 2) * MB + mb;  // 64-row block of the CTA
-    std::int64_t row = n_block * kBN + blk * 64;
-    if (kEarly && p.silu_inter > 0) {  // grouped GEMM 1: gate rows in the first half of the blocks, their up rows in the second
-      constexpr int kHalf = kBN >= 128 ? kBN / 128 : 1;  // (the launcher refuses tiles of one 64-row block)
-      row = n_block * (kBN / 2) + (blk % kHalf) * 64 + (blk >= kHalf ? p.silu_inter : 0);
+    for (int mb = 0; mb < MB; ++mb) {
+      const int blk = (warp >> 2) * MB + mb;  // 64-row block of the CTA
+      std::int64_t row = n_block * kBN + blk * 64;
+      if (kEarly && p.silu_inter > 0) {  // grouped GEMM 1: gate rows in the first half of the blocks, their up rows in the second
+        constexpr int kHalf = kBN >= 128 ? kBN / 128 : 1;  // (the launcher refuses tiles of one 64-row block)
+        row = n_block * (kBN / 2) + (blk % kHalf) * 64 + (blk >= kHalf ? p.silu_inter : 0);
+      }
+      nt[mb] = (row + (warp & 3) * 16) / 16;
+      live[mb] = nt[mb] * 16 < p.n_pad;
     }
-    nt[mb] = (row + (warp & 3) * 16) / 16;
-    live[mb] = nt[mb] * 16 < p.n_pad;
-  }
   };
   place_rows();
 
