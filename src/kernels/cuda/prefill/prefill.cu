@@ -131,46 +131,42 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
+// A row-major act-dtype matrix (rows x cols, row stride `stride` elements) in boxes of 64 columns (128 bytes, the
+// 128B swizzle) x box_rows rows; `what` names it in the error. Encoding is host-only and allocation-free: safe inside
+// graph capture.
+CUtensorMap encode_act_map(const void* base, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t stride, int box_rows,
+                           CUtensorMapL2promotion promotion, const char* what) {
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(stride) * 2};
+  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = tensor_map_encoder()(&map, dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+                                          const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                          CU_TENSOR_MAP_SWIZZLE_128B, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    fail(ErrorCode::cuda_error, std::string("tensor map of ") + what, "cuTensorMapEncodeTiled success",
+         "CUresult " + std::to_string(static_cast<int>(r)) + " (rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+             " stride=" + std::to_string(stride) + " box rows=" + std::to_string(box_rows) + ")");
+  return map;
+}
+
 // The tensor map of x (M, K) for the TMA configs: dims {K, M} (k fastest), row stride in bytes,
 // box {64 k, bm tokens} = one 128-byte swizzle span per row, the 128B swizzle that the kernel's
 // wgmma descriptors assume, zero fill out of bounds (tokens >= M, k >= K: the cp.async path's
-// zero-fill). Encoding is host-only and allocation-free: safe inside graph capture.
+// zero-fill).
 CUtensorMap make_x_tensor_map(const void* x, DType dtype, std::int64_t m, std::int64_t k, std::int64_t x_stride, int bm) {
   const auto addr = reinterpret_cast<std::uintptr_t>(x);
   if (addr % 16 != 0) fail(ErrorCode::alignment, "x", "16-byte aligned (TMA tensor map)", "address % 16 = " + std::to_string(addr % 16));
   if ((x_stride * 2) % 16 != 0)
     fail(ErrorCode::alignment, "x_stride", "a multiple of 16 bytes (TMA tensor map)", std::to_string(x_stride * 2) + " bytes");
-  CUtensorMap map{};
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(m)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(x_stride) * 2};
-  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(bm)};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult r = tensor_map_encoder()(&map, dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-                                          const_cast<void*>(x), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    fail(ErrorCode::cuda_error, "tensor map of x", "cuTensorMapEncodeTiled success",
-         "CUresult " + std::to_string(static_cast<int>(r)) + " (M=" + std::to_string(m) + " K=" + std::to_string(k) +
-             " x_stride=" + std::to_string(x_stride) + " box rows=" + std::to_string(bm) + ")");
-  return map;
+  return encode_act_map(x, dtype, m, k, x_stride, bm, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "x");
 }
 
-// y (M x N act dtype, row stride y_stride) as TMA store boxes of 64 rows x bm tokens, 128B-swizzled: the persistent
-// loop's output panels (prefill_kernel.cuh KernelParams::tma_out). The caller checked y's 16-byte alignment and stride.
+// y (M x N, row stride y_stride) as TMA store boxes of 64 rows x bm tokens: the persistent loop's output panels
+// (prefill_kernel.cuh KernelParams::tma_out). The caller checked y's 16-byte alignment and stride (persistent_ctas).
 CUtensorMap make_y_tensor_map(void* y, DType dtype, std::int64_t m, std::int64_t n, std::int64_t y_stride, int bm) {
-  CUtensorMap map{};
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(n), static_cast<cuuint64_t>(m)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(y_stride) * 2};
-  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(bm)};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult r = tensor_map_encoder()(&map, dtype == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, y,
-                                          dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                          CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    fail(ErrorCode::cuda_error, "tensor map of y", "cuTensorMapEncodeTiled success",
-         "CUresult " + std::to_string(static_cast<int>(r)) + " (M=" + std::to_string(m) + " N=" + std::to_string(n) +
-             " y_stride=" + std::to_string(y_stride) + " box tokens=" + std::to_string(bm) + ")");
-  return map;
+  return encode_act_map(y, dtype, m, n, y_stride, bm, CU_TENSOR_MAP_L2_PROMOTION_NONE, "y");
 }
 
 // x[:, perm] -> dst (M, K) contiguous.
