@@ -5,7 +5,8 @@
 # (1) gpu-check's test stage on main: every GPU test binary (registry / MoE / decode / CLI with the TMA store and the
 #     encode_act_map refactor, which stop 55 never ran), alongside the branch's persistent test and its whole prefill_gpu_test;
 # (2) the branch's persistent test under memcheck, its host suite;
-# (3) the split tail's interleaved A/B (shuffled, one process per set): default (split tail) / TAIL_SPLIT=0 / cuBLAS fp16.
+# (3) the split tail's interleaved A/B (shuffled, one process per set): config 20 split 1 (split tail) / the default plan with
+#     TAIL_SPLIT=0 / cuBLAS fp16; llama8b.qkv M = 1024 (192 tiles: 1 wave + 60, default the row split) added.
 set -u
 . scripts/lib/device-env.sh
 S=/tmp/s56c1; rm -rf $S; mkdir -p $S/b && tar -xJf .carry-s56t/b.tar.xz -C $S/b
@@ -23,7 +24,7 @@ timeout 90 compute-sanitizer --tool memcheck --error-exitcode 9 $S/b/prefill_gpu
   --gtest_filter='PrefillGpu.PersistentTileLoopMatchesThePlainGridBitwise' > $S/memcheck.log 2>&1
 echo "branch memcheck rc=$? $(tail -1 $S/memcheck.log)" | tee -a $OUT/gpu.txt
 $S/b/w4a16_test_prefill_host --gtest_brief=1 > $S/host.log 2>&1; echo "branch host rc=$?" | tee -a $OUT/gpu.txt
-for sm in "llama70b.gate_up:256,2048" "llama8b.gate_up,8192x8192:4096"; do
+for sm in "llama70b.gate_up:256,2048" "llama8b.gate_up,8192x8192:4096" "llama8b.qkv:1024"; do
   W4A16_PREFILL_TUNE_SHAPES=${sm%%:*} W4A16_PREFILL_TUNE_MS=${sm##*:} W4A16_PREFILL_TUNE_CONFIGS=20 W4A16_PREFILL_TUNE_SPLITS=1 \
   W4A16_PREFILL_INTERLEAVE=30 W4A16_PREFILL_INTERLEAVE_ENV="W4A16_PREFILL_TAIL_SPLIT=0" \
     timeout 110 $S/b/prefill_bench $S/ab_${sm%%:*}.csv tune_tma > $S/ab_${sm%%:*}.log 2>&1 || echo "rc=$? $sm" | tee -a $OUT/gpu.txt
