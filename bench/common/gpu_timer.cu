@@ -6,6 +6,7 @@
 #include <memory>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace w4a16::bench {
@@ -28,6 +29,45 @@ int cold_l2_copies(std::size_t bytes_per_set) {
 }
 
 namespace {
+// The clock probe (W4A16_TIMER_CLOCK=1): one warp spins ~20 us reading %globaltimer and clock64 and stores the MHz.
+__global__ void clock_probe_kernel(double* mhz) {
+  unsigned long long t0, t1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  const long long c0 = clock64();
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+  } while (t1 - t0 < 20000ull);
+  const long long c1 = clock64();
+  if (threadIdx.x == 0) *mhz = 1e3 * static_cast<double>(c1 - c0) / static_cast<double>(t1 - t0);
+}
+
+bool clock_probe_on() {
+  const char* v = std::getenv("W4A16_TIMER_CLOCK");
+  return v != nullptr && std::string(v) == "1";
+}
+
+// The probe's device word and a synchronous read of it (between replays, never inside a timed one).
+struct ClockProbe {
+  double* dev = nullptr;
+  ClockProbe() { check(cudaMalloc(&dev, sizeof(double)), "clock probe alloc"); }
+  ~ClockProbe() { cudaFree(dev); }
+  ClockProbe(const ClockProbe&) = delete;
+  ClockProbe& operator=(const ClockProbe&) = delete;
+  double read(cudaStream_t stream) const {
+    clock_probe_kernel<<<1, 32, 0, stream>>>(dev);
+    double mhz = 0;
+    check(cudaMemcpyAsync(&mhz, dev, sizeof(double), cudaMemcpyDeviceToHost, stream), "clock probe copy");
+    check(cudaStreamSynchronize(stream), "clock probe sync");
+    return mhz;
+  }
+};
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 // One call's graph: `calls` launches over its rotating copies, after the eager warm-up (modules, handles, pages).
 struct CallGraph {
   int calls = 0;
@@ -81,12 +121,20 @@ Timing time_graph(const std::function<void(int, cudaStream_t)>& fn, const TimerO
   cudaEvent_t a, b;
   check(cudaEventCreate(&a), "event");
   check(cudaEventCreate(&b), "event");
-  std::vector<double> per_call;
-  for (int r = 0; r < std::max(opt.replays, 7); ++r) per_call.push_back(g.timed_replay(a, b, stream));
+  std::vector<double> per_call, before, after;
+  const std::unique_ptr<ClockProbe> probe = clock_probe_on() ? std::make_unique<ClockProbe>() : nullptr;
+  for (int r = 0; r < std::max(opt.replays, 7); ++r) {
+    if (probe) before.push_back(probe->read(stream));
+    per_call.push_back(g.timed_replay(a, b, stream));
+    if (probe) after.push_back(probe->read(stream));
+  }
   check(cudaGetLastError(), "replays");
   cudaEventDestroy(a);
   cudaEventDestroy(b);
-  return summarize(std::move(per_call));
+  Timing t = summarize(std::move(per_call));
+  t.clock_before_mhz = median_of(std::move(before));
+  t.clock_after_mhz = median_of(std::move(after));
+  return t;
 }
 
 std::vector<Timing> time_graphs_interleaved(const std::vector<std::function<void(int, cudaStream_t)>>& fns,
@@ -105,7 +153,8 @@ std::vector<Timing> time_graphs_interleaved(const std::vector<std::function<void
   cudaEvent_t a, b;
   check(cudaEventCreate(&a), "event");
   check(cudaEventCreate(&b), "event");
-  std::vector<std::vector<double>> per_call(graphs.size());
+  std::vector<std::vector<double>> per_call(graphs.size()), before(graphs.size()), after(graphs.size());
+  const std::unique_ptr<ClockProbe> probe = clock_probe_on() ? std::make_unique<ClockProbe>() : nullptr;
   // Each round in its own order, a fixed-seed shuffle: every member follows every other about equally often. In a
   // fixed order the member after a long, hot one ran slower (stop 55, H200 / H100: the one plan of llama70b.gate_up
   // M = 1024 at 1543 us right after cuBLAS fp16 and 1492 us after another int4 row; rotating the start keeps those
@@ -116,13 +165,21 @@ std::vector<Timing> time_graphs_interleaved(const std::vector<std::function<void
   std::mt19937 rng(12345);
   for (int r = 0; r < std::max(rounds, 7); ++r) {
     std::shuffle(order.begin(), order.end(), rng);
-    for (const std::size_t i : order) per_call[i].push_back(graphs[i]->timed_replay(a, b, stream));
+    for (const std::size_t i : order) {
+      if (probe) before[i].push_back(probe->read(stream));
+      per_call[i].push_back(graphs[i]->timed_replay(a, b, stream));
+      if (probe) after[i].push_back(probe->read(stream));
+    }
   }
   check(cudaGetLastError(), "replays");
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   std::vector<Timing> t;
-  for (auto& v : per_call) t.push_back(summarize(std::move(v)));
+  for (std::size_t i = 0; i < n; ++i) {
+    t.push_back(summarize(std::move(per_call[i])));
+    t.back().clock_before_mhz = median_of(std::move(before[i]));
+    t.back().clock_after_mhz = median_of(std::move(after[i]));
+  }
   return t;
 }
 

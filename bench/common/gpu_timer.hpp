@@ -26,6 +26,11 @@ struct Timing {
   double median_us = 0;  // per call
   double min_us = 0;
   double max_us = 0;
+  // With W4A16_TIMER_CLOCK=1 only (else 0): the SM clock in MHz just before and just after each timed replay (medians),
+  // read by a one-warp probe kernel between replays (clock64 ticks over %globaltimer nanoseconds, ~20 us spin), outside
+  // the timed events. It tells what clock a member ran at, and what the previous member left it.
+  double clock_before_mhz = 0;
+  double clock_after_mhz = 0;
 };
 
 // fn(i, stream): enqueue call i (use input set i % copies).

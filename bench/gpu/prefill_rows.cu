@@ -189,10 +189,18 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       };
     };
     const auto default_call = plan_call(nullptr);
+    // W4A16_TIMER_CLOCK=1: the SM clock around each row's replays (gpu_timer's probe), to stderr beside the CSV.
+    auto clock_note = [&](const std::string& row, const Timing& t) {
+      if (t.clock_after_mhz > 0)
+        std::fprintf(stderr, "clock %s M=%lld %s: before %.0f MHz, after %.0f MHz, %.2f us\n", spec.shape.c_str(),
+                     static_cast<long long>(m), row.c_str(), t.clock_before_mhz, t.clock_after_mhz, t.median_us);
+    };
     if (spec.peers) {
       // The peers run on the same x bits reinterpreted per dtype; values are finite in both.
       opt.copies = dcopies;
-      cublas16_us = time_graph(cublas_f16_call, opt, stream).median_us;
+      const Timing tc = time_graph(cublas_f16_call, opt, stream);
+      clock_note("cublas_f16", tc);
+      cublas16_us = tc.median_us;
       add("cublas_f16", "", cublas16_us, dense_b, 0);
       if (spec.peer_bf16) add("cublas_bf16", "", time_graph(cublas_bf16_call, opt, stream).median_us, dense_b, 0);
     }
@@ -213,8 +221,9 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       W4A16_CUDA_TRY(cudaStreamSynchronize(stream));
       const double err = rel_err_dev(y.p, yref.p, m * n, spec.act);
       opt.copies = copies;
-      const double us = time_graph(call, opt, stream).median_us;
-      add(name, plan ? plan->describe() : kc::prefill_default_describe(n, k, m, cap, sms), us, int4_bytes, err);
+      const Timing t = time_graph(call, opt, stream);
+      clock_note(name, t);
+      add(name, plan ? plan->describe() : kc::prefill_default_describe(n, k, m, cap, sms), t.median_us, int4_bytes, err);
     };
     if (spec.default_plan) run_int4("cuda_prefill", nullptr);
     if (!spec.row_split_tails.empty()) {
@@ -360,6 +369,7 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       const std::vector<Timing> t = time_graphs_interleaved(fns, opts, spec.interleave, 10, stream);
       const double saved = cublas16_us;
       cublas16_us = t[0].median_us;
+      for (std::size_t i = 0; i < t.size(); ++i) clock_note(names[i].first, t[i]);
       for (std::size_t i = 0; i < t.size(); ++i)  // every int4 member was checked in its own sequential row above
         add(names[i].first, names[i].second, t[i].median_us, names[i].first.rfind("cublas", 0) == 0 ? dense_b : int4_bytes, 0);
       cublas16_us = saved;
