@@ -281,8 +281,6 @@ int resident_ctas(const KernelEntry& e, int threads) {
   });
 }
 
-// The split tail of the persistent loop: at most this many parts a tile, of at least this many k tiles each.
-constexpr std::int64_t kMaxTailSplit = 8, kMinTailKTiles = 4;
 
 // Workspace of a persistent launch's split tail on `resident` CTAs, whatever its tail: at most one part per CTA (fp32
 // BM x BN each), then one arrival count per tail tile, each 256-byte aligned.
@@ -304,24 +302,13 @@ PrefillPersistent persistent_launch(const PrefillConfig& cfg, const KernelEntry&
   const std::int64_t nx = ceil_div(row_end - row0, cfg.bn()), items = nx * ceil_div(m, cfg.bm);
   if (cfg.path != PrefillPath::wgmma || cfg.x_load != PrefillXLoad::tma || cfg.sched == 0 || !cfg.overlap || cfg.bn() > 128 ||
       cfg.min_blocks != 1 || split != 1 || !epi16 || row0 + nx * cfg.bn() > n || y_stride % 8 != 0 ||
-      reinterpret_cast<std::uintptr_t>(y) % 16 != 0 || items * kMaxTailSplit > std::numeric_limits<int>::max())
+      reinterpret_cast<std::uintptr_t>(y) % 16 != 0 || items * 8 > std::numeric_limits<int>::max())  // work items: tiles + 8 parts a tail tile
     return r;
   if (!resolve_switch(-1, "the persistent tile loop", "W4A16_PREFILL_PERSIST")) return r;
   const int resident = resident_ctas(e, cfg.threads());
   if (items <= resident) return r;
+  if (resolve_switch(-1, "the persistent loop's split tail", "W4A16_PREFILL_TAIL_SPLIT")) r = prefill_tail_split(items, resident, k_tiles);
   r.ctas = resident;
-  const std::int64_t rem = items % resident;
-  if (rem > 0 && 2 * rem <= resident && resolve_switch(-1, "the persistent loop's split tail", "W4A16_PREFILL_TAIL_SPLIT")) {
-    const std::int64_t want = std::min({resident / rem, kMaxTailSplit, k_tiles / kMinTailKTiles});
-    if (want >= 2) {
-      const std::int64_t kts = ceil_div(k_tiles, want), parts = ceil_div(k_tiles, kts);  // no empty part
-      if (parts >= 2) {
-        r.tail_items = static_cast<int>(rem);
-        r.tail_split = static_cast<int>(parts);
-        r.tail_kts = kts;
-      }
-    }
-  }
   return r;
 }
 
@@ -555,6 +542,24 @@ void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, st
 }
 
 }  // namespace
+
+PrefillPersistent prefill_tail_split(std::int64_t items, int resident, std::int64_t k_tiles) {
+  if (items < 1 || resident < 1 || k_tiles < 1)
+    fail(ErrorCode::invalid_argument, "items, resident, k_tiles", ">= 1 each",
+         std::to_string(items) + ", " + std::to_string(resident) + ", " + std::to_string(k_tiles));
+  constexpr std::int64_t kMaxTailSplit = 8, kMinTailKTiles = 4;  // parts a tile, k tiles a part
+  PrefillPersistent r;
+  const std::int64_t rem = items % resident;
+  if (items <= resident || rem == 0 || 2 * rem > resident) return r;
+  const std::int64_t want = std::min({resident / rem, kMaxTailSplit, k_tiles / kMinTailKTiles});
+  if (want < 2) return r;
+  const std::int64_t kts = ceil_div(k_tiles, want), parts = ceil_div(k_tiles, kts);  // no empty part
+  if (parts < 2) return r;
+  r.tail_items = static_cast<int>(rem);
+  r.tail_split = static_cast<int>(parts);
+  r.tail_kts = kts;
+  return r;
+}
 
 PrefillPersistent prefill_plan_persistent(const TcWeights& w, const PrefillPlan& plan, std::int64_t m, const void* y, std::int64_t y_stride) {
   std::int64_t kts = 0;

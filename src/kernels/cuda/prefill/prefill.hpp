@@ -238,6 +238,10 @@ struct PrefillPersistent {
   std::int64_t tail_kts = 0;
 };
 PrefillPersistent prefill_plan_persistent(const TcWeights& w, const PrefillPlan& plan, std::int64_t m, const void* y, std::int64_t y_stride);
+// The split tail of `items` tiles on `resident` persistent CTAs over k_tiles k tiles (host only; ctas left 0): where the
+// last wave holds R <= resident / 2 tiles, R = tail_items, each as tail_split = ceil(k_tiles / tail_kts) parts,
+// tail_kts = ceil(k_tiles / min(resident / R, 8, k_tiles / 4)); else tail_items = 0.
+PrefillPersistent prefill_tail_split(std::int64_t items, int resident, std::int64_t k_tiles);
 // Whether prefill_run_plan runs this plan's config for w with its ONE_GROUP kernel (one scale / zero
 // entry per k tile): g >= 64 or channelwise, a config with that variant (the default plan's early-issue
 // twins of the planned tiles), plan.one_group resolved. Host only (no device needed).
