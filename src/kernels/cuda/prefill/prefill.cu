@@ -282,6 +282,13 @@ int resident_ctas(const KernelEntry& e, int threads) {
 }
 
 
+// Whether the config's kernel has the persistent loop (prefill_kernel.cuh kPersistable): early-issue TMA tiles of at
+// most 128 rows (the output tile in the ring's last two stages), one CTA per SM.
+bool has_persistent_loop(const PrefillConfig& cfg) {
+  return cfg.path == PrefillPath::wgmma && cfg.x_load == PrefillXLoad::tma && cfg.sched != 0 && cfg.overlap && cfg.bn() <= 128 &&
+         cfg.min_blocks == 1;
+}
+
 // Workspace of a persistent launch's split tail on `resident` CTAs, whatever its tail: at most one part per CTA (fp32
 // BM x BN each), then one arrival count per tail tile, each 256-byte aligned.
 std::size_t tail_workspace_bound(const PrefillConfig& cfg, int resident) {
@@ -300,8 +307,7 @@ PrefillPersistent persistent_launch(const PrefillConfig& cfg, const KernelEntry&
                                     std::int64_t y_stride) {
   PrefillPersistent r;
   const std::int64_t nx = ceil_div(row_end - row0, cfg.bn()), items = nx * ceil_div(m, cfg.bm);
-  if (cfg.path != PrefillPath::wgmma || cfg.x_load != PrefillXLoad::tma || cfg.sched == 0 || !cfg.overlap || cfg.bn() > 128 ||
-      cfg.min_blocks != 1 || split != 1 || !epi16 || row0 + nx * cfg.bn() > n || y_stride % 8 != 0 ||
+  if (!has_persistent_loop(cfg) || split != 1 || !epi16 || row0 + nx * cfg.bn() > n || y_stride % 8 != 0 ||
       reinterpret_cast<std::uintptr_t>(y) % 16 != 0 || items * 8 > std::numeric_limits<int>::max())  // work items: tiles + 8 parts a tail tile
     return r;
   if (!resolve_switch(-1, "the persistent tile loop", "W4A16_PREFILL_PERSIST")) return r;
@@ -358,9 +364,7 @@ std::size_t persistent_tail_bound(std::int64_t n, std::int64_t max_m) {
   std::size_t bound = 0;
   for (int c = 0; c < prefill_config_count(); ++c) {
     const PrefillConfig& cfg = prefill_config(c);
-    if (cfg.path != PrefillPath::wgmma || cfg.x_load != PrefillXLoad::tma || cfg.sched == 0 || !cfg.overlap || cfg.bn() > 128 ||
-        cfg.min_blocks != 1)
-      continue;  // no persistent loop (persistent_launch's conditions on the config)
+    if (!has_persistent_loop(cfg)) continue;
     const int resident = resident_ctas(kernels_f16_sym()[c], cfg.threads());
     if (ceil_div(n, cfg.bn()) * ceil_div(max_m, cfg.bm) > resident) bound = std::max(bound, tail_workspace_bound(cfg, resident));
   }
