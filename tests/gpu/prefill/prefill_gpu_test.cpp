@@ -828,7 +828,8 @@ TEST(PrefillGpu, EarlyIssueConfigsMatchTheirTwinsBitwise) {
 // over (nkt = 1, 3, 7, 21, 64: every stage used an odd or even number of times per item, and fewer k tiles than
 // stages); the last m block a tail. Against the f64 reference and bitwise against the plain grid
 // (W4A16_PREFILL_PERSIST=0), with the output tiles stored by TMA (the default) and by the threads' copies
-// (W4A16_PREFILL_TMA_STORE=0), fp16 / bf16, uint4b8 / uint4, bias, group sizes of both kernel variants. The f64
+// (W4A16_PREFILL_TMA_STORE=0); with the split tail (the default where the last wave is short: K = 1344 / 4096 here)
+// its tiles bitwise against the plain split plan of the same parts, the others against the plain grid; fp16 / bf16, uint4b8 / uint4, bias, group sizes of both kernel variants. The f64
 // reference on each layer's first config (the plain grid's epilogue is checked against it by the tests above).
 TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
   SKIP_WITHOUT_GPU();
@@ -837,6 +838,7 @@ TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
     ~EnvGuard() {
       unsetenv("W4A16_PREFILL_PERSIST");
       unsetenv("W4A16_PREFILL_TMA_STORE");
+      unsetenv("W4A16_PREFILL_TAIL_SPLIT");
     }
   } guard;
   std::vector<Case> cases;
@@ -857,7 +859,7 @@ TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
         cases.push_back(c);
       }
   const std::int64_t m = 3999;  // M % 256 = 159, % 64 = 31, % 16 = 15: the last m block a tail
-  int runs = 0;
+  int runs = 0, tails = 0;
   for (const Case& c : cases) {
     Layer l = make_layer(c);
     bool referenced = false;
@@ -866,41 +868,85 @@ TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
       p.config = cfg;
       DevBuf probe(256);
       setenv("W4A16_PREFILL_PERSIST", "1", 1);
-      const int ctas = prefill_plan_persistent_ctas(*l.w, p, m, probe.p, c.n);
+      const PrefillPersistent pl = prefill_plan_persistent(*l.w, p, m, probe.p, c.n);
       const PrefillConfig& pc = prefill_config(cfg);
       const bool has_loop = pc.path == PrefillPath::wgmma && pc.x_load == PrefillXLoad::tma && pc.sched != 0 && pc.bn() <= 128 &&
                             pc.min_blocks == 1;
       if (!has_loop) {
-        EXPECT_EQ(ctas, 0) << pc.name() << " has no persistent loop";
+        EXPECT_EQ(pl.ctas, 0) << pc.name() << " has no persistent loop";
         continue;
       }
-      ASSERT_GT(ctas, 0) << pc.name() << " " << c.str() << " M=" << m << ": the persistent loop not taken";
-      ASSERT_LT(ctas, 9 * ((m + pc.bm - 1) / pc.bm) * (128 / pc.bn())) << pc.name() << ": no more items than CTAs";
+      const std::int64_t nx = (c.n + pc.bn() - 1) / pc.bn(), items = nx * ((m + pc.bm - 1) / pc.bm);
+      ASSERT_GT(pl.ctas, 0) << pc.name() << " " << c.str() << " M=" << m << ": the persistent loop not taken";
+      ASSERT_LT(pl.ctas, items) << pc.name() << ": no more items than CTAs";
+      if (pl.tail_items > 0) {  // the last wave's tiles, split where they fill at most half the CTAs
+        EXPECT_EQ(pl.tail_items, items % pl.ctas);
+        EXPECT_LE(2 * pl.tail_items, pl.ctas);
+        EXPECT_LE(pl.tail_items * pl.tail_split, pl.ctas);
+        EXPECT_GE(pl.tail_split, 2);
+        EXPECT_LT((pl.tail_split - 1) * pl.tail_kts, l.w->k_pad / 64) << "an empty part";
+      }
       RunOpts o;
       o.plan = p;
       o.reference = !referenced;
       referenced = true;
-      std::printf("persistent check %s %s M=%lld (%d CTAs)\n", pc.name().c_str(), c.str().c_str(), static_cast<long long>(m), ctas);
+      std::printf("persistent check %s %s M=%lld (%d CTAs, tail %d x %d parts of %lld k tiles)\n", pc.name().c_str(), c.str().c_str(),
+                  static_cast<long long>(m), pl.ctas, pl.tail_items, pl.tail_split, static_cast<long long>(pl.tail_kts));
       std::fflush(stdout);
-      std::vector<std::uint16_t> yp, yc, yg;
+      // yt: the default (TMA store, split tail where there is one); yp: whole tiles (TMA store); yc: whole tiles, the
+      // threads' copies; yg: the plain grid; ys: the plain grid of the split-tail_split plan.
+      std::vector<std::uint16_t> yt, yp, yc, yg, ys;
       test::rng().seed(11);
-      const double e = run_check(c, l, m, o, &yp);
-      setenv("W4A16_PREFILL_TMA_STORE", "0", 1);  // the persistent loop, the threads' 16-byte copies
+      const double e = run_check(c, l, m, o, &yt);
       o.reference = false;
+      setenv("W4A16_PREFILL_TAIL_SPLIT", "0", 1);
+      EXPECT_EQ(prefill_plan_persistent(*l.w, p, m, probe.p, c.n).tail_items, 0);
+      test::rng().seed(11);
+      run_check(c, l, m, o, &yp);
+      setenv("W4A16_PREFILL_TMA_STORE", "0", 1);  // the persistent loop, the threads' 16-byte copies
       test::rng().seed(11);
       run_check(c, l, m, o, &yc);
       unsetenv("W4A16_PREFILL_TMA_STORE");
+      unsetenv("W4A16_PREFILL_TAIL_SPLIT");
       setenv("W4A16_PREFILL_PERSIST", "0", 1);
-      EXPECT_EQ(prefill_plan_persistent_ctas(*l.w, p, m, probe.p, c.n), 0);
+      EXPECT_EQ(prefill_plan_persistent(*l.w, p, m, probe.p, c.n).ctas, 0);
       test::rng().seed(11);
       run_check(c, l, m, o, &yg);
       EXPECT_LE(e, test::tolerance(c.act)) << c.str() << " " << pc.name() << " M=" << m;
       EXPECT_TRUE(yp == yg) << c.str() << " M=" << m << ": " << pc.name() << " persistent (TMA store) and plain grid differ";
       EXPECT_TRUE(yc == yg) << c.str() << " M=" << m << ": " << pc.name() << " persistent (threads' copies) and plain grid differ";
+      if (pl.tail_items == 0) {
+        EXPECT_TRUE(yt == yg) << c.str() << " M=" << m << ": " << pc.name() << " persistent (default) and plain grid differ";
+      } else {
+        PrefillPlan sp = p;  // the tail tiles: the split plan's bits
+        sp.split = pl.tail_split;
+        sp.k_tiles_per_split = pl.tail_kts;
+        RunOpts os = o;
+        os.plan = sp;
+        test::rng().seed(11);
+        run_check(c, l, m, os, &ys);
+        const std::int64_t first_tail = items - pl.tail_items;
+        std::int64_t wrong_whole = 0, wrong_tail = 0, tail_values = 0;
+        for (std::int64_t r = 0; r < m; ++r)
+          for (std::int64_t j = 0; j < c.n; ++j) {
+            const std::size_t at = static_cast<std::size_t>(r * c.n + j);
+            if ((r / pc.bm) * nx + j / pc.bn() >= first_tail) {
+              ++tail_values;
+              wrong_tail += yt[at] != ys[at];
+            } else {
+              wrong_whole += yt[at] != yg[at];
+            }
+          }
+        EXPECT_GT(tail_values, 0);
+        EXPECT_EQ(wrong_whole, 0) << c.str() << " " << pc.name() << ": whole tiles differ from the plain grid";
+        EXPECT_EQ(wrong_tail, 0) << c.str() << " " << pc.name() << ": split tail tiles differ from the split-" << pl.tail_split << " plan";
+        ++tails;
+      }
       ++runs;
     }
   }
   EXPECT_GT(runs, 0);
+  if (runs > 0) EXPECT_GT(tails, 0) << "no case took the split tail";
 }
 
 // The ONE_GROUP kernels (one scale / zero entry per k tile, picked by the launcher for g >= 64 and

@@ -647,6 +647,35 @@ TEST(PrefillPlan, FullWaveRowsAreTheTilesWholeWaves) {
   EXPECT_EQ(prefill_full_wave_rows(6144, 1024, bm256, 114), 3584);   // 192 tiles on 114 SMs: 112 = 28 row blocks x 4
 }
 
+// The persistent loop's split tail (host arithmetic): only a last wave of at most half the CTAs is split, into at
+// most 8 parts of at least 4 k tiles, no part empty, at most one part per CTA.
+TEST(PrefillPlan, SplitTailOnlyWhereTheLastWaveIsShort) {
+  struct Case { std::int64_t items; int resident; std::int64_t k_tiles; int tail, split; std::int64_t kts; };
+  const Case cases[] = {
+      {144, 132, 64, 12, 8, 8},     // the persistent test's layer at K = 4096: 12 tiles past one wave
+      {144, 132, 21, 12, 5, 5},     // K = 1344: 5 parts of 5 (the last 1)
+      {144, 132, 7, 0, 1, 0},       // too few k tiles for two parts of 4
+      {3584, 132, 64, 20, 6, 11},   // llama8b.gate_up M = 4096: 27 waves + 20
+      {448, 132, 128, 52, 2, 64},   // llama70b.gate_up M = 256: 3 waves + 52
+      {896, 132, 64, 0, 1, 0},      // llama8b.gate_up M = 1024: 104 > 66 left whole
+      {264, 132, 64, 0, 1, 0},      // whole waves
+      {100, 132, 64, 0, 1, 0},      // one partial wave: no persistent loop at all
+      {133, 132, 9, 1, 2, 5},       // one tile past the wave: 9 k tiles as 5 + 4
+  };
+  for (const Case& c : cases) {
+    const PrefillPersistent t = prefill_tail_split(c.items, c.resident, c.k_tiles);
+    EXPECT_EQ(t.tail_items, c.tail) << c.items << " tiles on " << c.resident << ", " << c.k_tiles << " k tiles";
+    if (c.tail == 0) continue;
+    EXPECT_EQ(t.tail_split, c.split) << c.items;
+    EXPECT_EQ(t.tail_kts, c.kts) << c.items;
+    EXPECT_LE(static_cast<std::int64_t>(t.tail_items) * t.tail_split, c.resident);
+    EXPECT_LT((t.tail_split - 1) * t.tail_kts, c.k_tiles) << "an empty part";
+    EXPECT_GE(t.tail_split * t.tail_kts, c.k_tiles) << "k tiles left out";
+  }
+  EXPECT_THROW(prefill_tail_split(0, 132, 64), w4a16::Error);
+  EXPECT_THROW(prefill_tail_split(144, 0, 64), w4a16::Error);
+}
+
 // The measured row splits (prefill_row_split) apply on 132 SMs of an sm_90a plan only, where the tail's cluster can be
 // scheduled: never on the mma path, another SM count, or without a device (no cluster count: the measured tails reduce
 // in the cluster); W4A16_PREFILL_ROW_SPLIT takes 0 / 1 and refuses anything else, naming itself.

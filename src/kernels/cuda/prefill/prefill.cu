@@ -272,6 +272,52 @@ void validate(const TcWeights& w, const void* x, std::int64_t m, std::int64_t x_
   if (reinterpret_cast<std::uintptr_t>(y) % 2 != 0) fail(ErrorCode::alignment, "y", "2-byte aligned", "odd address");
 }
 
+// CTAs of kernel `e` resident on the device at once (occupancy x SMs); once per (kernel, device).
+int resident_ctas(const KernelEntry& e, int threads) {
+  return per_kernel_count(e, 0, [&](int dev) {  // key 0: no cluster split is 0
+    int per_sm = 0;
+    W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e.fn, threads, static_cast<std::size_t>(e.smem_bytes)));
+    return per_sm * device_sm_count(dev);
+  });
+}
+
+
+// Whether the config's kernel has the persistent loop (prefill_kernel.cuh kPersistable): early-issue TMA tiles of at
+// most 128 rows (the output tile in the ring's last two stages), one CTA per SM.
+bool has_persistent_loop(const PrefillConfig& cfg) {
+  return cfg.path == PrefillPath::wgmma && cfg.x_load == PrefillXLoad::tma && cfg.sched != 0 && cfg.overlap && cfg.bn() <= 128 &&
+         cfg.min_blocks == 1;
+}
+
+// Workspace of a persistent launch's split tail on `resident` CTAs, whatever its tail: at most one part per CTA (fp32
+// BM x BN each), then one arrival count per tail tile, each 256-byte aligned.
+std::size_t tail_workspace_bound(const PrefillConfig& cfg, int resident) {
+  const auto align = [](std::size_t b) { return (b + 255) / 256 * 256; };
+  return align(static_cast<std::size_t>(resident) * cfg.bm * cfg.bn() * 4) + align(static_cast<std::size_t>(resident) * 4);
+}
+
+// The persistent tile loop of one launch (KernelParams::persist_items; W4A16_PREFILL_PERSIST "0" off, "1" or unset
+// on): where the kernel has the loop (early-issue TMA tiles of at most 128 rows, one CTA per SM: the output tile in
+// the ring's last two stages), at split 1 with the stmatrix epilogue on every tile (every row block inside N,
+// 16-byte-aligned y rows) and more tiles than CTAs resident at once: ctas = those resident, else 0 (the plain grid).
+// The split tail (W4A16_PREFILL_TAIL_SPLIT "0" off, "1" or unset on): where the last wave holds R tiles, R <= half the
+// CTAs, they run as s = min(CTAs / R, 8, k tiles / 4) k parts each, one part per otherwise idle CTA.
+PrefillPersistent persistent_launch(const PrefillConfig& cfg, const KernelEntry& e, std::int64_t split, bool epi16, std::int64_t n,
+                                    std::int64_t row0, std::int64_t row_end, std::int64_t m, std::int64_t k_tiles, const void* y,
+                                    std::int64_t y_stride) {
+  PrefillPersistent r;
+  const std::int64_t nx = ceil_div(row_end - row0, cfg.bn()), items = nx * ceil_div(m, cfg.bm);
+  if (!has_persistent_loop(cfg) || split != 1 || !epi16 || row0 + nx * cfg.bn() > n || y_stride % 8 != 0 ||
+      reinterpret_cast<std::uintptr_t>(y) % 16 != 0 || items * 8 > std::numeric_limits<int>::max())  // work items: tiles + 8 parts a tail tile
+    return r;
+  if (!resolve_switch(-1, "the persistent tile loop", "W4A16_PREFILL_PERSIST")) return r;
+  const int resident = resident_ctas(e, cfg.threads());
+  if (items <= resident) return r;
+  if (resolve_switch(-1, "the persistent loop's split tail", "W4A16_PREFILL_TAIL_SPLIT")) r = prefill_tail_split(items, resident, k_tiles);
+  r.ctas = resident;
+  return r;
+}
+
 }  // namespace
 
 // Shared with prefill_plan.cu (prefill_host.hpp).
@@ -305,6 +351,26 @@ int active_clusters(const KernelEntry& e, int threads, int split) {
 
 bool cluster_schedulable(const KernelEntry& e, int threads, int split) { return active_clusters(e, threads, split) >= 1; }
 
+std::size_t persistent_tail_bound(std::int64_t n, std::int64_t max_m) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    cudaGetLastError();
+    return 0;
+  }
+  if (!sm90a_code(device_capability())) return 0;
+  if (!resolve_switch(-1, "the persistent tile loop", "W4A16_PREFILL_PERSIST") ||
+      !resolve_switch(-1, "the persistent loop's split tail", "W4A16_PREFILL_TAIL_SPLIT"))
+    return 0;
+  std::size_t bound = 0;
+  for (int c = 0; c < prefill_config_count(); ++c) {
+    const PrefillConfig& cfg = prefill_config(c);
+    if (!has_persistent_loop(cfg)) continue;
+    const int resident = resident_ctas(kernels_f16_sym()[c], cfg.threads());
+    if (ceil_div(n, cfg.bn()) * ceil_div(max_m, cfg.bm) > resident) bound = std::max(bound, tail_workspace_bound(cfg, resident));
+  }
+  return bound;
+}
+
 }  // namespace prefill_detail
 
 bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan, std::int64_t m) {
@@ -323,7 +389,16 @@ std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& 
   std::int64_t kts = 0;
   const std::int64_t split = normalize_split(w.k_pad / 64, plan.split, &kts);
   const bool partials = split > 1 && !prefill_plan_uses_cluster(w, plan, m);
-  return gather_bytes(w.act_order, m, w.k) + (partials ? static_cast<std::size_t>(split * m * w.n * 4) : 0);
+  // The persistent loop's split tail (its bound whatever the tail: y assumed aligned, the launch may take less).
+  const PrefillConfig& cfg = prefill_config(plan.config);
+  std::size_t tail = 0;
+  if (split == 1 && m > 0) {
+    const PrefillPersistent pl = persistent_launch(cfg, entry(w, plan), split, resolve_switch(-1, "the stmatrix epilogue", "W4A16_PREFILL_EPI16"),
+                                                   w.n, 0, w.n_pad, m, w.k_pad / 64, reinterpret_cast<const void*>(std::uintptr_t{256}), 8);
+    if (pl.ctas > 0 && resolve_switch(-1, "the persistent loop's split tail", "W4A16_PREFILL_TAIL_SPLIT"))
+      tail = tail_workspace_bound(cfg, pl.ctas);
+  }
+  return gather_bytes(w.act_order, m, w.k) + (partials ? static_cast<std::size_t>(split * m * w.n * 4) : tail);
 }
 
 namespace {
@@ -360,31 +435,6 @@ const void* gather_x(const TcWeights& w, const void* x, std::int64_t m, std::int
   *stride = w.k;
   *ws += gather_bytes(true, m, w.k);
   return xk;
-}
-
-// CTAs of kernel `e` resident on the device at once (occupancy x SMs); once per (kernel, device).
-int resident_ctas(const KernelEntry& e, int threads) {
-  return per_kernel_count(e, 0, [&](int dev) {  // key 0: no cluster split is 0
-    int per_sm = 0;
-    W4A16_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e.fn, threads, static_cast<std::size_t>(e.smem_bytes)));
-    return per_sm * device_sm_count(dev);
-  });
-}
-
-// The persistent tile loop (KernelParams::persist_items; W4A16_PREFILL_PERSIST "0" off, "1" or unset on): the CTAs
-// to launch (those resident at once), or 0 for the plain grid. Where the kernel has the loop (early-issue TMA tiles
-// of at most 128 rows, one CTA per SM: the output tile in the ring's last two stages), at split 1 with the stmatrix epilogue on
-// every tile (every row block inside N, 16-byte-aligned y rows) and more tiles than CTAs resident at once.
-int persistent_ctas(const PrefillConfig& cfg, const KernelEntry& e, std::int64_t split, bool epi16, std::int64_t n, std::int64_t row0,
-                    std::int64_t row_end, std::int64_t m, const void* y, std::int64_t y_stride) {
-  const std::int64_t nx = ceil_div(row_end - row0, cfg.bn()), items = nx * ceil_div(m, cfg.bm);
-  if (cfg.path != PrefillPath::wgmma || cfg.x_load != PrefillXLoad::tma || cfg.sched == 0 || !cfg.overlap || cfg.bn() > 128 ||
-      cfg.min_blocks != 1 || split != 1 || !epi16 || row0 + nx * cfg.bn() > n || y_stride % 8 != 0 || reinterpret_cast<std::uintptr_t>(y) % 16 != 0 ||
-      items > std::numeric_limits<int>::max())
-    return 0;
-  if (!resolve_switch(-1, "the persistent tile loop", "W4A16_PREFILL_PERSIST")) return 0;
-  const int resident = resident_ctas(e, cfg.threads());
-  return items > resident ? resident : 0;
 }
 
 // The plan's prefill kernel (and reduce kernel) over the weight rows [row0, row_end) (row0 a multiple of the tile's
@@ -431,10 +481,20 @@ void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, st
   dim3 grid(static_cast<unsigned>(ceil_div(row_end - row0, cfg.bn())), static_cast<unsigned>(ceil_div(m, cfg.bm)), static_cast<unsigned>(split));
   if (grid.y > 65535) fail(ErrorCode::unsupported, "m", "<= " + std::to_string(65535LL * cfg.bm), std::to_string(m));
   CUtensorMap tmap_y{};
-  if (const int resident = persistent_ctas(cfg, e, split, p.epi16 != 0, w.n, row0, row_end, m, y, y_stride); resident > 0) {
-    p.persist_items = static_cast<int>(grid.x * grid.y);
+  if (const PrefillPersistent pl = persistent_launch(cfg, e, split, p.epi16 != 0, w.n, row0, row_end, m, k_tiles, y, y_stride); pl.ctas > 0) {
+    const int items = static_cast<int>(grid.x * grid.y);
     p.persist_nx = static_cast<int>(grid.x);
-    grid = dim3(static_cast<unsigned>(resident), 1, 1);
+    p.persist_full = items - pl.tail_items;
+    p.persist_items = p.persist_full + pl.tail_items * pl.tail_split;
+    if (pl.tail_items > 0) {  // the parts and their arrival counts in the workspace (prefill_plan_workspace_bytes holds them)
+      p.tail_items = pl.tail_items;
+      p.tail_split = pl.tail_split;
+      p.tail_kts = static_cast<int>(pl.tail_kts);
+      p.tail_partial = reinterpret_cast<float*>(ws);
+      p.tail_count = reinterpret_cast<int*>(ws + (static_cast<std::size_t>(pl.ctas) * cfg.bm * cfg.bn() * 4 + 255) / 256 * 256);
+      W4A16_CUDA_TRY(cudaMemsetAsync(p.tail_count, 0, static_cast<std::size_t>(pl.tail_items) * 4, stream));
+    }
+    grid = dim3(static_cast<unsigned>(pl.ctas), 1, 1);
     // The output tiles by TMA (KernelParams::tma_out; W4A16_PREFILL_TMA_STORE "0" keeps the threads' copies).
     if (resolve_switch(-1, "the persistent loop's TMA store", "W4A16_PREFILL_TMA_STORE")) {
       p.tma_out = 1;
@@ -487,11 +547,29 @@ void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, st
 
 }  // namespace
 
-int prefill_plan_persistent_ctas(const TcWeights& w, const PrefillPlan& plan, std::int64_t m, const void* y, std::int64_t y_stride) {
+PrefillPersistent prefill_tail_split(std::int64_t items, int resident, std::int64_t k_tiles) {
+  if (items < 1 || resident < 1 || k_tiles < 1)
+    fail(ErrorCode::invalid_argument, "items, resident, k_tiles", ">= 1 each",
+         std::to_string(items) + ", " + std::to_string(resident) + ", " + std::to_string(k_tiles));
+  constexpr std::int64_t kMaxTailSplit = 8, kMinTailKTiles = 4;  // parts a tile, k tiles a part
+  PrefillPersistent r;
+  const std::int64_t rem = items % resident;
+  if (items <= resident || rem == 0 || 2 * rem > resident) return r;
+  const std::int64_t want = std::min({resident / rem, kMaxTailSplit, k_tiles / kMinTailKTiles});
+  if (want < 2) return r;
+  const std::int64_t kts = ceil_div(k_tiles, want), parts = ceil_div(k_tiles, kts);  // no empty part
+  if (parts < 2) return r;
+  r.tail_items = static_cast<int>(rem);
+  r.tail_split = static_cast<int>(parts);
+  r.tail_kts = kts;
+  return r;
+}
+
+PrefillPersistent prefill_plan_persistent(const TcWeights& w, const PrefillPlan& plan, std::int64_t m, const void* y, std::int64_t y_stride) {
   std::int64_t kts = 0;
   const std::int64_t split = normalize_split(w.k_pad / 64, plan.split, &kts);
   const bool epi16 = resolve_switch(-1, "the stmatrix epilogue", "W4A16_PREFILL_EPI16");
-  return persistent_ctas(prefill_config(plan.config), entry(w, plan), split, epi16, w.n, 0, w.n_pad, m, y, y_stride);
+  return persistent_launch(prefill_config(plan.config), entry(w, plan), split, epi16, w.n, 0, w.n_pad, m, w.k_pad / 64, y, y_stride);
 }
 
 void prefill_run_plan(const TcWeights& w, const PrefillPlan& plan, const void* x, std::int64_t m, std::int64_t x_stride,

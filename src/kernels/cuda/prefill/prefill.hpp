@@ -228,9 +228,20 @@ std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& 
 // Whether prefill_run_plan reduces this plan's splits at M = m in the cluster on the current device
 // (plan.reduce resolved, the config a TMA one, the cluster schedulable). False for split 1.
 bool prefill_plan_uses_cluster(const TcWeights& w, const PrefillPlan& plan, std::int64_t m);
-// The CTAs prefill_run_plan launches for this plan's persistent tile loop at M = m into y (row stride y_stride) on
-// the current device (W4A16_PREFILL_PERSIST and W4A16_PREFILL_EPI16 resolved), or 0 where it runs the plain grid.
-int prefill_plan_persistent_ctas(const TcWeights& w, const PrefillPlan& plan, std::int64_t m, const void* y, std::int64_t y_stride);
+// The persistent tile loop of prefill_run_plan's launch for this plan at M = m into y (row stride y_stride) on the
+// current device (W4A16_PREFILL_PERSIST / _EPI16 / _TAIL_SPLIT resolved): ctas = 0 where it runs the plain grid, else
+// the CTAs launched; tail_items > 0: the grid's last tail_items tiles (in row-block-fastest order) run as tail_split
+// k parts of tail_kts k tiles each, summed in part order (the bits of the split-tail_split plan on those tiles).
+struct PrefillPersistent {
+  int ctas = 0;
+  int tail_items = 0, tail_split = 1;
+  std::int64_t tail_kts = 0;
+};
+PrefillPersistent prefill_plan_persistent(const TcWeights& w, const PrefillPlan& plan, std::int64_t m, const void* y, std::int64_t y_stride);
+// The split tail of `items` tiles on `resident` persistent CTAs over k_tiles k tiles (host only; ctas left 0): where the
+// last wave holds R <= resident / 2 tiles, R = tail_items, each as tail_split = ceil(k_tiles / tail_kts) parts,
+// tail_kts = ceil(k_tiles / min(resident / R, 8, k_tiles / 4)); else tail_items = 0.
+PrefillPersistent prefill_tail_split(std::int64_t items, int resident, std::int64_t k_tiles);
 // Whether prefill_run_plan runs this plan's config for w with its ONE_GROUP kernel (one scale / zero
 // entry per k tile): g >= 64 or channelwise, a config with that variant (the default plan's early-issue
 // twins of the planned tiles), plan.one_group resolved. Host only (no device needed).

@@ -42,5 +42,8 @@ double tile_us_per_k_tile(int config);
 // Clusters (1, 1, split) of kernel `e` resident at once on this device (0: none).
 int active_clusters(const KernelEntry& e, int threads, int split);
 bool cluster_schedulable(const KernelEntry& e, int threads, int split);
+// The largest split-tail workspace of a persistent launch (prefill.cu persistent_launch) at M <= max_m on this device:
+// 0 without an sm_90a device or with the loop or its tail switched off.
+std::size_t persistent_tail_bound(std::int64_t n, std::int64_t max_m);
 
 }  // namespace w4a16::kernels::cuda::prefill_detail

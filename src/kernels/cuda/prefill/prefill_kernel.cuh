@@ -105,6 +105,16 @@ struct KernelParams {
   // TMA configs of one CTA per SM whose output tile fits kBufs x stages (kPersistable below) only.
   int persist_items;
   int persist_nx;
+  // Split tail (tail_items > 0): the work is persist_full whole tiles, then the last tail_items tiles of the grid as
+  // tail_split parts of tail_kts k tiles each (persist_items = persist_full + tail_items * tail_split work items, in
+  // that order: every CTA's whole tiles first, a part as its last item). A part's fp32 accumulators go to
+  // tail_partial (per tail tile and part, thread-major); the CTA that arrives last at tail_count[tile] sums the parts
+  // in part order (0 + p0 + p1 + ..., as reduce_kernel: the bits of the split-tail_split plan) and stores the tile,
+  // then resets the count (the launcher zeroes the counts before the launch).
+  int persist_full;
+  int tail_items, tail_split, tail_kts;
+  float* tail_partial;
+  int* tail_count;
   // Persistent loop only (W4A16_PREFILL_TMA_STORE, "0" off): thread 0 stores each item's output tile by TMA (tmap_y:
   // box 64 rows x BM tokens, 128B swizzle) and the CTA goes on to the next item at once, instead of every thread's
   // 16-byte copies after a second barrier.
@@ -505,12 +515,31 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   } else {
     if (p.block_expert != nullptr) __trap();
   }
-  // Persistent: item `item` = (row block item % persist_nx, m block item / persist_nx).
+  // This CTA's k tiles: its split's (blockIdx.z); persistent: its current item's.
+  const int split_id = blockIdx.z;
+  std::int64_t kt_begin = split_id * p.k_tiles_per_split;
+  int nkt = static_cast<int>(min(p.k_tiles, kt_begin + p.k_tiles_per_split) - kt_begin);
+  // Persistent: work item `item` = tile item (row block tile % persist_nx, m block tile / persist_nx, every k tile),
+  // or past persist_full part `part` of a tail tile (KernelParams::tail_items).
   int item = static_cast<int>(blockIdx.x);
+  int part = -1;
+  std::int64_t tail_tile = 0;  // the tail tile's index among the tail tiles (part >= 0)
   bool persist = false;
   auto place_item = [&]() {
-    n_block = p.row_block0 + item % p.persist_nx;
-    m0 = static_cast<std::int64_t>(item / p.persist_nx) * BM;
+    int tile = item;
+    part = -1;
+    kt_begin = 0;
+    nkt = static_cast<int>(p.k_tiles);
+    if (item >= p.persist_full) {  // a part of a tail tile
+      const int u = item - p.persist_full;
+      tail_tile = u % p.tail_items;
+      tile = p.persist_full + static_cast<int>(tail_tile);
+      part = u / p.tail_items;
+      kt_begin = static_cast<std::int64_t>(part) * p.tail_kts;
+      nkt = static_cast<int>(min(p.k_tiles - kt_begin, static_cast<std::int64_t>(p.tail_kts)));
+    }
+    n_block = p.row_block0 + tile % p.persist_nx;
+    m0 = static_cast<std::int64_t>(tile / p.persist_nx) * BM;
   };
   if constexpr (kPersistable) {
     if (p.persist_items > 0) {
@@ -522,10 +551,6 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   }
   // Token rows of this m block's x tiles (TMA: the last block's box, tmap_tail, holds M % BM).
   int x_rows = static_cast<int>(min(static_cast<std::int64_t>(BM), p.m - m0));
-  const int split_id = blockIdx.z;
-  const std::int64_t kt_begin = split_id * p.k_tiles_per_split;
-  const std::int64_t kt_end = min(p.k_tiles, kt_begin + p.k_tiles_per_split);
-  const int nkt = static_cast<int>(kt_end - kt_begin);
 
   // This warp's 16-row tiles (one per 64-row block): row-16 tile index in the layout.
   // The grid rounds N_pad up to BN: a 64-row block past N_pad loads nothing (zero A) and stores nothing.
@@ -624,7 +649,9 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   const uint4* wq_base[MB];
   const std::uint32_t* sc_base[MB];
   const std::uint8_t* z_base[MB];
+  int k0_begin = 0;
   auto place_bases = [&]() {
+    k0_begin = static_cast<int>(kt_begin * 64);
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb) {
       // (grouped mode: expert `expert`'s layer, expert_* further per expert; 0 otherwise)
@@ -634,7 +661,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     }
   };
   if constexpr (kEarly) place_bases();
-  const int k0_begin = static_cast<int>(kt_begin * 64), g_last = static_cast<int>(p.groups - 1), g_stride = static_cast<int>(p.n_pad / 2);
+  const int g_last = static_cast<int>(p.groups - 1), g_stride = static_cast<int>(p.n_pad / 2);
   const int g_shift = p.group_shift;
   const bool grouped = p.groups > 1;
   auto load_w_lean = [&](int t, int stage) {
@@ -849,14 +876,16 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     if (s < nkt) load_x(s, s);
     if constexpr (!kTma) cp_async_commit();
   }
-  // Persistent: bit s of flip = parity of the phases full_bar(s) completed in the CTA's earlier items (every item
-  // has the same nkt and starts at stage 0); odd_uses = the stages an item uses an odd number of times.
-  std::uint32_t flip = 0, odd_uses = 0;
-  if constexpr (kPersistable) {
+  // Persistent: bit s of flip = parity of the phases full_bar(s) completed in the CTA's earlier items (each starts
+  // at stage 0); odd_of(n) = the stages an item of n k tiles uses an odd number of times.
+  std::uint32_t flip = 0;
+  auto odd_of = [](int n) {
+    std::uint32_t odd = 0;
 #pragma unroll
     for (int s = 0; s < STAGES; ++s)
-      if (s < nkt && (((nkt - 1 - s) / STAGES + 1) & 1)) odd_uses |= 1u << s;
-  }
+      if (s < n && (((n - 1 - s) / STAGES + 1) & 1)) odd |= 1u << s;
+    return odd;
+  };
   for (;;) {  // persistent: one trip per item; else one trip
 #pragma unroll
     for (int mb = 0; mb < MB; ++mb)
@@ -1002,9 +1031,42 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         // read those stages before anyone's stmatrix writes them (thread 0's wait, then the barrier), and load_x waits
         // again before the next item's first refill of them; else the fence orders the store loop's generic reads of
         // them before that refill (issued after the loop's first CTA barrier).
-        const std::int64_t done_nb = n_block, done_m0 = m0;
+        const std::int64_t done_nb = n_block, done_m0 = m0, done_tail = tail_tile;
+        const int done_nkt = nkt, done_part = part;
         if (p.tma_out && tid == 0) bulk_wait_read();
         __syncthreads();
+        // A tail tile's part: its accumulators to the workspace; the part that arrives last sums every part (in part
+        // order, 0 + p0 + p1 + ...) into acc and stores the tile, the others store nothing.
+        bool store_out = true;
+        if (done_part >= 0) {
+          constexpr int kPart = MB * kAcc * kThreads;  // fp32 values of one part (BM x kBN), thread-major
+          float* const parts = p.tail_partial + done_tail * p.tail_split * static_cast<std::int64_t>(kPart);
+#pragma unroll
+          for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+            for (int i = 0; i < kAcc; ++i) __stcg(parts + done_part * kPart + (mb * kAcc + i) * kThreads + tid, acc[mb][i]);
+          __threadfence();  // the part's values before the arrival
+          __syncthreads();
+          int last = 0;
+          if (tid == 0) last = atomicAdd(p.tail_count + done_tail, 1) == p.tail_split - 1;
+          store_out = __syncthreads_or(last) != 0;
+          if (store_out) {
+            __threadfence();  // every part's values after the arrivals
+            // Summed in place from the workspace (this part's own values too): no second set of registers.
+#pragma unroll
+            for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+              for (int i = 0; i < kAcc; ++i) acc[mb][i] = 0.f;
+            for (int q = 0; q < p.tail_split; ++q) {
+              const float* src = parts + q * kPart + tid;
+#pragma unroll
+              for (int mb = 0; mb < MB; ++mb)
+#pragma unroll
+                for (int i = 0; i < kAcc; ++i) acc[mb][i] += __ldcg(src + (mb * kAcc + i) * kThreads);
+            }
+            if (tid == 0) p.tail_count[done_tail] = 0;  // for the next launch (every part has arrived)
+          }
+        }
         item += static_cast<int>(gridDim.x);
         const bool more = item < p.persist_items;
         if (more) {
@@ -1018,13 +1080,13 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
             cp_async_commit();
           }
         }
-        epi16_store(done_nb, done_m0, p.tma_out != 0);
+        if (store_out) epi16_store(done_nb, done_m0, p.tma_out != 0);
         if (!more) {
           if (p.tma_out && tid == 0) bulk_wait_all();  // the CTA's shared memory lives until its last store has read it
           return;
         }
         if (!p.tma_out) fence_proxy_async();
-        flip ^= odd_uses;
+        flip ^= odd_of(done_nkt);
         continue;
       }
     }

@@ -827,10 +827,12 @@ std::size_t prefill_workspace_bytes(std::int64_t n, std::int64_t k, int group_si
                                     PrefillSplitReduce reduce) {
   if (max_m < 0) fail(ErrorCode::invalid_argument, "max_m", ">= 0", std::to_string(max_m));
   const std::size_t gather = gather_bytes(act_order, max_m, k);
+  // The persistent loop's split tail (split 1: never beside split partials).
+  const std::size_t tail = prefill_detail::persistent_tail_bound(n, max_m);
   // The default plan (TMA tiles on sm_90) reduces every split in the cluster where it can.
-  if (resolve_reduce(reduce) == PrefillSplitReduce::cluster && cluster_bound_holds()) return gather;
+  if (resolve_reduce(reduce) == PrefillSplitReduce::cluster && cluster_bound_holds()) return gather + tail;
   const std::int64_t split_rows = std::min<std::int64_t>(kPrefillMaxSplitRows, kPrefillMaxSplit * round_up(max_m, 64));
-  return gather + static_cast<std::size_t>(split_rows * n * 4);
+  return gather + std::max(static_cast<std::size_t>(split_rows * n * 4), tail);
 }
 
 }  // namespace w4a16::kernels::cuda
