@@ -7,6 +7,8 @@ set -u
 . scripts/lib/device-env.sh
 S=/tmp/s56c2; rm -rf $S; mkdir -p $S/b && tar -xJf .carry-s56c2/b.tar.xz -C $S/b
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader | tee $OUT/gpu.txt
+nvidia-smi dmon -s pc -d 1 > $S/dmon.txt 2>&1 &
+dm=$!
 for sm in "llama70b.gate_up:256" "llama8b.qkv:1024" "llama8b.gate_up:4096"; do
   W4A16_TIMER_CLOCK=1 W4A16_PREFILL_TUNE_SHAPES=${sm%%:*} W4A16_PREFILL_TUNE_MS=${sm##*:} W4A16_PREFILL_TUNE_CONFIGS=20 \
   W4A16_PREFILL_TUNE_SPLITS=1 W4A16_PREFILL_INTERLEAVE=20 \
@@ -14,6 +16,7 @@ for sm in "llama70b.gate_up:256" "llama8b.qkv:1024" "llama8b.gate_up:4096"; do
   echo "$sm (${SECONDS}s)" | tee -a $OUT/gpu.txt
   grep "^clock" $S/ab_${sm%%:*}.log | tee -a $OUT/gpu.txt
 done
+kill $dm 2>/dev/null
 nvidia-smi -q -d PERFORMANCE | grep -A14 "Clocks Event Reasons" | head -16 | tee -a $OUT/gpu.txt
 python3 scripts/prefill-ab/il_table.py $S/ab_*.csv | tee $OUT/ab_table.txt
 tar -czf $OUT/data.tar.gz -C $S --exclude=b .
