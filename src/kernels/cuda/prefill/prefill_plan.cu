@@ -238,6 +238,11 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {57344, 8192, 65, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // llama70b.gate_up: 0.92-0.96x
     // llama70b.gate_up M = 136 / 160 / 192: bm256 s2 318 / 327 / 329 -> bm192 s2 282 / 291 / 294 us (2026-12-04 call 2)
     {57344, 8192, 129, 192, kCfgBm192Tma, 2, PrefillSplitReduce::cluster},
+    // Stop 56 call 3 (an H100, shuffled interleaved, 2 processes): llama70b.gate_up M = 224 / 256: bm256 s2 cluster
+    // 397-399 / 417-420 -> bm256 s1 371 / 387 us (cuBLAS fp16 377 / 364): its 448 tiles are 3 waves + 52 on 132 SMs,
+    // and the persistent loop splits those 52 in two k parts (prefill.cu persistent_launch; with W4A16_PREFILL_PERSIST
+    // or _TAIL_SPLIT off this entry runs the plain grid's 4 waves). M = 160 / 192 keep bm192 s2 (313 / 333 -> 339 / 358).
+    {57344, 8192, 193, 256, kCfgBm256Tma, 1, PrefillSplitReduce::automatic},
     // 2026-12-04 call 4 (tune_tma at M = 320, 384, 576, 768): the 192-token tile where its 2 / 3 / 4 m blocks hold
     // the tokens with less padding than 256-token blocks, from the token count after the last one measured before
     // (256, 512, 576). Call 5 (prefill_dq_ab, 3 interleaved rounds, another device) confirmed every entry below at
