@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stop 56 call 6 (carry .carry-s56c6: prefill_bench of main with both new measured plans): the two entries against the
+# Stop 56 call 6 (carry .carry-s56c6: prefill_bench of main 13e3f57, with both new measured plans): the two entries against the
 # plans they replace (W4A16_PREFILL_TABLE=0 gives the model's plan at these M, which no other entry covers), cuBLAS fp16
 # beside, shuffled interleaved, 2 processes: qwen0.5b.qkv M = 200 / 224 (bm32 occ3 s2 cluster), llama70b.gate_up
 # M = 200 / 256 (bm256 s1 with the persistent loop's split tail).
