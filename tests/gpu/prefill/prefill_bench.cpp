@@ -10,6 +10,7 @@
 //   row_split_*): the head W4A16_PREFILL_ROWSPLIT_HEAD (a config; unset: the default plan's) at split 1 over its
 //   full waves' rows (or W4A16_PREFILL_ROWSPLIT_ROWS rows), the rest with each tail (a measured-order config
 //   such as 12 runs as its twin in the head's k-loop order, as the library's measured row splits run).
+//   W4A16_PREFILL_TUNE_DTYPE=bf16 times bf16 activations (cuBLAS bf16 beside fp16) instead of fp16.
 //   W4A16_PREFILL_INTERLEAVE=R adds cuBLAS fp16 / bf16 and the default plan timed side by side, R rounds of one
 //   replay each (rows *_il: gpu_timer's time_graphs_interleaved), against clock and thermal drift between rows;
 //   W4A16_PREFILL_INTERLEAVE_ENV="NAME=VALUE;..." adds the default plan under each setting of a launch-time knob.
@@ -327,6 +328,11 @@ int main(int argc, char** argv) {
         const int cfg = static_cast<int>(env_int("W4A16_PREFILL_ROWSPLIT_TAILS", item.substr(0, c), 0, "config indices"));
         kc::prefill_config(cfg);  // range check
         spec.row_split_tails.emplace_back(cfg, static_cast<int>(env_int("W4A16_PREFILL_ROWSPLIT_TAILS", item.substr(c + 1), 1, "splits")));
+      }
+      for (const std::string& item : env_items("W4A16_PREFILL_TUNE_DTYPE")) {  // bf16: bf16 activations, cuBLAS bf16 beside fp16
+        if (item != "bf16" && item != "f16") throw std::invalid_argument("W4A16_PREFILL_TUNE_DTYPE: expected f16 or bf16, got '" + item + "'");
+        spec.act = item == "bf16" ? DType::bf16 : DType::f16;
+        spec.peer_bf16 = spec.act == DType::bf16;
       }
       for (const std::string& item : env_items("W4A16_PREFILL_INTERLEAVE"))
         spec.interleave = static_cast<int>(env_int("W4A16_PREFILL_INTERLEAVE", item, 7, "rounds (>= 7)"));
