@@ -104,38 +104,13 @@ struct CallGraph {
 };
 
 Timing summarize(std::vector<double> per_call) {
-  std::sort(per_call.begin(), per_call.end());
   Timing t;
-  t.median_us = per_call[per_call.size() / 2];
-  t.min_us = per_call.front();
-  t.max_us = per_call.back();
+  t.min_us = *std::min_element(per_call.begin(), per_call.end());
+  t.max_us = *std::max_element(per_call.begin(), per_call.end());
+  t.median_us = median_of(std::move(per_call));
   return t;
 }
 }  // namespace
-
-Timing time_graph(const std::function<void(int, cudaStream_t)>& fn, const TimerOptions& opt, cudaStream_t stream) {
-  const CallGraph g(fn, opt, stream);
-  for (int i = 0; i < std::max(opt.warmup, 1); ++i) check(cudaGraphLaunch(g.exec, stream), "warm-up replay");
-  check(cudaStreamSynchronize(stream), "warm-up replay sync");
-
-  cudaEvent_t a, b;
-  check(cudaEventCreate(&a), "event");
-  check(cudaEventCreate(&b), "event");
-  std::vector<double> per_call, before, after;
-  const std::unique_ptr<ClockProbe> probe = clock_probe_on() ? std::make_unique<ClockProbe>() : nullptr;
-  for (int r = 0; r < std::max(opt.replays, 7); ++r) {
-    if (probe) before.push_back(probe->read(stream));
-    per_call.push_back(g.timed_replay(a, b, stream));
-    if (probe) after.push_back(probe->read(stream));
-  }
-  check(cudaGetLastError(), "replays");
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  Timing t = summarize(std::move(per_call));
-  t.clock_before_mhz = median_of(std::move(before));
-  t.clock_after_mhz = median_of(std::move(after));
-  return t;
-}
 
 std::vector<Timing> time_graphs_interleaved(const std::vector<std::function<void(int, cudaStream_t)>>& fns,
                                             const std::vector<TimerOptions>& opts, int rounds, int warmup_rounds,
@@ -181,6 +156,11 @@ std::vector<Timing> time_graphs_interleaved(const std::vector<std::function<void
     t.back().clock_after_mhz = median_of(std::move(after[i]));
   }
   return t;
+}
+
+// One call alone: the interleaved timer with one member (its rounds are the replays, its warm-up rounds the warm-up).
+Timing time_graph(const std::function<void(int, cudaStream_t)>& fn, const TimerOptions& opt, cudaStream_t stream) {
+  return time_graphs_interleaved({fn}, {opt}, opt.replays, opt.warmup, stream).front();
 }
 
 }  // namespace w4a16::bench

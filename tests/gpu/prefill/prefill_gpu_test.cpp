@@ -946,7 +946,9 @@ TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
     }
   }
   EXPECT_GT(runs, 0);
-  if (runs > 0) EXPECT_GT(tails, 0) << "no case took the split tail";
+  if (runs > 0) {
+    EXPECT_GT(tails, 0) << "no case took the split tail";
+  }
 }
 
 // The ONE_GROUP kernels (one scale / zero entry per k tile, picked by the launcher for g >= 64 and

@@ -290,10 +290,12 @@ bool has_persistent_loop(const PrefillConfig& cfg) {
 }
 
 // Workspace of a persistent launch's split tail on `resident` CTAs, whatever its tail: at most one part per CTA (fp32
-// BM x BN each), then one arrival count per tail tile, each 256-byte aligned.
+// BM x BN each, tail_parts_bytes), then one arrival count per tail tile, each 256-byte aligned.
+std::size_t tail_parts_bytes(const PrefillConfig& cfg, int resident) {
+  return (static_cast<std::size_t>(resident) * cfg.bm * cfg.bn() * 4 + 255) / 256 * 256;
+}
 std::size_t tail_workspace_bound(const PrefillConfig& cfg, int resident) {
-  const auto align = [](std::size_t b) { return (b + 255) / 256 * 256; };
-  return align(static_cast<std::size_t>(resident) * cfg.bm * cfg.bn() * 4) + align(static_cast<std::size_t>(resident) * 4);
+  return tail_parts_bytes(cfg, resident) + (static_cast<std::size_t>(resident) * 4 + 255) / 256 * 256;
 }
 
 // The persistent tile loop of one launch (KernelParams::persist_items; W4A16_PREFILL_PERSIST "0" off, "1" or unset
@@ -390,13 +392,11 @@ std::size_t prefill_plan_workspace_bytes(const TcWeights& w, const PrefillPlan& 
   const std::int64_t split = normalize_split(w.k_pad / 64, plan.split, &kts);
   const bool partials = split > 1 && !prefill_plan_uses_cluster(w, plan, m);
   // The persistent loop's split tail (its bound whatever the tail: y assumed aligned, the launch may take less).
-  const PrefillConfig& cfg = prefill_config(plan.config);
   std::size_t tail = 0;
   if (split == 1 && m > 0) {
-    const PrefillPersistent pl = persistent_launch(cfg, entry(w, plan), split, resolve_switch(-1, "the stmatrix epilogue", "W4A16_PREFILL_EPI16"),
-                                                   w.n, 0, w.n_pad, m, w.k_pad / 64, reinterpret_cast<const void*>(std::uintptr_t{256}), 8);
+    const PrefillPersistent pl = prefill_plan_persistent(w, plan, m, reinterpret_cast<const void*>(std::uintptr_t{256}), 8);
     if (pl.ctas > 0 && resolve_switch(-1, "the persistent loop's split tail", "W4A16_PREFILL_TAIL_SPLIT"))
-      tail = tail_workspace_bound(cfg, pl.ctas);
+      tail = tail_workspace_bound(prefill_config(plan.config), pl.ctas);
   }
   return gather_bytes(w.act_order, m, w.k) + (partials ? static_cast<std::size_t>(split * m * w.n * 4) : tail);
 }
@@ -491,7 +491,7 @@ void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, st
       p.tail_split = pl.tail_split;
       p.tail_kts = static_cast<int>(pl.tail_kts);
       p.tail_partial = reinterpret_cast<float*>(ws);
-      p.tail_count = reinterpret_cast<int*>(ws + (static_cast<std::size_t>(pl.ctas) * cfg.bm * cfg.bn() * 4 + 255) / 256 * 256);
+      p.tail_count = reinterpret_cast<int*>(ws + tail_parts_bytes(cfg, pl.ctas));
       W4A16_CUDA_TRY(cudaMemsetAsync(p.tail_count, 0, static_cast<std::size_t>(pl.tail_items) * 4, stream));
     }
     grid = dim3(static_cast<unsigned>(pl.ctas), 1, 1);
