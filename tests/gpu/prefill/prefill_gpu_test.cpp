@@ -842,7 +842,7 @@ TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
     }
   } guard;
   std::vector<Case> cases;
-  const std::int64_t ks[] = {64, 192, 448, 1344, 4096};
+  const std::int64_t ks[] = {64, 192, 448, 576, 1344, 4096};  // 576: 9 k tiles, the tail in 2 parts (4096: 8)
   int i = 0;
   for (DType act : {DType::f16, DType::bf16})
     for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
