@@ -226,6 +226,7 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       add(name, plan ? plan->describe() : kc::prefill_default_describe(n, k, m, cap, sms), t.median_us, int4_bytes, err);
     };
     if (spec.default_plan) run_int4("cuda_prefill", nullptr);
+    std::vector<std::pair<kc::PrefillRowSplit, std::string>> row_splits;  // each timed row split, interleaved below too
     if (!spec.row_split_tails.empty()) {
       kc::PrefillRowSplit rs;
       rs.head_plan.config = spec.row_split_head >= 0 ? spec.row_split_head : kc::prefill_plan(n, k, m, cap, sms).config;
@@ -250,8 +251,9 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
         W4A16_CUDA_TRY(cudaStreamSynchronize(stream));
         const double err = rel_err_dev(y.p, yref.p, m * n, spec.act);
         opt.copies = copies;
-        add("cuda_prefill_rowsplit:" + kc::prefill_config(c).name() + ":s" + std::to_string(split), rs.describe(),
-            time_graph(call, opt, stream).median_us, int4_bytes, err);
+        const std::string name = "cuda_prefill_rowsplit:" + kc::prefill_config(c).name() + ":s" + std::to_string(split);
+        add(name, rs.describe(), time_graph(call, opt, stream).median_us, int4_bytes, err);
+        row_splits.emplace_back(rs, name);
       }
     }
     if (!spec.sched_ab.empty()) {
@@ -366,6 +368,10 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       }
       for (const kc::PrefillPlan& p : tune_plans)  // tune_plans outlives the timing: the members hold pointers
         member(plan_call(&p), copies, tune_name(p) + "_il", p.describe());
+      for (const auto& [rs, name] : row_splits)  // so does row_splits (complete before the first member)
+        member([&, r = &rs](int i, cudaStream_t st) {
+          kc::prefill_run_row_split(*ws[static_cast<std::size_t>(i % copies)], *r, x.p, m, k, y.p, n, work.p, work.bytes, st);
+        }, copies, name + "_il", rs.describe());
       const std::vector<Timing> t = time_graphs_interleaved(fns, opts, spec.interleave, 10, stream);
       const double saved = cublas16_us;
       cublas16_us = t[0].median_us;

@@ -9,7 +9,8 @@
 //   W4A16_PREFILL_ROWSPLIT_TAILS=config:split,... adds row splits (prefill_run_row_split; PrefillBenchSpec's
 //   row_split_*): the head W4A16_PREFILL_ROWSPLIT_HEAD (a config; unset: the default plan's) at split 1 over its
 //   full waves' rows (or W4A16_PREFILL_ROWSPLIT_ROWS rows), the rest with each tail (a measured-order config
-//   such as 12 runs as its twin in the head's k-loop order, as the library's measured row splits run).
+//   such as 12 runs as its twin in the head's k-loop order, as the library's measured row splits run); with
+//   W4A16_PREFILL_INTERLEAVE each row split also joins the interleaved members (rows cuda_prefill_rowsplit:*_il).
 //   W4A16_PREFILL_TUNE_DTYPE=bf16 times bf16 activations (cuBLAS bf16 beside fp16) instead of fp16.
 //   W4A16_PREFILL_INTERLEAVE=R adds cuBLAS fp16 / bf16 and the default plan timed side by side, R rounds of one
 //   replay each (rows *_il: gpu_timer's time_graphs_interleaved), against clock and thermal drift between rows;
