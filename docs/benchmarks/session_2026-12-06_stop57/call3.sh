@@ -30,4 +30,5 @@ for v in on off once own; do
   echo "$v (${SECONDS}s)" | tee -a $OUT/gpu.txt
 done
 for f in $S/il_*.csv; do echo "$(basename $f)"; grep "_il," $f | cut -d, -f1,5,10 | sed 's/^/  /'; done | tee -a $OUT/gpu.txt
+python3 docs/benchmarks/session_2026-12-06_stop57/trace_an.py $S/trace_*.txt | tee $OUT/trace_summary.txt
 tar -czf $OUT/data.tar.gz -C $S --exclude=b .

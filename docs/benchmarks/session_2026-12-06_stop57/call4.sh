@@ -22,4 +22,5 @@ for x in "persist_main $r1" "persist_own $r3"; do
 done | tee -a $OUT/gpu.txt
 grep -h "Failure" -A6 $S/*.log | head -30 | tee -a $OUT/gpu.txt
 for f in $S/il_*.csv; do echo "$(basename $f)"; grep "_il," $f | cut -d, -f1,5,10 | sed 's/^/  /'; done | tee -a $OUT/gpu.txt
+python3 docs/benchmarks/session_2026-12-06_stop57/trace_an.py $S/trace_*.txt | tee $OUT/trace_summary.txt
 tar -czf $OUT/data.tar.gz -C $S --exclude=b .
