@@ -536,9 +536,9 @@ TEST(PrefillGpu, RowSplitMatchesReferenceOnBothParts) {
     EXPECT_GT(rs.rows, 0) << "the measured entry did not apply";
   }
   EXPECT_LE(run_check(c, l, 1000, {}), test::tolerance(c.act));
-  // The other entries' plans (Qwen2.5-7B qkv, Llama-70B qkv, Qwen2.5-7B o): taken on the H200's 132 SMs.
+  // The other entries' plans (Qwen2.5-7B qkv, Llama-70B qkv, Qwen2.5-7B o, Llama-70B gate_up): taken on the H200's 132 SMs.
   for (const auto& e : {std::array<std::int64_t, 3>{4608, 3584, 1000}, std::array<std::int64_t, 3>{10240, 8192, 1000},
-                        std::array<std::int64_t, 3>{3584, 3584, 1536}}) {
+                        std::array<std::int64_t, 3>{3584, 3584, 1536}, std::array<std::int64_t, 3>{57344, 8192, 256}}) {
     const PrefillRowSplit s = prefill_row_split(e[0], e[1], e[2], cap, sms);
     std::printf("row split %lldx%lld M=%lld on this device: %s\n", static_cast<long long>(e[0]), static_cast<long long>(e[1]),
                 static_cast<long long>(e[2]), s.describe().c_str());

@@ -645,6 +645,7 @@ TEST(PrefillPlan, FullWaveRowsAreTheTilesWholeWaves) {
   EXPECT_EQ(prefill_full_wave_rows(4096, 1024, bm256, 132), 0);      // 128 tiles: no full wave
   EXPECT_EQ(prefill_full_wave_rows(16896, 256, bm256, 132), 16896);  // 132 tiles: the grid is whole waves (N_pad)
   EXPECT_EQ(prefill_full_wave_rows(6144, 1024, bm256, 114), 3584);   // 192 tiles on 114 SMs: 112 = 28 row blocks x 4
+  EXPECT_EQ(prefill_full_wave_rows(57344, 256, bm256, 132), 50688);  // llama70b.gate_up: 448 tiles, 3 waves of one m block
 }
 
 // The persistent loop's split tail (host arithmetic): only a last wave of at most half the CTAs is split, into at

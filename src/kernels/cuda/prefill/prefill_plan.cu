@@ -242,6 +242,7 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     // 397-399 / 417-420 -> bm256 s1 371 / 387 us (cuBLAS fp16 377 / 364): its 448 tiles are 3 waves + 52 on 132 SMs,
     // and the persistent loop splits those 52 in two k parts (prefill.cu persistent_launch; with W4A16_PREFILL_PERSIST
     // or _TAIL_SPLIT off this entry runs the plain grid's 4 waves). M = 160 / 192 keep bm192 s2 (313 / 333 -> 339 / 358).
+    // Since stop 58 the row split of kMeasuredRowSplits runs these M (1-3% faster); this entry with it off.
     {57344, 8192, 193, 256, kCfgBm256Tma, 1, PrefillSplitReduce::automatic},
     // 2026-12-04 call 4 (tune_tma at M = 320, 384, 576, 768): the 192-token tile where its 2 / 3 / 4 m blocks hold
     // the tokens with less padding than 256-token blocks, from the token count after the last one measured before
@@ -589,6 +590,12 @@ constexpr MeasuredRowSplit kMeasuredRowSplits[] = {
     // full waves + the bm256 s2 cluster tail.
     {10240, 8192, 960, 1024, kCfgBm256Tma, kCfgBm256Tma, 2},
     {3584, 3584, 1536, 1536, kCfgBm256Tma, kCfgBm256Tma, 2},
+    // Stop 58 call 1 (an H100, shuffled interleaved with cuBLAS fp16 and the plan, 16 rounds, 2 processes): llama70b.gate_up
+    // M = 200 / 256, one 256-token block, 448 tiles = 3 waves + 52: the bm256 s1 entry of kMeasuredPrefillPlans (the
+    // persistent loop's split tail: 52 tiles in 2 k parts reduced through L2) 360.4 / 384.0 us (0.993-0.994 / 0.971-0.974x
+    // cuBLAS) -> the 3 waves' 50688 rows + the rest bm256 s2 cluster 352.2 / 373.6 us (1.014-1.019 / 0.995-1.004x);
+    // s4 no better. Every M = 193..256 has the same tiles.
+    {57344, 8192, 193, 256, kCfgBm256Tma, kCfgBm256Tma, 2},
 };
 
 std::string PrefillTokenSplit::describe() const {
