@@ -108,7 +108,7 @@ struct KernelParams {
   // Split tail (tail_items > 0): the work is persist_full whole tiles, then the last tail_items tiles of the grid as
   // tail_split parts of tail_kts k tiles each (persist_items = persist_full + tail_items * tail_split work items, in
   // that order: every CTA's whole tiles first, a part as its last item). A part's fp32 accumulators go to
-  // tail_partial (per tail tile and part, thread-major); the CTA that arrives last at tail_count[tile] sums the parts
+  // tail_partial (per tail tile and part, thread-major by float4); the CTA that arrives last at tail_count[tile] sums the parts
   // in part order (0 + p0 + p1 + ..., as reduce_kernel: the bits of the split-tail_split plan) and stores the tile,
   // then resets the count (the launcher zeroes the counts before the launch).
   int persist_full;
@@ -1039,7 +1039,7 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         // order, 0 + p0 + p1 + ...) into acc and stores the tile, the others store nothing.
         bool store_out = true;
         if (done_part >= 0) {
-          constexpr int kPart = MB * kAcc * kThreads;  // fp32 values of one part (BM x kBN), thread-major
+          constexpr int kPart = MB * kAcc * kThreads;  // fp32 values of one part (BM x kBN)
           float* const parts = p.tail_partial + done_tail * p.tail_split * static_cast<std::int64_t>(kPart);
           // float4 per thread (4 consecutive accumulators; thread-major by float4: 512 contiguous bytes a warp instruction).
           float4* const mine = reinterpret_cast<float4*>(parts + done_part * kPart) + tid;
