@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The interleaved rows of prefill_bench CSVs (W4A16_PREFILL_INTERLEAVE: rows *_il, and *_il:NAME=VALUE for
 W4A16_PREFILL_INTERLEAVE_ENV) as one table: per (shape, M) and row, the median time over the files (one file per
-process) and each file's ratio cuBLAS fp16 / row (> 1: faster than cuBLAS), taken within its own file, where the
-replays alternated. Usage: il_table.py a.csv [b.csv ...] [--markdown]"""
+process), each file's ratio cuBLAS fp16 / row (> 1: faster than cuBLAS), taken within its own file, where the
+replays alternated, and the largest rel_err over the files (each int4 member re-checked after its replays). Usage: il_table.py a.csv [b.csv ...] [--markdown]"""
 import csv
 import statistics
 import sys
@@ -17,12 +17,14 @@ def main(argv):
         return 2
     times = defaultdict(list)   # (shape, M, kernel) -> us per file
     ratios = defaultdict(list)  # (shape, M, kernel) -> cuBLAS / us per file
+    errs = defaultdict(float)   # (shape, M, kernel) -> the largest rel_err over the files
     for path in files:
         rows = [r for r in csv.DictReader(open(path)) if '_il' in r['kernel']]
         peer = {(r['shape'], r['M']): float(r['us']) for r in rows if r['kernel'] == 'cublas_f16_il'}
         for r in rows:
             key = (r['shape'], int(r['M']), r['kernel'])
             times[key].append(float(r['us']))
+            errs[key] = max(errs[key], float(r.get('rel_err') or 0))
             if (r['shape'], r['M']) in peer:
                 ratios[key].append(peer[(r['shape'], r['M'])] / float(r['us']))
     if not times:
@@ -30,14 +32,14 @@ def main(argv):
         return 1
     order = sorted(times, key=lambda k: (k[0], k[1], -statistics.median(ratios[k] or [0])))
     if markdown:
-        print('| shape | M | row | us (median) | x cuBLAS fp16 per process |')
-        print('|---|---|---|---|---|')
+        print('| shape | M | row | us (median) | x cuBLAS fp16 per process | rel_err (max) |')
+        print('|---|---|---|---|---|---|')
     for k in order:
         rat = ' '.join('%.3f' % x for x in ratios[k])
         if markdown:
-            print('| %s | %d | %s | %.1f | %s |' % (k[0], k[1], k[2], statistics.median(times[k]), rat))
+            print('| %s | %d | %s | %.1f | %s | %.1e |' % (k[0], k[1], k[2], statistics.median(times[k]), rat, errs[k]))
         else:
-            print('%-18s M=%-5d %-56s %9.1f us  x cuBLAS %s' % (k[0], k[1], k[2][:56], statistics.median(times[k]), rat))
+            print('%-18s M=%-5d %-56s %9.1f us  x cuBLAS %s  err %.1e' % (k[0], k[1], k[2][:56], statistics.median(times[k]), rat, errs[k]))
     return 0
 
 
