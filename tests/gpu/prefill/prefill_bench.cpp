@@ -15,6 +15,7 @@
 //   W4A16_PREFILL_INTERLEAVE=R adds cuBLAS fp16 / bf16 and the default plan timed side by side, R rounds of one
 //   replay each (rows *_il: gpu_timer's time_graphs_interleaved), against clock and thermal drift between rows;
 //   W4A16_PREFILL_INTERLEAVE_ENV="NAME=VALUE;..." adds the default plan under each setting of a launch-time knob.
+//   Every int4 *_il row is checked again after its replays, on a poisoned output (its rel_err).
 //   Splits are reduced as W4A16_PREFILL_SPLIT_REDUCE says (unset: in the cluster), so the run
 //   with =kernel and the one without give the data of each reduce mode's split constants.
 //   reduce_ab: split-K in the cluster vs the reduce kernel, x PDL on / off, in one process:
