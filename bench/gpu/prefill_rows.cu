@@ -189,6 +189,19 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       };
     };
     const auto default_call = plan_call(nullptr);
+    // A row split's call (r copied: the caller's split may change after).
+    auto row_split_call = [&](const kc::PrefillRowSplit& r) {
+      return [&, r](int i, cudaStream_t s) {
+        kc::prefill_run_row_split(*ws[static_cast<std::size_t>(i % copies)], r, x.p, m, k, y.p, n, work.p, work.bytes, s);
+      };
+    };
+    // One call of copy 0 on a poisoned output, checked against the reference (rel_err).
+    auto checked_err = [&](const std::function<void(int, cudaStream_t)>& call) {
+      W4A16_CUDA_TRY(cudaMemset(y.p, 0xff, y.bytes));
+      call(0, stream);
+      W4A16_CUDA_TRY(cudaStreamSynchronize(stream));
+      return rel_err_dev(y.p, yref.p, m * n, spec.act);
+    };
     // W4A16_TIMER_CLOCK=1: the SM clock around each row's replays (gpu_timer's probe), to stderr beside the CSV.
     auto clock_note = [&](const std::string& row, const Timing& t) {
       if (t.clock_after_mhz > 0)
@@ -216,17 +229,15 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
 
     auto run_int4 = [&](const std::string& name, const kc::PrefillPlan* plan) {
       const auto call = plan_call(plan);
-      W4A16_CUDA_TRY(cudaMemset(y.p, 0xff, y.bytes));
-      call(0, stream);
-      W4A16_CUDA_TRY(cudaStreamSynchronize(stream));
-      const double err = rel_err_dev(y.p, yref.p, m * n, spec.act);
+      const double err = checked_err(call);
       opt.copies = copies;
       const Timing t = time_graph(call, opt, stream);
       clock_note(name, t);
       add(name, plan ? plan->describe() : kc::prefill_default_describe(n, k, m, cap, sms), t.median_us, int4_bytes, err);
     };
     if (spec.default_plan) run_int4("cuda_prefill", nullptr);
-    std::vector<std::pair<kc::PrefillRowSplit, std::string>> row_splits;  // each timed row split, interleaved below too
+    struct TimedRowSplit { std::string name, plan; std::function<void(int, cudaStream_t)> call; };
+    std::vector<TimedRowSplit> row_splits;  // each timed row split, interleaved below too
     if (!spec.row_split_tails.empty()) {
       kc::PrefillRowSplit rs;
       rs.head_plan.config = spec.row_split_head >= 0 ? spec.row_split_head : kc::prefill_plan(n, k, m, cap, sms).config;
@@ -243,17 +254,12 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
         rs.tail_plan.split = split;
         rs.tail_plan.k_tiles_per_split = (ws[0]->k_pad / 64 + split - 1) / split;
         if (kc::prefill_plan_workspace_bytes(*ws[0], rs.tail_plan, m) > work.bytes) continue;
-        auto call = [&](int i, cudaStream_t st) {
-          kc::prefill_run_row_split(*ws[static_cast<std::size_t>(i % copies)], rs, x.p, m, k, y.p, n, work.p, work.bytes, st);
-        };
-        W4A16_CUDA_TRY(cudaMemset(y.p, 0xff, y.bytes));
-        call(0, stream);
-        W4A16_CUDA_TRY(cudaStreamSynchronize(stream));
-        const double err = rel_err_dev(y.p, yref.p, m * n, spec.act);
+        const auto call = row_split_call(rs);
+        const double err = checked_err(call);
         opt.copies = copies;
         const std::string name = "cuda_prefill_rowsplit:" + kc::prefill_config(c).name() + ":s" + std::to_string(split);
         add(name, rs.describe(), time_graph(call, opt, stream).median_us, int4_bytes, err);
-        row_splits.emplace_back(rs, name);
+        row_splits.push_back({name, rs.describe(), call});
       }
     }
     if (!spec.sched_ab.empty()) {
@@ -368,21 +374,13 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       }
       for (const kc::PrefillPlan& p : tune_plans)  // tune_plans outlives the timing: the members hold pointers
         member(plan_call(&p), copies, tune_name(p) + "_il", p.describe());
-      for (const auto& [rs, name] : row_splits)  // so does row_splits (complete before the first member)
-        member([&, r = &rs](int i, cudaStream_t st) {
-          kc::prefill_run_row_split(*ws[static_cast<std::size_t>(i % copies)], *r, x.p, m, k, y.p, n, work.p, work.bytes, st);
-        }, copies, name + "_il", rs.describe());
+      for (const TimedRowSplit& r : row_splits) member(r.call, copies, r.name + "_il", r.plan);
       const std::vector<Timing> t = time_graphs_interleaved(fns, opts, spec.interleave, 10, stream);
       // Each int4 member checked again after all the replays, on a poisoned output: whatever state its launches leave
       // in the workspace (the split tail's arrival counts) must leave the next call right.
       std::vector<double> errs(t.size(), 0.0);
-      for (std::size_t i = 0; i < t.size(); ++i) {
-        if (names[i].first.rfind("cublas", 0) == 0) continue;
-        W4A16_CUDA_TRY(cudaMemset(y.p, 0xff, y.bytes));
-        fns[i](0, stream);
-        W4A16_CUDA_TRY(cudaStreamSynchronize(stream));
-        errs[i] = rel_err_dev(y.p, yref.p, m * n, spec.act);
-      }
+      for (std::size_t i = 0; i < t.size(); ++i)
+        if (names[i].first.rfind("cublas", 0) != 0) errs[i] = checked_err(fns[i]);
       const double saved = cublas16_us;
       cublas16_us = t[0].median_us;
       for (std::size_t i = 0; i < t.size(); ++i) clock_note(names[i].first, t[i]);

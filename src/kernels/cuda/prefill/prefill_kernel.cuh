@@ -108,9 +108,9 @@ struct KernelParams {
   // Split tail (tail_items > 0): the work is persist_full whole tiles, then the last tail_items tiles of the grid as
   // tail_split parts of tail_kts k tiles each (persist_items = persist_full + tail_items * tail_split work items, in
   // that order: every CTA's whole tiles first, a part as its last item). A part's fp32 accumulators go to
-  // tail_partial (per tail tile and part, thread-major by float4); the CTA that arrives last at tail_count[tile] sums the parts
-  // in part order (0 + p0 + p1 + ..., as reduce_kernel: the bits of the split-tail_split plan) and stores the tile,
-  // then resets the count (the launcher zeroes the counts before the launch).
+  // tail_partial (per tail tile and part, thread-major by float4); the CTA that arrives last at tail_count[tile] sums
+  // the parts in part order (0 + p0 + p1 + ..., as reduce_kernel: the bits of the split-tail_split plan), stores the
+  // tile and resets the count (the launcher zeroes the counts before the launch).
   int persist_full;
   int tail_items, tail_split, tail_kts;
   float* tail_partial;
