@@ -495,6 +495,8 @@ void launch_rows(const TcWeights& w, const PrefillPlan& plan, const void* xk, st
       W4A16_CUDA_TRY(cudaMemsetAsync(p.tail_count, 0, static_cast<std::size_t>(pl.tail_items) * 4, stream));
     }
     grid = dim3(static_cast<unsigned>(pl.ctas), 1, 1);
+    // The next item decoded in the k loop (KernelParams::next_info; "0": at the item boundary).
+    p.next_info = resolve_switch(-1, "the persistent loop's next-item decode", "W4A16_PREFILL_NEXT_INFO") ? 1 : 0;
     // The output tiles by TMA (KernelParams::tma_out; W4A16_PREFILL_TMA_STORE "0" keeps the threads' copies).
     if (resolve_switch(-1, "the persistent loop's TMA store", "W4A16_PREFILL_TMA_STORE")) {
       p.tma_out = 1;

@@ -119,6 +119,11 @@ struct KernelParams {
   // box 64 rows x BM tokens, 128B swizzle) and the CTA goes on to the next item at once, instead of every thread's
   // 16-byte copies after a second barrier.
   int tma_out;
+  // Persistent loop only (W4A16_PREFILL_NEXT_INFO, "0" off): thread 0 decodes the CTA's next item (tile, part, k
+  // range: integer divisions and parameter loads, one dependent chain) early in the current item's k loop into shared
+  // memory, so that the item boundary only reads it (stop 59's trace: 0.74 us from an item's end to the next item's
+  // first loads issued, ~1 / 3 of the boundary).
+  int next_info;
   // Grouped mode (the MoE experts, prefill_run_grouped): block_expert != null. qweight / scales / zeros
   // are expert 0's of a stack of equal layers; m block b (blockIdx.y) multiplies its BM token rows by
   // expert block_expert[b] (its words at e * expert_qw / expert_sc / expert_z further), read after
@@ -525,22 +530,35 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
   int part = -1;
   std::int64_t tail_tile = 0;  // the tail tile's index among the tail tiles (part >= 0)
   bool persist = false;
-  auto place_item = [&]() {
-    int tile = item;
-    part = -1;
-    kt_begin = 0;
-    nkt = static_cast<int>(p.k_tiles);
-    if (item >= p.persist_full) {  // a part of a tail tile
-      const int u = item - p.persist_full;
-      tail_tile = u % p.tail_items;
-      tile = p.persist_full + static_cast<int>(tail_tile);
-      part = u / p.tail_items;
-      kt_begin = static_cast<std::int64_t>(part) * p.tail_kts;
-      nkt = static_cast<int>(min(p.k_tiles - kt_begin, static_cast<std::int64_t>(p.tail_kts)));
-    }
-    n_block = p.row_block0 + tile % p.persist_nx;
-    m0 = static_cast<std::int64_t>(tile / p.persist_nx) * BM;
+  // Item `it`'s placement: row block, first token, first k tile, k tiles, part (-1: a whole tile), tail tile.
+  struct ItemInfo {
+    int n_block, m0, kt_begin, nkt, part, tail_tile;
   };
+  auto item_info = [&](int it) {
+    ItemInfo w{0, 0, 0, static_cast<int>(p.k_tiles), -1, 0};
+    int tile = it;
+    if (it >= p.persist_full) {  // a part of a tail tile
+      const int u = it - p.persist_full;
+      w.tail_tile = u % p.tail_items;
+      tile = p.persist_full + w.tail_tile;
+      w.part = u / p.tail_items;
+      w.kt_begin = w.part * p.tail_kts;
+      w.nkt = static_cast<int>(min(p.k_tiles - w.kt_begin, static_cast<std::int64_t>(p.tail_kts)));
+    }
+    w.n_block = static_cast<int>(p.row_block0) + tile % p.persist_nx;
+    w.m0 = tile / p.persist_nx * BM;
+    return w;
+  };
+  __shared__ ItemInfo next_item_info;  // KernelParams::next_info: the next item's, written by thread 0 in the k loop
+  auto place_info = [&](const ItemInfo& w) {
+    n_block = w.n_block;
+    m0 = w.m0;
+    kt_begin = w.kt_begin;
+    nkt = w.nkt;
+    part = w.part;
+    tail_tile = w.tail_tile;
+  };
+  auto place_item = [&]() { place_info(item_info(item)); };
   if constexpr (kPersistable) {
     if (p.persist_items > 0) {
       persist = true;
@@ -912,6 +930,10 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     constexpr bool kConstStage = kUnroll % STAGES == 0;
     int t0 = 0;
     do {
+      // KernelParams::next_info: once per item, at the second trip (the first where the item has at most 2 trips).
+      if constexpr (kPersistable)
+        if (persist && p.next_info && tid == 0 && t0 == (nkt > 2 * kUnroll ? kUnroll : 0))
+          next_item_info = item_info(item + static_cast<int>(gridDim.x));
       // stage of tile t0 + u + off: a constant where t0 % STAGES == 0
       auto stage_of = [&](int u, int off) { return kConstStage ? (u + off) % STAGES : (t0 + u + off) % STAGES; };
       const int use0 = t0 / STAGES;  // uses of every stage before this trip (kConstStage)
@@ -1079,7 +1101,10 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         item += static_cast<int>(gridDim.x);
         const bool more = item < p.persist_items;
         if (more) {
-          place_item();
+          if (p.next_info)
+            place_info(next_item_info);  // thread 0's, before the k loop's (and this item's end's) CTA barriers
+          else
+            place_item();
           x_rows = static_cast<int>(min(static_cast<std::int64_t>(BM), p.m - m0));
           place_rows();
           place_bases();
