@@ -1101,8 +1101,10 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
         item += static_cast<int>(gridDim.x);
         const bool more = item < p.persist_items;
         if (more) {
+          // thread 0's, written before the k loop's CTA barriers; its next write (the next item's k loop) comes after
+          // epi16_store's barrier. A part that stores nothing passes no barrier here, but a part is its CTA's last item.
           if (p.next_info)
-            place_info(next_item_info);  // thread 0's, before the k loop's (and this item's end's) CTA barriers
+            place_info(next_item_info);
           else
             place_item();
           x_rows = static_cast<int>(min(static_cast<std::int64_t>(BM), p.m - m0));
