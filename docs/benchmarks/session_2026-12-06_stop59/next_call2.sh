@@ -3,7 +3,8 @@
 # per-item trace, stripped; `git checkout prefill-trace2 && ninja -C build prefill_bench`, strip, XZ_OPT="-9e -T2"
 # tar -cJf .carry-t60/b.tar.xz, then back to main and rebuild): what is left of the persistent loop's item boundary
 # with the next item decoded early (stop 59 call 5b before it: loads issued 0.74 us after an item's end, epilogue done
-# 1.82, next k loop 2.08), each layer with KernelParams::next_info on and off, eager launches, no interleaving.
+# 1.82, next k loop 2.08), each layer with KernelParams::next_info on and off, eager launches, no interleaving. The
+# trace build spills 4 bytes in the bm256 kernels (one STL / LDL outside the k loop), the main build in its g = 32 ones.
 set -u
 . scripts/lib/device-env.sh
 S=/tmp/s60c2; rm -rf $S; mkdir -p $S/b && tar -xJf .carry-t60/b.tar.xz -C $S/b
