@@ -828,7 +828,8 @@ TEST(PrefillGpu, EarlyIssueConfigsMatchTheirTwinsBitwise) {
 // over (nkt = 1, 3, 7, 21, 64: every stage used an odd or even number of times per item, and fewer k tiles than
 // stages); the last m block a tail. Against the f64 reference and bitwise against the plain grid
 // (W4A16_PREFILL_PERSIST=0), with the output tiles stored by TMA (the default) and by the threads' copies
-// (W4A16_PREFILL_TMA_STORE=0); with the split tail (the default where the last wave is short: K = 1344 / 4096 here)
+// (W4A16_PREFILL_TMA_STORE=0), the next item placed early in the k loop (the default) and at the item boundary
+// (W4A16_PREFILL_NEXT_INFO=0, whose invalid values are refused); with the split tail (the default where the last wave is short: K = 1344 / 4096 here)
 // its tiles bitwise against the plain split plan of the same parts, the others against the plain grid; fp16 / bf16, uint4b8 / uint4, bias, group sizes of both kernel variants. The f64
 // reference on each layer's first config (the plain grid's epilogue is checked against it by the tests above).
 TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
@@ -839,6 +840,7 @@ TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
       unsetenv("W4A16_PREFILL_PERSIST");
       unsetenv("W4A16_PREFILL_TMA_STORE");
       unsetenv("W4A16_PREFILL_TAIL_SPLIT");
+      unsetenv("W4A16_PREFILL_NEXT_INFO");
     }
   } guard;
   std::vector<Case> cases;
@@ -893,9 +895,10 @@ TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
       std::printf("persistent check %s %s M=%lld (%d CTAs, tail %d x %d parts of %lld k tiles)\n", pc.name().c_str(), c.str().c_str(),
                   static_cast<long long>(m), pl.ctas, pl.tail_items, pl.tail_split, static_cast<long long>(pl.tail_kts));
       std::fflush(stdout);
-      // yt: the default (TMA store, split tail where there is one); yp: whole tiles (TMA store); yc: whole tiles, the
-      // threads' copies; yg: the plain grid; ys: the plain grid of the split-tail_split plan.
-      std::vector<std::uint16_t> yt, yp, yc, yg, ys;
+      // yt: the default (TMA store, split tail where there is one); yp: whole tiles (TMA store); yn: whole tiles, the
+      // next item placed at the item boundary (W4A16_PREFILL_NEXT_INFO=0); yc: whole tiles, the threads' copies; yg:
+      // the plain grid; ys: the plain grid of the split-tail_split plan.
+      std::vector<std::uint16_t> yt, yp, yn, yc, yg, ys;
       test::rng().seed(11);
       const double e = run_check(c, l, m, o, &yt);
       o.reference = false;
@@ -903,6 +906,14 @@ TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
       EXPECT_EQ(prefill_plan_persistent(*l.w, p, m, probe.p, c.n).tail_items, 0);
       test::rng().seed(11);
       run_check(c, l, m, o, &yp);
+      setenv("W4A16_PREFILL_NEXT_INFO", "0", 1);
+      test::rng().seed(11);
+      run_check(c, l, m, o, &yn);
+      if (runs == 0) {  // a value other than 0 / 1 names the knob
+        setenv("W4A16_PREFILL_NEXT_INFO", "2", 1);
+        expect_error(ErrorCode::invalid_argument, [&] { run_check(c, l, m, o); }, "W4A16_PREFILL_NEXT_INFO=2");
+      }
+      unsetenv("W4A16_PREFILL_NEXT_INFO");
       setenv("W4A16_PREFILL_TMA_STORE", "0", 1);  // the persistent loop, the threads' 16-byte copies
       test::rng().seed(11);
       run_check(c, l, m, o, &yc);
@@ -914,6 +925,7 @@ TEST(PrefillGpu, PersistentTileLoopMatchesThePlainGridBitwise) {
       run_check(c, l, m, o, &yg);
       EXPECT_LE(e, test::tolerance(c.act)) << c.str() << " " << pc.name() << " M=" << m;
       EXPECT_TRUE(yp == yg) << c.str() << " M=" << m << ": " << pc.name() << " persistent (TMA store) and plain grid differ";
+      EXPECT_TRUE(yn == yg) << c.str() << " M=" << m << ": " << pc.name() << " persistent (next item placed at the boundary) and plain grid differ";
       EXPECT_TRUE(yc == yg) << c.str() << " M=" << m << ": " << pc.name() << " persistent (threads' copies) and plain grid differ";
       if (pl.tail_items == 0) {
         EXPECT_TRUE(yt == yg) << c.str() << " M=" << m << ": " << pc.name() << " persistent (default) and plain grid differ";
