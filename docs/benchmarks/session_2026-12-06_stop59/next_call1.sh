@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Prepared for the next session (carry .carry-m60: m/ = prefill_bench + prefill_gpu_test of main e8f4a01, the next
-# item decoded early; stripped, XZ_OPT="-9e -T2"; repack from HEAD if main moved): issue 5's two rows as they stand,
+# Prepared for the next session (carry .carry-m60: m/ = prefill_bench + prefill_gpu_test of main at the end of stop 59,
+# the next item decoded early; stripped, XZ_OPT="-9e -T2"; repack from HEAD if main moved). First the persistent test
+# (its NEXT_INFO=0 and invalid-value checks were added at the end of stop 59, never run), then issue 5's two rows,
 # meant for an H200 (never measured there with this kernel), default plan against cuBLAS fp16 shuffled interleaved
 # (clock probe on), fp16 uint4b8 g = 128, one process per part:
 #  A. M >= 1024: the six >= 8 MB layers at M = 1024 / 4096 (11 rounds);
@@ -10,6 +11,9 @@ set -u
 . scripts/lib/device-env.sh
 S=/tmp/s60c1; rm -rf $S; mkdir -p $S/b && tar -xJf .carry-m60/b.tar.xz -C $S/b
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader | tee $OUT/gpu.txt
+timeout 150 $S/b/m/prefill_gpu_test --gtest_brief=1 --gtest_filter='*Persistent*' > $S/persist.log 2>&1
+echo "persistent test rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $S/persist.log | tr '\n' ' ')" | tee -a $OUT/gpu.txt
+grep -h "Failure" -A6 $S/persist.log | head -20 | tee -a $OUT/gpu.txt
 run() {  # name shapes ms timeout
   W4A16_TIMER_CLOCK=1 W4A16_PREFILL_TUNE_SHAPES=$2 W4A16_PREFILL_TUNE_MS=$3 W4A16_PREFILL_TUNE_CONFIGS=20 \
     W4A16_PREFILL_TUNE_SPLITS=1 W4A16_PREFILL_INTERLEAVE=11 \
