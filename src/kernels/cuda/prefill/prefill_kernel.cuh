@@ -934,9 +934,11 @@ __global__ void __launch_bounds__(WG * 128, MINB) prefill_kernel(const KernelPar
     constexpr bool kConstStage = kUnroll % STAGES == 0;
     int t0 = 0;
     do {
-      // KernelParams::next_info: once per item, at the second trip (the first where the item has at most 2 trips).
+      // KernelParams::next_info: once per item that has a next one (past the last, item_info would divide by
+      // tail_items = 0), at the second trip (the first where the item has at most 2 trips).
       if constexpr (kPersistable)
-        if (persist && p.next_info && tid == 0 && t0 == (nkt > 2 * kUnroll ? kUnroll : 0))
+        if (persist && p.next_info && tid == 0 && t0 == (nkt > 2 * kUnroll ? kUnroll : 0) &&
+            item + static_cast<int>(gridDim.x) < p.persist_items)
           next_item_info = item_info(item + static_cast<int>(gridDim.x));
       // stage of tile t0 + u + off: a constant where t0 % STAGES == 0
       auto stage_of = [&](int u, int off) { return kConstStage ? (u + off) % STAGES : (t0 + u + off) % STAGES; };
