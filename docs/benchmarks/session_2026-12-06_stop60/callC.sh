@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stop 60 call C: calls A and B folded into one device call, by priority, each step under its own timeout (after
+# Stop 60 call C: stop 59's four prepared device scripts folded into one device call, by priority, each step under its own timeout (after
 # four failed starts the budget left room for one call). Carries .carry-m60 (main c4c2722), .carry-b60 (branch
 # prefill-epi-bias), .carry-r60 (branch prefill-next-ring), .carry-t60 (branch prefill-trace2); stripped, xz.
 #  1. main's persistent test (its NEXT_INFO=0 / invalid-value checks, never run);
