@@ -227,15 +227,23 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {9728, 896, 17, 64, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},
     // qwen0.5b.gate_up (stop 24, bm128 occ2 s1): M = 128: bm64 s1 9.1 -> 8.4; M = 512: bm64 s1 23.1 -> 20.5; M = 1024: bm256 s1 37.2 -> 33.0 us
     {9728, 896, 65, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
-    // M = 256: bm256 s1 12.7 -> bm128_bn192 s1 12.0 (stop 31 call 1); call 2's A/B 0.943-0.987x at M = 193..256
-    {9728, 896, 193, 256, kCfgBm128w3Tma, 1, PrefillSplitReduce::automatic},
+    // M = 256: bm256 s1 12.7 -> bm128_bn192 s1 12.0 (stop 31 call 1); call 2's A/B 0.943-0.987x at M = 193..256.
+    // Stop 61 (the H200, shuffled interleaved tune, one process): M = 224 / 256 bm128_bn192 s1 12.2 / 12.3 -> the 2-CTA
+    // bm128_bn128 s1 11.7 / 11.8 us (cuBLAS fp16 10.3 / 10.9); M = 192 stays on bm64 s1 (8.8 against 11.7).
+    {9728, 896, 193, 256, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
     {9728, 896, 385, 512, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
     {9728, 896, 897, 1024, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},
     // stop 24 calls 6-7 (bm128 occ2 s1; A/B against the model's bm128_bn256 s1, 3 rounds): M = 96..128 0.92-0.93x
     // (llama8b.gate_up 53.0 -> 49.5 us at M = 100), then 1.02-1.28x at M = 65..80; with the tail box
     // (2026-12-04, 3 rounds) M = 65..88 0.89-0.90x (llama8b.gate_up 52.7 -> 46.8 us at M = 65), 0.91-0.94x (llama70b).
     {28672, 4096, 65, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // llama8b.gate_up
-    {57344, 8192, 65, 128, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // llama70b.gate_up: 0.92-0.96x
+    // llama70b.gate_up: split 1 0.92-0.96x the model's pick (stop 24). Stop 61 (the H200, shuffled interleaved tunes, two
+    // processes, the default plan and splits 1 / 2 of each tile as members): split 2 reduced in the cluster, M = 33 / 40 /
+    // 48 / 56 / 64 bm64 144.8 / 145.3 / 153.8 / 146.4 / 145.7-147.9 (the model's bm64 s4 kernel or s1) -> 128.4 / 129.5 /
+    // 132.3 / 137.7 / 138.7-140.9 us; M = 80 / 96 / 112 / 128 bm128_bn128 s1 202.3 / 210.9 / 215.1 / 218.1 -> 188.8 / 197.7
+    // / 205.4 / 208.2 us (cuBLAS fp16 237-257). Not measured on an H100.
+    {57344, 8192, 33, 64, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
+    {57344, 8192, 65, 128, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},
     // llama70b.gate_up M = 136 / 160 / 192: bm256 s2 318 / 327 / 329 -> bm192 s2 282 / 291 / 294 us (2026-12-04 call 2)
     {57344, 8192, 129, 192, kCfgBm192Tma, 2, PrefillSplitReduce::cluster},
     // Stop 56 call 3 (an H100, shuffled interleaved, 2 processes): llama70b.gate_up M = 224 / 256: bm256 s2 cluster
