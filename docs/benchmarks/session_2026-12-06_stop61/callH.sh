@@ -5,7 +5,11 @@
 #  2. the default plan against the entries' old plans and cuBLAS fp16, shuffled interleaved (7 rounds): llama70b.gate_up
 #     M = 48 / 64 / 96 / 128 at splits 1 / 2 of the bm64 / bm128_bn128 tiles, qwen0.5b.gate_up M = 224 / 256 at the
 #     bm128_bn128 and bm128_bn192 tiles;
-#  3. the hybrid at those M against f64 (w4a16_bench_gpu, fp16 uint4b8).
+#  3. the hybrid at those M against f64 (w4a16_bench_gpu, fp16 uint4b8);
+#  4. (if time is left) llama8b.down uint4b8 on both paths at M = 9..16 (the hybrid's switch: decode up to 16, its
+#     prefill ran 1.07-1.09x ahead at M = 16 on this stop's H200), fp16 and bf16;
+#  5. (if time is left, an H200 only) tune_tma of every tile and split at M = 96 / 128 / 192 / 256 on the layers that
+#     ran below cuBLAS fp16 there (llama8b.qkv / o / down, qwen0.5b.gate_up / qkv, llama70b.gate_up at 256).
 set -u
 . scripts/lib/device-env.sh
 S=/tmp/s61h; rm -rf $S; mkdir -p $S/b && tar -xJf .carry-h61/b.tar.xz -C $S/b
@@ -25,5 +29,16 @@ timeout 60 $S/b/w4a16_bench_gpu --registry cuda_hybrid --no-extra-groups --ms 33
 timeout 30 $S/b/w4a16_bench_gpu --registry cuda_hybrid --no-extra-groups --ms 193,224,256 --shapes qwen0.5b.gate_up --dtypes f16 \
   --scalars uint4b8 --csv $S/hybq.csv > /dev/null 2>> $S/err.txt || log "rc=$? hybq"
 log hybrid
+if [ $SECONDS -lt 300 ]; then
+  timeout 60 $S/b/w4a16_bench_gpu --registry cuda_hybrid,cuda_prefill --no-extra-groups --decode-max-m 16 --ms 9,10,11,12,13,14,15,16 \
+    --shapes llama8b.down --dtypes f16,bf16 --scalars uint4b8 --csv $S/down916.csv > /dev/null 2>> $S/err.txt || log "rc=$? down916"
+  log "down 9..16"
+fi
+if grep -q H200 $OUT/gpu.txt && [ $SECONDS -lt 330 ]; then
+  W4A16_TIMER_CLOCK=1 W4A16_PREFILL_TUNE_SHAPES=llama8b.qkv,llama8b.o,llama8b.down,qwen0.5b.gate_up,qwen0.5b.qkv \
+    W4A16_PREFILL_TUNE_MS=96,128,192,256 W4A16_PREFILL_INTERLEAVE=7 timeout 200 $S/b/prefill_bench $S/tmid.csv tune_tma > $S/tmid.log 2>&1 || log "rc=$? tmid"
+  python3 scripts/prefill-ab/il_table.py $S/tmid.csv > $OUT/il_tmid.txt 2>&1
+  log "mid tune"
+fi
 tar -czf $OUT/data.tar.gz -C $S --exclude=b .
 cat $OUT/il_t70.txt $OUT/il_tq.txt | awk '{print $1,$2,$3,$4,$8,$10}'; grep -h "hybrid" $S/hyb70.csv $S/hybq.csv | cut -d, -f2,5,9,13,15
