@@ -9,7 +9,8 @@
 #  4. (if time is left) llama8b.down uint4b8 on both paths at M = 9..16 (the hybrid's switch: decode up to 16, its
 #     prefill ran 1.07-1.09x ahead at M = 16 on this stop's H200), fp16 and bf16;
 #  5. (if time is left, an H200 only) tune_tma of every tile and split at M = 96 / 128 / 192 / 256 on the layers that
-#     ran below cuBLAS fp16 there (llama8b.qkv / o / down, qwen0.5b.gate_up / qkv, llama70b.gate_up at 256).
+#     ran below cuBLAS fp16 there (llama8b.qkv / o / down, qwen0.5b.gate_up / qkv; llama70b.gate_up M = 256, 0.94 there,
+#     runs the row split of stop 58 and is left to a tune of its own).
 set -u
 . scripts/lib/device-env.sh
 S=/tmp/s61h; rm -rf $S; mkdir -p $S/b && tar -xJf .carry-h61/b.tar.xz -C $S/b
