@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stop 61 call I (carry .carry-w61 = branch prefill-bm64-1wg dbcfce1's prefill_bench + prefill_gpu_test, stripped):
+# Stop 61 call I (carry .carry-w61 = branch prefill-bm64-1wg dbcfce1's (084c959 adds a comment only) prefill_bench + prefill_gpu_test, stripped):
 # the one-warpgroup 64-token tiles (configs 39: 128 rows x 64 tokens, 3 CTAs per SM; 40: 64 x 64, 4 CTAs per SM), built
 # in stop 61 and never run. Any card; the H200 is the one the M = 64 target (2x cuBLAS fp16) misses on.
 #  1. the whole prefill_gpu_test (every config x split against the f64 reference: the new tiles included);
