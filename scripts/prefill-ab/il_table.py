@@ -43,10 +43,11 @@ def main(argv):
     if not any(ratios.values()):
         print('no %s rows in these files (--peer names the row to divide by)' % peer_row, file=sys.stderr)
         return 1
-    label = 'cuBLAS' if peer_row == 'cublas_f16_il' else peer_row
+    default_peer = peer_row == 'cublas_f16_il'
+    label, md_label = ('cuBLAS', 'cuBLAS fp16') if default_peer else (peer_row, peer_row)  # the text / markdown column names
     order = sorted(times, key=lambda k: (k[0], k[1], -statistics.median(ratios[k] or [0])))
     if markdown:
-        print('| shape | M | row | us (median) | x %s per process | rel_err (max) |' % ('cuBLAS fp16' if label == 'cuBLAS' else label))
+        print('| shape | M | row | us (median) | x %s per process | rel_err (max) |' % md_label)
         print('|---|---|---|---|---|---|')
     for k in order:
         rat = ' '.join('%.3f' % x for x in ratios[k])
