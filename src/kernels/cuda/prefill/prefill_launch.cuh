@@ -36,6 +36,10 @@ struct KernelEntry {
 // rows x 128 tokens (three warpgroups of m64n128k16, 64 accumulators a thread): the tile area of
 // 24576 gives other wave counts than the 32768 of bm256 / bm128_bn256 / bm192 (llama8b.qkv at M =
 // 1024: 256 CTAs, 1.94 waves, against 192 CTAs, 1.45 waves, for every other tile); table only.
+// 39-40 (stop 61, branch prefill-bm64-1wg): 64 tokens in CTAs of one warpgroup, 3 / 4 per SM (168 / 92-95 registers,
+// no spills; 72.8 / 46.2 KB of shared memory in the ONE_GROUP kernels that g >= 64 runs; 39's per-half uint4 kernel, g = 32,
+// takes 83 KB: 2 per SM), for M = 33..64 where the 2-warpgroup bm64 tile's 8 warps per SM leave the dequantize -> wgmma chain
+// exposed (stop 48); table only, not yet run on a device.
 #define W4A16_PREFILL_CONFIGS(X)                                                          \
   X(true, 256, 2, 1, 5, true, 1, cp_async, 0)   /* 0  large M: 128 rows x 256 tokens */        \
   X(true, 128, 2, 1, 8, true, 1, cp_async, 0)   /* 1  M <= 128 */                              \
@@ -75,9 +79,11 @@ struct KernelEntry {
   X(true, 16, 1, 2, 6, true, 3, tma, 1)      /* 35 decode-sized: 128 rows (one warpgroup) x 16 tokens, 3 CTAs per SM */ \
   X(true, 16, 1, 1, 8, true, 4, tma, 1)      /* 36 decode-sized: 64 rows x 16 tokens, 4 CTAs per SM */ \
   X(true, 32, 2, 1, 8, true, 2, tma, 1)      /* 37 128 rows x 32 tokens, 2 CTAs per SM */ \
-  X(true, 32, 2, 1, 6, true, 3, tma, 1)      /* 38 128 rows x 32 tokens, 3 CTAs per SM */
+  X(true, 32, 2, 1, 6, true, 3, tma, 1)      /* 38 128 rows x 32 tokens, 3 CTAs per SM */ \
+  X(true, 64, 1, 2, 5, true, 3, tma, 1)      /* 39 128 rows (one warpgroup, two m64 blocks) x 64 tokens, 3 CTAs per SM */ \
+  X(true, 64, 1, 1, 4, true, 4, tma, 1)      /* 40 64 rows (one warpgroup) x 64 tokens, 4 CTAs per SM */
 
-constexpr int kNumConfigs = 39;
+constexpr int kNumConfigs = 41;
 
 // The configs as constants (the X list above), for the one-group table below.
 struct ConfigParams {
@@ -105,10 +111,11 @@ static_assert(mma_configs_fit_sm80(std::make_index_sequence<kNumConfigs>{}), "an
 
 // The configs with a ONE_GROUP variant (prefill_kernel.cuh: one scale / zero entry per k tile, for
 // g >= 64 and channelwise): the early-issue (SCHED 1) twins of the planned TMA tiles that have one
-// (20, 22, 23, 28, 32, 34; 15 has none), the kernels the default plan runs (prefill_plan.cu checks the list).
+// (20, 22, 23, 28, 32, 34; 15 has none) and the early-issue-only tiles 35-40, the kernels the default plan runs
+// (prefill_plan.cu checks the list).
 // Only these are instantiated twice (compile time); every other config runs its per-half kernel at
 // any group size.
-using OneGroupConfigs = std::integer_sequence<int, 20, 22, 23, 28, 32, 34, 35, 36, 37, 38>;
+using OneGroupConfigs = std::integer_sequence<int, 20, 22, 23, 28, 32, 34, 35, 36, 37, 38, 39, 40>;
 
 // Entries for one (dtype, scalar type): defined in prefill_inst_<dtype>_<scalar>.cu.
 const KernelEntry* kernels_f16_zeros();

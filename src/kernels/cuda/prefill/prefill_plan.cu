@@ -95,12 +95,16 @@ constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n
 // The decode-sized tiles (2026-12-06 stop 50): 16 / 32 tokens (wgmma m64n16k16 / m64n32k16), 3-4 CTAs per SM, in the
 // early-issue order only (no measured-order twin: W4A16_PREFILL_SCHED=0 keeps them), table-only.
 constexpr int kCfgBm16Tma = 35, kCfgBm16n64Tma = 36, kCfgBm32Tma = 37, kCfgBm32Occ3Tma = 38;
+// One-warpgroup 64-token tiles (stop 61, branch prefill-bm64-1wg, not yet run on a device): 3 / 4 CTAs per SM (12 / 16
+// warps) where the 2-warpgroup bm64 tile runs 8, for the dequantize -> wgmma chain that bounds M = 33..64; table-only.
+constexpr int kCfgBm64w1Tma = 39, kCfgBm64w1n64Tma = 40;
 // The planned TMA tiles: each has an estimate (tile_us_per_k_tile) and an early-issue twin with a
 // ONE_GROUP kernel (the 8-stage bm128_bn128 has no twin). The cost model chooses among kModelTiles;
 // the 2-CTA bm128_bn128, the 192 x 192 tile (3 warpgroups: 129..192 tokens in one m block) and the
 // 192-row x 128-token tile (3 warpgroups; stop 31) enter plans only through the measured table.
 constexpr int kPlannedTiles[] = {kCfgBm256Tma,     kCfgBm128Tma, kCfgBm64Tma,    kCfgBm128n128Tma, kCfgBm128Occ2Tma, kCfgBm192Tma,
-                                 kCfgBm128w3Tma,   kCfgBm16Tma,  kCfgBm16n64Tma, kCfgBm32Tma,      kCfgBm32Occ3Tma};
+                                 kCfgBm128w3Tma,   kCfgBm16Tma,  kCfgBm16n64Tma, kCfgBm32Tma,      kCfgBm32Occ3Tma,
+                                 kCfgBm64w1Tma,    kCfgBm64w1n64Tma};
 constexpr int kModelTiles[] = {kCfgBm256Tma, kCfgBm128Tma, kCfgBm64Tma, kCfgBm128n128Tma};
 // The 2-CTA bm128_bn128 joins them where the tokens fit one 128-token m block: there it took 0.89-0.96x the time of the
 // model's pick on four PERF.md layers (table entries at 65..128, stops 24-25) and 0.85-0.97x on nine other layers
@@ -423,7 +427,10 @@ double tile_us_per_k_tile(int config) {
         {kCfgBm192Tma, 0.88}, {kCfgBm128w3Tma, 0.62},
         // the decode-sized tiles: rough constants from single points of stop 50 (H100: 8192x8192 / llama70b.gate_up /
         // llama8b.gate_up at M = 16 / 32), for their table entries' estimates only (no model plan takes them)
-        {kCfgBm16Tma, 0.43}, {kCfgBm16n64Tma, 0.36}, {kCfgBm32Tma, 0.42}, {kCfgBm32Occ3Tma, 0.5}}) {
+        {kCfgBm16Tma, 0.43}, {kCfgBm16n64Tma, 0.36}, {kCfgBm32Tma, 0.42}, {kCfgBm32Occ3Tma, 0.5},
+        // the one-warpgroup 64-token tiles (stop 61): unmeasured, bm64's 0.65 scaled by the rows a wave holds (x 1.5 /
+        // x 1), for a forced plan's automatic reduce mode only
+        {kCfgBm64w1Tma, 0.98}, {kCfgBm64w1n64Tma, 0.65}}) {
     const PrefillConfig& b = kConfigs[base];
     if (b.bm == c.bm && b.wg == c.wg && b.mb == c.mb && b.stages == c.stages && b.overlap == c.overlap && b.min_blocks == c.min_blocks)
       return us;
@@ -778,7 +785,7 @@ double prefill_plan_estimate_us(std::int64_t n, std::int64_t k, std::int64_t m, 
   const double t_tile = tile_us_per_k_tile(config);
   if (t_tile <= 0)
     fail(ErrorCode::invalid_argument, "config",
-         "a planned TMA tile (12..15, 30, 31, 33, 35..38) or a twin of one (early-issue order, tma_eb x load)", cfg.name());
+         "a planned TMA tile (12..15, 30, 31, 33, 35..40) or a twin of one (early-issue order, tma_eb x load)", cfg.name());
   if (split < 1 || sm_count < 1) fail(ErrorCode::invalid_argument, "split, sm_count", ">= 1", std::to_string(split) + ", " + std::to_string(sm_count));
   const std::int64_t k_tiles = round_up(k, 64) / 64, mm = std::max<std::int64_t>(m, 1);
   std::int64_t kts = 0;
