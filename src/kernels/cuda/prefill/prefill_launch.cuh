@@ -39,7 +39,8 @@ struct KernelEntry {
 // 39-40 (stop 61, branch prefill-bm64-1wg): 64 tokens in CTAs of one warpgroup, 3 / 4 per SM (168 / 92-95 registers,
 // no spills; 72.8 / 46.2 KB of shared memory in the ONE_GROUP kernels that g >= 64 runs; 39's per-half uint4 kernel, g = 32,
 // takes 83 KB: 2 per SM), for M = 33..64 where the 2-warpgroup bm64 tile's 8 warps per SM leave the dequantize -> wgmma chain
-// exposed (stop 48); table only, not yet run on a device.
+// exposed (stop 48); table only (stop 62, an H100: 39 at split 2 3% ahead of bm64 on llama70b.gate_up M = 40..64, both
+// behind the bm64 plan on 8192x8192 / llama8b.*).
 #define W4A16_PREFILL_CONFIGS(X)                                                          \
   X(true, 256, 2, 1, 5, true, 1, cp_async, 0)   /* 0  large M: 128 rows x 256 tokens */        \
   X(true, 128, 2, 1, 8, true, 1, cp_async, 0)   /* 1  M <= 128 */                              \

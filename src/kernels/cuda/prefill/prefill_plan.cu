@@ -95,8 +95,9 @@ constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n
 // The decode-sized tiles (2026-12-06 stop 50): 16 / 32 tokens (wgmma m64n16k16 / m64n32k16), 3-4 CTAs per SM, in the
 // early-issue order only (no measured-order twin: W4A16_PREFILL_SCHED=0 keeps them), table-only.
 constexpr int kCfgBm16Tma = 35, kCfgBm16n64Tma = 36, kCfgBm32Tma = 37, kCfgBm32Occ3Tma = 38;
-// One-warpgroup 64-token tiles (stop 61, branch prefill-bm64-1wg, not yet run on a device): 3 / 4 CTAs per SM (12 / 16
-// warps) where the 2-warpgroup bm64 tile runs 8, for the dequantize -> wgmma chain that bounds M = 33..64; table-only.
+// One-warpgroup 64-token tiles (stop 61; checked on an H100 in stop 62): 3 / 4 CTAs per SM (12 / 16 warps) where the
+// 2-warpgroup bm64 tile runs 8, for the dequantize -> wgmma chain that bounds M = 33..64; table-only (39 on
+// llama70b.gate_up at split 2, 3% over bm64; elsewhere both ran behind the bm64 plan, stop 62 call J).
 constexpr int kCfgBm64w1Tma = 39, kCfgBm64w1n64Tma = 40;
 // The planned TMA tiles: each has an estimate (tile_us_per_k_tile) and an early-issue twin with a
 // ONE_GROUP kernel (the 8-stage bm128_bn128 has no twin). The cost model chooses among kModelTiles;
@@ -245,8 +246,14 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     // processes, the default plan and splits 1 / 2 of each tile as members): split 2 reduced in the cluster, M = 33 / 40 /
     // 48 / 56 / 64 bm64 144.8 / 145.3 / 153.8 / 146.4 / 145.7-147.9 (the model's bm64 s4 kernel or s1) -> 128.4 / 129.5 /
     // 132.3 / 137.7 / 138.7-140.9 us; M = 80 / 96 / 112 / 128 bm128_bn128 s1 202.3 / 210.9 / 215.1 / 218.1 -> 188.8 / 197.7
-    // / 205.4 / 208.2 us (cuBLAS fp16 237-257). Not measured on an H100.
-    {57344, 8192, 33, 64, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
+    // / 205.4 / 208.2 us (cuBLAS fp16 237-257). Stop 62 (an H100, 5 processes, 7 rounds each, calls J / K): the
+    // one-warpgroup 128 x 64 tile (39) at split 2 reduced in the cluster, M = 40 / 48 / 56 / 64, 125.8-130.8 /
+    // 129.2-138.4 / 132.2-138.6 / 134.0-140.9 against bm64 s2 cluster 129.3-135.3 / 132.6-142.8 / 136.1-143.9 /
+    // 138.2-145.3 us: 0.966-0.976x in every process (its kernel reduce 143.8 / 155.9 at M = 48 / 64). 448 clusters of
+    // tiles where cudaOccupancyMaxActiveClusters gave 132 (timed_clusters: the waves rule refused it, so the device ran
+    // the model's bm64 s1, 142-155 us, in call K). Not timed on an H200. The bm128_bn128 entry at 65..128 held on the
+    // H100 (219.9-221.8 against 230.0 / 285.9 us of its split 1 and of the bm64 tiles).
+    {57344, 8192, 33, 64, kCfgBm64w1Tma, 2, PrefillSplitReduce::cluster, 132},
     {57344, 8192, 65, 128, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},
     // llama70b.gate_up M = 136 / 160 / 192: bm256 s2 318 / 327 / 329 -> bm192 s2 282 / 291 / 294 us (2026-12-04 call 2)
     {57344, 8192, 129, 192, kCfgBm192Tma, 2, PrefillSplitReduce::cluster},
