@@ -8,15 +8,17 @@
 #     runs >= 3% ahead of 23 s2 here;
 #  3. on an H200 only: stop 61 call H part 5, tune_tma of every tile and split at M = 96 / 128 / 192 / 256 on the
 #     layers that ran below cuBLAS fp16 there (llama8b.qkv / o / down, qwen0.5b.gate_up / qkv).
+# CARRY names another build of the same binaries (callL.sh: main's final build of stop 62).
 set -u
 . scripts/lib/device-env.sh
-S=/tmp/s62k; rm -rf $S; mkdir -p $S/b && tar -xJf .carry-k62/b.tar.xz -C $S/b
+CARRY=${CARRY:-.carry-k62}
+S=/tmp/s62k; rm -rf $S; mkdir -p $S/b && tar -xJf $CARRY/b.tar.xz -C $S/b
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader | tee $OUT/gpu.txt
 log() { echo "$1 (${SECONDS}s)" | tee -a $OUT/gpu.txt; }
 timeout 120 $S/b/prefill_gpu_test --gtest_filter='*EarlyIssueConfigsMatchTheirTwinsBitwise*:*PlanCoversPerfShapes*:*ClusterSplitReduce*:*AutomaticReduce*' > $S/t.log 2>&1
 log "prefill_gpu_test (4) rc=$?: $(grep -E '^\[  (PASSED|FAILED) ' $S/t.log | tr '\n' ' ')"
 grep -h "Failure" -A6 $S/t.log | head -20 | tee -a $OUT/gpu.txt
-grep -E "plan +57344x8192" $S/t.log | tee -a $OUT/gpu.txt
+grep -E "plan +57344x8192|resident clusters wgmma_bm64_bn128_s5_ov_occ3_tma_ei:" $S/t.log | tee -a $OUT/gpu.txt
 for i in 1 2; do
   W4A16_TIMER_CLOCK=1 W4A16_PREFILL_TUNE_SHAPES=llama70b.gate_up W4A16_PREFILL_TUNE_MS=40,48,56,64 W4A16_PREFILL_TUNE_CONFIGS=23,39 \
     W4A16_PREFILL_TUNE_SPLITS=2 W4A16_PREFILL_INTERLEAVE=7 timeout 60 $S/b/prefill_bench $S/k$i.csv tune_tma > $S/k$i.log 2>&1 || log "rc=$? k$i"

@@ -787,11 +787,10 @@ TEST(PrefillGpu, EarlyIssueConfigsMatchTheirTwinsBitwise) {
     Layer l = make_layer(v.c);
     for (int cfg : early) {
       const int base = prefill_sched_twin(cfg, 0);
-      if (base < 0) {  // the decode-sized tiles (16 / 32 tokens) and the one-warpgroup 64-token tiles exist in early-issue
-                       // order only: checked against the reference by EveryKernelConfigAndSplit; every other early-issue
+      if (base < 0) {  // a planned tile in early-issue order only (the 16 / 32-token and the one-warpgroup 64-token
+                       // tiles): checked against the reference by EveryKernelConfigAndSplit; every other early-issue
                        // config has its twin
-        const PrefillConfig& pc = prefill_config(cfg);
-        ASSERT_TRUE(pc.bm <= 32 || (pc.bm == 64 && pc.wg == 1)) << "no SCHED 0 twin of " << pc.name();
+        ASSERT_TRUE(prefill_config_planned(cfg)) << "no SCHED 0 twin of " << prefill_config(cfg).name() << ", nor a planned tile";
         continue;
       }
       for (std::int64_t m : v.ms)
