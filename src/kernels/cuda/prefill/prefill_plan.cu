@@ -251,8 +251,10 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     // 129.2-138.4 / 132.2-138.6 / 134.0-140.9 against bm64 s2 cluster 129.3-135.3 / 132.6-142.8 / 136.1-143.9 /
     // 138.2-145.3 us: 0.966-0.976x in every process (its kernel reduce 143.8 / 155.9 at M = 48 / 64). 448 clusters of
     // tiles where cudaOccupancyMaxActiveClusters gave 132 (timed_clusters: the waves rule refused it, so the device ran
-    // the model's bm64 s1, 142-155 us, in call K). Not timed on an H200. The bm128_bn128 entry at 65..128 held on the
-    // H100 (219.9-221.8 against 230.0 / 285.9 us of its split 1 and of the bm64 tiles).
+    // the model's bm64 s1, 142-155 us, in call K). Stop 63 (an H100, call L, 2 processes): as the default plan 125.1 /
+    // 128.7 / 131.5 / 134.3 us at M = 40 / 48 / 56 / 64, 0.969-0.977x bm64 s2 cluster. Not timed on an H200. The
+    // bm128_bn128 entry at 65..128 held on the H100 (219.9-221.8 against 230.0 / 285.9 us of its split 1 and of the
+    // bm64 tiles).
     {57344, 8192, 33, 64, kCfgBm64w1Tma, 2, PrefillSplitReduce::cluster, 132},
     {57344, 8192, 65, 128, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},
     // llama70b.gate_up M = 136 / 160 / 192: bm256 s2 318 / 327 / 329 -> bm192 s2 282 / 291 / 294 us (2026-12-04 call 2)
