@@ -305,6 +305,11 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     // Stop 56 call 4 (an H100, every tile x split interleaved, 16 rounds): qwen0.5b.qkv M = 224: the model's plan 4.88 ->
     // bm32 occ3 s2 cluster 4.53 us (cuBLAS fp16 4.87); at M = 256 the model's plan is the best (4.89 against 4.85)
     {1152, 896, 193, 224, kCfgBm32Occ3Tma, 2, PrefillSplitReduce::cluster},
+    // Stop 64 (an H100, call O's tune of every tile x split 1..4 at M = 256, then call P: 2 processes, 11 rounds, shuffled
+    // interleaved): M = 256 the model's bm64 s3 cluster 4.87-4.88 -> the one-warpgroup 64 x 64 tile at split 3 reduced in
+    // the cluster 4.56 us (72 clusters of 3; cuBLAS fp16 4.78-4.79: 0.982 -> 1.048-1.050x); at M = 224 it ties the entry
+    // above (4.48 against 4.51), at 192 it trails the bm64 s4 entry (4.44-4.48 against 4.29-4.34). Not timed on an H200.
+    {1152, 896, 225, 256, kCfgBm64w1n64Tma, 3, PrefillSplitReduce::cluster},
     {1152, 896, 257, 384, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
     {1152, 896, 513, 768, kCfgBm64Tma, 1, PrefillSplitReduce::automatic},
     // qwen0.5b.down M = 160 / 576: bm64 s8 9.1 / bm256 s5 16.5 -> bm64 s4 / s2 8.4 / 14.1
