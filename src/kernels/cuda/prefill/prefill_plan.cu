@@ -97,7 +97,8 @@ constexpr int kCfgBm256Tma = 12, kCfgBm128Tma = 13, kCfgBm64Tma = 14, kCfgBm128n
 constexpr int kCfgBm16Tma = 35, kCfgBm16n64Tma = 36, kCfgBm32Tma = 37, kCfgBm32Occ3Tma = 38;
 // One-warpgroup 64-token tiles (stop 61; checked on an H100 in stop 62): 3 / 4 CTAs per SM (12 / 16 warps) where the
 // 2-warpgroup bm64 tile runs 8, for the dequantize -> wgmma chain that bounds M = 33..64; table-only (39 on
-// llama70b.gate_up at split 2, 3% over bm64; elsewhere both ran behind the bm64 plan, stop 62 call J).
+// llama70b.gate_up M = 33..64 at split 2, 3% over bm64; at M = 33..64 elsewhere both ran behind the bm64 plan, stop 62
+// call J; 40 on qwen0.5b.qkv M = 225..256 at split 3, stop 64).
 constexpr int kCfgBm64w1Tma = 39, kCfgBm64w1n64Tma = 40;
 // The planned TMA tiles: each has an estimate (tile_us_per_k_tile) and an early-issue twin with a
 // ONE_GROUP kernel (the 8-stage bm128_bn128 has no twin). The cost model chooses among kModelTiles;
