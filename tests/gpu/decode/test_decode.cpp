@@ -59,12 +59,7 @@ void expect_error(F f, ErrorCode code, const std::string& arg) {
   }
 }
 
-// Sets an environment knob for one scope (decode_plan reads them on every call).
-struct ScopedEnv {
-  const char* name;
-  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name); }
-};
+using w4a16::test::ScopedEnv;  // decode_plan reads the knobs on every call
 
 template <class T>
 struct DevBuf {
@@ -208,7 +203,7 @@ TEST(Decode, EveryConfigurationM1To16) {
 TEST(Decode, StreamedX) {
   REQUIRE_GPU();
   ScopedEnv streaming("W4A16_DECODE_SMALL", "0");  // these layers would take the small-layer kernel
-  setenv("W4A16_DECODE_XSTREAM", "1", 1);
+  ScopedEnv xstream("W4A16_DECODE_XSTREAM", "1"), plan_knob("W4A16_DECODE_PLAN", std::nullopt);  // the plan: set below
   for (DType act : {DType::f16, DType::bf16})
     for (ScalarType st : {ScalarType::uint4b8, ScalarType::uint4})
       for (int g : {32, 64, 128, kChannelwise}) {
@@ -227,8 +222,6 @@ TEST(Decode, StreamedX) {
     Layer L = make_layer(spec, DType::bf16, true, false, DType::bf16);
     for (std::int64_t m : {1, 7, 13, 16}) check_run(L, DType::bf16, m, 0, 0, spec.describe() + " plan " + plan);
   }
-  unsetenv("W4A16_DECODE_PLAN");
-  unsetenv("W4A16_DECODE_XSTREAM");
 }
 
 // x streamed with warps_k > 1 (decode.cu kXWin: a window of x per K group of the block, 9..16 tokens, g >= 64): every
@@ -319,6 +312,7 @@ TEST(Decode, ForcedPlans) {
   REQUIRE_GPU();
   QuantSpec spec{392, 2560, 64, ScalarType::uint4};
   Layer L = make_layer(spec, DType::f16, true, true, DType::f16);
+  ScopedEnv plan_knob("W4A16_DECODE_PLAN", std::nullopt);  // set per plan below, restored after
   for (const char* plan : {"8,1", "4,2", "2,3", "1,8", "8,8", "4,5", "1,1", "8,1,0,0", "2,3,0,0", "8,2,1,0", "1,1,1,0"}) {
     if (plan_splits(plan) > 1 && !sm90_code()) {  // a cluster split: refused without sm_90 code, by name
       setenv("W4A16_DECODE_PLAN", plan, 1);
@@ -328,7 +322,6 @@ TEST(Decode, ForcedPlans) {
     setenv("W4A16_DECODE_PLAN", plan, 1);
     for (std::int64_t m : {1, 7, 13}) check_run(L, DType::f16, m, 0, 0, spec.describe() + " plan " + plan);
   }
-  unsetenv("W4A16_DECODE_PLAN");
 }
 
 // Persistent grid (1..8 tokens): N large enough that every block loops over several row blocks
@@ -339,11 +332,11 @@ TEST(Decode, ForcedPlans) {
 TEST(Decode, PersistentItems) {
   REQUIRE_GPU();
   struct P { const char* plan; DType act; ScalarType st; int g; bool ao; };
+  ScopedEnv xstream("W4A16_DECODE_XSTREAM", "1"), plan_knob("W4A16_DECODE_PLAN", std::nullopt);  // the plan: set below
   for (P c : {P{"8,1", DType::f16, ScalarType::uint4b8, 128, false}, P{"8,1,1", DType::bf16, ScalarType::uint4, 32, false},
               P{"4,2", DType::f16, ScalarType::uint4, 64, true}, P{"2,1", DType::bf16, ScalarType::uint4b8, kChannelwise, false},
               P{"1,1", DType::f16, ScalarType::uint4, 32, false}, P{"8,3,1", DType::f16, ScalarType::uint4b8, 128, false}}) {
     if (plan_splits(c.plan) > 1 && !sm90_code()) continue;  // no clusters in sm_80 code
-    setenv("W4A16_DECODE_XSTREAM", "1", 1);
     setenv("W4A16_DECODE_PLAN", c.plan, 1);
     QuantSpec spec{67760, 640, c.g, c.st};
     Layer L = make_layer(spec, c.act, true, c.ao, c.act);
@@ -351,13 +344,10 @@ TEST(Decode, PersistentItems) {
     EXPECT_LT(p.grid_rows, p.row_blocks) << c.plan << ": " << p.describe();
     const std::string what = spec.describe() + " plan " + c.plan + (c.ao ? " act_order" : "");
     for (std::int64_t m : {1, 5, 8, 9, 16}) check_run(L, c.act, m, 0, 0, what);
-    setenv("W4A16_DECODE_PERSIST", "0", 1);
+    ScopedEnv one_per_row_block("W4A16_DECODE_PERSIST", "0");
     EXPECT_EQ(decode_plan(spec.n, spec.k, 1, c.st == ScalarType::uint4, c.g, !c.ao).grid_rows, p.row_blocks);
     check_run(L, c.act, 3, 0, 0, what + " not persistent");
-    unsetenv("W4A16_DECODE_PERSIST");
   }
-  unsetenv("W4A16_DECODE_PLAN");
-  unsetenv("W4A16_DECODE_XSTREAM");
 }
 
 // Two layers chained on one stream, the second reading the first's output, with no host
@@ -518,21 +508,13 @@ TEST(Decode, Rejections) {
     L.w->layout = saved;
   }
   for (const char* var : {"W4A16_DECODE_PDL", "W4A16_DECODE_PERSIST"}) {
-    setenv(var, "yes", 1);
+    ScopedEnv bad(var, "yes");
     expect_error([&] { decode_run(*L.w, xd.p, 1, 128, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, var);
-    unsetenv(var);
   }
-  {
-    for (const char* plan : {"8,1,0,4", "8,1,0,3"}) {  // ring depths other than the 1-token variant's (2)
-      setenv("W4A16_DECODE_PLAN", plan, 1);
-      expect_error([&] { decode_run(*L.w, xd.p, 1, 128, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "W4A16_DECODE_PLAN");
-    }
-    unsetenv("W4A16_DECODE_PLAN");
-  }
-  {
-    setenv("W4A16_DECODE_PLAN", "3,2", 1);
+  // Ring depths other than the 1-token variant's (2), and a malformed plan.
+  for (const char* plan : {"8,1,0,4", "8,1,0,3", "3,2"}) {
+    ScopedEnv bad("W4A16_DECODE_PLAN", plan);
     expect_error([&] { decode_run(*L.w, xd.p, 1, 128, yd.p, 64, nullptr, 0, nullptr); }, ErrorCode::invalid_argument, "W4A16_DECODE_PLAN");
-    unsetenv("W4A16_DECODE_PLAN");
   }
   expect_error([&] { tc_prepare(L.q.view(), DType::f32, nullptr); }, ErrorCode::dtype_mismatch, "act_dtype");
   // K beyond what 8 blocks can stage in shared memory at 16 tokens (decode.hpp: <= 33280 for uint4, g = 32).

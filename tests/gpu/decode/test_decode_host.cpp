@@ -9,18 +9,11 @@
 #include "common.cuh"  // code_arch
 #include "decode/decode.hpp"
 #include "fast_div.hpp"
+#include "testutil.hpp"
 #include "w4a16/core/error.hpp"
 
 using namespace w4a16::kernels::cuda;
-
-namespace {
-// Sets an environment knob for one scope (decode_plan reads them on every call).
-struct ScopedEnv {
-  const char* name;
-  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name); }
-};
-}  // namespace
+using w4a16::test::ScopedEnv;  // decode_plan reads the knobs on every call
 
 // decode.hpp documents the shared-memory bounds on K per token chunk; decode_fits is what the
 // launcher and the registry consult.
@@ -49,7 +42,7 @@ TEST(DecodeHost, FitsTheDocumentedBoundsAndShrinksWithTokens) {
 // 1..8 tokens get a persistent grid (fewer rows of blocks than row blocks), sized to what is resident.
 TEST(DecodeHost, PlansFitAndPersistOnlyBeyondOneWave) {
   ScopedEnv no_bulk("W4A16_DECODE_BULK", "0");  // the streaming and small kernels' rules (the bulk kernel's: below)
-  setenv("W4A16_DECODE_SMALL", "0", 1);  // the streaming kernel's plans (the small kernel's: below)
+  ScopedEnv streaming("W4A16_DECODE_SMALL", "0");  // the streaming kernel's plans (the small kernel's: below)
   struct S { std::int64_t n, k; };
   const S shapes[] = {{1152, 896}, {896, 896}, {9728, 896}, {896, 4864}, {6144, 4096}, {4096, 4096},
                       {28672, 4096}, {4096, 14336}, {8192, 8192}, {57344, 8192}};
@@ -81,7 +74,6 @@ TEST(DecodeHost, PlansFitAndPersistOnlyBeyondOneWave) {
   EXPECT_EQ(p.warps_n, 2) << p.describe();
   EXPECT_EQ(decode_plan_for_sms(57344, 8192, 2, false, 128, true, 132).warps_n, 2);
   EXPECT_EQ(decode_plan_for_sms(28672, 4096, 1, false, 128, true, 132).warps_n, 8);  // one wave: the cost model's plan
-  unsetenv("W4A16_DECODE_SMALL");
 }
 
 namespace {
@@ -126,7 +118,7 @@ void expect_small_geometry(const DecodePlan& p, std::int64_t n, std::int64_t k) 
 // gate_up at M = 1, down at M = 1..3, llama8b.o at M = 1, nothing larger.
 TEST(DecodeHost, SmallKernelByDefaultWhereItsXCopiesAreSmall) {
   ScopedEnv no_bulk("W4A16_DECODE_BULK", "0");  // the streaming and small kernels' rules (the bulk kernel's: below)
-  unsetenv("W4A16_DECODE_SMALL_T");
+  ScopedEnv no_t("W4A16_DECODE_SMALL_T", std::nullopt), small("W4A16_DECODE_SMALL", std::nullopt);  // set below, restored after
   auto small_at = [](const Shape& s, int m, bool zeros, int g) {
     unsetenv("W4A16_DECODE_SMALL");
     const DecodePlan def = decode_plan_for_sms(s.n, s.k, m, zeros, g, true, 132);
@@ -176,7 +168,8 @@ TEST(DecodeHost, SmallKernelByDefaultWhereItsXCopiesAreSmall) {
 // other values and bad buckets throw naming the knob.
 TEST(DecodeHost, SmallKernelKnobs) {
   ScopedEnv no_bulk("W4A16_DECODE_BULK", "0");  // the streaming and small kernels' rules (the bulk kernel's: below)
-  setenv("W4A16_DECODE_SMALL", "1", 1);
+  ScopedEnv small("W4A16_DECODE_SMALL", "1"), no_t("W4A16_DECODE_SMALL_T", std::nullopt);  // changed below, restored after
+  ScopedEnv no_plan("W4A16_DECODE_PLAN", std::nullopt);
   const DecodePlan o = decode_plan_for_sms(4096, 4096, 1, false, 128, true, 132);
   EXPECT_EQ(o.small_tiles, 8) << o.describe();
   expect_small_geometry(o, 4096, 4096);
@@ -204,10 +197,8 @@ TEST(DecodeHost, SmallKernelKnobs) {
 namespace {
 // The cost model's plan, the measured plans switched off (W4A16_DECODE_TABLE=0).
 std::string model_plan(std::int64_t n, std::int64_t k, int m, bool zeros, int group_size, bool xstream_ok, int sms) {
-  setenv("W4A16_DECODE_TABLE", "0", 1);
-  const std::string d = decode_plan_for_sms(n, k, m, zeros, group_size, xstream_ok, sms).describe();
-  unsetenv("W4A16_DECODE_TABLE");
-  return d;
+  ScopedEnv no_table("W4A16_DECODE_TABLE", "0");
+  return decode_plan_for_sms(n, k, m, zeros, group_size, xstream_ok, sms).describe();
 }
 }  // namespace
 
@@ -354,8 +345,8 @@ TEST(DecodeHost, BulkStreamedXPlans) {
 }
 
 TEST(DecodeHost, BulkKnobs) {
-  setenv("W4A16_DECODE_SMALL", "0", 1);
-  setenv("W4A16_DECODE_BULK", "1", 1);
+  ScopedEnv small("W4A16_DECODE_SMALL", "0"), bulk("W4A16_DECODE_BULK", "1");  // changed below, restored after
+  ScopedEnv no_bulk_plan("W4A16_DECODE_BULK_PLAN", std::nullopt), no_plan("W4A16_DECODE_PLAN", std::nullopt);
   EXPECT_GT(decode_plan_for_sms(8192, 8192, 1, false, 128, true, 132).bulk_stages, 0);
   setenv("W4A16_DECODE_BULK_PLAN", "1,1", 1);
   const DecodePlan forced = decode_plan_for_sms(8192, 8192, 4, true, 32, false, 132);
@@ -379,10 +370,6 @@ TEST(DecodeHost, BulkKnobs) {
   EXPECT_EQ(decode_bulk_plan_for_sms(8192, 8192, 1, false, 128, 132).bulk_blocks_per_sm, 2);
   setenv("W4A16_DECODE_SMALL", "1", 1);  // a forced bulk plan goes before the small-layer kernel
   EXPECT_GT(decode_plan_for_sms(896, 896, 1, false, 128, true, 132).bulk_stages, 0);
-  setenv("W4A16_DECODE_SMALL", "0", 1);
-  unsetenv("W4A16_DECODE_BULK_PLAN");
-  unsetenv("W4A16_DECODE_BULK");
-  unsetenv("W4A16_DECODE_SMALL");
 }
 
 // The default (W4A16_DECODE_BULK unset), wherever the bulk plan fits, before the small-layer kernel's
@@ -654,7 +641,8 @@ TEST(CudaHost, FastDivEqualsTheDivision) {
     for (std::int64_t q : {std::int64_t{1}, std::int64_t{1000}, std::int64_t{0x7fffffff} / d})
       for (std::int64_t dn = -1; dn <= 1; ++dn) {
         const std::int64_t n = q * d + dn;
-        if (n >= 0 && n <= 0x7fffffff) ASSERT_EQ(f.div(static_cast<int>(n)), static_cast<int>(n / d)) << "n = " << n << ", d = " << d;
+        if (n < 0 || n > 0x7fffffff) continue;
+        ASSERT_EQ(f.div(static_cast<int>(n)), static_cast<int>(n / d)) << "n = " << n << ", d = " << d;
       }
   }
 }

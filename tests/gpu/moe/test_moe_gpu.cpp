@@ -495,16 +495,12 @@ TEST(MoeGpuEdge, GraphReplayAndDeterminism) {
 }
 
 // ---- The persistent ring kernel of the decode paths, block 8 and direct (W4A16_MOE_RING, moe_ring.cuh) ----
-// Sets the knob for its scope (the launcher reads it per call) and restores "unset" after.
+// Sets the knobs for its scope (the launcher reads them per call): W4A16_MOE_RING, and W4A16_MOE_RING_DEEP where given
+// (unset otherwise); what they were comes back after.
 struct RingKnob {
-  explicit RingKnob(const char* v, const char* deep = nullptr) {
-    setenv("W4A16_MOE_RING", v, 1);
-    if (deep) setenv("W4A16_MOE_RING_DEEP", deep, 1);
-  }
-  ~RingKnob() {
-    unsetenv("W4A16_MOE_RING");
-    unsetenv("W4A16_MOE_RING_DEEP");
-  }
+  explicit RingKnob(const char* v, const char* deep = nullptr)
+      : ring("W4A16_MOE_RING", std::string(v)), depth("W4A16_MOE_RING_DEEP", deep ? std::optional<std::string>(deep) : std::nullopt) {}
+  ScopedEnv ring, depth;
 };
 
 class MoeGpuRing : public ::testing::TestWithParam<MoeCase> {};
