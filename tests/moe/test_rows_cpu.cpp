@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "rows_cpu.hpp"
+#include "testutil.hpp"
 #include "w4a16/core/error.hpp"
 #include "w4a16/core/half.hpp"
 
@@ -249,17 +250,19 @@ TEST(MoeRows, ThePlanarKernelRunsHereOrSaysWhyNot) {
   EXPECT_EQ(k.planar_input, all.back().input);
   EXPECT_STREQ(k.isa, all.back().isa);
   EXPECT_STREQ(all.front().isa, "avx2-q16");
-  setenv("W4A16_CPU_ISA", "avx2", 1);  // the AVX2 16-bit pairs, nothing wider
-  const RowKernels a = row_kernels();
-  unsetenv("W4A16_CPU_ISA");
+  const RowKernels a = [] {
+    w4a16::test::ScopedEnv cap("W4A16_CPU_ISA", "avx2");  // the AVX2 16-bit pairs, nothing wider
+    return row_kernels();
+  }();
   EXPECT_STREQ(a.isa, "avx2-q16");
   EXPECT_EQ(a.dequant_dot_planar, all.front().dot);
 }
 
 TEST(MoeRows, ScalarKnobSelectsThePortableKernels) {
-  setenv("W4A16_CPU_ISA", "scalar", 1);
-  const RowKernels k = row_kernels();
-  unsetenv("W4A16_CPU_ISA");
+  const RowKernels k = [] {
+    w4a16::test::ScopedEnv cap("W4A16_CPU_ISA", "scalar");
+    return row_kernels();
+  }();
   EXPECT_STREQ(k.isa, "scalar");
   EXPECT_EQ(k.dequant_row, &dequant_row_scalar);
   EXPECT_EQ(k.group_scales, &group_scales_scalar);
@@ -270,14 +273,13 @@ TEST(MoeRows, ScalarKnobSelectsThePortableKernels) {
 TEST(MoeRows, AnUnknownIsaCapIsRefusedByName) {
   // The row kernels read W4A16_CPU_ISA through kernels/cpu's fast_isa_cap, as the linear kernel does (on x86-64 builds).
 #if defined(__x86_64__)
-  setenv("W4A16_CPU_ISA", "sse", 1);
+  w4a16::test::ScopedEnv cap("W4A16_CPU_ISA", "sse");
   try {
     row_kernels();
     ADD_FAILURE() << "expected an error naming W4A16_CPU_ISA";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()).rfind("W4A16_CPU_ISA", 0), 0u) << e.what();
   }
-  unsetenv("W4A16_CPU_ISA");
 #else
   GTEST_SKIP() << "not an x86-64 build: the portable row kernels read no ISA cap";
 #endif
