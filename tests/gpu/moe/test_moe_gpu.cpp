@@ -458,13 +458,12 @@ TEST(MoeGpuEdge, AllTokensOnOneExpertAndEmptyExperts) {
     const std::vector<double> want = reference(p);
     CudaMoe m = CudaMoe::create(p.w, act);
     for (const char* ring : {"1", "0"}) {  // the ring kernel (default) and moe_decode_kernel on the decode paths
-      setenv("W4A16_MOE_RING", ring, 1);
+      ScopedEnv knob("W4A16_MOE_RING", std::string(ring));
       for (int block : {0, 1, 8, 16, 32, 64, 128}) {
         auto out = run_gpu(m, p, block);
         EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, p.T, 128, 128), want), test::tolerance(act))
             << "block " << block << " W4A16_MOE_RING=" << ring;
       }
-      unsetenv("W4A16_MOE_RING");
     }
   }
 }
@@ -601,7 +600,7 @@ void expect_knob_rejected(const char* var, const char* value, int block = 8) {
   MoeSpec s{128, 64, 8, 64, ScalarType::uint4b8};
   Problem p = make_problem(s, DType::f16, 4, 2);
   CudaMoe m = CudaMoe::create(p.w, DType::f16);
-  setenv(var, value, 1);
+  ScopedEnv knob(var, std::string(value));
   const std::size_t wsb = m.workspace_bytes(p.T, p.k);
   Dev<unsigned char> ws(wsb);
   Dev<std::uint16_t> dx(p.x), dout(static_cast<std::size_t>(p.T * 128));
@@ -615,7 +614,6 @@ void expect_knob_rejected(const char* var, const char* value, int block = 8) {
   } catch (const Error& err) {
     EXPECT_NE(std::string(err.what()).find(var), std::string::npos) << err.what();
   }
-  unsetenv(var);
   CU(cudaDeviceSynchronize());
 }
 
@@ -635,9 +633,8 @@ TEST(MoeGpuGrouped, BadKnobIsRejected) {
 }
 
 // ---- Fused alignment (W4A16_MOE_FUSED_ALIGN=1 or unset: the ring kernels align in shared memory; =0 the launch) ----
-struct FusedKnob {
-  explicit FusedKnob(const char* v) { setenv("W4A16_MOE_FUSED_ALIGN", v, 1); }
-  ~FusedKnob() { unsetenv("W4A16_MOE_FUSED_ALIGN"); }
+struct FusedKnob : ScopedEnv {
+  explicit FusedKnob(const char* v) : ScopedEnv("W4A16_MOE_FUSED_ALIGN", std::string(v)) {}
 };
 
 // Host arithmetic of the bound (no GPU): layout bytes and where the fused path applies. Ring bytes
