@@ -268,9 +268,12 @@ std::vector<double> reference(const Problem& p) {
   return test::to_f64(out.data(), p.act, p.T, H, H);
 }
 
-struct GpuRun {
-  std::vector<std::uint16_t> out;
-};
+// The relative error of a layer output of p (T x H, p's dtype) against the f64 reference.
+double error_of(const std::vector<std::uint16_t>& out, const Problem& p, const std::vector<double>& want) {
+  const std::int64_t H = p.w.spec().hidden;
+  EXPECT_EQ(out.size(), static_cast<std::size_t>(p.T * H)) << "output size";
+  return test::rel_error(test::to_f64(out.data(), p.act, p.T, H, H), want);
+}
 
 // x_offset: x starts that many elements into its buffer (2 = 4-byte aligned only: the kernels'
 // 4-byte copy path instead of 16-byte cp.async).
@@ -312,9 +315,11 @@ std::vector<std::uint16_t> run_gpu(const CudaMoe& m, const Problem& p, int block
 }
 
 // A parametrized case made ready: its random problem, the f64 reference, the prepared weights.
+// A parametrized test reads it as `const auto& [c, p, want, m] = r;`.
 struct CaseRun {
-  explicit CaseRun(const MoeCase& c)
-      : p(make_problem(MoeSpec{c.H, c.I, c.E, c.g, c.st}, c.act, c.T, c.k)), want(reference(p)), m(CudaMoe::create(p.w, c.act)) {}
+  explicit CaseRun(const MoeCase& mc)
+      : c(mc), p(make_problem(MoeSpec{c.H, c.I, c.E, c.g, c.st}, c.act, c.T, c.k)), want(reference(p)), m(CudaMoe::create(p.w, c.act)) {}
+  MoeCase c;
   Problem p;
   std::vector<double> want;
   CudaMoe m;
@@ -324,15 +329,12 @@ class MoeGpu : public ::testing::TestWithParam<MoeCase> {};
 
 TEST_P(MoeGpu, EveryPathMatchesTheReference) {
   REQUIRE_GPU();
-  const MoeCase c = GetParam();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
-  const CaseRun r(c);
-  const Problem& p = r.p;
-  const std::vector<double>& want = r.want;
-  const CudaMoe& m = r.m;
+  const CaseRun r(GetParam());
+  const auto& [c, p, want, m] = r;
   for (int block : {0, 1, 8, 16, 32, 64, 128}) {
     auto out = run_gpu(m, p, block);
-    const double err = test::rel_error(test::to_f64(out.data(), c.act, c.T, c.H, c.H), want);
+    const double err = error_of(out, p, want);
     EXPECT_LT(err, test::tolerance(c.act)) << "block " << block << " (0 = " << CudaMoe::explain_block(c.T, c.k, c.E) << ")";
   }
   {  // blocks 32 / 64 on the mma.sync kernel (the grouped wgmma path's A/B knob; the same kernel as without sm_90a),
@@ -340,7 +342,7 @@ TEST_P(MoeGpu, EveryPathMatchesTheReference) {
     ScopedEnv knob("W4A16_MOE_WGMMA", std::string("0"));
     for (int block : {16, 32, 64}) {
       auto out = run_gpu(m, p, block);
-      EXPECT_LT(test::rel_error(test::to_f64(out.data(), c.act, c.T, c.H, c.H), want), test::tolerance(c.act)) << "block " << block << ", mma.sync";
+      EXPECT_LT(error_of(out, p, want), test::tolerance(c.act)) << "block " << block << ", mma.sync";
     }
   }
 }
@@ -410,7 +412,7 @@ TEST(MoeGpuGrouped, EveryTileMatchesTheReference) {
       if (t.gemm1_bn256 && c.I % 128 != 0) continue;
       ScopedEnv knob("W4A16_MOE_GROUPED_CONFIGS", std::string(t.configs));
       auto out = run_gpu(r.m, r.p, t.block);
-      EXPECT_LT(test::rel_error(test::to_f64(out.data(), c.act, c.T, c.H, c.H), r.want), test::tolerance(c.act))
+      EXPECT_LT(error_of(out, r.p, r.want), test::tolerance(c.act))
           << "configs " << t.configs << " block " << t.block;
     }
   }
@@ -445,7 +447,7 @@ TEST(MoeGpuEdge, Qwen3Shapes) {
     CudaMoe m = CudaMoe::create(p.w, act);
     for (int block : {1, 8, 16, 32, 64, 128}) {
       auto out = run_gpu(m, p, block);
-      EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, 3, 2048, 2048), want), test::tolerance(act)) << block;
+      EXPECT_LT(error_of(out, p, want), test::tolerance(act)) << block;
     }
   }
 }
@@ -461,7 +463,7 @@ TEST(MoeGpuEdge, AllTokensOnOneExpertAndEmptyExperts) {
       ScopedEnv knob("W4A16_MOE_RING", std::string(ring));
       for (int block : {0, 1, 8, 16, 32, 64, 128}) {
         auto out = run_gpu(m, p, block);
-        EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, p.T, 128, 128), want), test::tolerance(act))
+        EXPECT_LT(error_of(out, p, want), test::tolerance(act))
             << "block " << block << " W4A16_MOE_RING=" << ring;
       }
     }
@@ -476,7 +478,7 @@ TEST(MoeGpuEdge, ActivationsAlignedToFourBytesOnly) {
   CudaMoe m = CudaMoe::create(p.w, DType::f16);
   for (int block : {1, 8, 16, 32, 64, 128}) {
     auto out = run_gpu(m, p, block, false, /*x_offset=*/2);
-    EXPECT_LT(test::rel_error(test::to_f64(out.data(), DType::f16, p.T, 256, 256), want), test::tolerance(DType::f16))
+    EXPECT_LT(error_of(out, p, want), test::tolerance(DType::f16))
         << block;
   }
 }
@@ -506,12 +508,9 @@ class MoeGpuRing : public ::testing::TestWithParam<MoeCase> {};
 
 TEST_P(MoeGpuRing, Block8AndDirectMatchTheReference) {
   REQUIRE_GPU();
-  const MoeCase c = GetParam();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
-  const CaseRun r(c);
-  const Problem& p = r.p;
-  const std::vector<double>& want = r.want;
-  const CudaMoe& m = r.m;
+  const CaseRun r(GetParam());
+  const auto& [c, p, want, m] = r;
   for (int block : {8, 1}) {  // aligned blocks of 8; direct (one slot per item, no alignment)
     SCOPED_TRACE("block " + std::to_string(block));
     std::vector<std::uint16_t> ring, ring2, ring_graph, ring_rr, ring_deep, ring_shallow, old;
@@ -537,8 +536,8 @@ TEST_P(MoeGpuRing, Block8AndDirectMatchTheReference) {
       RingKnob off("0");  // moe_decode_kernel, the path before the ring
       old = run_gpu(m, p, block);
     }
-    const double err = test::rel_error(test::to_f64(ring.data(), c.act, c.T, c.H, c.H), want);
-    const double err_old = test::rel_error(test::to_f64(old.data(), c.act, c.T, c.H, c.H), want);
+    const double err = error_of(ring, p, want);
+    const double err_old = error_of(old, p, want);
     EXPECT_LT(err, test::tolerance(c.act)) << "ring kernel (old kernel: " << err_old << ")";
     EXPECT_LT(err_old, test::tolerance(c.act)) << "moe_decode_kernel (W4A16_MOE_RING=0)";
     EXPECT_EQ(ring, ring2) << "ring kernel: two runs differ";
@@ -588,7 +587,7 @@ TEST(MoeGpuRingEdge, Qwen3Shapes) {
       RingKnob on("1");
       for (int block : {8, 1}) {
         auto out = run_gpu(m, p, block);
-        EXPECT_LT(test::rel_error(test::to_f64(out.data(), act, T, 2048, 2048), want), test::tolerance(act))
+        EXPECT_LT(error_of(out, p, want), test::tolerance(act))
             << "T=" << T << (act == DType::bf16 ? " bf16" : " f16") << " block " << block;
       }
     }
@@ -677,12 +676,9 @@ TEST(RingAlignBound, LayoutAndFit) {
 // warps' sums), and against the reference; twice, graph replay, deep ring, round robin.
 TEST_P(MoeGpuRing, FusedAlignIsBitEqualToTheAlignmentLaunch) {
   REQUIRE_GPU();
-  const MoeCase c = GetParam();
   SCOPED_TRACE("W4A16_SEED=" + std::to_string(test::seed()));
-  const CaseRun r(c);
-  const Problem& p = r.p;
-  const std::vector<double>& want = r.want;
-  const CudaMoe& m = r.m;
+  const CaseRun r(GetParam());
+  const auto& [c, p, want, m] = r;
   std::vector<std::uint16_t> unfused, fused, fused2, fused_graph, fused_deep, fused_rr;
   {
     RingKnob on("1");
@@ -705,7 +701,7 @@ TEST_P(MoeGpuRing, FusedAlignIsBitEqualToTheAlignmentLaunch) {
     FusedKnob f("1");
     fused_rr = run_gpu(m, p, 8);
   }
-  const double err = test::rel_error(test::to_f64(fused.data(), c.act, c.T, c.H, c.H), want);
+  const double err = error_of(fused, p, want);
   EXPECT_LT(err, test::tolerance(c.act)) << "fused alignment vs the reference";
   EXPECT_EQ(fused, unfused) << "fused alignment differs from the alignment launch";
   EXPECT_EQ(fused, fused2) << "fused alignment: two runs differ";
@@ -735,7 +731,7 @@ TEST(MoeGpuFusedAlign, Qwen3Shapes) {
       FusedKnob f("1");
       const auto fused = run_gpu(m, p, 8), fused_graph = run_gpu(m, p, 8, /*graph=*/true);
       const std::string what = "T=" + std::to_string(T) + (act == DType::bf16 ? " bf16" : " f16");
-      EXPECT_LT(test::rel_error(test::to_f64(fused.data(), act, T, 2048, 2048), want), test::tolerance(act)) << what;
+      EXPECT_LT(error_of(fused, p, want), test::tolerance(act)) << what;
       EXPECT_EQ(fused, unfused) << what << ": fused alignment differs from the alignment launch";
       EXPECT_EQ(fused, fused_graph) << what << ": graph replay differs";
     }
@@ -759,7 +755,7 @@ TEST(MoeGpuFusedAlign, AllTokensOnOneExpertAndFallbacks) {
       }
       FusedKnob f("1");
       const auto fused = run_gpu(m, p, 8);
-      EXPECT_LT(test::rel_error(test::to_f64(fused.data(), act, T, 128, 128), want), test::tolerance(act)) << T;
+      EXPECT_LT(error_of(fused, p, want), test::tolerance(act)) << T;
       EXPECT_EQ(fused, unfused) << "T=" << T;
     }
   }
@@ -770,7 +766,7 @@ TEST(MoeGpuFusedAlign, AllTokensOnOneExpertAndFallbacks) {
   RingKnob on("1");
   FusedKnob f("1");
   auto out = run_gpu(m, p, 8, false, /*x_offset=*/2);
-  EXPECT_LT(test::rel_error(test::to_f64(out.data(), DType::f16, p.T, 256, 256), want), test::tolerance(DType::f16));
+  EXPECT_LT(error_of(out, p, want), test::tolerance(DType::f16));
 }
 
 TEST(MoeGpuFusedAlign, BadKnobIsRejected) {
