@@ -27,20 +27,15 @@ struct Problem {
   DType act = DType::f16;
 };
 
-// Scales ~ 0.45 / sqrt(K) keep every product O(1): |q - z| ~ 4.6 on average.
 Problem make_problem(const MoeSpec& s, DType act, std::int64_t T, int k) {
   Problem p;
-  p.w = MoeWeights(s, act);
+  p.w = random_moe_weights(s, act, [&](const QuantizedLinear& a, const QuantizedLinear& b) {
+    p.w13.push_back(test::dequant_f64(a));
+    p.w2.push_back(test::dequant_f64(b));
+  });
   p.T = T;
   p.k = k;
   p.act = act;
-  for (int e = 0; e < s.experts; ++e) {
-    QuantizedLinear a = test::random_linear(s.w13_spec(), act, false, false, 0.45f / std::sqrt(float(s.hidden)));
-    QuantizedLinear b = test::random_linear(s.w2_spec(), act, false, false, 0.45f / std::sqrt(float(s.intermediate)));
-    p.w.set_expert(e, a.view(), b.view());
-    p.w13.push_back(test::dequant_f64(a));
-    p.w2.push_back(test::dequant_f64(b));
-  }
   p.x = test::random_act(T, s.hidden, act);
   // Distinct experts per token (as top-k gives), random positive weights summing to 1.
   auto& g = test::rng();

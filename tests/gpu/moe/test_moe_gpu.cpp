@@ -235,15 +235,10 @@ struct Problem {
 
 Problem make_problem(const MoeSpec& s, DType act, std::int64_t T, int k, int only_expert = -1) {
   Problem p;
-  p.w = MoeWeights(s, act);
+  p.w = random_moe_weights(s, act);
   p.T = T;
   p.k = k;
   p.act = act;
-  for (int e = 0; e < s.experts; ++e) {
-    QuantizedLinear a = test::random_linear(s.w13_spec(), act, false, false, 0.45f / std::sqrt(float(s.hidden)));
-    QuantizedLinear b = test::random_linear(s.w2_spec(), act, false, false, 0.45f / std::sqrt(float(s.intermediate)));
-    p.w.set_expert(e, a.view(), b.view());
-  }
   p.x = test::random_act(T, s.hidden, act);
   auto& g = test::rng();
   std::vector<float> logits(static_cast<std::size_t>(T * s.experts));
@@ -255,6 +250,15 @@ Problem make_problem(const MoeSpec& s, DType act, std::int64_t T, int k, int onl
   if (only_expert >= 0)
     for (std::int64_t t = 0; t < T; ++t) p.ids[t * k] = only_expert;  // expert in every token (may repeat: still valid)
   return p;
+}
+
+// p cut to its first T tokens (T <= p.T): one weight set serves several token counts.
+void keep_first_tokens(Problem& p, std::int64_t T) {
+  ASSERT_LE(T, p.T);
+  p.T = T;
+  p.x.resize(static_cast<std::size_t>(T * p.w.spec().hidden));
+  p.ids.resize(static_cast<std::size_t>(T * p.k));
+  p.tw.resize(p.ids.size());
 }
 
 // Oracle: moe_reference on the host (f64 throughout; itself checked in tests/moe).
@@ -579,10 +583,7 @@ TEST(MoeGpuRingEdge, Qwen3Shapes) {
     Problem p = make_problem(s, act, 16, 8);  // one weight set; T = 4 and 1 are its first tokens
     CudaMoe m = CudaMoe::create(p.w, act);
     for (std::int64_t T : {16, 4, 1}) {
-      p.T = T;
-      p.x.resize(static_cast<std::size_t>(T * 2048));
-      p.ids.resize(static_cast<std::size_t>(T * p.k));
-      p.tw.resize(p.ids.size());
+      keep_first_tokens(p, T);
       const std::vector<double> want = reference(p);
       RingKnob on("1");
       for (int block : {8, 1}) {
@@ -717,10 +718,7 @@ TEST(MoeGpuFusedAlign, Qwen3Shapes) {
     Problem p = make_problem(s, act, 64, 8);  // one weight set; T = 16 and 1 are its first tokens
     CudaMoe m = CudaMoe::create(p.w, act);
     for (std::int64_t T : {64, 16, 1}) {
-      p.T = T;
-      p.x.resize(static_cast<std::size_t>(T * 2048));
-      p.ids.resize(static_cast<std::size_t>(T * p.k));
-      p.tw.resize(p.ids.size());
+      keep_first_tokens(p, T);
       const std::vector<double> want = reference(p);
       RingKnob on("1");
       std::vector<std::uint16_t> unfused;
