@@ -20,9 +20,10 @@ bench() {  # name shapes ms configs splits rounds timeout
   python3 scripts/prefill-ab/il_table.py $S/$1.csv > $OUT/il_$1.txt 2>&1
   log "$1"
 }
-bench ab llama70b.gate_up 40,48,56,64 23,39 2 7 60
-bench mid $ALL 64,128,256 20 1 11 60
-bench large $LARGE 1024,4096 20 1 11 100
-[ $SECONDS -lt 150 ] && bench tune128 llama8b.qkv,qwen0.5b.gate_up 128,192 "" 1,2,3,4 7 90
+STEPS=" ${STEPS:-ab mid large tune128} "  # a subset where less device time is left (stop 67: STEPS="mid large")
+[[ $STEPS == *" ab "* ]] && bench ab llama70b.gate_up 40,48,56,64 23,39 2 7 60
+[[ $STEPS == *" mid "* ]] && bench mid $ALL 64,128,256 20 1 11 60
+[[ $STEPS == *" large "* ]] && bench large $LARGE 1024,4096 20 1 11 100
+[[ $STEPS == *" tune128 "* ]] && [ $SECONDS -lt 150 ] && bench tune128 llama8b.qkv,qwen0.5b.gate_up 128,192 "" 1,2,3,4 7 90
 tar -czf $OUT/data.tar.gz -C $S --exclude=b .
 for f in ab mid large tune128; do [ -f $OUT/il_$f.txt ] && { echo "== $f"; cat $OUT/il_$f.txt; }; done
