@@ -15,7 +15,7 @@ log() { echo "$1 (${SECONDS}s)" | tee -a $OUT/gpu.txt; }
 LARGE=8192x8192,llama8b.gate_up,llama8b.down,llama8b.qkv,llama8b.o,llama70b.gate_up
 ALL=$LARGE,qwen0.5b.qkv,qwen0.5b.o,qwen0.5b.gate_up,qwen0.5b.down
 bench() {  # name shapes ms configs splits rounds timeout
-  W4A16_TIMER_CLOCK=1 W4A16_PREFILL_TUNE_SHAPES=$2 W4A16_PREFILL_TUNE_MS=$3 ${4:+W4A16_PREFILL_TUNE_CONFIGS=$4} \
+  env W4A16_TIMER_CLOCK=1 W4A16_PREFILL_TUNE_SHAPES=$2 W4A16_PREFILL_TUNE_MS=$3 ${4:+W4A16_PREFILL_TUNE_CONFIGS=$4} \
     ${5:+W4A16_PREFILL_TUNE_SPLITS=$5} W4A16_PREFILL_INTERLEAVE=$6 timeout $7 $S/b/prefill_bench $S/$1.csv tune_tma > $S/$1.log 2>&1 || log "rc=$? $1"
   python3 scripts/prefill-ab/il_table.py $S/$1.csv > $OUT/il_$1.txt 2>&1
   log "$1"
