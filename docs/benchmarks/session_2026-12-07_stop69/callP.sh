@@ -3,6 +3,8 @@
 # tile and split where call N (13:24) left issue 5's rows below cuBLAS fp16, to see whether any plan in the table's reach
 # closes them: M = 160..256 on llama8b.qkv and qwen0.5b.gate_up, M = 256 on llama70b.gate_up and llama8b.down (splits
 # 1..4), M = 1024 on llama8b.qkv and M = 4096 on llama8b.gate_up (split 1). 7 interleaved rounds each.
+# MS overrides the first step's Ms (stop 70: MS=160,192,224,256, M = 192 a second process for stop 69 call N's
+# llama8b.qkv bm128_bn192 s2 candidate).
 set -u
 . scripts/lib/device-env.sh
 S=/tmp/s69p; rm -rf $S; mkdir -p $S/b
@@ -16,7 +18,7 @@ bench() {  # name shapes Ms splits rounds timeout
   python3 scripts/prefill-ab/il_table.py $S/$1.csv > $OUT/il_$1.txt 2>&1
   log "$1"
 }
-bench m256 llama8b.qkv,qwen0.5b.gate_up 160,224,256 1,2,3,4 7 90
+bench m256 llama8b.qkv,qwen0.5b.gate_up ${MS:-160,224,256} 1,2,3,4 7 120
 bench w256 llama70b.gate_up,llama8b.down 256 1,2,3,4 7 90
 bench k1024 llama8b.qkv 1024 1 7 60
 bench k4096 llama8b.gate_up 4096 1 7 90
