@@ -4,12 +4,13 @@
 # closes them: M = 160..256 on llama8b.qkv and qwen0.5b.gate_up, M = 256 on llama70b.gate_up and llama8b.down (splits
 # 1..4), M = 1024 on llama8b.qkv and M = 4096 on llama8b.gate_up (split 1). 7 interleaved rounds each.
 # MS overrides the first step's Ms (stop 70: MS=160,192,224,256, M = 192 a second process for stop 69 call N's
-# llama8b.qkv bm128_bn192 s2 candidate).
+# llama8b.qkv bm128_bn192 s2 candidate). CARD (a grep pattern, default H200) names the cards it runs on (stop 71:
+# CARD='H[12]00', the tiles ranked on an H100 with the H200's 132 SMs and clocks where no H200 comes).
 set -u
 . scripts/lib/device-env.sh
 S=/tmp/s69p; rm -rf $S; mkdir -p $S/b
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader | tee $OUT/gpu.txt
-grep -q H200 $OUT/gpu.txt || { echo "not an H200: nothing run"; exit 0; }
+grep -q "${CARD:-H200}" $OUT/gpu.txt || { echo "not ${CARD:-H200}: nothing run"; exit 0; }
 tar -xJf ${CARRY:-.carry-l64}/b.tar.xz -C $S/b
 log() { echo "$1 (${SECONDS}s)" | tee -a $OUT/gpu.txt; }
 bench() {  # name shapes Ms splits rounds timeout
