@@ -724,6 +724,40 @@ TEST(PrefillGpu, SixteenTokenEntriesTakenWhereTheirClustersFit) {
   if (taken == 0) GTEST_SKIP() << "this device holds fewer clusters than the timing device on every entry";
 }
 
+// Cluster entries without a timed count (stop 71: llama8b.qkv M = 161..256 on the 192 x 128 tile at split 2, llama8b.down
+// M = 193..256 on bm256 at split 4): taken, in their early-issue twin, where this device holds their tiles' clusters in
+// the waves its SMs would give; elsewhere the plan is another (stop 31 timed llama8b.down's 1.56x slower in two waves).
+TEST(PrefillGpu, ClusterEntriesTakenWhereTheirWavesHold) {
+  SKIP_WITHOUT_GPU();
+  const int cap = device_capability(), sms = device_sm_count();
+  if (device_code_arch() != 90 || sms != 132) GTEST_SKIP() << "the measured table applies on 132 SMs of the sm_90a code, here " << sms;
+  struct Want {
+    std::int64_t n, k;
+    int config, split;
+    std::vector<std::int64_t> ms;
+  };
+  int taken = 0;
+  for (const Want& w : {Want{6144, 4096, 33, 2, {161, 192, 256}}, Want{4096, 14336, 12, 4, {193, 224, 256}}}) {
+    const PrefillConfig& c = prefill_config(w.config);
+    const int clusters = prefill_max_active_clusters(w.config, w.split);
+    for (std::int64_t m : w.ms) {
+      const std::int64_t tiles = (w.n + c.bn() - 1) / c.bn() * ((m + c.bm - 1) / c.bm);
+      const bool hold = clusters > 0 && prefill_cluster_waves_hold(tiles, clusters, sms, std::max(1, c.min_blocks), w.split);
+      const PrefillPlan p = prefill_plan(w.n, w.k, m, cap, sms);
+      const std::string what = std::to_string(w.n) + "x" + std::to_string(w.k) + " M=" + std::to_string(m) + " tiles " +
+                               std::to_string(tiles) + " resident " + std::to_string(clusters) + ": " + p.describe();
+      std::printf("cluster entry %s\n", what.c_str());
+      const bool entry = prefill_sched_twin(p.config, 0) == w.config && p.split == w.split && p.reduce == PrefillSplitReduce::cluster;
+      EXPECT_EQ(entry, hold) << what;
+      if (hold) {
+        EXPECT_EQ(prefill_config(p.config).sched, 1) << what;
+      }
+      taken += entry;
+    }
+  }
+  if (taken == 0) GTEST_SKIP() << "this device holds neither entry's clusters in one wave";
+}
+
 // The early-issue configs (SCHED 1 / 2) only reorder the k loop: every product is accumulated in
 // the same order as by their SCHED 0 twin, so the outputs are bitwise equal; and both match the
 // f64 reference. fp16 / bf16 x uint4b8 / uint4, groups 32 / 128 / channelwise, bias, act-order
