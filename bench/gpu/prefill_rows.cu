@@ -227,13 +227,21 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
       add("dense_cache", "", dc_us, dense_b, 0);
     }
 
+    // A forced plan's text with the reduce mode its run takes: a split left automatic goes to the cluster or the reduce
+    // kernel by the estimates on this device (stop 71: a tune row of 1.14x read as the cluster entry it was not).
+    auto plan_text = [&](const kc::PrefillPlan& p) {
+      std::string s = p.describe();
+      if (p.split > 1 && p.reduce == kc::PrefillSplitReduce::automatic)
+        s += kc::prefill_plan_uses_cluster(*ws[0], p, m) ? " reduce=auto:cluster" : " reduce=auto:kernel";
+      return s;
+    };
     auto run_int4 = [&](const std::string& name, const kc::PrefillPlan* plan) {
       const auto call = plan_call(plan);
       const double err = checked_err(call);
       opt.copies = copies;
       const Timing t = time_graph(call, opt, stream);
       clock_note(name, t);
-      add(name, plan ? plan->describe() : kc::prefill_default_describe(n, k, m, cap, sms), t.median_us, int4_bytes, err);
+      add(name, plan ? plan_text(*plan) : kc::prefill_default_describe(n, k, m, cap, sms), t.median_us, int4_bytes, err);
     };
     if (spec.default_plan) run_int4("cuda_prefill", nullptr);
     struct TimedRowSplit { std::string name, plan; std::function<void(int, cudaStream_t)> call; };
@@ -373,7 +381,7 @@ std::vector<PrefillRow> prefill_rows(const PrefillBenchSpec& spec, cudaStream_t 
         }, copies, "cuda_prefill_il:" + kv, kc::prefill_default_describe(n, k, m, cap, sms));
       }
       for (const kc::PrefillPlan& p : tune_plans)  // tune_plans outlives the timing: the members hold pointers
-        member(plan_call(&p), copies, tune_name(p) + "_il", p.describe());
+        member(plan_call(&p), copies, tune_name(p) + "_il", plan_text(p));
       for (const TimedRowSplit& r : row_splits) member(r.call, copies, r.name + "_il", r.plan);
       const std::vector<Timing> t = time_graphs_interleaved(fns, opts, spec.interleave, 10, stream);
       // Each int4 member checked again after all the replays, on a poisoned output: whatever state its launches leave

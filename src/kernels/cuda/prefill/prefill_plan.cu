@@ -184,15 +184,16 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {1152, 896, 897, 1024, kCfgBm128Occ2Tma, 1, PrefillSplitReduce::automatic},  // qwen0.5b.qkv M = 1024: bm64 s1 8.9 -> 7.8 us (stop 24)
     // llama8b.qkv M = 68..128: bm128 s4 cluster 0.89-0.95x (stop 24); M = 65: 17.2 -> 15.5 us (2026-12-04, the tail box)
     {6144, 4096, 65, 128, kCfgBm128Occ2Tma, 4, PrefillSplitReduce::cluster},
-    {6144, 4096, 129, 160, kCfgBm192Tma, 3, PrefillSplitReduce::cluster},  // llama8b.qkv M = 136 / 160: bm256 s2 23.2 / 23.5 -> 22.5 / 23.1 us
+    {6144, 4096, 129, 163, kCfgBm192Tma, 3, PrefillSplitReduce::cluster},  // llama8b.qkv M = 136 / 160: bm256 s2 23.2 / 23.5 -> 22.5 / 23.1 us
     // 2026-12-04 stop 31 call 1 (tune_tma with the 192-row x 128-token tile): llama8b.qkv M = 256: bm256 s2 24.7 -> 23.2 us
     // (2 m blocks x 32 row tiles x split 2 = 128 CTAs); M = 512: bm256 s1 41.5 -> 40.3. Call 2 (prefill_dq_ab against the
     // build before, 3 interleaved rounds, another device): 0.926-0.929x the time at M = 193..256, 0.927-0.938x at 400..512.
-    // Stop 71: from M = 161 (two processes, shuffled interleaved tunes, 11 / 7 rounds): llama8b.qkv M = 192 bm192 s3
-    // cluster 23.0 -> bm128_bn192 s2 22.5 us (stop 69 call N, an H200; cuBLAS fp16 20.6), 23.4 -> 22.8 (stop 71, an
-    // H100 with the H200's 132 SMs and clock: this kernel's time is the same on both, compute-bound); M = 160 a tie
-    // (22.7 / 22.7 on the H100), so 129..160 keep bm192 s3.
-    {6144, 4096, 161, 256, kCfgBm128w3Tma, 2, PrefillSplitReduce::cluster},
+    // Stop 71: from M = 164. Tunes (shuffled interleaved, two processes): llama8b.qkv M = 192 bm192 s3 cluster 23.0 ->
+    // bm128_bn192 s2 22.5 us (stop 69 call N, an H200; cuBLAS fp16 20.6), 23.4 -> 22.8 (stop 71, an H100 with the H200's
+    // 132 SMs and clock: this kernel's time is the same on both, compute-bound), M = 160 a tie. A/B against the build
+    // before (prefill_dq_ab, an H100, 5 / 7 rounds): M = 164 / 168 / 172 / 176 / 184 / 192 0.997 / 0.987 / 0.982 / 0.980 /
+    // 0.977 / 0.970 (22.95 -> 22.25 us at 192), M = 161 1.004, 160 / 163 the same plan.
+    {6144, 4096, 164, 256, kCfgBm128w3Tma, 2, PrefillSplitReduce::cluster},
     {6144, 4096, 385, 512, kCfgBm128w3Tma, 1, PrefillSplitReduce::automatic},
     // llama8b.o M = 8: bm64 s8 kernel 8.3 -> 8.2; M = 16: bm64 s8 kernel 8.2 -> 7.7; M = 32: bm64 s8 kernel 8.4 -> 8.1 us
     // (M = 1..16: the decode-sized tile below since stop 50)
@@ -228,11 +229,13 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     // 2026-12-04 call 2 (the 192 x 192 tile, 129..192 tokens in one m block; cluster reduce): llama8b.down M = 136 / 160 / 192:
     // bm256 s3 48.8 / 49.3 / 51.3 -> 42.3 / 42.1 / 43.1 us
     {4096, 14336, 129, 192, kCfgBm192Tma, 5, PrefillSplitReduce::cluster},
-    // llama8b.down M = 193..256: the model's bm256 s3 cluster -> bm256 s4 cluster, 50.9 -> 47.5 us (stop 31 call 1, an
-    // H200) and 53.7 -> 50.0 (stop 71, an H100, 7 shuffled interleaved rounds; cuBLAS fp16 59.7): 32 clusters of 4
-    // one-CTA-per-SM blocks, one wave where the GPCs hold 32 of them. Stop 31's call 2 ran it 1.56-1.60x slower on a
-    // device that holds fewer (two waves); the waves rule (prefill_cluster_waves_hold) leaves such a device the model.
-    {4096, 14336, 193, 256, kCfgBm256Tma, 4, PrefillSplitReduce::cluster},
+    // (llama8b.down M = 193..256 on bm256 split 4: 47.5 against 50.9 us in stop 31 call 1's tune, 1.56-1.60x the model's
+    // plan in its call 2; stop 71 (an H100): 51.6 / 54.7 against 59.0 / 61.0 us at M = 224 / 256 in the tune (9 shuffled
+    // interleaved rounds), 1.57-1.59x the model's bm256 s3 cluster as an entry reduced in the cluster (7-round A/B). The
+    // tune's rows left the reduce automatic, and their text did not say which mode ran (bench/gpu/prefill_rows.cu prints
+    // it since): most likely the reduce kernel, as 32 clusters of 4 one-CTA-per-SM blocks are two waves on that
+    // device's 30 resident clusters. A kernel-reduce entry of split 4 x 256 rows passes kPrefillMaxSplitRows (512), the
+    // workspace's bound: not entered.)
     {8192, 8192, 33, 64, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // 8192x8192 M = 64: bm64 s4 kernel 22.7 -> 21.2 us
     // 8192x8192 M = 88..128: bm128 s4 kernel 0.89-0.98x (stop 24); M = 65..80: 0.94-0.95x (2026-12-04)
     {8192, 8192, 65, 128, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},
