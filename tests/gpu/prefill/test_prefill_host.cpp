@@ -280,9 +280,12 @@ TEST(PrefillPlan, RuleOnPerfShapesWithoutGpu) {
     EXPECT_LE(p.split, kPrefillMaxSplit);
     EXPECT_GE(p.k_tiles_per_split * p.split, k_tiles);        // covers K
     EXPECT_LT((p.split - 1) * p.k_tiles_per_split, k_tiles);  // no empty split
-    if (p.split > 1 && p.reduce != PrefillSplitReduce::cluster) {  // partials in the workspace: bounded rows
-      EXPECT_LE(p.split * ((m + c.bm - 1) / c.bm * c.bm), kPrefillMaxSplitRows);
-      EXPECT_LE(static_cast<std::size_t>(p.split * m * n * 4), prefill_workspace_bytes(n, k, 128, false, m, PrefillSplitReduce::kernel));
+    if (p.split > 1 && p.reduce != PrefillSplitReduce::cluster) {  // partials in the workspace: rows it holds
+      const std::int64_t rows = p.split * ((m + c.bm - 1) / c.bm * c.bm);
+      EXPECT_LE(static_cast<std::size_t>(rows * n * 4), prefill_workspace_bytes(n, k, 128, false, m, PrefillSplitReduce::kernel));
+      if (rows > kPrefillMaxSplitRows) {  // only a table entry passes the bound
+        EXPECT_TRUE(prefill_measured_plan(n, k, m, 90, 132, nullptr)) << n << "x" << k << " M " << m;
+      }
     }
   };
   for (int cap : {90, 80})
@@ -399,8 +402,10 @@ TEST(PrefillPlan, MeasuredPlansApplyWhereMeasuredOnly) {
       EXPECT_TRUE(prefill_config_planned(e.config)) << c.name();
       EXPECT_GE(e.k_tiles_per_split * e.split, (s[1] + 63) / 64);
       EXPECT_EQ(e.split > 1, e.reduce != PrefillSplitReduce::automatic);
-      if (e.reduce == PrefillSplitReduce::kernel) {
-        EXPECT_LE(e.split * ((m + c.bm - 1) / c.bm * c.bm), kPrefillMaxSplitRows) << s[0] << "x" << s[1] << " M " << m;
+      if (e.reduce == PrefillSplitReduce::kernel) {  // its partials fit the workspace sized for M
+        const std::int64_t rows = e.split * ((m + c.bm - 1) / c.bm * c.bm);
+        EXPECT_LE(static_cast<std::size_t>(rows * s[0] * 4), prefill_workspace_bytes(s[0], s[1], 128, false, m, PrefillSplitReduce::kernel))
+            << s[0] << "x" << s[1] << " M " << m;
       }
     }
   EXPECT_GE(hits, 32);  // llama8b.o 1..32 alone, whatever the clusters of this machine
@@ -459,6 +464,27 @@ TEST(PrefillPlan, ReduceKnobRejectsInvalidValues) {
   // The kernel reduce counts the partials in the bound on every device.
   EXPECT_GE(prefill_workspace_bytes(1152, 896, 128, false, 64), static_cast<std::size_t>(8 * 64 * 1152 * 4));
   EXPECT_NO_THROW(prefill_plan_estimate_us(1152, 896, 64, 14, 2, 132));
+}
+
+// The workspace holds a kernel-reduce table entry's partials past kPrefillMaxSplitRows (llama8b.down M = 193..256:
+// bm256 split 4, 1024 rows) for that layer and the M that reach the entry alone; every other layer keeps the bound.
+TEST(PrefillPlan, WorkspaceGrowsForAKernelReduceEntryAlone) {
+  w4a16::test::ScopedEnv reduce("W4A16_PREFILL_SPLIT_REDUCE", std::nullopt);
+  const auto kernel_ws = [](std::int64_t n, std::int64_t k, std::int64_t m) {
+    return prefill_workspace_bytes(n, k, 128, false, m, PrefillSplitReduce::kernel);
+  };
+  const std::size_t bound = static_cast<std::size_t>(kPrefillMaxSplitRows * 4096 * 4);
+  EXPECT_GE(kernel_ws(4096, 14336, 193), static_cast<std::size_t>(4 * 256 * 4096 * 4));
+  EXPECT_GE(kernel_ws(4096, 14336, 4096), static_cast<std::size_t>(4 * 256 * 4096 * 4));
+  EXPECT_LT(kernel_ws(4096, 14336, 192), static_cast<std::size_t>(4 * 256 * 4096 * 4));  // below the entry's range
+  EXPECT_LT(kernel_ws(4096, 4096, 4096), 2 * bound);  // llama8b.o: the bound (and the persistent tail), not the entry's
+  EXPECT_LT(kernel_ws(4096, 14335, 4096), 2 * bound);  // another K: not the entry's layer
+  PrefillPlan e;
+  if (prefill_measured_plan(4096, 14336, 256, 90, 132, &e)) {  // the table applies on this build (sm_90a kernels)
+    EXPECT_EQ(e.split, 4);
+    EXPECT_EQ(e.reduce, PrefillSplitReduce::kernel);
+    EXPECT_EQ(prefill_config(e.config).bm, 256);
+  }
 }
 
 // W4A16_PREFILL_SCHED=1|2 swaps the default plan's tile for its early-issue twin (same tile, ring,

@@ -63,7 +63,8 @@ enum class PrefillSplitReduce : std::uint8_t { automatic, kernel, cluster };
 const char* prefill_split_reduce_name(PrefillSplitReduce r);  // "auto", "kernel", "cluster"
 
 // Workspace for every M <= max_m of the default plan: act-order gather (max_m * K * 2 bytes) +
-// split-K partials (split * M * N * 4 bytes, split * M <= kPrefillMaxSplitRows) unless the splits
+// split-K partials (split * M * N * 4 bytes, split * M <= kPrefillMaxSplitRows, or a measured
+// kernel-reduce entry's rows for its layer: prefill_plan.cu measured_split_rows) unless the splits
 // are reduced in the cluster (`reduce` resolved as above; partials counted where the device cannot
 // guarantee the cluster: no device, not sm_90, a cluster of 8 not schedulable). Set
 // W4A16_PREFILL_SPLIT_REDUCE before sizing workspaces.

@@ -229,13 +229,13 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     // 2026-12-04 call 2 (the 192 x 192 tile, 129..192 tokens in one m block; cluster reduce): llama8b.down M = 136 / 160 / 192:
     // bm256 s3 48.8 / 49.3 / 51.3 -> 42.3 / 42.1 / 43.1 us
     {4096, 14336, 129, 192, kCfgBm192Tma, 5, PrefillSplitReduce::cluster},
-    // (llama8b.down M = 193..256 on bm256 split 4: 47.5 against 50.9 us in stop 31 call 1's tune, 1.56-1.60x the model's
-    // plan in its call 2; stop 71 (an H100): 51.6 / 54.7 against 59.0 / 61.0 us at M = 224 / 256 in the tune (9 shuffled
-    // interleaved rounds), 1.57-1.59x the model's bm256 s3 cluster as an entry reduced in the cluster (7-round A/B). The
-    // tune's rows left the reduce automatic, and their text did not say which mode ran (bench/gpu/prefill_rows.cu prints
-    // it since): most likely the reduce kernel, as 32 clusters of 4 one-CTA-per-SM blocks are two waves on that
-    // device's 30 resident clusters. A kernel-reduce entry of split 4 x 256 rows passes kPrefillMaxSplitRows (512), the
-    // workspace's bound: not entered.)
+    // llama8b.down M = 193..256: the model's bm256 s3 cluster -> bm256 s4 with the reduce kernel. Tunes: 50.9 -> 47.5 us
+    // (stop 31 call 1, an H200); stop 71 (an H100, 9 shuffled interleaved rounds) M = 224 / 256 59.0 / 61.0 -> 51.6 /
+    // 54.7, and 58.2 / 61.6 -> 51.1 / 54.8 with the rows naming the mode (reduce=auto:kernel). As a cluster entry it ran
+    // 1.56-1.60x the model's plan (stop 31 call 2; stop 71's A/B on the H100, 1.57-1.59x): 32 clusters of 4
+    // one-CTA-per-SM blocks are two waves on that device's 30 resident clusters. Its 4 x 256 partial rows pass
+    // kPrefillMaxSplitRows (512): the workspace of this layer grows to hold them (measured_split_rows, 16 MiB).
+    {4096, 14336, 193, 256, kCfgBm256Tma, 4, PrefillSplitReduce::kernel},
     {8192, 8192, 33, 64, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // 8192x8192 M = 64: bm64 s4 kernel 22.7 -> 21.2 us
     // 8192x8192 M = 88..128: bm128 s4 kernel 0.89-0.98x (stop 24); M = 65..80: 0.94-0.95x (2026-12-04)
     {8192, 8192, 65, 128, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},
@@ -732,6 +732,18 @@ int measured_cluster_fit(int config, int split, std::int64_t n, std::int64_t m, 
   const PrefillConfig& c = prefill_config(config);
   return prefill_cluster_waves_hold(output_tiles(n, m, c), clusters, sm_count, std::max(1, c.min_blocks), split) ? clusters : 0;
 }
+
+// The partial rows (split x round_up(M, bm)) of the kernel-reduce entries of kMeasuredPrefillPlans for n x k at some
+// M <= max_m: an entry may pass kPrefillMaxSplitRows (llama8b.down M = 193..256, split 4 x 256 rows), and the workspace
+// of that layer alone grows to hold it (prefill_workspace_bytes, on any device: the size does not depend on the table
+// applying).
+std::int64_t measured_split_rows(std::int64_t n, std::int64_t k, std::int64_t max_m) {
+  std::int64_t rows = 0;
+  for (const MeasuredPrefillPlan& e : kMeasuredPrefillPlans)
+    if (e.n == n && e.k == k && e.reduce == PrefillSplitReduce::kernel && e.m_lo <= max_m)
+      rows = std::max(rows, e.split * round_up(std::min(max_m, e.m_hi), static_cast<std::int64_t>(prefill_config(e.config).bm)));
+  return rows;
+}
 }  // namespace
 
 PrefillRowSplit prefill_row_split(std::int64_t n, std::int64_t k, std::int64_t m, int capability, int sm_count) {
@@ -789,9 +801,7 @@ bool prefill_measured_plan(std::int64_t n, std::int64_t k, std::int64_t m, int c
     if (e.reduce == PrefillSplitReduce::cluster) {
       clusters = measured_cluster_fit(e.config, e.split, n, m, sm_count, e.timed_clusters);
       if (clusters < 1) return false;  // the model decides
-    } else if (e.split > 1 && e.split * round_up(std::max<std::int64_t>(m, 1), prefill_config(e.config).bm) > kPrefillMaxSplitRows) {
-      return false;
-    }
+    }  // a kernel-reduce entry's partials: prefill_workspace_bytes counts them (measured_split_rows)
     PrefillPlan p;
     p.config = e.config;
     p.split = e.split;
@@ -886,7 +896,8 @@ std::size_t prefill_workspace_bytes(std::int64_t n, std::int64_t k, int group_si
   const std::size_t tail = prefill_detail::persistent_tail_bound(n, max_m);
   // The default plan (TMA tiles on sm_90) reduces every split in the cluster where it can.
   if (resolve_reduce(reduce) == PrefillSplitReduce::cluster && cluster_bound_holds()) return gather + tail;
-  const std::int64_t split_rows = std::min<std::int64_t>(kPrefillMaxSplitRows, kPrefillMaxSplit * round_up(max_m, 64));
+  const std::int64_t split_rows = std::max(std::min<std::int64_t>(kPrefillMaxSplitRows, kPrefillMaxSplit * round_up(max_m, 64)),
+                                           measured_split_rows(n, k, max_m));
   return gather + std::max(static_cast<std::size_t>(split_rows * n * 4), tail);
 }
 
