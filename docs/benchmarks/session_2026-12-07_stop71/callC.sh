@@ -7,7 +7,7 @@ set -u
 . scripts/lib/device-env.sh
 S=/tmp/s71d; rm -rf $S; mkdir -p $S
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader | tee $OUT/gpu.txt
-tar -xzf ${CARRY:-.carry-l71d}/b.tgz -C $S
+tar -xJf ${CARRY:-.carry-l71d}/b.tar.xz -C $S
 log() { echo "$1 (${SECONDS}s)" | tee -a $OUT/gpu.txt; }
 timeout 240 $S/new/prefill_gpu_test > $OUT/prefill_gpu_test.log 2>&1; log "prefill_gpu_test rc=$?"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|cluster entry" $OUT/prefill_gpu_test.log | tail -8
