@@ -234,7 +234,9 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     // 54.7, and 58.2 / 61.6 -> 51.1 / 54.8 with the rows naming the mode (reduce=auto:kernel). As a cluster entry it ran
     // 1.56-1.60x the model's plan (stop 31 call 2; stop 71's A/B on the H100, 1.57-1.59x): 32 clusters of 4
     // one-CTA-per-SM blocks are two waves on that device's 30 resident clusters. Its 4 x 256 partial rows pass
-    // kPrefillMaxSplitRows (512): the workspace of this layer grows to hold them (measured_split_rows, 16 MiB).
+    // kPrefillMaxSplitRows (512): the workspace of this layer grows to hold them (measured_split_rows, 16 MiB). A/B against
+    // the build before (stop 71 call C, an H100, 7 rounds): M = 193 / 208 / 224 / 240 / 256 0.903 / 0.917 / 0.942 / 0.966
+    // / 0.981x the time (50.7 -> 45.8 us at 193), M = 257 0.923 (its token split's 256-token head), 192 unchanged.
     {4096, 14336, 193, 256, kCfgBm256Tma, 4, PrefillSplitReduce::kernel},
     {8192, 8192, 33, 64, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // 8192x8192 M = 64: bm64 s4 kernel 22.7 -> 21.2 us
     // 8192x8192 M = 88..128: bm128 s4 kernel 0.89-0.98x (stop 24); M = 65..80: 0.94-0.95x (2026-12-04)
