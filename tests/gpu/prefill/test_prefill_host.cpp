@@ -466,17 +466,19 @@ TEST(PrefillPlan, ReduceKnobRejectsInvalidValues) {
   EXPECT_NO_THROW(prefill_plan_estimate_us(1152, 896, 64, 14, 2, 132));
 }
 
-// The workspace holds a kernel-reduce table entry's partials past kPrefillMaxSplitRows (llama8b.down M = 193..256:
-// bm256 split 4, 1024 rows) for that layer and the M that reach the entry alone; every other layer keeps the bound.
+// The workspace holds a kernel-reduce table entry's partials past kPrefillMaxSplitRows (llama8b.down M = 101..128 / 193..256:
+// bm128 split 8 / bm256 split 4, 1024 rows) for that layer and the M that reach an entry alone; every other layer keeps
+// the bound.
 TEST(PrefillPlan, WorkspaceGrowsForAKernelReduceEntryAlone) {
   w4a16::test::ScopedEnv reduce("W4A16_PREFILL_SPLIT_REDUCE", std::nullopt);
   const auto kernel_ws = [](std::int64_t n, std::int64_t k, std::int64_t m) {
     return prefill_workspace_bytes(n, k, 128, false, m, PrefillSplitReduce::kernel);
   };
   const std::size_t bound = static_cast<std::size_t>(kPrefillMaxSplitRows * 4096 * 4);
+  EXPECT_GE(kernel_ws(4096, 14336, 101), static_cast<std::size_t>(8 * 128 * 4096 * 4));
   EXPECT_GE(kernel_ws(4096, 14336, 193), static_cast<std::size_t>(4 * 256 * 4096 * 4));
   EXPECT_GE(kernel_ws(4096, 14336, 4096), static_cast<std::size_t>(4 * 256 * 4096 * 4));
-  EXPECT_LT(kernel_ws(4096, 14336, 192), static_cast<std::size_t>(4 * 256 * 4096 * 4));  // below the entry's range
+  EXPECT_LT(kernel_ws(4096, 14336, 100), static_cast<std::size_t>(8 * 128 * 4096 * 4));  // below the entries' ranges
   EXPECT_LT(kernel_ws(4096, 4096, 4096), 2 * bound);  // llama8b.o: the bound (and the persistent tail), not the entry's
   EXPECT_LT(kernel_ws(4096, 14335, 4096), 2 * bound);  // another K: not the entry's layer
   PrefillPlan e;
@@ -484,6 +486,10 @@ TEST(PrefillPlan, WorkspaceGrowsForAKernelReduceEntryAlone) {
     EXPECT_EQ(e.split, 4);
     EXPECT_EQ(e.reduce, PrefillSplitReduce::kernel);
     EXPECT_EQ(prefill_config(e.config).bm, 256);
+    ASSERT_TRUE(prefill_measured_plan(4096, 14336, 128, 90, 132, &e));
+    EXPECT_EQ(e.split, 8);
+    EXPECT_EQ(e.reduce, PrefillSplitReduce::kernel);
+    EXPECT_EQ(prefill_config(e.config).bm, 128);
   }
 }
 

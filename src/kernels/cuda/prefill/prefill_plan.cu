@@ -223,9 +223,13 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     {4096, 4096, 129, 175, kCfgBm192Tma, 5, PrefillSplitReduce::cluster},  // llama8b.o M = 136 / 160: bm256 s3 17.9 / 18.3 -> 17.2 / 17.3 us
     {4096, 4096, 176, 256, kCfgBm128Occ2Tma, 2, PrefillSplitReduce::cluster},  // llama8b.o M = 176..256: bm256 s3 0.90-0.97x (stop 24)
     {4096, 14336, 65, 100, kCfgBm64Tma, 4, PrefillSplitReduce::kernel},  // llama8b.down M = 100: bm128 s6 cluster 35.0 -> 32.6 us
-    // llama8b.down M = 128: bm128 s6 cluster 36.0 -> 34.3 us. (Stop 31: bm128 occ2 s8 cluster 29.2 in call 1's tune, 1.09-1.13x
-    // this entry's time at M = 101..128 on call 2's device: clusters of 8 fit another device's GPCs differently.)
-    {4096, 14336, 101, 128, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},
+    // llama8b.down M = 101..128: bm128 s6 cluster 36.0 -> bm64 s2 cluster 34.3 us at 128 (2026-12-04), then bm128 occ2 s8
+    // through the reduce kernel. Stop 31: bm128 occ2 s8 29.2 us in call 1's tune (the reduce automatic, which by stop 71's
+    // finding ran the reduce kernel), 1.09-1.13x the bm64 entry's time as a cluster entry in call 2. Stop 71 call D (an
+    // H100, 5 rounds, against the bm64 s2 cluster entry): M = 101 / 112 / 128 0.804 / 0.837 / 0.883x the time (35.5 ->
+    // 28.5 us at 101; cuBLAS fp16 1.39-1.46 -> 1.66-1.73x), M = 100 the same plan (0.995). 8 x 128 partial rows: the
+    // workspace of this layer grows to hold them (measured_split_rows).
+    {4096, 14336, 101, 128, kCfgBm128Occ2Tma, 8, PrefillSplitReduce::kernel},
     // 2026-12-04 call 2 (the 192 x 192 tile, 129..192 tokens in one m block; cluster reduce): llama8b.down M = 136 / 160 / 192:
     // bm256 s3 48.8 / 49.3 / 51.3 -> 42.3 / 42.1 / 43.1 us
     {4096, 14336, 129, 192, kCfgBm192Tma, 5, PrefillSplitReduce::cluster},
@@ -236,7 +240,9 @@ constexpr MeasuredPrefillPlan kMeasuredPrefillPlans[] = {
     // one-CTA-per-SM blocks are two waves on that device's 30 resident clusters. Its 4 x 256 partial rows pass
     // kPrefillMaxSplitRows (512): the workspace of this layer grows to hold them (measured_split_rows, 16 MiB). A/B against
     // the build before (stop 71 call C, an H100, 7 rounds): M = 193 / 208 / 224 / 240 / 256 0.903 / 0.917 / 0.942 / 0.966
-    // / 0.981x the time (50.7 -> 45.8 us at 193), M = 257 0.923 (its token split's 256-token head), 192 unchanged.
+    // / 0.981x the time (50.7 -> 45.8 us at 193), M = 257 0.923 (its token split's 256-token head), 192 unchanged. (M =
+    // 257..384 on bm192 s3 through the reduce kernel, stop 71 call D: 1.010-1.023x at 257..320, 0.955-0.959x at 352 /
+    // 384 where an unchanged plan moved 0.958x in the same A/B: not entered.)
     {4096, 14336, 193, 256, kCfgBm256Tma, 4, PrefillSplitReduce::kernel},
     {8192, 8192, 33, 64, kCfgBm64Tma, 2, PrefillSplitReduce::cluster},  // 8192x8192 M = 64: bm64 s4 kernel 22.7 -> 21.2 us
     // 8192x8192 M = 88..128: bm128 s4 kernel 0.89-0.98x (stop 24); M = 65..80: 0.94-0.95x (2026-12-04)
@@ -736,7 +742,8 @@ int measured_cluster_fit(int config, int split, std::int64_t n, std::int64_t m, 
 }
 
 // The partial rows (split x round_up(M, bm)) of the kernel-reduce entries of kMeasuredPrefillPlans for n x k at some
-// M <= max_m: an entry may pass kPrefillMaxSplitRows (llama8b.down M = 193..256, split 4 x 256 rows), and the workspace
+// M <= max_m: an entry may pass kPrefillMaxSplitRows (llama8b.down M = 101..128 / 193..256, split 8 x 128 / 4 x 256
+// rows), and the workspace
 // of that layer alone grows to hold it (prefill_workspace_bytes, on any device: the size does not depend on the table
 // applying).
 std::int64_t measured_split_rows(std::int64_t n, std::int64_t k, std::int64_t max_m) {
