@@ -723,38 +723,33 @@ TEST(PrefillGpu, SixteenTokenEntriesTakenWhereTheirClustersFit) {
   if (taken == 0) GTEST_SKIP() << "this device holds fewer clusters than the timing device on every entry";
 }
 
-// Cluster entries without a timed count (llama8b.qkv M = 164..256 on the 192 x 128 tile at split 2, stop 31 / 71): taken,
-// in their early-issue twin, where this device holds their tiles' clusters in the waves its SMs would give; elsewhere
+// A cluster entry without a timed count (llama8b.qkv M = 164..256 on the 192 x 128 tile at split 2, stop 31 / 71): taken,
+// in its early-issue twin, where this device holds its tiles' clusters in the waves its SMs would give; elsewhere
 // the plan is another (stop 71: a cluster plan in two waves ran 1.57x the model's on llama8b.down M = 193..256).
 TEST(PrefillGpu, ClusterEntriesTakenWhereTheirWavesHold) {
   SKIP_WITHOUT_GPU();
   const int cap = device_capability(), sms = device_sm_count();
   if (device_code_arch() != 90 || sms != 132) GTEST_SKIP() << "the measured table applies on 132 SMs of the sm_90a code, here " << sms;
-  struct Want {
-    std::int64_t n, k;
-    int config, split;
-    std::vector<std::int64_t> ms;
-  };
+  const std::int64_t n = 6144, k = 4096;
+  const int config = 33, split = 2;
+  const PrefillConfig& c = prefill_config(config);
+  const int clusters = prefill_max_active_clusters(config, split);
   int taken = 0;
-  for (const Want& w : {Want{6144, 4096, 33, 2, {164, 192, 256}}}) {
-    const PrefillConfig& c = prefill_config(w.config);
-    const int clusters = prefill_max_active_clusters(w.config, w.split);
-    for (std::int64_t m : w.ms) {
-      const std::int64_t tiles = (w.n + c.bn() - 1) / c.bn() * ((m + c.bm - 1) / c.bm);
-      const bool hold = clusters > 0 && prefill_cluster_waves_hold(tiles, clusters, sms, std::max(1, c.min_blocks), w.split);
-      const PrefillPlan p = prefill_plan(w.n, w.k, m, cap, sms);
-      const std::string what = std::to_string(w.n) + "x" + std::to_string(w.k) + " M=" + std::to_string(m) + " tiles " +
-                               std::to_string(tiles) + " resident " + std::to_string(clusters) + ": " + p.describe();
-      std::printf("cluster entry %s\n", what.c_str());
-      const bool entry = prefill_sched_twin(p.config, 0) == w.config && p.split == w.split && p.reduce == PrefillSplitReduce::cluster;
-      EXPECT_EQ(entry, hold) << what;
-      if (hold) {
-        EXPECT_EQ(prefill_config(p.config).sched, 1) << what;
-      }
-      taken += entry;
+  for (std::int64_t m : {164, 192, 256}) {
+    const std::int64_t tiles = (n + c.bn() - 1) / c.bn() * ((m + c.bm - 1) / c.bm);
+    const bool hold = clusters > 0 && prefill_cluster_waves_hold(tiles, clusters, sms, std::max(1, c.min_blocks), split);
+    const PrefillPlan p = prefill_plan(n, k, m, cap, sms);
+    const std::string what = "6144x4096 M=" + std::to_string(m) + " tiles " + std::to_string(tiles) + " resident " +
+                             std::to_string(clusters) + ": " + p.describe();
+    std::printf("cluster entry %s\n", what.c_str());
+    const bool entry = prefill_sched_twin(p.config, 0) == config && p.split == split && p.reduce == PrefillSplitReduce::cluster;
+    EXPECT_EQ(entry, hold) << what;
+    if (hold) {
+      EXPECT_EQ(prefill_config(p.config).sched, 1) << what;
     }
+    taken += entry;
   }
-  if (taken == 0) GTEST_SKIP() << "this device holds no entry's clusters in one wave";
+  if (taken == 0) GTEST_SKIP() << "this device holds the entry's clusters in more waves than its SMs would give";
 }
 
 // The early-issue configs (SCHED 1 / 2) only reorder the k loop: every product is accumulated in

@@ -743,9 +743,8 @@ int measured_cluster_fit(int config, int split, std::int64_t n, std::int64_t m, 
 
 // The partial rows (split x round_up(M, bm)) of the kernel-reduce entries of kMeasuredPrefillPlans for n x k at some
 // M <= max_m: an entry may pass kPrefillMaxSplitRows (llama8b.down M = 101..128 / 193..256, split 8 x 128 / 4 x 256
-// rows), and the workspace
-// of that layer alone grows to hold it (prefill_workspace_bytes, on any device: the size does not depend on the table
-// applying).
+// rows), and the workspace of that layer alone grows to hold it (prefill_workspace_bytes, on any device: the size does
+// not depend on the table applying).
 std::int64_t measured_split_rows(std::int64_t n, std::int64_t k, std::int64_t max_m) {
   std::int64_t rows = 0;
   for (const MeasuredPrefillPlan& e : kMeasuredPrefillPlans)
