@@ -93,6 +93,14 @@
 // fp16 17.97 us against decode 18.10 / 18.26 / 18.73 at M = 10 / 11 / 12 (17.63 / 17.97 at 9), bf16 18.87 / 19.03 at M = 12
 // (18.44 / 18.84 at 11), 18.0-18.9 against 19.8-20.3 at 16: decode up to 11 there (uint4: decode ahead to 16, 16.4-18.8 against
 // 21.4-21.7 in call 2).
+// 2026-12-07 stop 72 (call B on an H100 80GB HBM3, docs/benchmarks/session_2026-12-07_stop72/: the decode path, the bulk
+// kernel with x streamed and the prefill path at M = 9 / 12 / 16 on 8 layers, fp16 / bf16 x uint4b8 / uint4, 2 interleaved
+// rounds): on llama8b.down uint4 the bulk kernel with x streamed ran 16.15-19.12 us against the prefill path's 19.22-20.34
+// (the streaming kernel's 22.29-25.67), so it is now the decode plan there on H100-class memory (decode_plan.cu
+// bulk_xstream_by_default) and the H100 column takes decode up to 16 in uint4 (uint4b8 stays at 8: prefill 15.94-16.96
+// against decode 17.12-18.15). The call's other H100 points agree with the table (llama8b.o / qkv prefill from 9, the
+// gate_up layers' uint4b8 prefill from 9 and uint4 decode to 16 (llama70b.gate_up bf16 M = 16 1.9% the other way),
+// 8192x8192 uint4b8 prefill from 12, qwen0.5b.down decode to 16); qwen0.5b.gate_up M = 9..16 within 0.97-1.03.
 // What the runs show: the decode path wins at M <= 16 on the large layers (since stop 47 also llama8b.o, and llama8b.down
 // uint4b8, on the H200), the prefill path from M = 9 on the small Qwen layers (H200), llama8b.down uint4 and, on
 // H100-class memory, llama8b.o / down; decode loses at M = 32 everywhere.
@@ -120,7 +128,7 @@ inline constexpr double kHybridSlowDramTbPerS = 4.0;
 
 // Measured layer shapes that switch elsewhere than the default (fp16 us of the last run above).
 inline constexpr HybridShape kHybridShapes[] = {
-    {4096, 14336, 16, 8, 8, 8},   // llama8b.down      fp16 uint4b8 M = 16: decode 16.67 us, prefill 16.97; uint4 M = 9: 22.02 / 20.01 (stop 47)
+    {4096, 14336, 16, 8, 8, 16},  // llama8b.down      fp16 uint4b8 M = 16: decode 16.67 us, prefill 16.97; uint4 M = 9: 22.02 / 20.01 (stop 47); H100 uint4 M = 9 / 16: 16.15 / 18.99 (bulk, x streamed) / 19.22 / 19.45 (stop 72)
     {9728, 896, 8, 8, 8, 8},      // qwen0.5b.gate_up  fp16 uint4b8 M = 8: 4.76 / 5.54; M = 9: 6.00 / 5.49 (stop 22); H100 M = 9: 5.39 / 5.37
     {1152, 896, 8, 8, 16, 16},    // qwen0.5b.qkv      fp16 uint4b8 M = 8: 2.30 / 2.63; M = 9: 2.77 / 2.64 (stop 46); H100 M = 16: 2.94 / 3.14
     {896, 896, 8, 8, 16, 16},     // qwen0.5b.o        fp16 uint4b8 M = 8: 2.23 / 2.61; M = 9: 2.69 / 2.63 (stop 46); H100 M = 16: 2.87 / 3.04

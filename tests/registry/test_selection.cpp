@@ -334,7 +334,8 @@ TEST(Hybrid, Sm80CodeTakesTheDefaultSwitchOnEveryLayer) {
 // H100-class memory (a peak below kHybridSlowDramTbPerS) takes the table's own columns: the Qwen2.5-0.5B qkv / o layers
 // run decode up to the default 16 tokens there (stop 46, measured on an H100) and up to 8 on the H200 and on a device of
 // unknown bandwidth; llama8b.o and llama8b.qkv run decode up to 8 on every device (the 16-token prefill tile: uint4b8
-// stop 51, uint4 stop 52); 8192x8192 uint4b8 up to 11 on H100-class memory (stop 52); a layer outside the table
+// stop 51, uint4 stop 52); 8192x8192 uint4b8 up to 11 on H100-class memory (stop 52); llama8b.down uint4 up to 16 there,
+// 8 on the H200 (stop 72: the bulk decode kernel with x streamed on H100-class memory); a layer outside the table
 // (qwen0.5b.down) takes the default on every device.
 TEST(Hybrid, H100ClassMemoryTakesItsOwnSwitchPoints) {
   using registry_detail::hybrid_decode_max_m;
@@ -349,6 +350,7 @@ TEST(Hybrid, H100ClassMemoryTakesItsOwnSwitchPoints) {
       EXPECT_EQ(hybrid_decode_max_m(6144, 4096, zeros, 90, dram), 8) << dram;
     }
     EXPECT_EQ(hybrid_decode_max_m(4096, 14336, zeros, 90, 4.8), zeros ? 8 : 16);  // llama8b.down
+    EXPECT_EQ(hybrid_decode_max_m(4096, 14336, zeros, 90, 3.35), zeros ? 16 : 8);  // (uint4: the bulk kernel, stop 72)
     for (double dram : {3.35, 4.8, 0.0}) {  // the gate_up layers of Llama-3-70B / -8B: prefill from 9 tokens in uint4b8 (stop 51)
       EXPECT_EQ(hybrid_decode_max_m(57344, 8192, zeros, 90, dram), zeros ? 16 : 8) << dram;
       EXPECT_EQ(hybrid_decode_max_m(28672, 4096, zeros, 90, dram), zeros ? 16 : 8) << dram;

@@ -313,9 +313,25 @@ constexpr std::int64_t kBulkSlowDramLayerBytes = std::int64_t{32} << 20;
 // (stop 45 call 1, 2 rounds, docs/benchmarks/decode.md version 23) at M = 4 / 8: llama8b.o 1.35-1.37 / 1.17-1.20x,
 // qwen0.5b.down 1.20 / 1.16-1.17x, qwen0.5b.gate_up 0.99-1.01 / 1.02-1.05x; on larger layers 0.85-0.96x (8192x8192,
 // llama8b.qkv / gate_up, llama70b.gate_up) but llama8b.down (1.00-1.03x). Unknown devices (no peak read): never.
-bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodeDevice& dev) {
-  if (dev.dram_tb_per_s <= 0 || m_chunk < 4 || m_chunk > 8) return false;
-  return n * k / 2 <= (dev.dram_tb_per_s < kBulkSlowDramTbPerS ? kBulkSlowDramLayerBytes : kBulkSmallLayerBytes);
+// And on H100-class memory at 9..16 tokens with zero points (uint4) on the layers of kBulkSlowDramUint4Layers: stop 72
+// call B (an H100 80GB HBM3, the bulk kernel with x streamed forced against the default plans and the prefill path, 8
+// layers x M = 9 / 12 / 16 x fp16 / bf16 x uint4b8 / uint4, 2 interleaved rounds, every row against f64,
+// docs/benchmarks/session_2026-12-07_stop72/): llama8b.down uint4 16.15-19.12 us against the streaming kernel's
+// 22.29-25.67 (1.21-1.50x) and the prefill path's 19.22-20.34 (1.02-1.24x; the hybrid ran prefill there from 9 tokens).
+// Elsewhere at 9..16 tokens it lost or tied against the faster of the two (llama8b.o / qkv: prefill ahead; 8192x8192,
+// llama8b.gate_up, llama70b.gate_up 0.59-1.04x the streaming kernel; qwen0.5b.down ahead at 9 only, 1.06-1.11x).
+struct BulkLayer { std::int64_t n, k; };
+constexpr BulkLayer kBulkSlowDramUint4Layers[] = {{4096, 14336}};  // llama8b.down
+bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, bool zeros, const DecodeDevice& dev) {
+  if (dev.dram_tb_per_s <= 0 || m_chunk < 4 || m_chunk > 16) return false;
+  const bool slow = dev.dram_tb_per_s < kBulkSlowDramTbPerS;
+  if (m_chunk > 8) {
+    if (!slow || !zeros) return false;
+    for (const BulkLayer& l : kBulkSlowDramUint4Layers)
+      if (l.n == n && l.k == k) return true;
+    return false;
+  }
+  return n * k / 2 <= (slow ? kBulkSlowDramLayerBytes : kBulkSmallLayerBytes);
 }
 // Where the bulk kernel's plan `bp` (one that fits: bulk_stages > 0) is the default, from A/Bs on the
 // H200 (every row against f64; docs/benchmarks/decode.md versions 12 and 13): the bulk kernel forced
@@ -349,10 +365,12 @@ bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, const 
 //    fp16 / bf16, each within 1-2% of the other; docs/benchmarks/decode.md version 22): 8192x8192 M = 2..6 1.03-1.08x,
 //    llama8b.down 2..4 1.05-1.12x (6: 172 KB of x, 0.83x), llama8b.o 4..6 1.12-1.16x, llama8b.qkv 3..6 1.03-1.13x;
 //    llama8b.gate_up (56 MB) 0.94x at 6, every layer 0.92-0.99x at 8.
-//  - And the bulk kernel with x streamed per stage (bulk_xstream_by_default) wherever its plan streams x.
-bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePlan& bp, int sms, const DecodeDevice& dev) {
+//  - And the bulk kernel with x streamed per stage (bulk_xstream_by_default) wherever its plan streams x (the one rule
+//    past 8 tokens).
+bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, bool zeros, const DecodePlan& bp, int sms, const DecodeDevice& dev) {
   if (m_chunk == 1) return true;
-  if (bp.bulk_xstream && bulk_xstream_by_default(m_chunk, n, k, dev)) return true;
+  if (bp.bulk_xstream && bulk_xstream_by_default(m_chunk, n, k, zeros, dev)) return true;
+  if (m_chunk > 8) return false;
   if (dev.dram_tb_per_s > 0 && dev.dram_tb_per_s < kBulkSlowDramTbPerS && m_chunk <= 6 &&
       m_chunk * k * 2 <= kBulkSlowDramXBytes && n * k / 2 <= kBulkSlowDramLayerBytes)
     return true;
@@ -386,7 +404,7 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   // x streamed: the producer copies whole 64-wide tiles of x rows (no tail past K to zero-fill).
   const int xo = bulk_xstream_override();
-  const bool xs = (xo == 1 || (xo == -1 && bulk_xstream_by_default(m_chunk, n, k, dev))) && xstream_ok && kt * kTcPadK == k;
+  const bool xs = (xo == 1 || (xo == -1 && bulk_xstream_by_default(m_chunk, n, k, zeros, dev))) && xstream_ok && kt * kTcPadK == k;
   DecodePlan best;  // bulk_stages = 0: none fits
   if (const char* env = std::getenv("W4A16_DECODE_BULK_PLAN"); env && *env) {
     int wn = 0, b = 0, used = 0;
@@ -537,9 +555,10 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   // The bulk kernel (decode_bulk.cu) where its plan fits: first when forced on; by default where
   // bulk_by_default says, unless the small-layer kernel is forced on.
   const int so = small_override();
-  if (bo == 1 || (bo == -1 && so != 1 && m_chunk <= 8)) {  // (bulk_by_default: never from 9 tokens)
+  // (bulk_by_default: from 9 tokens only where x streams by default)
+  if (bo == 1 || (bo == -1 && so != 1 && (m_chunk <= 8 || bulk_xstream_by_default(m_chunk, n, k, zeros, dev)))) {
     const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms, dev, rows16);
-    if (bp.bulk_stages > 0 && (bo == 1 || bulk_by_default(m_chunk, n, k, bp, sms, dev))) return bp;
+    if (bp.bulk_stages > 0 && (bo == 1 || bulk_by_default(m_chunk, n, k, zeros, bp, sms, dev))) return bp;
   }
   // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).
   if (so != 0 && rows16) {
