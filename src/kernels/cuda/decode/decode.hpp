@@ -85,7 +85,8 @@ double device_dram_tb_per_s();
 // 3 tokens on an evenly busy grid with K <= 5120, up to 6 on layers under 8 MB (8 where x <= 20 KB); docs/benchmarks/decode.md versions 12
 // and 13; on H100-class memory, below 4 TB/s, also up to 6 tokens where x <= 128 KB on layers of <= 32 MB, and 4..8
 // tokens with x streamed per stage (bulk_xstream) on layers of <= 32 MB where x rows allow: version 22; on faster
-// memory, the H200, that streamed x at 4..8 tokens on layers of <= 8 MB: version 23),
+// memory, the H200, that streamed x at 4..8 tokens on layers of <= 8 MB: version 23; and on H100-class memory with x
+// streamed at 9..16 tokens on llama8b.down uint4: version 26),
 // unless W4A16_DECODE_SMALL=1 forces the small kernel; W4A16_DECODE_BULK=1 takes it wherever
 // it fits, =0 never; a forced streaming plan (W4A16_DECODE_PLAN) wins over it.
 // Measured plans: on a few Llama-3-8B / 8192x8192 / Llama-70B layers at 1..16 tokens (uint4b8,
@@ -123,7 +124,8 @@ DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk
 // Below sm_90 code (dev.sm90 false) it never fits.
 // xstream_ok (16-byte x rows, no act-order perm, as decode_plan's): W4A16_DECODE_BULK_XSTREAM=1 then streams x per stage
 // where K is a multiple of 64 (bulk_xstream), =0 never; unset: at 4..8 tokens on layers of <= 32 MB (H100-class
-// memory) or <= 8 MB (faster memory), never where the device's peak bandwidth is unknown (decode_plan.cu).
+// memory) or <= 8 MB (faster memory), at 9..16 on llama8b.down with zero points (H100-class memory), never where the
+// device's peak bandwidth is unknown (decode_plan.cu).
 DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms,
                                     const DecodeDevice& dev = {}, bool xstream_ok = false);
 // Whether the launch of plan `p` runs the tile-pair variant of its kernel (tiles 2j, 2j + 1 share one scale / zero
