@@ -445,6 +445,9 @@ TEST(DecodeHost, BulkByDefaultOnH100ClassMemory) {
         EXPECT_EQ(decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, unknown).bulk_stages > 0, h200_bulk) << what;
         EXPECT_FALSE(decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, unknown).bulk_xstream) << what;
       }
+  // llama8b.down uint4 at 9..16 tokens on H100-class memory: every group size but 32 (measured at 128)
+  for (int g : {32, 64, 128, 256, w4a16::kChannelwise})
+    EXPECT_EQ(decode_plan_for_sms(4096, 14336, 12, true, g, true, 132, h100).bulk_xstream, g != 32) << "g=" << g;
   // The staged rule's bounds (x rows that cannot stream): x of 6 tokens at K = 10880 (127.5 KB) in, K = 10944 out; 32 MB
   // of weights in, 33 MB out; 7 tokens out. Streamed: 7 tokens in, a K with a tail past a multiple of 64 out.
   EXPECT_GT(decode_plan_for_sms(4096, 10880, 6, false, 128, false, 132, h100).bulk_stages, 0);

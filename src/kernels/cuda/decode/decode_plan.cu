@@ -320,13 +320,14 @@ constexpr std::int64_t kBulkSlowDramLayerBytes = std::int64_t{32} << 20;
 // 22.29-25.67 (1.21-1.50x) and the prefill path's 19.22-20.34 (1.02-1.24x; the hybrid ran prefill there from 9 tokens).
 // Elsewhere at 9..16 tokens it lost or tied against the faster of the two (llama8b.o / qkv: prefill ahead; 8192x8192,
 // llama8b.gate_up, llama70b.gate_up 0.59-1.04x the streaming kernel; qwen0.5b.down ahead at 9 only, 1.06-1.11x).
+// Measured at g = 128 (the tile-pair kernel); taken at every group size but 32 (its 9..16-token kernels spill 24-28 bytes).
 struct BulkLayer { std::int64_t n, k; };
 constexpr BulkLayer kBulkSlowDramUint4Layers[] = {{4096, 14336}};  // llama8b.down
-bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, bool zeros, const DecodeDevice& dev) {
+bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, bool zeros, int group_size, const DecodeDevice& dev) {
   if (dev.dram_tb_per_s <= 0 || m_chunk < 4 || m_chunk > 16) return false;
   const bool slow = dev.dram_tb_per_s < kBulkSlowDramTbPerS;
   if (m_chunk > 8) {
-    if (!slow || !zeros) return false;
+    if (!slow || !zeros || group_size == 32) return false;
     for (const BulkLayer& l : kBulkSlowDramUint4Layers)
       if (l.n == n && l.k == k) return true;
     return false;
@@ -367,9 +368,10 @@ bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, bool z
 //    llama8b.gate_up (56 MB) 0.94x at 6, every layer 0.92-0.99x at 8.
 //  - And the bulk kernel with x streamed per stage (bulk_xstream_by_default) wherever its plan streams x (the one rule
 //    past 8 tokens).
-bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, bool zeros, const DecodePlan& bp, int sms, const DecodeDevice& dev) {
+bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, bool zeros, int group_size, const DecodePlan& bp, int sms,
+                     const DecodeDevice& dev) {
   if (m_chunk == 1) return true;
-  if (bp.bulk_xstream && bulk_xstream_by_default(m_chunk, n, k, zeros, dev)) return true;
+  if (bp.bulk_xstream && bulk_xstream_by_default(m_chunk, n, k, zeros, group_size, dev)) return true;
   if (m_chunk > 8) return false;
   if (dev.dram_tb_per_s > 0 && dev.dram_tb_per_s < kBulkSlowDramTbPerS && m_chunk <= 6 &&
       m_chunk * k * 2 <= kBulkSlowDramXBytes && n * k / 2 <= kBulkSlowDramLayerBytes)
@@ -404,7 +406,7 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   // x streamed: the producer copies whole 64-wide tiles of x rows (no tail past K to zero-fill).
   const int xo = bulk_xstream_override();
-  const bool xs = (xo == 1 || (xo == -1 && bulk_xstream_by_default(m_chunk, n, k, zeros, dev))) && xstream_ok && kt * kTcPadK == k;
+  const bool xs = (xo == 1 || (xo == -1 && bulk_xstream_by_default(m_chunk, n, k, zeros, group_size, dev))) && xstream_ok && kt * kTcPadK == k;
   DecodePlan best;  // bulk_stages = 0: none fits
   if (const char* env = std::getenv("W4A16_DECODE_BULK_PLAN"); env && *env) {
     int wn = 0, b = 0, used = 0;
@@ -556,9 +558,9 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   // bulk_by_default says, unless the small-layer kernel is forced on.
   const int so = small_override();
   // (bulk_by_default: from 9 tokens only where x streams by default)
-  if (bo == 1 || (bo == -1 && so != 1 && (m_chunk <= 8 || bulk_xstream_by_default(m_chunk, n, k, zeros, dev)))) {
+  if (bo == 1 || (bo == -1 && so != 1 && (m_chunk <= 8 || bulk_xstream_by_default(m_chunk, n, k, zeros, group_size, dev)))) {
     const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms, dev, rows16);
-    if (bp.bulk_stages > 0 && (bo == 1 || bulk_by_default(m_chunk, n, k, zeros, bp, sms, dev))) return bp;
+    if (bp.bulk_stages > 0 && (bo == 1 || bulk_by_default(m_chunk, n, k, zeros, group_size, bp, sms, dev))) return bp;
   }
   // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).
   if (so != 0 && rows16) {
