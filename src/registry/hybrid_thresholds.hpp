@@ -99,9 +99,10 @@
 // (the streaming kernel's 22.29-25.67), so it is now the decode plan there on H100-class memory (decode_plan.cu
 // bulk_xstream_by_default) and the H100 column takes decode up to 16 in uint4 (uint4b8 stays at 8: prefill 15.94-16.96
 // against decode 17.12-18.15). Measured at g = 128, as every entry here; at g = 32 that decode plan stays the streaming
-// kernel (the bulk rule leaves out the spilling g = 32 kernels), not measured against prefill on this layer. The call's other H100 points agree with the table (llama8b.o / qkv prefill from 9, the
-// gate_up layers' uint4b8 prefill from 9 and uint4 decode to 16 (llama70b.gate_up bf16 M = 16 1.9% the other way),
-// 8192x8192 uint4b8 prefill from 12, qwen0.5b.down decode to 16); qwen0.5b.gate_up M = 9..16 within 0.97-1.03.
+// kernel (the bulk rule leaves out the spilling g = 32 kernels), not measured against prefill on this layer. The call's
+// other H100 points agree with the table (llama8b.o / qkv prefill from 9, the gate_up layers' uint4b8 prefill from 9 and
+// uint4 decode to 16 (llama70b.gate_up bf16 M = 16 1.9% the other way), 8192x8192 uint4b8 prefill from 12, qwen0.5b.down
+// decode to 16); qwen0.5b.gate_up M = 9..16 within 0.97-1.03.
 // What the runs show: the decode path wins at M <= 16 on the large layers (since stop 47 also llama8b.o, and llama8b.down
 // uint4b8, on the H200), the prefill path from M = 9 on the small Qwen layers (H200), llama8b.down uint4 and, on
 // H100-class memory, llama8b.o / down; decode loses at M = 32 everywhere.

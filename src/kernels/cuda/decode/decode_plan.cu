@@ -406,7 +406,8 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
   const std::int64_t kt = (k + kTcPadK - 1) / kTcPadK;
   // x streamed: the producer copies whole 64-wide tiles of x rows (no tail past K to zero-fill).
   const int xo = bulk_xstream_override();
-  const bool xs = (xo == 1 || (xo == -1 && bulk_xstream_by_default(m_chunk, n, k, zeros, group_size, dev))) && xstream_ok && kt * kTcPadK == k;
+  const bool xs =
+      (xo == 1 || (xo == -1 && bulk_xstream_by_default(m_chunk, n, k, zeros, group_size, dev))) && xstream_ok && kt * kTcPadK == k;
   DecodePlan best;  // bulk_stages = 0: none fits
   if (const char* env = std::getenv("W4A16_DECODE_BULK_PLAN"); env && *env) {
     int wn = 0, b = 0, used = 0;
