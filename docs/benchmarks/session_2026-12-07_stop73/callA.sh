@@ -5,6 +5,7 @@
 #     memory (8 since stop 73) rests on. First, as it is short (callC ends with issue 5's rows on an H200).
 #  1-2 (and issue 5's rows on an H200): stop 72's prepared callC, unchanged.
 set -u
+. scripts/lib/device-env.sh
 mkdir -p /tmp/s73a && tar -xJf .carry-l72p/p.tar.xz -C /tmp/s73a
 timeout 60 /tmp/s73a/w4a16_bench_gpu --registry cuda_decode,cuda_prefill --no-cublas --shapes llama8b.down --ms 8,9,12,16 \
   --dtypes f16,bf16 --scalars uint4 --groups 32 --no-extra-groups --csv $OUT/down_g32.csv > $OUT/down_g32.log 2>&1
