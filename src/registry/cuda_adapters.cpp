@@ -256,9 +256,9 @@ class CudaPrefill final : public TcKernel {
   }
 };
 
-// The hybrid: both paths over one TcWeights; M <= hybrid_decode_max_m(N, K, zeros, group size, code arch, the device's
-// memory) runs decode, larger M prefill. It claims what the prefill path claims, and asks the stricter (prefill)
-// alignment at every M so that a caller valid at M = 1 stays valid at M = 4096.
+// The hybrid: both paths over one TcWeights; M <= hybrid_decode_max_m(N, K, zeros, code arch, the device's memory) runs
+// decode, larger M prefill. It claims what the prefill path claims, and asks the stricter
+// (prefill) alignment at every M so that a caller valid at M = 1 stays valid at M = 4096.
 class CudaHybrid final : public TcKernel {
  public:
   std::string_view name() const override { return "cuda_hybrid"; }
@@ -273,8 +273,7 @@ class CudaHybrid final : public TcKernel {
   // (same layout, dtypes and minimum capability): only its K bound can differ.
   static std::int64_t decode_max_m(const LinearConfig& c) {
     return kc::decode_fits(c.k, 1, c.has_zeros, c.group_size, kc::decode_device_for(c.capability))
-               ? hybrid_decode_max_m(c.n, c.k, c.has_zeros, c.group_size, kc::code_arch(c.capability),
-                                     kc::device_dram_tb_per_s())
+               ? hybrid_decode_max_m(c.n, c.k, c.has_zeros, kc::code_arch(c.capability), kc::device_dram_tb_per_s())
                : 0;
   }
   // The smallest M of the dense path (0: never): hybrid_dense_min_m_table, or W4A16_HYBRID_DENSE_MIN_M

@@ -99,7 +99,7 @@
 // (the streaming kernel's 22.29-25.67), so it is now the decode plan there on H100-class memory (decode_plan.cu
 // bulk_xstream_by_default) and the H100 column takes decode up to 16 in uint4 (uint4b8 stays at 8: prefill 15.94-16.96
 // against decode 17.12-18.15). Measured at g = 128, as every entry here; at g = 32 that decode plan stays the streaming
-// kernel (the bulk rule leaves out the spilling g = 32 kernels), so g = 32 keeps the 8 of before (kHybridBulkAsymShapes). The call's
+// kernel (the bulk rule leaves out the spilling g = 32 kernels), not measured against prefill on this layer. The call's
 // other H100 points agree with the table (llama8b.o / qkv prefill from 9, the gate_up layers' uint4b8 prefill from 9 and
 // uint4 decode to 16 (llama70b.gate_up bf16 M = 16 1.9% the other way), 8192x8192 uint4b8 prefill from 12, qwen0.5b.down
 // decode to 16); qwen0.5b.gate_up M = 9..16 within 0.97-1.03.
@@ -141,18 +141,6 @@ inline constexpr HybridShape kHybridShapes[] = {
     {4096, 4096, 8, 8, 8, 8},     // llama8b.o         fp16 uint4b8 M = 9: decode 7.22, prefill (bm16_bn64 s8) 6.51 at M = 16 (stop 51); uint4 M = 9: 8.32 / 6.86 (stop 52); H100 M = 9: 1.02x
 };
 
-// Layers whose H100-class uint4 switch point (slow_dram_asym above) rests on the bulk decode kernel with x streamed at
-// 9..16 tokens, which the decode plan runs at every group size but 32 (decode_plan.cu bulk_xstream_by_default: its
-// g = 32 kernels spill): at g = 32 the streaming kernel runs there instead, which lost to the prefill path from 9 tokens
-// (stop 72 call B at g = 128: 22.29-25.67 us against 19.22-20.34), so g = 32 keeps the switch point of before stop 72.
-struct HybridBulkAsymShape {
-  std::int64_t n, k;
-  std::int64_t slow_dram_asym_g32;
-};
-inline constexpr HybridBulkAsymShape kHybridBulkAsymShapes[] = {
-    {4096, 14336, 8},  // llama8b.down
-};
-
 // Every other shape: decode up to 16 tokens (it won at M = 16 on the other five PERF.md shapes, from
 // 896x4864 to 57344x8192, and lost or tied at M = 32 on all of them: 2026-12-03 evening, stops 20, 22, 23).
 inline constexpr std::int64_t kHybridDefaultDecodeMaxM = 16;
@@ -163,15 +151,11 @@ inline constexpr std::int64_t kHybridDefaultDecodeMaxM = 16;
 // (2026-12-05 stop 38 call 4, the sm_80 code on the H200 through its PTX: qwen0.5b.qkv M = 16 decode 3.47 us against
 // prefill 8.58; 8192x8192 / llama8b.gate_up decode already; prefill ahead at M = 64 on all three), so it takes the
 // default on every layer. dram_tb_per_s: the peak of the device that runs it (device_dram_tb_per_s(); 0 = unknown).
-inline std::int64_t hybrid_decode_max_m(std::int64_t n, std::int64_t k, bool has_zeros, int group_size, int code_arch,
-                                        double dram_tb_per_s) {
+inline std::int64_t hybrid_decode_max_m(std::int64_t n, std::int64_t k, bool has_zeros, int code_arch, double dram_tb_per_s) {
   const bool slow = dram_tb_per_s > 0 && dram_tb_per_s < kHybridSlowDramTbPerS;
-  if (code_arch != 90) return kHybridDefaultDecodeMaxM;
-  if (slow && has_zeros && group_size == 32)
-    for (const HybridBulkAsymShape& s : kHybridBulkAsymShapes)
-      if (s.n == n && s.k == k) return s.slow_dram_asym_g32;
-  for (const HybridShape& s : kHybridShapes)
-    if (s.n == n && s.k == k) return slow ? (has_zeros ? s.slow_dram_asym : s.slow_dram_sym) : (has_zeros ? s.decode_max_m_asym : s.decode_max_m_sym);
+  if (code_arch == 90)
+    for (const HybridShape& s : kHybridShapes)
+      if (s.n == n && s.k == k) return slow ? (has_zeros ? s.slow_dram_asym : s.slow_dram_sym) : (has_zeros ? s.decode_max_m_asym : s.decode_max_m_sym);
   return kHybridDefaultDecodeMaxM;
 }
 

@@ -27,10 +27,6 @@ const Platform kPlatforms[] = {Platform::cpu, Platform::sm80, Platform::sm90};
 // The peak bandwidth of the device this process runs on (0 without one): the hybrid's switch reads it, so the tests
 // that predict which path an M takes read it too.
 double live_dram() { return kernels::cuda::device_dram_tb_per_s(); }
-// The largest M the hybrid runs on its decode path for `c` on this process's device.
-std::int64_t hybrid_switch(const LinearConfig& c) {
-  return registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros, c.group_size, kernels::cuda::code_arch(c.capability), live_dram());
-}
 #endif
 
 // A grid config (valid, on the kernel's own device) that `k` accepts, if there is one.
@@ -279,7 +275,7 @@ TEST(Hybrid, WorkspaceCoversBothPaths) {
       const std::size_t ws = h->workspace_bytes(c, max_m);
       for (std::int64_t m = 1; m <= max_m; m = m < 32 ? m + 1 : m * 2) {
         ASSERT_GE(ws, d->workspace_bytes(c, m)) << c.describe() << " max_m=" << max_m << " m=" << m;
-        if (m > hybrid_switch(c)) {
+        if (m > registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros, kernels::cuda::code_arch(c.capability), live_dram())) {
           ASSERT_GE(ws, p->workspace_bytes(c, m)) << c.describe() << " max_m=" << max_m << " m=" << m;
         }
       }
@@ -328,9 +324,9 @@ TEST(Hybrid, Sm80CodeTakesTheDefaultSwitchOnEveryLayer) {
   std::size_t moved = 0;
   for (const registry_detail::HybridShape& s : registry_detail::kHybridShapes)
     for (bool zeros : {false, true}) {
-      EXPECT_EQ(registry_detail::hybrid_decode_max_m(s.n, s.k, zeros, 128, 80, 0), registry_detail::kHybridDefaultDecodeMaxM) << s.n << "x" << s.k;
-      moved += registry_detail::hybrid_decode_max_m(s.n, s.k, zeros, 128, 90, 0) != registry_detail::kHybridDefaultDecodeMaxM;
-      EXPECT_EQ(registry_detail::hybrid_decode_max_m(s.n, s.k, zeros, 32, 80, 3.35), registry_detail::kHybridDefaultDecodeMaxM);
+      EXPECT_EQ(registry_detail::hybrid_decode_max_m(s.n, s.k, zeros, 80, 0), registry_detail::kHybridDefaultDecodeMaxM) << s.n << "x" << s.k;
+      moved += registry_detail::hybrid_decode_max_m(s.n, s.k, zeros, 90, 0) != registry_detail::kHybridDefaultDecodeMaxM;
+      EXPECT_EQ(registry_detail::hybrid_decode_max_m(s.n, s.k, zeros, 80, 3.35), registry_detail::kHybridDefaultDecodeMaxM);
     }
   EXPECT_GT(moved, 0u) << "the sm_90a table moves no layer: nothing left to test here";
 }
@@ -339,35 +335,31 @@ TEST(Hybrid, Sm80CodeTakesTheDefaultSwitchOnEveryLayer) {
 // run decode up to the default 16 tokens there (stop 46, measured on an H100) and up to 8 on the H200 and on a device of
 // unknown bandwidth; llama8b.o and llama8b.qkv run decode up to 8 on every device (the 16-token prefill tile: uint4b8
 // stop 51, uint4 stop 52); 8192x8192 uint4b8 up to 11 on H100-class memory (stop 52); llama8b.down uint4 up to 16 there,
-// 8 on the H200 and at g = 32 (stop 72: the bulk decode kernel with x streamed on H100-class memory, which the decode
-// plan runs at every group size but 32); a layer outside the table
+// 8 on the H200 (stop 72: the bulk decode kernel with x streamed on H100-class memory); a layer outside the table
 // (qwen0.5b.down) takes the default on every device.
 TEST(Hybrid, H100ClassMemoryTakesItsOwnSwitchPoints) {
   using registry_detail::hybrid_decode_max_m;
   for (bool zeros : {false, true}) {
     for (std::int64_t n : {1152, 896}) {
-      EXPECT_EQ(hybrid_decode_max_m(n, 896, zeros, 128, 90, 3.35), 16) << n;
-      EXPECT_EQ(hybrid_decode_max_m(n, 896, zeros, 128, 90, 4.8), 8) << n;
-      EXPECT_EQ(hybrid_decode_max_m(n, 896, zeros, 128, 90, 0), 8) << n;
+      EXPECT_EQ(hybrid_decode_max_m(n, 896, zeros, 90, 3.35), 16) << n;
+      EXPECT_EQ(hybrid_decode_max_m(n, 896, zeros, 90, 4.8), 8) << n;
+      EXPECT_EQ(hybrid_decode_max_m(n, 896, zeros, 90, 0), 8) << n;
     }
     for (double dram : {3.35, 4.8, 0.0}) {  // llama8b.o / qkv: prefill from 9 tokens in both scalar types
-      EXPECT_EQ(hybrid_decode_max_m(4096, 4096, zeros, 128, 90, dram), 8) << dram;
-      EXPECT_EQ(hybrid_decode_max_m(6144, 4096, zeros, 128, 90, dram), 8) << dram;
+      EXPECT_EQ(hybrid_decode_max_m(4096, 4096, zeros, 90, dram), 8) << dram;
+      EXPECT_EQ(hybrid_decode_max_m(6144, 4096, zeros, 90, dram), 8) << dram;
     }
-    EXPECT_EQ(hybrid_decode_max_m(4096, 14336, zeros, 128, 90, 4.8), zeros ? 8 : 16);  // llama8b.down
-    for (int g : {64, 128, 256, kChannelwise})  // uint4: the bulk kernel, stop 72; not at g = 32, where the decode plan does not run it
-      EXPECT_EQ(hybrid_decode_max_m(4096, 14336, zeros, g, 90, 3.35), zeros ? 16 : 8) << g;
-    EXPECT_EQ(hybrid_decode_max_m(4096, 14336, zeros, 32, 90, 3.35), 8);
-    EXPECT_EQ(hybrid_decode_max_m(4096, 14336, zeros, 32, 90, 4.8), zeros ? 8 : 16);
+    EXPECT_EQ(hybrid_decode_max_m(4096, 14336, zeros, 90, 4.8), zeros ? 8 : 16);  // llama8b.down
+    EXPECT_EQ(hybrid_decode_max_m(4096, 14336, zeros, 90, 3.35), zeros ? 16 : 8);  // (uint4: the bulk kernel, stop 72)
     for (double dram : {3.35, 4.8, 0.0}) {  // the gate_up layers of Llama-3-70B / -8B: prefill from 9 tokens in uint4b8 (stop 51)
-      EXPECT_EQ(hybrid_decode_max_m(57344, 8192, zeros, 128, 90, dram), zeros ? 16 : 8) << dram;
-      EXPECT_EQ(hybrid_decode_max_m(28672, 4096, zeros, 128, 90, dram), zeros ? 16 : 8) << dram;
+      EXPECT_EQ(hybrid_decode_max_m(57344, 8192, zeros, 90, dram), zeros ? 16 : 8) << dram;
+      EXPECT_EQ(hybrid_decode_max_m(28672, 4096, zeros, 90, dram), zeros ? 16 : 8) << dram;
     }
     // 8192x8192: the default on the H200, uint4b8 prefill from 12 tokens on H100-class memory (stop 52)
-    EXPECT_EQ(hybrid_decode_max_m(8192, 8192, zeros, 128, 90, 4.8), registry_detail::kHybridDefaultDecodeMaxM);
-    EXPECT_EQ(hybrid_decode_max_m(8192, 8192, zeros, 128, 90, 3.35), zeros ? registry_detail::kHybridDefaultDecodeMaxM : 11);
+    EXPECT_EQ(hybrid_decode_max_m(8192, 8192, zeros, 90, 4.8), registry_detail::kHybridDefaultDecodeMaxM);
+    EXPECT_EQ(hybrid_decode_max_m(8192, 8192, zeros, 90, 3.35), zeros ? registry_detail::kHybridDefaultDecodeMaxM : 11);
     for (double dram : {3.35, 4.8, 0.0})  // qwen0.5b.down: outside the table
-      EXPECT_EQ(hybrid_decode_max_m(896, 4864, zeros, 128, 90, dram), registry_detail::kHybridDefaultDecodeMaxM) << dram;
+      EXPECT_EQ(hybrid_decode_max_m(896, 4864, zeros, 90, dram), registry_detail::kHybridDefaultDecodeMaxM) << dram;
   }
 }
 
@@ -383,7 +375,7 @@ TEST(Hybrid, DescribeRunNamesThePathRunTakes) {
   for (const LinearConfig& c : test::config_grid(test::cuda_platform(), {.small_shapes_only = true, .with_invalid = false})) {
     if (!h->can_implement(c).empty()) continue;
     SCOPED_TRACE(c.describe());
-    const std::int64_t t = hybrid_switch(c);
+    const std::int64_t t = registry_detail::hybrid_decode_max_m(c.n, c.k, c.has_zeros, kernels::cuda::code_arch(c.capability), live_dram());
     test::ScopedEnv off("W4A16_HYBRID_DENSE_MIN_M", "0");
     EXPECT_TRUE(starts(h->describe_run(c, t + 1), "prefill: ")) << h->describe_run(c, t + 1);
     EXPECT_TRUE(starts(p->describe_run(c, 1), "prefill: ")) << p->describe_run(c, 1);
