@@ -99,7 +99,10 @@
 // (the streaming kernel's 22.29-25.67), so it is now the decode plan there on H100-class memory (decode_plan.cu
 // bulk_xstream_by_default) and the H100 column takes decode up to 16 in uint4 (uint4b8 stays at 8: prefill 15.94-16.96
 // against decode 17.12-18.15). Measured at g = 128, as every entry here; at g = 32 that decode plan stays the streaming
-// kernel (the bulk rule leaves out the spilling g = 32 kernels), not measured against prefill on this layer. The call's
+// kernel (the bulk rule leaves out the spilling g = 32 kernels), and it still leads there: stop 73 call A (H100) at
+// g = 32, M = 9 / 12 / 16, fp16 / bf16: decode 28.02-28.77 us against prefill 36.97-37.33 (prefill's g = 32 tile is
+// slower), so the switch at 16 holds for every group size. The hybrid at g = 128 in the same call: 16.36 / 17.56 /
+// 19.13 us at M = 9 / 12 / 16 fp16 (bf16 16.41 / 17.65 / 19.20) against prefill's 19.29-19.57 (bf16 20.12-20.35). The call's
 // other H100 points agree with the table (llama8b.o / qkv prefill from 9, the gate_up layers' uint4b8 prefill from 9 and
 // uint4 decode to 16 (llama70b.gate_up bf16 M = 16 1.9% the other way), 8192x8192 uint4b8 prefill from 12, qwen0.5b.down
 // decode to 16); qwen0.5b.gate_up M = 9..16 within 0.97-1.03.
