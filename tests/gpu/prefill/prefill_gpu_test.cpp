@@ -682,11 +682,14 @@ TEST(PrefillGpu, PlanCoversPerfShapes) {
       const PrefillPlan p = prefill_plan(s[0], s[1], m, cap, sms);
       ASSERT_GE(p.config, 0);
       EXPECT_GE(p.split, 1);
-      // Partials through reduce_kernel: the kernel-reduce workspace covers them (a cluster plan keeps them in shared
-      // memory: no bound).
+      // Partials through reduce_kernel: bounded rows but for a measured entry, and the kernel-reduce workspace covers
+      // them (a cluster plan keeps them in shared memory: no bound).
       if (p.split > 1 && p.reduce != PrefillSplitReduce::cluster) {
         EXPECT_LE(static_cast<std::size_t>(p.split * m * s[0] * 4),
                   prefill_workspace_bytes(s[0], s[1], 128, false, m, PrefillSplitReduce::kernel));
+        if (p.split * m > kPrefillMaxSplitRows) {
+          EXPECT_TRUE(prefill_measured_plan(s[0], s[1], m, cap, sms, nullptr)) << s[0] << "x" << s[1] << " M " << m;
+        }
       }
       std::printf("plan %6lldx%-6lld M=%-5lld %s\n", static_cast<long long>(s[0]), static_cast<long long>(s[1]),
                   static_cast<long long>(m), p.describe().c_str());
