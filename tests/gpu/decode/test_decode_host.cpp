@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -313,7 +314,34 @@ TEST(DecodeHost, BulkPlansFitTheirBlocksPerSm) {
   EXPECT_LE(o.smem_bytes, 113u * 1024) << o.describe();
 }
 
-// W4A16_DECODE_BULK_XSTREAM=1: the bulk plans stream x per stage (an x slot of m rows of the stage's span beside each
+// The streamed x slot (one TMA box a stage, the 128B swizzle): 1024-aligned slots that hold the whole box, an odd count
+// of box tiles, and so the 8 token rows that one ldmatrix reads at a tile and chunk land in 8 different 16-byte bank
+// groups (line t x box + tile, chunk c at (c ^ line) & 7) for every span a plan has, every first token and tile.
+TEST(DecodeHost, BulkStreamedXSlotsAreConflictFree) {
+  for (int span : {4, 8, 16, 32}) {
+    const int box = bulk_x_box_tiles(span);
+    EXPECT_EQ(box % 2, 1) << span;
+    EXPECT_GT(box, span - 1) << span;
+    for (int m = 1; m <= 16; ++m) {
+      const unsigned slot = bulk_x_slot_bytes(m, span);
+      EXPECT_EQ(slot % 1024, 0u) << "span=" << span << " m=" << m;
+      EXPECT_GE(slot, static_cast<unsigned>(m * box * 128)) << "span=" << span << " m=" << m;
+      EXPECT_LT(slot, static_cast<unsigned>(m * box * 128) + 1024) << "span=" << span << " m=" << m;
+    }
+    for (int t0 = 0; t0 <= 8; t0 += 8)
+      for (int tile = 0; tile < span; ++tile)
+        for (int c = 0; c < 8; ++c) {
+          std::set<int> groups;
+          for (int t = t0; t < t0 + 8; ++t) {
+            const int line = t * box + tile;
+            groups.insert(((line << 7) + (((c ^ line) & 7) << 4)) / 16 % 8);  // the 16-byte bank group of the read
+          }
+          EXPECT_EQ(groups.size(), 8u) << "span=" << span << " tokens " << t0 << ".. tile " << tile << " chunk " << c;
+        }
+  }
+}
+
+// W4A16_DECODE_BULK_XSTREAM=1: the bulk plans stream x per stage (an x slot of one TMA box of the m tokens beside each
 // weight stage) where x rows may be copied whole (xstream_ok) and K is a multiple of 64; elsewhere, and by default, x
 // is staged whole. Streaming makes room: 16 tokens of K = 14336, which cannot be staged, fit.
 TEST(DecodeHost, BulkStreamedXPlans) {
