@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Stop 73 call B (carries .carry-l73b: branch bulk-xtma 544fa0f's w4a16_bench_gpu + w4a16_test_gpu_decode, stripped, xz;
+# .carry-l72p: main's w4a16_bench_gpu (B8; the decode code of main at c450f44..), .carry-l71e for callN on an H200).
+# The streamed x of the bulk kernel as one TMA box per stage against main's one copy per token row. Any card:
+#  0. smoke: one forced row (llama8b.down M = 16), 30 s bound (a wrong transaction count hangs); stops on failure
+#  1. the bulk tests (Decode.Bulk*: every configuration, forced plans with partial last stages, chains, determinism)
+#  2. A/B, 2 interleaved rounds, main (O) against the branch (N), every row against f64:
+#     F: the bulk kernel with x streamed forced, the 10 PERF.md shapes x M = 8 / 12 / 16 x fp16 x uint4b8 / uint4
+#     D: the default plans (where x is streamed by default: 4..8 tokens on layers <= 32 MB (H100) / 8 MB (H200), and
+#        llama8b.down uint4 9..16 on the H100), 7 shapes x M = 4 / 8 / 12 / 16 x fp16 x uint4b8 / uint4
+#  3. on an H200 with time left: issue 5's rows (stop 63 callN, STEPS="mid large"), tarred into n.tar.gz.
+# At most 8 files come back: gpu.txt, smoke.log, test.log, ab.md, r.tar.gz (n.tar.gz).
+set -u
+. scripts/lib/device-env.sh
+S=/tmp/s73b; rm -rf $S; mkdir -p $S/o $S/n $S/r
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader | tee $OUT/gpu.txt
+tar -xJf .carry-l72p/p.tar.xz -C $S/o && tar -xJf .carry-l73b/b.tar.xz -C $S/n
+log() { echo "$1 (${SECONDS}s)" | tee -a $OUT/gpu.txt; }
+XS="W4A16_DECODE_BULK=1 W4A16_DECODE_BULK_XSTREAM=1"
+env $XS timeout 30 $S/n/w4a16_bench_gpu --shapes llama8b.down --ms 16 --dtypes f16 --scalars uint4b8 --no-extra-groups \
+  --no-cublas --decode-max-m 16 > $OUT/smoke.log 2>&1
+rc=$?; log "smoke rc=$rc"; tail -3 $OUT/smoke.log
+if [ $rc -ne 0 ]; then
+  timeout 120 $S/n/w4a16_test_gpu_decode --gtest_filter='Decode.BulkStreamedX' > $OUT/test.log 2>&1; log "test rc=$?"
+  tail -30 $OUT/test.log; exit 0
+fi
+timeout 150 $S/n/w4a16_test_gpu_decode --gtest_filter='Decode.Bulk*' > $OUT/test.log 2>&1; log "bulk tests rc=$?"
+grep -E "^\[  (PASSED|FAILED) |OK \]|FAILED \]" $OUT/test.log | head -20
+ALL=8192x8192,llama8b.gate_up,llama8b.down,llama8b.qkv,llama8b.o,llama70b.gate_up,qwen0.5b.qkv,qwen0.5b.o,qwen0.5b.gate_up,qwen0.5b.down
+DEF=llama8b.o,llama8b.down,llama8b.qkv,8192x8192,qwen0.5b.down,qwen0.5b.gate_up,qwen0.5b.qkv
+COMMON="--dtypes f16 --scalars uint4b8,uint4 --no-extra-groups --no-cublas --decode-max-m 16"
+for r in 1 2; do
+  for side in o n; do
+    env $XS timeout 90 $S/$side/w4a16_bench_gpu --shapes $ALL --ms 8,12,16 $COMMON --csv $S/r/F_${side}_$r.csv > $S/r/F_${side}_$r.log 2>&1
+    log "F $side $r rc=$?"
+    timeout 90 $S/$side/w4a16_bench_gpu --shapes $DEF --ms 4,8,12,16 $COMMON --csv $S/r/D_${side}_$r.csv > $S/r/D_${side}_$r.log 2>&1
+    log "D $side $r rc=$?"
+  done
+done
+for set in F D; do
+  echo "### $set: old = main (one copy per token row), new = one TMA box per stage" >> $OUT/ab.md
+  python3 bench/gpu/ab_compare.py $(ls $S/r/${set}_o_*.csv | paste -sd,) $(ls $S/r/${set}_n_*.csv | paste -sd,) >> $OUT/ab.md 2>&1
+done
+grep -E "^###|rows; old/new" $OUT/ab.md
+tar -czf $OUT/r.tar.gz -C $S r
+if grep -q H200 $OUT/gpu.txt && [ $SECONDS -lt 330 ]; then
+  mkdir -p $S/nn
+  OUT=$S/nn STEPS="mid large" CARRY=.carry-l71e bash docs/benchmarks/session_2026-12-06_stop63/callN.sh > $S/nn/n.txt 2>&1
+  log "callN rc=$?"; tar -czf $OUT/n.tar.gz -C $S/nn .
+fi
