@@ -108,8 +108,11 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   static_assert(!kPair || !kG32, "pairs: one group per tile");
   // uint4b8 pairs: two accumulator chains per partial (one partial per pair leaves 2 chains a warp).
   constexpr bool kSplit = kPair && !kZeros;
-  extern __shared__ __align__(1024) uint4 smem_v4[];  // 1024: the streamed x slots' 128B swizzle
+  extern __shared__ uint4 smem_v4[];
+  // x streamed: the slots' 128B swizzle is a function of address bits [4, 10), so they start at the first 1024-aligned
+  // byte (bulk_smem counts the 1 KB that may cost).
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
+  if constexpr (kXs) xs += (1024u - (smem_addr(xs) & 1023u)) & 1023u;
   const int xrow = x_row_bytes(a.kt_count);                                 // x staged: m rows of all of K
   const int xbox = bulk_x_box_tiles(a.warps_k * kP);                         // x streamed: k tiles of a slot's rows
   const unsigned x_slot = bulk_x_slot_bytes(a.m, a.warps_k * kP);  // x streamed: one slot per stage, at xs + slot * x_slot
@@ -220,6 +223,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
         if (lane != 16) return;
         tma_load_3d(smem_addr(xs) + static_cast<unsigned>(slot) * x_slot, &xmap, (q % nsteps) * span, full0 + 8 * slot);
       };
+      if (lane == 16) asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(&xmap)) : "memory");
       const int total = items * nsteps;
       // x streamed: the first stages' weights go out before griddepcontrol.wait (constant), their x after it.
       const int pre = min(a.stages, total);
