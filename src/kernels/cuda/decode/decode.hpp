@@ -122,6 +122,9 @@ constexpr int bulk_x_box_tiles(int span) { return span + 1; }
 constexpr unsigned bulk_x_slot_bytes(int m, int span) {
   return (static_cast<unsigned>(m) * static_cast<unsigned>(bulk_x_box_tiles(span)) * 128u + 1023u) / 1024u * 1024u;
 }
+// Where in a slot the 128B swizzle put 16-byte chunk `chunk` (k 8 chunk .. 8 chunk + 7 of a tile, 0..7) of 128-byte line
+// `line` (token x box tiles + tile): chunk position chunk ^ (line % 8). For chunk + 4 the address is this one ^ 64.
+constexpr unsigned bulk_x_swizzled(unsigned line, unsigned chunk) { return (line << 7) + (((chunk ^ line) & 7u) << 4); }
 
 // The bulk kernel's plan (decode_bulk.cu) for a device of `sms` multiprocessors, or a plan with
 // bulk_stages = 0 where it does not fit (x of all of K staged per block plus two ring stages must fit

@@ -321,7 +321,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       const int kt = step * span + wk * kP;
       const int valid = min(kP, a.kt_count - kt);
       // B fragments of tile kt: x staged whole (its tile kt), or streamed (this slot's x: line xl + p of the slot, its
-      // chunk xchunk (+ 4 for h = 1) at ((chunk ^ line) & 7) x 16; the slot is 1024-aligned, so h flips bit 6)
+      // chunk xchunk (+ 4 for h = 1) where bulk_x_swizzled says; the slot is 1024-aligned, so h flips bit 6)
       const unsigned xoff = kXs ? xs_sh + static_cast<unsigned>(slot) * x_slot : static_cast<unsigned>(kt) * 128;
       mbar_wait(full0 + 8 * slot, phase);
       if (a.pdl_late && it == items - 1 && step == nsteps - 1) pdl_launch_dependents();  // the block's last stage is here
@@ -335,8 +335,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       if constexpr (kXs) {
         if (valid > 0)
           tiles_math_at<D, kG32, kShare, kSplit>(f.wv, f.zlo, f.zhi, f.sc, [&](int p, int mb, int h) {
-            const unsigned line = xl[mb] + static_cast<unsigned>(p);
-            return (xoff + (line << 7) + (((xchunk ^ line) & 7u) << 4)) ^ static_cast<unsigned>(h << 6);
+            return (xoff + bulk_x_swizzled(xl[mb] + static_cast<unsigned>(p), xchunk)) ^ static_cast<unsigned>(h << 6);
           }, valid, acc);
       } else {
         if (valid > 0) tiles_math<D, kG32, kShare, kSplit>(f.wv, f.zlo, f.zhi, f.sc, xl, xoff, valid, acc);
