@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stop 73 call B (carries .carry-l73b: branch bulk-xtma 3d29b35's w4a16_bench_gpu + w4a16_test_gpu_decode, stripped, xz;
+# Stop 73 call B (carries .carry-l73b: branch bulk-xtma b3aa61f's w4a16_bench_gpu + w4a16_test_gpu_decode, stripped, xz;
 # .carry-l72p: main's w4a16_bench_gpu (B8; the decode code of main at c450f44..), .carry-l71e for callN on an H200).
 # The streamed x of the bulk kernel as one TMA box per stage against main's one copy per token row. Any card:
 #  0. smoke: one forced row (llama8b.down M = 16), 30 s bound (a wrong transaction count hangs); stops on failure
