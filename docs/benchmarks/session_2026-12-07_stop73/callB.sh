@@ -9,6 +9,7 @@
 #     F: the bulk kernel with x streamed forced, the 10 PERF.md shapes x M = 8 / 12 / 16 x fp16 x uint4b8 / uint4
 #     D: the default plans (where x is streamed by default: 4..8 tokens on layers <= 32 MB (H100) / 8 MB (H200), and
 #        llama8b.down uint4 9..16 on the H100), 7 shapes x M = 4 / 8 / 12 / 16 x fp16 x uint4b8 / uint4
+#     G: the same forced, llama8b.down uint4 g = 32 at M = 9 / 12 / 16 (one round)
 #  3. on an H200 with time left: issue 5's rows (stop 63 callN, STEPS="mid large"), tarred into n.tar.gz.
 # At most 8 files come back: gpu.txt, smoke.log, test.log, ab.md, r.tar.gz (n.tar.gz).
 set -u
@@ -38,7 +39,12 @@ for r in 1 2; do
     log "D $side $r rc=$?"
   done
 done
-for set in F D; do
+for side in o n; do  # G: llama8b.down uint4 at g = 32 (the bulk rule leaves it out at 9..16; the streaming kernel: 28 us)
+  env $XS timeout 60 $S/$side/w4a16_bench_gpu --shapes llama8b.down --ms 9,12,16 --dtypes f16 --scalars uint4 --groups 32 \
+    --no-extra-groups --no-cublas --decode-max-m 16 --csv $S/r/G_${side}_1.csv > $S/r/G_${side}_1.log 2>&1
+  log "G $side rc=$?"
+done
+for set in F D G; do
   echo "### $set: old = main (one copy per token row), new = one TMA box per stage" >> $OUT/ab.md
   python3 bench/gpu/ab_compare.py $(ls $S/r/${set}_o_*.csv | paste -sd,) $(ls $S/r/${set}_n_*.csv | paste -sd,) >> $OUT/ab.md 2>&1
 done
