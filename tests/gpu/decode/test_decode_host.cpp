@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -313,7 +314,57 @@ TEST(DecodeHost, BulkPlansFitTheirBlocksPerSm) {
   EXPECT_LE(o.smem_bytes, 113u * 1024) << o.describe();
 }
 
-// W4A16_DECODE_BULK_XSTREAM=1: the bulk plans stream x per stage (an x slot of m rows of the stage's span beside each
+// The streamed x slot (one TMA box a stage, the 128B swizzle): 1024-aligned slots that hold the whole box, an odd count
+// of box tiles, and so the 8 token rows that one ldmatrix reads at a tile and chunk land in 8 different 16-byte bank
+// groups (line t x box + tile, chunk c at (c ^ line) & 7) for every span a plan has, every first token and tile.
+TEST(DecodeHost, BulkStreamedXSlotsAreConflictFree) {
+  for (int span : {4, 8, 16, 32}) {
+    const int box = bulk_x_box_tiles(span);
+    EXPECT_EQ(box % 2, 1) << span;
+    EXPECT_GT(box, span - 1) << span;
+    for (int m = 1; m <= 16; ++m) {
+      const unsigned slot = bulk_x_slot_bytes(m, span);
+      EXPECT_EQ(slot % 1024, 0u) << "span=" << span << " m=" << m;
+      EXPECT_GE(slot, static_cast<unsigned>(m * box * 128)) << "span=" << span << " m=" << m;
+      EXPECT_LT(slot, static_cast<unsigned>(m * box * 128) + 1024) << "span=" << span << " m=" << m;
+    }
+    for (int t0 = 0; t0 <= 8; t0 += 8)
+      for (int tile = 0; tile < span; ++tile)
+        for (unsigned c = 0; c < 4; ++c)
+          for (unsigned h = 0; h < 2; ++h) {
+            std::set<unsigned> groups;
+            for (int t = t0; t < t0 + 8; ++t)  // the 16-byte bank group of token t's read
+              groups.insert((bulk_x_swizzled(static_cast<unsigned>(t * box + tile), c) ^ (h << 6)) / 16 % 8);
+            EXPECT_EQ(groups.size(), 8u) << "span=" << span << " tokens " << t0 << ".. tile " << tile << " chunk " << c + 4 * h;
+          }
+  }
+}
+
+// The consumers' read address inverts the TMA's 128B swizzle: a box (64 k, box tiles, m tokens) written into a
+// 1024-aligned slot as the hardware does (byte a of the plain image at a ^ (((a >> 7) & 7) << 4): 16-byte chunk c of
+// 128-byte line R at chunk c ^ (R % 8)) is read back by bulk_x_swizzled(line, c) ^ (h << 6) as chunk c + 4h of
+// (token, tile), for every token, tile and chunk.
+TEST(DecodeHost, BulkStreamedXReadsInvertTheSwizzle) {
+  const int span = 16, box = bulk_x_box_tiles(span), m = 16;
+  std::vector<std::uint16_t> slot(bulk_x_slot_bytes(m, span) / 2, 0xffff);
+  auto value = [](int t, int tile, int k) { return static_cast<std::uint16_t>((t * 64 + tile) * 64 + k); };  // distinct
+  for (int t = 0; t < m; ++t)
+    for (int tile = 0; tile < box; ++tile)
+      for (int k = 0; k < 64; ++k) {
+        const unsigned a = static_cast<unsigned>(((t * box + tile) * 64 + k) * 2);  // the box's plain image
+        slot[(a ^ (((a >> 7) & 7u) << 4)) / 2] = value(t, tile, k);
+      }
+  for (int t = 0; t < m; ++t)
+    for (int tile = 0; tile < box; ++tile)
+      for (unsigned c = 0; c < 4; ++c)
+        for (unsigned h = 0; h < 2; ++h) {
+          const unsigned at = bulk_x_swizzled(static_cast<unsigned>(t * box + tile), c) ^ (h << 6);
+          for (int e = 0; e < 8; ++e)
+            ASSERT_EQ(slot[at / 2 + e], value(t, tile, static_cast<int>(8 * (c + 4 * h)) + e)) << "t=" << t << " tile=" << tile << " chunk=" << c + 4 * h;
+        }
+}
+
+// W4A16_DECODE_BULK_XSTREAM=1: the bulk plans stream x per stage (an x slot of one TMA box of the m tokens beside each
 // weight stage) where x rows may be copied whole (xstream_ok) and K is a multiple of 64; elsewhere, and by default, x
 // is staged whole. Streaming makes room: 16 tokens of K = 14336, which cannot be staged, fit.
 TEST(DecodeHost, BulkStreamedXPlans) {

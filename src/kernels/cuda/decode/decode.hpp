@@ -113,6 +113,19 @@ constexpr std::int64_t kDecodeSmallMaxXBytes = std::int64_t{2} << 20;
 // (small_min_blocks(T) by registers, fewer where the staged x needs more shared memory). The smallest
 // T that fits gives the most warps and blocks (latency-bound layers want more loads in flight).
 DecodePlan decode_small_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, int sms, int min_tiles = 2, const DecodeDevice& dev = {});
+// The bulk kernel's streamed x (decode_bulk.cu; span: the k tiles of a stripe per stage, warps_k x kBulkTiles): one x
+// slot per weight stage, instead of x of all of K, filled by one TMA box (64 k, bulk_x_box_tiles(span) k tiles, m tokens)
+// in the 128B swizzle: m rows of box tiles x 128 bytes, 1024-aligned (the swizzle's period). The box spans one tile more than the stage (span is a
+// multiple of 4, the box an odd count of tiles), so that row t starts t x box tiles 128-byte lines in: the 8 tokens of an
+// ldmatrix then lie in 8 different lines mod 8, i.e. 8 different 16-byte bank groups after the swizzle.
+constexpr int bulk_x_box_tiles(int span) { return span + 1; }
+constexpr unsigned bulk_x_slot_bytes(int m, int span) {
+  return (static_cast<unsigned>(m) * static_cast<unsigned>(bulk_x_box_tiles(span)) * 128u + 1023u) / 1024u * 1024u;
+}
+// Where in a slot the 128B swizzle put 16-byte chunk `chunk` (k 8 chunk .. 8 chunk + 7 of a tile, 0..7) of 128-byte line
+// `line` (token x box tiles + tile): chunk position chunk ^ (line % 8). For chunk + 4 the address is this one ^ 64.
+constexpr unsigned bulk_x_swizzled(unsigned line, unsigned chunk) { return (line << 7) + (((chunk ^ line) & 7u) << 4); }
+
 // The bulk kernel's plan (decode_bulk.cu) for a device of `sms` multiprocessors, or a plan with
 // bulk_stages = 0 where it does not fit (x of all of K staged per block plus two ring stages must fit
 // the shared memory of one or two blocks per SM). Pure host arithmetic. Over warps_n in 1, 2, 4, 8 and

@@ -33,15 +33,19 @@
 // stages must fit shared memory (decode_bulk_plan_for_sms decides; otherwise decode_plan falls
 // back to the streaming kernel).
 // x streamed (a.bulk_xstream: 16-byte rows, no perm, K a multiple of 64; W4A16_DECODE_BULK_XSTREAM=1): no staging in
-// step 2; each stage also carries, in an x slot of its own beside the weight stage, the stage's span of k tiles of the m
-// token rows (rows of x_row_bytes(span)), copied by producer lanes 16 + t (one cp.async.bulk per token row) onto the same
-// full barrier. The producer issues the weights of the first `stages` stages, then griddepcontrol.wait, then their x,
-// then weights and x together; so only x waits for the previous kernel. Consumers read B fragments from the slot.
+// step 2; each stage also carries, in an x slot of its own (bulk_x_slot_bytes, 1024-aligned), the stage's k tiles of the
+// m token rows as ONE TMA box (the tensor map xmap, encoded per launch: dims (64 k, k tile, token), box (64,
+// bulk_x_box_tiles(span), m), the 128B swizzle; tiles past K arrive as zeros) onto the same full barrier: [token][box
+// tile][64 k], 16-byte chunk c of 128-byte line R at ((c ^ R) & 7) x 16. One copy per stage instead of one per token row
+// (stop 73: a probe with one copy per stage ran 1.02-1.50x faster, median 1.31x, on five layers at 8 / 16 tokens, H100).
+// The producer issues the weights of the first `stages` stages, then griddepcontrol.wait, then their x, then weights and
+// x together; so only x waits for the previous kernel. Consumers read B fragments from the slot.
 // Instantiated: {fp16, bf16} x {MB 1, 2} x {uint4b8, uint4} x {g == 32, g >= 64 or channelwise}, and for uint4 with
 // g >= 128 or channelwise (even K_pad / 64) the pair variant (kPair: one scale / zero row per tile pair).
 // Checked by: build/tests/gpu/decode/w4a16_test_gpu_decode (tests Bulk*), timed by w4a16_bench_gpu
 // (W4A16_DECODE_BULK=0 / 1 for the A/B).
 // ---------------------------------------------------------------------------------------------
+#include <cuda.h>  // CUtensorMap
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -49,6 +53,7 @@
 #include "decode/decode_device.cuh"
 #include "pdl.cuh"
 #include "sm90_async.cuh"
+#include "tensor_map.cuh"
 
 namespace w4a16::kernels::cuda::decode_detail {
 namespace {
@@ -57,6 +62,12 @@ namespace {
 __device__ __forceinline__ void bulk_copy_g2s(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst), "l"(src),
                "r"(bytes), "r"(bar)
+               : "memory");
+}
+// The TMA box at coordinates (0, kt0, 0) of the 3-D map (x streamed), completing on `bar`.
+__device__ __forceinline__ void tma_load_3d(unsigned dst, const CUtensorMap* map, int kt0, unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %2}], [%4];" ::"r"(dst),
+               "l"(reinterpret_cast<std::uint64_t>(map)), "r"(0), "r"(kt0), "r"(bar)
                : "memory");
 }
 __device__ __forceinline__ void cp_async16_ca(unsigned smem, const void* gmem) {
@@ -85,8 +96,9 @@ __device__ __forceinline__ void stripe_sync(int id, int threads) { asm volatile(
 //         keep one fp32 partial per pair (tiles_math kShare 2); the stage layout is unchanged
 // kXs     x streamed per stage (a.bulk_xstream; decode_plan's bulk_xstream): a variant of its own, so that the staged
 //         kernels' code is as measured before it
+// xmap    the streamed x's tensor map (kXs only; unused otherwise)
 template <bool kBf16, int MB, bool kZeros, bool kG32, bool kPair = false, bool kXs = false>
-__global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_kernel(const Args a) {
+__global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_kernel(const Args a, const __grid_constant__ CUtensorMap xmap) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // cp.async.bulk and mbarrier transactions are sm_90: decode_plan never picks this kernel below it
 #else
@@ -97,8 +109,12 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   // uint4b8 pairs: two accumulator chains per partial (one partial per pair leaves 2 chains a warp).
   constexpr bool kSplit = kPair && !kZeros;
   extern __shared__ uint4 smem_v4[];
+  // x streamed: the slots' 128B swizzle is a function of address bits [4, 10), so they start at the first 1024-aligned
+  // byte (bulk_smem counts the 1 KB that may cost).
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
-  const int xrow = kXs ? x_row_bytes(a.warps_k * kP) : x_row_bytes(a.kt_count);
+  if constexpr (kXs) xs += (1024u - (smem_addr(xs) & 1023u)) & 1023u;
+  const int xrow = x_row_bytes(a.kt_count);                                 // x staged: m rows of all of K
+  const int xbox = bulk_x_box_tiles(a.warps_k * kP);                         // x streamed: k tiles of a slot's rows
   const unsigned x_slot = bulk_x_slot_bytes(a.m, a.warps_k * kP);  // x streamed: one slot per stage, at xs + slot * x_slot
   const unsigned x_bytes = kXs ? static_cast<unsigned>(a.stages) * x_slot : bulk_x_bytes(a.m, a.kt_count);
   const unsigned ring = smem_addr(xs + x_bytes);
@@ -178,7 +194,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
         const int kt0 = (q % nsteps) * span;
         const int tiles = min(span, a.kt_count - kt0);
         const unsigned full = full0 + 8 * slot, stage = ring + static_cast<unsigned>(slot) * St::kBytes;
-        const unsigned x_tx = kXs ? static_cast<unsigned>(a.m * tiles * 128) : 0u;
+        const unsigned x_tx = kXs ? static_cast<unsigned>(a.m * xbox * 128) : 0u;  // the whole box (tiles past K: zeros)
         if (lane == 0) mbar_arrive_expect_tx(full, static_cast<unsigned>(stripes * tiles * 512) + x_tx);
         __syncwarp();
         if (lane < stripes) {
@@ -202,15 +218,12 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
         }
         cp_async_arrive_noinc(full);
       };
-      // x streamed: the stage's tiles of token row t (lane 16 + t) into the slot's row t; whole tiles (K % 64 == 0).
+      // x streamed: the stage's box (k tiles kt0 .. kt0 + xbox - 1 of the m tokens) into the slot, by lane 16.
       auto issue_x = [&](int q, int slot) {
-        const int t = lane - 16;
-        if (t < 0 || t >= a.m) return;
-        const int kt0 = (q % nsteps) * span;
-        const int tiles = min(span, a.kt_count - kt0);
-        bulk_copy_g2s(smem_addr(xs) + static_cast<unsigned>(slot) * x_slot + static_cast<unsigned>(t * xrow),
-                      a.x + t * a.x_stride + static_cast<long long>(kt0) * 64, static_cast<unsigned>(tiles * 128), full0 + 8 * slot);
+        if (lane != 16) return;
+        tma_load_3d(smem_addr(xs) + static_cast<unsigned>(slot) * x_slot, &xmap, (q % nsteps) * span, full0 + 8 * slot);
       };
+      if (lane == 16) asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(&xmap)) : "memory");
       const int total = items * nsteps;
       // x streamed: the first stages' weights go out before griddepcontrol.wait (constant), their x after it.
       const int pre = min(a.stages, total);
@@ -248,13 +261,15 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
 
   const int ws = warp % a.warps_n, wk = warp / a.warps_n, gid = lane / 4;
   // This lane's ldmatrix row: token mb * 8 + lane % 8 (clamped to the last real token: absent tokens
-  // compute on real data into output columns never stored), k 8 (lane / 8) of tile 0.
+  // compute on real data into output columns never stored), k 8 (lane / 8) of tile 0. x staged: its shared address;
+  // streamed: its 128-byte line in a slot at the warp's first tile (token x xbox + wk x kP), and x_at the swizzle.
   unsigned xl[MB];
 #pragma unroll
   for (int mb = 0; mb < MB; ++mb) {
     const int tok = min(mb * 8 + lane % 8, a.m - 1);
-    xl[mb] = pin(xs_sh + static_cast<unsigned>(tok * xrow + (lane / 8) * 16));
+    xl[mb] = pin(kXs ? static_cast<unsigned>(tok * xbox + wk * kP) : xs_sh + static_cast<unsigned>(tok * xrow + (lane / 8) * 16));
   }
+  const unsigned xchunk = static_cast<unsigned>(lane / 8);
   // uint4: each lane's byte of the zero word by shift and mask. The byte-permute form (Dt::zeros_of, which the streaming
   // kernel and the MoE ring use) measured 0.97-0.98x the speed here on qwen0.5b.gate_up / llama8b.o bf16 uint4 at 1..8
   // tokens, 0.98-1.01x elsewhere (H100, stop 47 call 2), so not here.
@@ -305,8 +320,9 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
     for (int step = 0; step < nsteps; ++step) {
       const int kt = step * span + wk * kP;
       const int valid = min(kP, a.kt_count - kt);
-      // B fragments of tile kt: x staged whole (its tile kt), or streamed (this slot's x, the warp's tiles in its span)
-      const unsigned xoff = kXs ? static_cast<unsigned>(slot) * x_slot + static_cast<unsigned>(wk * kP) * 128 : static_cast<unsigned>(kt) * 128;
+      // B fragments of tile kt: x staged whole (its tile kt), or streamed (this slot's x: line xl + p of the slot, its
+      // chunk xchunk (+ 4 for h = 1) where bulk_x_swizzled says; the slot is 1024-aligned, so h flips bit 6)
+      const unsigned xoff = kXs ? xs_sh + static_cast<unsigned>(slot) * x_slot : static_cast<unsigned>(kt) * 128;
       mbar_wait(full0 + 8 * slot, phase);
       if (a.pdl_late && it == items - 1 && step == nsteps - 1) pdl_launch_dependents();  // the block's last stage is here
       Frag f;
@@ -316,7 +332,14 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       // ldmatrix reads precede it too.)
       // Past `valid` (the last stage of an item only) the reads land on stale stage words and x past
       // the rows: those tiles' partials are dropped, never scaled into acc.
-      if (valid > 0) tiles_math<D, kG32, kShare, kSplit>(f.wv, f.zlo, f.zhi, f.sc, xl, xoff, valid, acc);
+      if constexpr (kXs) {
+        if (valid > 0)
+          tiles_math_at<D, kG32, kShare, kSplit>(f.wv, f.zlo, f.zhi, f.sc, [&](int p, int mb, int h) {
+            return (xoff + bulk_x_swizzled(xl[mb] + static_cast<unsigned>(p), xchunk)) ^ static_cast<unsigned>(h << 6);
+          }, valid, acc);
+      } else {
+        if (valid > 0) tiles_math<D, kG32, kShare, kSplit>(f.wv, f.zlo, f.zhi, f.sc, xl, xoff, valid, acc);
+      }
       __syncwarp();
       if (lane == 0) mbar_arrive(empty0 + 8 * slot);
       if (++slot == a.stages) { slot = 0; phase ^= 1u; }
@@ -352,43 +375,70 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
 }
 
 // The bulk kernel's instantiations (pick_variant), up to kBulkMaxSmem of shared memory; x staged or streamed (kXs).
+using BulkFn = void (*)(const Args, const CUtensorMap);
 template <bool kBf16, int MB, bool kZeros, bool kG32>
 struct BulkKernel {
-  static KernelFn fn() {
-    static const KernelFn f = smem_opt_in(decode_bulk_kernel<kBf16, MB, kZeros, kG32>, kBulkMaxSmem);
+  static BulkFn fn() {
+    static const BulkFn f = smem_opt_in<BulkFn>(decode_bulk_kernel<kBf16, MB, kZeros, kG32>, kBulkMaxSmem);
     return f;
   }
 };
 template <bool kBf16, int MB, bool kZeros, bool kG32>
 struct BulkKernelXs {
-  static KernelFn fn() {
-    static const KernelFn f = smem_opt_in(decode_bulk_kernel<kBf16, MB, kZeros, kG32, false, true>, kBulkMaxSmem);
+  static BulkFn fn() {
+    static const BulkFn f = smem_opt_in<BulkFn>(decode_bulk_kernel<kBf16, MB, kZeros, kG32, false, true>, kBulkMaxSmem);
     return f;
   }
 };
 
 template <bool kBf16, int MB, bool kZeros, bool kXs>
-KernelFn bulk_pair_kernel() {
-  static const KernelFn f = smem_opt_in(decode_bulk_kernel<kBf16, MB, kZeros, false, true, kXs>, kBulkMaxSmem);
+BulkFn bulk_pair_kernel() {
+  static const BulkFn f = smem_opt_in<BulkFn>(decode_bulk_kernel<kBf16, MB, kZeros, false, true, kXs>, kBulkMaxSmem);
   return f;
 }
 template <bool kZeros, bool kXs>
-KernelFn bulk_pair_kernel(bool bf16, int mb) {
+BulkFn bulk_pair_kernel(bool bf16, int mb) {
   return bf16 ? (mb == 1 ? bulk_pair_kernel<true, 1, kZeros, kXs>() : bulk_pair_kernel<true, 2, kZeros, kXs>())
               : (mb == 1 ? bulk_pair_kernel<false, 1, kZeros, kXs>() : bulk_pair_kernel<false, 2, kZeros, kXs>());
 }
 template <bool kXs>
-KernelFn bulk_pair_kernel(bool bf16, int mb, bool zeros) {
+BulkFn bulk_pair_kernel(bool bf16, int mb, bool zeros) {
   return zeros ? bulk_pair_kernel<true, kXs>(bf16, mb) : bulk_pair_kernel<false, kXs>(bf16, mb);
+}
+
+// The streamed x's tensor map (a.bulk_xstream): x as dims (64 k, K / 64 tiles, m tokens), strides (128 bytes, the row
+// stride), box (64, bulk_x_box_tiles(span), m) in the 128B swizzle, zeros past K. decode_run only streams x of 16-byte
+// aligned rows whose stride is a multiple of 8 elements and K % 64 == 0 (xstream_ok); checked again here by name.
+CUtensorMap streamed_x_map(const Args& a, bool bf16) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(a.x);
+  if (addr % 16 != 0) fail(ErrorCode::alignment, "x", "16-byte aligned (TMA tensor map)", "address % 16 = " + std::to_string(addr % 16));
+  if ((a.x_stride * 2) % 16 != 0)
+    fail(ErrorCode::alignment, "x_stride", "a multiple of 16 bytes (TMA tensor map)", std::to_string(a.x_stride * 2) + " bytes");
+  if (static_cast<std::int64_t>(a.kt_count) * 64 != a.k)
+    fail(ErrorCode::invalid_argument, "K", "a multiple of 64 (x streamed by the bulk kernel)", std::to_string(a.k));
+  CUtensorMap map{};
+  const cuuint64_t dims[3] = {64, static_cast<cuuint64_t>(a.kt_count), static_cast<cuuint64_t>(a.m)};
+  const cuuint64_t strides[2] = {128, static_cast<cuuint64_t>(a.x_stride) * 2};
+  const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(bulk_x_box_tiles(a.warps_k * kBulkTiles)), static_cast<cuuint32_t>(a.m)};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  const CUresult r = tensor_map_encoder()(&map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+                                          const_cast<std::uint16_t*>(a.x), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    fail(ErrorCode::cuda_error, "tensor map of the streamed x", "cuTensorMapEncodeTiled success",
+         "CUresult " + std::to_string(static_cast<int>(r)) + " (m=" + std::to_string(a.m) + " K=" + std::to_string(a.k) +
+             " x_stride=" + std::to_string(a.x_stride) + " box tiles=" + std::to_string(box[1]) + ")");
+  return map;
 }
 
 }  // namespace
 
 void launch_decode_bulk(const Args& a, int grid, std::size_t smem, bool bf16, bool zeros, bool g32, bool pairs, bool pdl, cudaStream_t stream) {
   const int mb = a.m <= 8 ? 1 : 2;
-  KernelFn f = a.bulk_xstream ? (!pairs ? pick_variant<BulkKernelXs>(bf16, mb, zeros, g32) : bulk_pair_kernel<true>(bf16, mb, zeros))
-                              : (!pairs ? pick_variant<BulkKernel>(bf16, mb, zeros, g32) : bulk_pair_kernel<false>(bf16, mb, zeros));
-  launch_pdl(f, dim3(static_cast<unsigned>(grid)), dim3(kBulkThreads), smem, stream, pdl, a);
+  BulkFn f = a.bulk_xstream ? (!pairs ? pick_variant<BulkKernelXs>(bf16, mb, zeros, g32) : bulk_pair_kernel<true>(bf16, mb, zeros))
+                            : (!pairs ? pick_variant<BulkKernel>(bf16, mb, zeros, g32) : bulk_pair_kernel<false>(bf16, mb, zeros));
+  const CUtensorMap xmap = a.bulk_xstream ? streamed_x_map(a, bf16) : CUtensorMap{};
+  launch_pdl(f, dim3(static_cast<unsigned>(grid)), dim3(kBulkThreads), smem, stream, pdl, a, xmap);
   W4A16_CUDA_TRY(cudaGetLastError());
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "common.cuh"  // W4A16_CUDA_TRY
+#include "decode/decode.hpp"  // bulk_x_box_tiles, bulk_x_slot_bytes
 
 namespace w4a16::kernels::cuda::decode_detail {
 
@@ -309,10 +310,11 @@ __device__ __forceinline__ void scale_group(int h, int valid, const float2 (&sc)
 // kShare 2 (the bulk and streaming kernels' pair variants): tiles 2j, 2j + 1 share one group, one partial and the
 // constants zlo / zhi / sc[j] (mma_pair); `valid` must then be even (a pair is wholly inside K).
 // kSplit (the bulk kernel's uint4b8 pair variant): each partial in two accumulator chains (mma_pair / scale_group).
-template <class D, bool kG32, int kShare = 1, bool kSplit = false, int kP, int MB, int kParts>
-__device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kParts][kG32 ? 2 : 1],
-                                           const std::uint32_t (&zhi)[kParts][kG32 ? 2 : 1], const float2 (&sc)[kParts][kG32 ? 2 : 1],
-                                           const unsigned (&xl)[MB], unsigned xoff, int valid, float (&acc)[MB][4]) {
+// tiles_math_at: the same with the B fragments' addresses from x_at(p, mb, h) (the bulk kernel's TMA-boxed x).
+template <class D, bool kG32, int kShare = 1, bool kSplit = false, int kP, int MB, int kParts, class XAt>
+__device__ __forceinline__ void tiles_math_at(const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kParts][kG32 ? 2 : 1],
+                                              const std::uint32_t (&zhi)[kParts][kG32 ? 2 : 1], const float2 (&sc)[kParts][kG32 ? 2 : 1],
+                                              const XAt& x_at, int valid, float (&acc)[MB][4]) {
   constexpr int kChains = kParts * (kSplit ? 2 : 1);
   float tmp[kChains][MB][4];
 #pragma unroll
@@ -327,10 +329,17 @@ __device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uin
 #pragma unroll
     for (int p = 0; p < kP; ++p)
 #pragma unroll
-      for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(xl[mb] + xoff + p * 128 + h * 64);
+      for (int mb = 0; mb < MB; ++mb) b[p][mb] = ldmatrix_x4(x_at(p, mb, h));
     mma_pair<D, kG32, kShare, kSplit>(h, wv, zlo, zhi, b, tmp);
     if (kG32 || h == 1) scale_group<kG32, kShare, kSplit>(h, valid, sc, tmp, acc);  // end of a group
   }
+}
+template <class D, bool kG32, int kShare = 1, bool kSplit = false, int kP, int MB, int kParts>
+__device__ __forceinline__ void tiles_math(const uint4 (&wv)[kP], const std::uint32_t (&zlo)[kParts][kG32 ? 2 : 1],
+                                           const std::uint32_t (&zhi)[kParts][kG32 ? 2 : 1], const float2 (&sc)[kParts][kG32 ? 2 : 1],
+                                           const unsigned (&xl)[MB], unsigned xoff, int valid, float (&acc)[MB][4]) {
+  tiles_math_at<D, kG32, kShare, kSplit>(wv, zlo, zhi, sc, [&](int p, int mb, int h) { return xl[mb] + xoff + p * 128 + h * 64; }, valid,
+                                         acc);
 }
 
 // Writes 4 reduced partials (float4 i4 of a block's outputs, `row_block` its row block) into y:
@@ -361,7 +370,8 @@ using KernelFn = void (*)(const Args);
 // f with its dynamic shared memory limit raised to `limit` bytes, or to the device's opt-in maximum where that is less
 // (an A100's 163 KB: its plans stay within it, decode_device_for); each kernel's K<...>::fn() calls it once per
 // instantiation (a function-local static).
-inline KernelFn smem_opt_in(KernelFn f, std::size_t limit) {
+template <class Fn>
+Fn smem_opt_in(Fn f, std::size_t limit) {
   int device = 0, optin = 0;
   W4A16_CUDA_TRY(cudaGetDevice(&device));
   W4A16_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
@@ -372,12 +382,12 @@ inline KernelFn smem_opt_in(KernelFn f, std::size_t limit) {
 // The instantiation K<bf16, MB, zeros, g32>::fn() of a kernel family by the runtime flags
 // (MB = 1 for <= 8 tokens, 2 for 9..16): the 16 variants every decode kernel is built in.
 template <template <bool, int, bool, bool> class K, bool kBf16, int MB>
-KernelFn pick_zeros_g32(bool zeros, bool g32) {
+auto pick_zeros_g32(bool zeros, bool g32) {
   if (zeros) return g32 ? K<kBf16, MB, true, true>::fn() : K<kBf16, MB, true, false>::fn();
   return g32 ? K<kBf16, MB, false, true>::fn() : K<kBf16, MB, false, false>::fn();
 }
 template <template <bool, int, bool, bool> class K>
-KernelFn pick_variant(bool bf16, int mb, bool zeros, bool g32) {
+auto pick_variant(bool bf16, int mb, bool zeros, bool g32) {
   if (bf16) return mb == 1 ? pick_zeros_g32<K, true, 1>(zeros, g32) : pick_zeros_g32<K, true, 2>(zeros, g32);
   return mb == 1 ? pick_zeros_g32<K, false, 1>(zeros, g32) : pick_zeros_g32<K, false, 2>(zeros, g32);
 }
@@ -440,12 +450,11 @@ inline std::size_t bulk_stage_bytes(bool zeros, bool g32) {
   return zeros ? (g32 ? BulkStage<true, true>::kBytes : BulkStage<true, false>::kBytes)
                : (g32 ? BulkStage<false, true>::kBytes : BulkStage<false, false>::kBytes);
 }
-// x streamed (span > 0: the k tiles of a stripe per stage, warps_k x kBulkTiles): one x slot of m rows of the stage's span
-// beside each weight stage, instead of x of all of K.
-__host__ __device__ constexpr unsigned bulk_x_slot_bytes(int m, int span) { return x_region_bytes(1, m, span); }
+// x streamed (span > 0): one x slot per weight stage (bulk_x_slot_bytes, decode.hpp) instead of x of all of K.
 inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages, int xstream_span = 0) {
   const int mb = m <= 8 ? 1 : 2;
-  const std::size_t x = xstream_span > 0 ? static_cast<std::size_t>(stages) * bulk_x_slot_bytes(m, xstream_span) : bulk_x_bytes(m, kt);
+  const std::size_t x = xstream_span > 0 ? static_cast<std::size_t>(stages) * bulk_x_slot_bytes(m, xstream_span) + 1024  // + the alignment
+                                         : bulk_x_bytes(m, kt);
   return x + static_cast<std::size_t>(stages) * bulk_stage_bytes(zeros, g32) + static_cast<std::size_t>(2 * kWarps * mb * 512) +
          16 * kBulkMaxStages;
 }

@@ -6,11 +6,10 @@
 // PDL (W4A16_PREFILL_PDL): every kernel here waits (griddepcontrol.wait) before it reads anything
 // a previous kernel may write; only the prefill kernel does work before (its first W stages).
 // The TMA configs need a tensor map of x per call: encoded here on the host
-// (cuTensorMapEncodeTiled through cudaGetDriverEntryPointByVersion: no -lcuda), passed by value,
+// (cuTensorMapEncodeTiled through tensor_map.cuh's encoder: no -lcuda), passed by value,
 // so prefill_run stays allocation-free and graph-capturable.
 #include <cuda.h>
 #include <cuda_runtime.h>
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000
 
 #include <algorithm>
 #include <cstdlib>
@@ -25,6 +24,7 @@
 #include "prefill/prefill.hpp"
 #include "prefill/prefill_launch.cuh"
 #include "prefill/prefill_host.hpp"
+#include "tensor_map.cuh"
 #include "w4a16/core/error.hpp"
 
 namespace w4a16::kernels::cuda {
@@ -111,24 +111,6 @@ int per_kernel_count(const KernelEntry& e, int key, const std::function<int(int)
   std::lock_guard<std::mutex> lock(mu);
   done.push_back({fn, key, dev, value});
   return value;
-}
-
-// cuTensorMapEncodeTiled from the driver the runtime already loaded (no -lcuda link). Looked
-// up once; host-only work afterwards.
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess) {
-      cudaGetLastError();  // not sticky; clear it for the caller
-      f = nullptr;
-    }
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-  }();
-  if (fn == nullptr)
-    fail(ErrorCode::unsupported, "cuTensorMapEncodeTiled", "a driver entry point (driver for CUDA 12.0 or newer)", "not found");
-  return fn;
 }
 
 // A row-major act-dtype matrix (rows x cols, row stride `stride` elements) in boxes of 64 columns (128 bytes, the
