@@ -137,8 +137,8 @@ constexpr unsigned bulk_x_swizzled(unsigned line, unsigned chunk) { return (line
 // Below sm_90 code (dev.sm90 false) it never fits.
 // xstream_ok (16-byte x rows, no act-order perm, as decode_plan's): W4A16_DECODE_BULK_XSTREAM=1 then streams x per stage
 // where K is a multiple of 64 (bulk_xstream), =0 never; unset: at 4..8 tokens on layers of <= 32 MB (H100-class
-// memory) or <= 8 MB (faster memory), at 9..16 on llama8b.down with zero points and g != 32 (H100-class memory), never
-// where the device's peak bandwidth is unknown (decode_plan.cu).
+// memory) or <= 8 MB (faster memory), at 9..16 on every layer of H100-class memory (decode_plan then takes the plan
+// where its items keep the SMs busy), never where the device's peak bandwidth is unknown (decode_plan.cu).
 DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms,
                                     const DecodeDevice& dev = {}, bool xstream_ok = false);
 // Whether the launch of plan `p` runs the tile-pair variant of its kernel (tiles 2j, 2j + 1 share one scale / zero

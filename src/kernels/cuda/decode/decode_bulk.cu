@@ -108,11 +108,14 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
   static_assert(!kPair || !kG32, "pairs: one group per tile");
   // uint4b8 pairs: two accumulator chains per partial (one partial per pair leaves 2 chains a warp).
   constexpr bool kSplit = kPair && !kZeros;
-  extern __shared__ uint4 smem_v4[];
-  // x streamed: the slots' 128B swizzle is a function of address bits [4, 10), so they start at the first 1024-aligned
-  // byte (bulk_smem counts the 1 KB that may cost).
+  // x streamed: the slots' 128B swizzle is a function of address bits [4, 10), so they start 1024-aligned: the
+  // declaration asks for it (the dynamic shared memory follows sm_90's 1 KB reserved for the system; the kernel has no
+  // static shared memory), and a block that found it otherwise would stop here rather than read x in the wrong order.
+  // bulk_smem counts no padding for it (stop 74: +1 KB cost the g = 32 plan of llama8b.down at 16 tokens its ring).
+  extern __shared__ __align__(1024) uint4 smem_v4[];
   unsigned char* xs = reinterpret_cast<unsigned char*>(smem_v4);
-  if constexpr (kXs) xs += (1024u - (smem_addr(xs) & 1023u)) & 1023u;
+  if constexpr (kXs)
+    if ((smem_addr(xs) & 1023u) != 0) __trap();
   const int xrow = x_row_bytes(a.kt_count);                                 // x staged: m rows of all of K
   const int xbox = bulk_x_box_tiles(a.warps_k * kP);                         // x streamed: k tiles of a slot's rows
   const unsigned x_slot = bulk_x_slot_bytes(a.m, a.warps_k * kP);  // x streamed: one slot per stage, at xs + slot * x_slot

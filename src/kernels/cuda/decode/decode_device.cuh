@@ -453,7 +453,7 @@ inline std::size_t bulk_stage_bytes(bool zeros, bool g32) {
 // x streamed (span > 0): one x slot per weight stage (bulk_x_slot_bytes, decode.hpp) instead of x of all of K.
 inline std::size_t bulk_smem(int m, int kt, bool zeros, bool g32, int stages, int xstream_span = 0) {
   const int mb = m <= 8 ? 1 : 2;
-  const std::size_t x = xstream_span > 0 ? static_cast<std::size_t>(stages) * bulk_x_slot_bytes(m, xstream_span) + 1024  // + the alignment
+  const std::size_t x = xstream_span > 0 ? static_cast<std::size_t>(stages) * bulk_x_slot_bytes(m, xstream_span)  // 1024-aligned base
                                          : bulk_x_bytes(m, kt);
   return x + static_cast<std::size_t>(stages) * bulk_stage_bytes(zeros, g32) + static_cast<std::size_t>(2 * kWarps * mb * 512) +
          16 * kBulkMaxStages;

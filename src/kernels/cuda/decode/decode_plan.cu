@@ -297,6 +297,9 @@ double bulk_cost(const DecodePlan& p, std::int64_t kt, int sms) {
 constexpr std::int64_t kBulkAutoXBytes = 20 * 1024;
 constexpr std::int64_t kBulkSmallLayerBytes = 8 << 20;
 constexpr double kBulkSlowDramTbPerS = 4.0;
+// At 9..16 tokens (x streamed) the bulk plan is the default where it runs one round of items or its rounds keep the SMs
+// at least this busy (bulk_balance): llama8b.gate_up's 0.85 lost 0.89x to the streaming kernel (stop 74 call 1).
+constexpr double kBulkWideBalance = 0.9;
 constexpr std::int64_t kBulkSlowDramXBytes = 128 * 1024;
 constexpr std::int64_t kBulkSlowDramLayerBytes = std::int64_t{32} << 20;
 
@@ -313,25 +316,21 @@ constexpr std::int64_t kBulkSlowDramLayerBytes = std::int64_t{32} << 20;
 // (stop 45 call 1, 2 rounds, docs/benchmarks/decode.md version 23) at M = 4 / 8: llama8b.o 1.35-1.37 / 1.17-1.20x,
 // qwen0.5b.down 1.20 / 1.16-1.17x, qwen0.5b.gate_up 0.99-1.01 / 1.02-1.05x; on larger layers 0.85-0.96x (8192x8192,
 // llama8b.qkv / gate_up, llama70b.gate_up) but llama8b.down (1.00-1.03x). Unknown devices (no peak read): never.
-// And on H100-class memory at 9..16 tokens with zero points (uint4) on the layers of kBulkSlowDramUint4Layers: stop 72
-// call B (an H100 80GB HBM3, the bulk kernel with x streamed forced against the default plans and the prefill path, 8
-// layers x M = 9 / 12 / 16 x fp16 / bf16 x uint4b8 / uint4, 2 interleaved rounds, every row against f64,
-// docs/benchmarks/session_2026-12-07_stop72/): llama8b.down uint4 16.15-19.12 us against the streaming kernel's
-// 22.29-25.67 (1.21-1.50x) and the prefill path's 19.22-20.34 (1.02-1.24x; the hybrid ran prefill there from 9 tokens).
-// Elsewhere at 9..16 tokens it lost or tied against the faster of the two (llama8b.o / qkv: prefill ahead; 8192x8192,
-// llama8b.gate_up, llama70b.gate_up 0.59-1.04x the streaming kernel; qwen0.5b.down ahead at 9 only, 1.06-1.11x).
-// Measured at g = 128 (the tile-pair kernel); taken at every group size but 32 (its 9..16-token kernels spill 24-28 bytes).
-struct BulkLayer { std::int64_t n, k; };
-constexpr BulkLayer kBulkSlowDramUint4Layers[] = {{4096, 14336}};  // llama8b.down
-bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, bool zeros, int group_size, const DecodeDevice& dev) {
+// And on H100-class memory at 9..16 tokens, every layer, both scalar types, every group size (bulk_by_default then
+// takes the plan where it keeps the SMs busy: one round of items, or rounds balanced to >= kBulkWideBalance). Stop 74
+// call 1 (an H100 80GB HBM3, fp16, g = 128, 2 interleaved rounds, every row against f64,
+// docs/benchmarks/session_2026-12-07_stop74/): with x as one TMA box per stage, the bulk kernel forced at 12 / 16
+// tokens against main's default plans (the streaming kernel but on llama8b.down uint4): 8192x8192 1.15-1.26x,
+// llama8b.o 1.25-1.29x, llama8b.qkv 1.05-1.19x, llama8b.down 1.25-1.30x (uint4b8; uint4 against its bulk default of
+// main 1.20-1.30x), qwen0.5b.qkv 1.10-1.14x, qwen0.5b.gate_up 1.05-1.09x, qwen0.5b.down 0.98-1.22x; llama70b.gate_up
+// 84.7-88.9 us against stop 72's streaming 96-98 (1.08-1.15x); llama8b.gate_up 28.6-29.9 against 26.3-26.7 (0.89x: its
+// plan's 224 items on 132 blocks, balance 0.85, the one layer the balance rule leaves out). g = 32 on llama8b.down uint4
+// (the G rows): 17.6-18.0 us at 9 / 12 tokens against the streaming kernel's 28.0-28.8 (stop 73).
+// Before the TMA box (one copy per token row, stop 72 call B) it won only on llama8b.down uint4 and lost elsewhere.
+bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodeDevice& dev) {
   if (dev.dram_tb_per_s <= 0 || m_chunk < 4 || m_chunk > 16) return false;
   const bool slow = dev.dram_tb_per_s < kBulkSlowDramTbPerS;
-  if (m_chunk > 8) {
-    if (!slow || !zeros || group_size == 32) return false;
-    for (const BulkLayer& l : kBulkSlowDramUint4Layers)
-      if (l.n == n && l.k == k) return true;
-    return false;
-  }
+  if (m_chunk > 8) return slow;
   return n * k / 2 <= (slow ? kBulkSlowDramLayerBytes : kBulkSmallLayerBytes);
 }
 // Where the bulk kernel's plan `bp` (one that fits: bulk_stages > 0) is the default, from A/Bs on the
@@ -366,12 +365,13 @@ bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, bool z
 //    fp16 / bf16, each within 1-2% of the other; docs/benchmarks/decode.md version 22): 8192x8192 M = 2..6 1.03-1.08x,
 //    llama8b.down 2..4 1.05-1.12x (6: 172 KB of x, 0.83x), llama8b.o 4..6 1.12-1.16x, llama8b.qkv 3..6 1.03-1.13x;
 //    llama8b.gate_up (56 MB) 0.94x at 6, every layer 0.92-0.99x at 8.
-//  - And the bulk kernel with x streamed per stage (bulk_xstream_by_default) wherever its plan streams x (the one rule
-//    past 8 tokens).
+//  - And the bulk kernel with x streamed per stage (bulk_xstream_by_default) wherever its plan streams x; past 8 tokens
+//    (the one rule there) where the plan runs one round of items or balances its rounds to kBulkWideBalance.
 bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, bool zeros, int group_size, const DecodePlan& bp, int sms,
                      const DecodeDevice& dev) {
   if (m_chunk == 1) return true;
-  if (bp.bulk_xstream && bulk_xstream_by_default(m_chunk, n, k, zeros, group_size, dev)) return true;
+  if (bp.bulk_xstream && bulk_xstream_by_default(m_chunk, n, k, dev))
+    return m_chunk <= 8 || bulk_rounds(bp) == 1 || bulk_balance(bp, sms) >= kBulkWideBalance;
   if (m_chunk > 8) return false;
   if (dev.dram_tb_per_s > 0 && dev.dram_tb_per_s < kBulkSlowDramTbPerS && m_chunk <= 6 &&
       m_chunk * k * 2 <= kBulkSlowDramXBytes && n * k / 2 <= kBulkSlowDramLayerBytes)
@@ -407,7 +407,7 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
   // x streamed: the producer copies whole 64-wide tiles of x rows (no tail past K to zero-fill).
   const int xo = bulk_xstream_override();
   const bool xs =
-      (xo == 1 || (xo == -1 && bulk_xstream_by_default(m_chunk, n, k, zeros, group_size, dev))) && xstream_ok && kt * kTcPadK == k;
+      (xo == 1 || (xo == -1 && bulk_xstream_by_default(m_chunk, n, k, dev))) && xstream_ok && kt * kTcPadK == k;
   DecodePlan best;  // bulk_stages = 0: none fits
   if (const char* env = std::getenv("W4A16_DECODE_BULK_PLAN"); env && *env) {
     int wn = 0, b = 0, used = 0;
@@ -559,7 +559,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   // bulk_by_default says, unless the small-layer kernel is forced on.
   const int so = small_override();
   // (bulk_by_default: from 9 tokens only where x streams by default)
-  if (bo == 1 || (bo == -1 && so != 1 && (m_chunk <= 8 || bulk_xstream_by_default(m_chunk, n, k, zeros, group_size, dev)))) {
+  if (bo == 1 || (bo == -1 && so != 1 && (m_chunk <= 8 || bulk_xstream_by_default(m_chunk, n, k, dev)))) {
     const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms, dev, rows16);
     if (bp.bulk_stages > 0 && (bo == 1 || bulk_by_default(m_chunk, n, k, zeros, group_size, bp, sms, dev))) return bp;
   }
