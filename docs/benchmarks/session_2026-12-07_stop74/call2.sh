@@ -8,8 +8,8 @@
 #     against f64: O and N (the default plans) in 2 interleaved rounds; NF (N with the streamed bulk kernel forced) and
 #     NS (N with x never streamed by the bulk kernel) in round 1; P (registry cuda_prefill) at 9 / 12 / 16 in round 1:
 #     the hybrid's switch points on this card
-#  2. the decode GPU suite (every test; the new default plans at 9..16 tokens run in EveryConfigurationM1To16 etc.) and
-#     the registry GPU suite (the hybrid through Linear, graphs)
+#  2. decode GPU tests (EveryConfigurationM1To16, ModelShapes: the new default plans at 9..16 tokens; Bulk*; graphs),
+#     then O and N's second round, then the registry's model shapes through Linear and its graph tests, as time allows
 # At most 8 files come back: gpu.txt, smoke.log, ab.md, t_decode.log, t_registry.log, r.tar.gz.
 set -u
 . scripts/lib/device-env.sh
@@ -28,23 +28,28 @@ fi
 ALL=8192x8192,llama8b.gate_up,llama8b.down,llama8b.qkv,llama8b.o,llama70b.gate_up,qwen0.5b.qkv,qwen0.5b.o,qwen0.5b.gate_up,qwen0.5b.down
 COMMON="--shapes $ALL --dtypes f16,bf16 --scalars uint4b8,uint4 --no-extra-groups --no-cublas --decode-max-m 16"
 MS="--ms 1,2,4,6,8,9,12,16"
-for r in 1 2; do
-  for side in O N NF NS P; do
-    [ $r -eq 2 ] && case $side in NF|NS|P) continue;; esac
-    B=$S/b/w4a16_bench_gpu; E="W4A16_AB_SIDE=$side"; X="$MS"
-    case $side in O) B=$S/b/w4a16_bench_gpu_main;; NF) E="$XS";; NS) E="W4A16_DECODE_BULK_XSTREAM=0";;
-      P) X="--ms 9,12,16 --registry cuda_prefill --decode-max-m 0";; esac
-    env $E timeout 100 $B $COMMON $X --csv $S/r/${side}_$r.csv > $S/r/${side}_$r.log 2>&1; log "$side $r rc=$? $(tail -1 $S/r/${side}_$r.log)"
+run_side() {  # side round
+  local side=$1 r=$2 B=$S/b/w4a16_bench_gpu E="W4A16_AB_SIDE=$1" X="$MS"
+  case $side in O) B=$S/b/w4a16_bench_gpu_main;; NF) E="$XS";; NS) E="W4A16_DECODE_BULK_XSTREAM=0";;
+    P) X="--ms 9,12,16 --registry cuda_prefill --decode-max-m 0";; esac
+  env $E timeout 100 $B $COMMON $X --csv $S/r/${side}_$r.csv > $S/r/${side}_$r.log 2>&1; log "$side $r rc=$? $(tail -1 $S/r/${side}_$r.log)"
+}
+compare() {
+  rm -f $OUT/ab.md
+  for pair in "O N" "N NF" "NS N"; do
+    set -- $pair
+    echo "### old: $1, new: $2" >> $OUT/ab.md
+    python3 bench/gpu/ab_compare.py $(ls $S/r/$1_*.csv | paste -sd,) $(ls $S/r/$2_*.csv | paste -sd,) >> $OUT/ab.md 2>&1
   done
-done
-for pair in "O N" "N NF" "NS N"; do
-  set -- $pair
-  echo "### old: $1, new: $2" >> $OUT/ab.md
-  python3 bench/gpu/ab_compare.py $(ls $S/r/$1_*.csv | paste -sd,) $(ls $S/r/$2_*.csv | paste -sd,) >> $OUT/ab.md 2>&1
-done
-grep -E "^###|rows; old/new" $OUT/ab.md
-tar -czf $OUT/r.tar.gz -C $S r
-timeout 280 $S/b/w4a16_test_gpu_decode > $OUT/t_decode.log 2>&1; log "decode suite rc=$?"
+  tar -czf $OUT/r.tar.gz -C $S r
+}
+for side in O N NF NS P; do run_side $side 1; done
+compare
+# the default plans at 9..16 tokens through every configuration; the streamed bulk kernel's own tests
+timeout 200 $S/b/w4a16_test_gpu_decode --gtest_filter='Decode.EveryConfigurationM1To16:Decode.ModelShapes:Decode.Bulk*:Decode.GraphCaptureReplay' \
+  > $OUT/t_decode.log 2>&1; log "decode tests rc=$?"
 grep -E "^\[  (PASSED|FAILED) |FAILED \]" $OUT/t_decode.log | head -20
-[ $SECONDS -lt 520 ] && { timeout $((590 - SECONDS)) $S/b/w4a16_test_gpu_registry > $OUT/t_registry.log 2>&1; log "registry suite rc=$?"; }
+if [ $SECONDS -lt 420 ]; then for side in O N; do run_side $side 2; done; compare; fi
+grep -E "^###|rows; old/new" $OUT/ab.md
+[ $SECONDS -lt 480 ] && { timeout $((580 - SECONDS)) $S/b/w4a16_test_gpu_registry --gtest_filter='GpuClaims.ModelShapesThroughLinear:GpuGraph.*' > $OUT/t_registry.log 2>&1; log "registry tests rc=$?"; }
 grep -E "^\[  (PASSED|FAILED) |FAILED \]" $OUT/t_registry.log 2>/dev/null | head -20
