@@ -106,6 +106,15 @@
 // other H100 points agree with the table (llama8b.o / qkv prefill from 9, the gate_up layers' uint4b8 prefill from 9 and
 // uint4 decode to 16 (llama70b.gate_up bf16 M = 16 1.9% the other way), 8192x8192 uint4b8 prefill from 12, qwen0.5b.down
 // decode to 16); qwen0.5b.gate_up M = 9..16 within 0.97-1.03.
+// 2026-12-07 stop 74 (call 2 on an H100 80GB HBM3, docs/benchmarks/session_2026-12-07_stop74/): with the bulk kernel's
+// x as one TMA box per stage, decode_plan takes it at 9..16 tokens on H100-class memory, and the decode path (the default
+// plans, 2 rounds) against the prefill path (registry cuda_prefill, same call) at M = 9 / 12 / 16, fp16 / bf16, g = 128,
+// prefill / decode: llama8b.down uint4b8 1.16-1.20 (16.0-17.0 against 13.7-14.3 us), 8192x8192 uint4b8 1.11-1.14,
+// qwen0.5b.gate_up 1.05-1.08 / uint4 1.09-1.12, llama8b.o uint4 1.03-1.06, llama8b.qkv uint4 0.98-1.00 at 9 and
+// 1.02-1.08 at 12 / 16, llama70b.gate_up uint4b8 fp16 1.07 / 1.07 / 1.01 and bf16 0.99 / 1.00 / 0.96 at 9 / 12 / 16; the
+// prefill path still leads on llama8b.qkv uint4b8 (0.89-0.95), llama8b.gate_up uint4b8 (0.93-0.98) and llama8b.o
+// uint4b8 (0.98-1.00). So the H100 columns: decode up to 16 on llama8b.down uint4b8, 8192x8192 uint4b8, qwen0.5b.gate_up,
+// llama8b.o uint4 and llama8b.qkv uint4 (-1.7% at M = 9), up to 12 on llama70b.gate_up uint4b8; the rest as before.
 // What the runs show: the decode path wins at M <= 16 on the large layers (since stop 47 also llama8b.o, and llama8b.down
 // uint4b8, on the H200), the prefill path from M = 9 on the small Qwen layers (H200), llama8b.down uint4 and, on
 // H100-class memory, llama8b.o / down; decode loses at M = 32 everywhere.
@@ -133,15 +142,15 @@ inline constexpr double kHybridSlowDramTbPerS = 4.0;
 
 // Measured layer shapes that switch elsewhere than the default (fp16 us of the last run above).
 inline constexpr HybridShape kHybridShapes[] = {
-    {4096, 14336, 16, 8, 8, 16},  // llama8b.down      fp16 uint4b8 M = 16: decode 16.67 us, prefill 16.97; uint4 M = 9: 22.02 / 20.01 (stop 47); H100 uint4 M = 9 / 16: 16.15 / 18.99 (bulk, x streamed) / 19.22 / 19.45 (stop 72)
-    {9728, 896, 8, 8, 8, 8},      // qwen0.5b.gate_up  fp16 uint4b8 M = 8: 4.76 / 5.54; M = 9: 6.00 / 5.49 (stop 22); H100 M = 9: 5.39 / 5.37
+    {4096, 14336, 16, 8, 16, 16},  // llama8b.down      fp16 uint4b8 M = 16: decode 16.67 us, prefill 16.97; uint4 M = 9: 22.02 / 20.01 (stop 47); H100 uint4 M = 9 / 16: 16.15 / 18.99 (bulk, x streamed) / 19.22 / 19.45 (stop 72)
+    {9728, 896, 8, 8, 16, 16},    // qwen0.5b.gate_up  fp16 uint4b8 M = 8: 4.76 / 5.54; M = 9: 6.00 / 5.49 (stop 22); H100 M = 9: 5.39 / 5.37
     {1152, 896, 8, 8, 16, 16},    // qwen0.5b.qkv      fp16 uint4b8 M = 8: 2.30 / 2.63; M = 9: 2.77 / 2.64 (stop 46); H100 M = 16: 2.94 / 3.14
     {896, 896, 8, 8, 16, 16},     // qwen0.5b.o        fp16 uint4b8 M = 8: 2.23 / 2.61; M = 9: 2.69 / 2.63 (stop 46); H100 M = 16: 2.87 / 3.04
-    {57344, 8192, 8, 16, 8, 16},  // llama70b.gate_up  fp16 uint4b8 M = 8: 64.65 / 76.77; M = 9: 82.87 / 77.30 (stop 51)
+    {57344, 8192, 8, 16, 12, 16},  // llama70b.gate_up  fp16 uint4b8 M = 8: 64.65 / 76.77; M = 9: 82.87 / 77.30 (stop 51)
     {28672, 4096, 8, 16, 8, 16},  // llama8b.gate_up   fp16 uint4b8 M = 8: 21.32 / 23.52; M = 9: 24.64 / 23.84 (stop 51)
-    {6144, 4096, 8, 8, 8, 8},     // llama8b.qkv       fp16 uint4b8 M = 9: decode 8.64 us, prefill (bm16 s8) 7.96 at M = 16 (stop 51); uint4 M = 9: 9.63 / 9.07 (stop 52)
-    {8192, 8192, 16, 16, 11, 16},  // 8192x8192        H100 fp16 uint4b8 M = 12: decode 18.73 us, prefill 17.97; M = 9: 17.63 / 17.97 (stop 52)
-    {4096, 4096, 8, 8, 8, 8},     // llama8b.o         fp16 uint4b8 M = 9: decode 7.22, prefill (bm16_bn64 s8) 6.51 at M = 16 (stop 51); uint4 M = 9: 8.32 / 6.86 (stop 52); H100 M = 9: 1.02x
+    {6144, 4096, 8, 8, 8, 16},    // llama8b.qkv       fp16 uint4b8 M = 9: decode 8.64 us, prefill (bm16 s8) 7.96 at M = 16 (stop 51); uint4 M = 9: 9.63 / 9.07 (stop 52)
+    {8192, 8192, 16, 16, 16, 16},  // 8192x8192        H100 fp16 uint4b8 M = 12: decode 18.73 us, prefill 17.97; M = 9: 17.63 / 17.97 (stop 52)
+    {4096, 4096, 8, 8, 8, 16},    // llama8b.o         fp16 uint4b8 M = 9: decode 7.22, prefill (bm16_bn64 s8) 6.51 at M = 16 (stop 51); uint4 M = 9: 8.32 / 6.86 (stop 52); H100 M = 9: 1.02x
 };
 
 // Every other shape: decode up to 16 tokens (it won at M = 16 on the other five PERF.md shapes, from

@@ -333,33 +333,37 @@ TEST(Hybrid, Sm80CodeTakesTheDefaultSwitchOnEveryLayer) {
 
 // H100-class memory (a peak below kHybridSlowDramTbPerS) takes the table's own columns: the Qwen2.5-0.5B qkv / o layers
 // run decode up to the default 16 tokens there (stop 46, measured on an H100) and up to 8 on the H200 and on a device of
-// unknown bandwidth; llama8b.o and llama8b.qkv run decode up to 8 on every device (the 16-token prefill tile: uint4b8
-// stop 51, uint4 stop 52); 8192x8192 uint4b8 up to 11 on H100-class memory (stop 52); llama8b.down uint4 up to 16 there,
-// 8 on the H200 (stop 72: the bulk decode kernel with x streamed on H100-class memory); a layer outside the table
-// (qwen0.5b.down) takes the default on every device.
+// unknown bandwidth; stop 74 (the bulk decode kernel with x as one TMA box, its default at 9..16 tokens on H100-class
+// memory) moved decode up to 16 there on qwen0.5b.gate_up, llama8b.down and 8192x8192 uint4b8, llama8b.o / qkv uint4,
+// and to 12 on llama70b.gate_up uint4b8; llama8b.o / qkv uint4b8 and llama8b.gate_up uint4b8 keep prefill from 9 on
+// every device; a layer outside the table (qwen0.5b.down) takes the default on every device.
 TEST(Hybrid, H100ClassMemoryTakesItsOwnSwitchPoints) {
   using registry_detail::hybrid_decode_max_m;
+  constexpr std::int64_t kDefault = registry_detail::kHybridDefaultDecodeMaxM;
   for (bool zeros : {false, true}) {
-    for (std::int64_t n : {1152, 896}) {
+    for (std::int64_t n : {1152, 896, 9728}) {  // the Qwen qkv / o / gate_up layers (K = 896)
       EXPECT_EQ(hybrid_decode_max_m(n, 896, zeros, 90, 3.35), 16) << n;
       EXPECT_EQ(hybrid_decode_max_m(n, 896, zeros, 90, 4.8), 8) << n;
       EXPECT_EQ(hybrid_decode_max_m(n, 896, zeros, 90, 0), 8) << n;
     }
-    for (double dram : {3.35, 4.8, 0.0}) {  // llama8b.o / qkv: prefill from 9 tokens in both scalar types
+    for (double dram : {4.8, 0.0}) {  // llama8b.o / qkv: prefill from 9 tokens in both scalar types but on H100-class memory
       EXPECT_EQ(hybrid_decode_max_m(4096, 4096, zeros, 90, dram), 8) << dram;
       EXPECT_EQ(hybrid_decode_max_m(6144, 4096, zeros, 90, dram), 8) << dram;
     }
+    EXPECT_EQ(hybrid_decode_max_m(4096, 4096, zeros, 90, 3.35), zeros ? 16 : 8);  // (uint4: the bulk kernel, stop 74)
+    EXPECT_EQ(hybrid_decode_max_m(6144, 4096, zeros, 90, 3.35), zeros ? 16 : 8);
     EXPECT_EQ(hybrid_decode_max_m(4096, 14336, zeros, 90, 4.8), zeros ? 8 : 16);  // llama8b.down
-    EXPECT_EQ(hybrid_decode_max_m(4096, 14336, zeros, 90, 3.35), zeros ? 16 : 8);  // (uint4: the bulk kernel, stop 72)
-    for (double dram : {3.35, 4.8, 0.0}) {  // the gate_up layers of Llama-3-70B / -8B: prefill from 9 tokens in uint4b8 (stop 51)
+    EXPECT_EQ(hybrid_decode_max_m(4096, 14336, zeros, 90, 3.35), 16);              // (the bulk kernel: stops 72, 74)
+    for (double dram : {4.8, 0.0})  // the gate_up layers of Llama-3-70B / -8B: prefill from 9 tokens in uint4b8 (stop 51)
       EXPECT_EQ(hybrid_decode_max_m(57344, 8192, zeros, 90, dram), zeros ? 16 : 8) << dram;
+    EXPECT_EQ(hybrid_decode_max_m(57344, 8192, zeros, 90, 3.35), zeros ? 16 : 12);  // (stop 74)
+    for (double dram : {3.35, 4.8, 0.0})
       EXPECT_EQ(hybrid_decode_max_m(28672, 4096, zeros, 90, dram), zeros ? 16 : 8) << dram;
-    }
-    // 8192x8192: the default on the H200, uint4b8 prefill from 12 tokens on H100-class memory (stop 52)
-    EXPECT_EQ(hybrid_decode_max_m(8192, 8192, zeros, 90, 4.8), registry_detail::kHybridDefaultDecodeMaxM);
-    EXPECT_EQ(hybrid_decode_max_m(8192, 8192, zeros, 90, 3.35), zeros ? registry_detail::kHybridDefaultDecodeMaxM : 11);
+    // 8192x8192: the default on every device with a known bandwidth (H100-class memory: stop 74; before, 11 in uint4b8)
+    EXPECT_EQ(hybrid_decode_max_m(8192, 8192, zeros, 90, 4.8), kDefault);
+    EXPECT_EQ(hybrid_decode_max_m(8192, 8192, zeros, 90, 3.35), kDefault);
     for (double dram : {3.35, 4.8, 0.0})  // qwen0.5b.down: outside the table
-      EXPECT_EQ(hybrid_decode_max_m(896, 4864, zeros, 90, dram), registry_detail::kHybridDefaultDecodeMaxM) << dram;
+      EXPECT_EQ(hybrid_decode_max_m(896, 4864, zeros, 90, dram), kDefault) << dram;
   }
 }
 

@@ -711,3 +711,29 @@ TEST(CudaHost, FastDivEqualsTheDivision) {
       }
   }
 }
+
+// A one-round bulk plan over most SMs that cannot fit twice per SM takes a ring cut to fit twice where it loses at most
+// one stage of its share (stop 74 call 3: llama8b.o at 4..8 tokens, 3 of 4 stages, 1.05-1.16x); longer shares and plans
+// over fewer blocks keep their rings.
+TEST(DecodeHost, OneRoundBulkPlansFitTwicePerSmWhereTheRingLosesOneStage) {
+  DecodeDevice h100;
+  h100.dram_tb_per_s = 3.35;
+  for (int m : {4, 6, 8}) {
+    const DecodePlan o = decode_bulk_plan_for_sms(4096, 4096, m, true, 128, 132, h100, true);  // llama8b.o uint4
+    ASSERT_GT(o.bulk_stages, 0);
+    EXPECT_EQ(o.bulk_blocks_per_sm, 2) << o.describe();
+    EXPECT_EQ(o.bulk_stages, 3) << o.describe();
+    EXPECT_EQ(o.grid_rows, o.row_blocks) << o.describe();
+    EXPECT_LE(o.smem_bytes + 1024, 228u * 1024 / 2) << o.describe();  // two blocks and their reserved 1 KB fit an SM
+    for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{8192, 8192}, {4096, 14336}, {6144, 4096}, {896, 4864}}) {
+      const DecodePlan p = decode_bulk_plan_for_sms(n, k, m, true, 128, 132, h100, true);
+      EXPECT_EQ(p.bulk_blocks_per_sm, 1) << n << "x" << k << " m=" << m << " " << p.describe();
+    }
+  }
+  // Already within half an SM (uint4b8 at 4 tokens: 4 stages): unchanged, one block per SM.
+  const DecodePlan b8 = decode_bulk_plan_for_sms(4096, 4096, 4, false, 128, 132, h100, true);
+  EXPECT_EQ(b8.bulk_stages, 4) << b8.describe();
+  EXPECT_EQ(b8.bulk_blocks_per_sm, 1) << b8.describe();
+  // 9..16 tokens: two blocks never fit by registers; the plan keeps one per SM.
+  EXPECT_EQ(decode_bulk_plan_for_sms(4096, 4096, 12, true, 128, 132, h100, true).bulk_blocks_per_sm, 1);
+}

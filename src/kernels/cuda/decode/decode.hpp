@@ -131,7 +131,9 @@ constexpr unsigned bulk_x_swizzled(unsigned line, unsigned chunk) { return (line
 // the shared memory of one or two blocks per SM). Pure host arithmetic. Over warps_n in 1, 2, 4, 8 and
 // 1 or 2 blocks per SM: the grid is min(row_blocks, sms x blocks per SM), each block loops over
 // items; the pick minimises the tiles streamed by the busiest SM plus a per-item cost, scaled up
-// where the ring holds fewer than 96 KB in flight per SM. W4A16_DECODE_BULK_PLAN="warps_n,blocks_per_sm"
+// where the ring holds fewer than 96 KB in flight per SM; a one-round plan over more than half the SMs that does not fit
+// twice per SM takes a ring cut to fit twice where that loses at most one of its stages (and keeps 3): the next call's
+// blocks then start beside it. W4A16_DECODE_BULK_PLAN="warps_n,blocks_per_sm"
 // forces one where it fits (malformed: invalid_argument; not fitting: the automatic choice), and with
 // the kernel enabled decode_plan then takes it before the small-layer kernel's rule.
 // Below sm_90 code (dev.sm90 false) it never fits.

@@ -428,6 +428,19 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
       const double cost = bulk_cost(p, kt, sms);
       if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
     }
+  // One round of items over more than half the SMs, one block a SM, too large to fit twice: where a ring cut to fit twice
+  // per SM keeps all of the block's stages but one (and at least 3), the cut ring. The next call's blocks then become
+  // resident beside this one's (programmatic dependent launch) and start their weight copies during its tail. Stop 74
+  // call 3 (an H100 80GB HBM3, the same stripes forced at two blocks per SM against the default, M = 1..8, fp16,
+  // uint4b8 / uint4, 2 rounds, docs/benchmarks/session_2026-12-07_stop74/): llama8b.o (4 stages a block) 3 stages at
+  // M = 4..8 1.045-1.161x (uint4b8 at 4 tokens already fits twice: 4.91 us against uint4's 5.94); where the share is
+  // longer the cut ring lost (8192x8192 16 stages: 0.87-0.95x, llama8b.down 14: 0.83-0.91x, llama8b.qkv 8: 0.89-1.01x),
+  // and on 56 blocks (qwen0.5b.down, free SMs for the next call anyway) 2 stages lost 0.75-0.79x.
+  if (best.bulk_stages > 0 && best.bulk_blocks_per_sm == 1 && bulk_rounds(best) == 1 && 2 * best.grid_rows > sms &&
+      best.smem_bytes > bulk_budget(2)) {
+    const DecodePlan twice = make_bulk_plan(nt, kt, m_chunk, zeros, g32, best.warps_n, 2, sms, xs);
+    if (twice.bulk_stages >= std::max<std::int64_t>(3, bulk_share(best, kt) - 1)) return twice;
+  }
   return best;
 }
 
