@@ -10,7 +10,7 @@ set -u
 . scripts/lib/device-env.sh
 S=/tmp/s74c; rm -rf $S; mkdir -p $S/b $S/r
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader | tee $OUT/gpu.txt
-tar -xJf .carry-l74a/b.tar.xz -C $S/b w4a16_bench_gpu
+tar -xJf .carry-l74a/b.tar.xz -C $S/b ./w4a16_bench_gpu
 log() { echo "$1 (${SECONDS}s)" | tee -a $OUT/gpu.txt; }
 COMMON="--ms 1,2,4,6,8 --dtypes f16 --scalars uint4b8,uint4 --no-extra-groups --no-cublas --decode-max-m 16"
 for r in 1 2; do

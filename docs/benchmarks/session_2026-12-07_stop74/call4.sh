@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Stop 74 call 4 (carry .carry-l74b: main at the one-round rule + the H100 hybrid columns: w4a16_bench_gpu (N),
+# w4a16_test_gpu_decode; call 2's build as w4a16_bench_gpu_c2 (C)). Any card.
+#  1. decode tests: every configuration at M = 1..16 (the default plans), the streamed bulk kernel's
+#  2. the default plans C against N on the layers the one-round rule moves or could (llama8b.o) and two it must not,
+#     M = 4 / 6 / 8, fp16, uint4b8 / uint4, 2 interleaved rounds
+#  3. the hybrid against both paths through the registry at M = 8 / 9 / 12 / 16 on the layers whose H100 column moved,
+#     fp16 / bf16 x uint4b8 / uint4
+set -u
+. scripts/lib/device-env.sh
+S=/tmp/s74d; rm -rf $S; mkdir -p $S/b $S/r
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader | tee $OUT/gpu.txt
+tar -xJf .carry-l74b/b.tar.xz -C $S/b
+log() { echo "$1 (${SECONDS}s)" | tee -a $OUT/gpu.txt; }
+timeout 90 $S/b/w4a16_test_gpu_decode --gtest_filter='Decode.EveryConfigurationM1To16:Decode.BulkStreamedX:Decode.BulkForcedPlansPersistentItems' > $OUT/t_decode.log 2>&1
+log "decode tests rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED \]" $OUT/t_decode.log | head
+D="--shapes llama8b.o,llama8b.qkv,8192x8192 --ms 4,6,8 --dtypes f16 --scalars uint4b8,uint4 --no-extra-groups --no-cublas --decode-max-m 16"
+for r in 1 2; do
+  for side in C N; do
+    B=$S/b/w4a16_bench_gpu; [ $side = C ] && B=$S/b/w4a16_bench_gpu_c2
+    timeout 40 $B $D --csv $S/r/${side}_$r.csv > /dev/null 2>&1; log "$side $r rc=$?"
+  done
+done
+echo "### old: C (call 2's main), new: N (the one-round rule)" > $OUT/ab.md
+python3 bench/gpu/ab_compare.py $(ls $S/r/C_*.csv | paste -sd,) $(ls $S/r/N_*.csv | paste -sd,) >> $OUT/ab.md 2>&1
+grep "rows; old" $OUT/ab.md
+timeout 150 $S/b/w4a16_bench_gpu --registry cuda_hybrid,cuda_decode,cuda_prefill --no-cublas --decode-max-m 0 \
+  --shapes llama8b.down,8192x8192,qwen0.5b.gate_up,llama8b.o,llama8b.qkv,llama70b.gate_up --ms 8,9,12,16 --dtypes f16,bf16 \
+  --scalars uint4b8,uint4 --no-extra-groups --csv $OUT/hybrid.csv > $S/r/h.log 2>&1; log "hybrid rc=$? $(tail -1 $S/r/h.log)"
+tar -czf $OUT/r.tar.gz -C $S r
