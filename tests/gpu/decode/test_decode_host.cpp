@@ -479,12 +479,12 @@ TEST(DecodeHost, BulkByDefaultOnH100ClassMemory) {
       for (bool zeros : {false, true}) {
         const std::string what = std::string(e.name) + " m=" + std::to_string(m) + " zeros=" + std::to_string(zeros);
         const bool fits = decode_bulk_plan_for_sms(e.n, e.k, m, zeros, 128, 132).bulk_stages > 0;  // x staged
-        // x streamed (16-byte rows, no perm): 4..8 tokens on layers <= 32 MB, whether or not x of all of K fits; 9..16
-        // tokens where the plan keeps the SMs busy
+        // x streamed (16-byte rows, no perm): 4..8 tokens on every layer, whether or not x of all of K fits (stop 74; until
+        // then on layers <= 32 MB); 9..16 tokens where the plan keeps the SMs busy
         const bool wide = m >= 9 && e.wide_h100;
-        const bool streams = (m >= 4 && m <= 8 && e.n * e.k / 2 <= (std::int64_t{32} << 20)) || wide;
+        const bool streams = (m >= 4 && m <= 8) || wide;
         const DecodePlan p = decode_plan_for_sms(e.n, e.k, m, zeros, 128, true, 132, h100);
-        EXPECT_EQ(p.bulk_stages > 0, (m <= e.most_h100 && (fits || streams)) || wide) << what;
+        EXPECT_EQ(p.bulk_stages > 0, (m <= e.most_h100 && fits) || streams) << what;
         EXPECT_EQ(p.bulk_xstream, streams) << what;
         EXPECT_EQ(decode_plan_for_sms(e.n, e.k, m, zeros, 128, false, 132, h100).bulk_stages > 0, m <= e.most_h100_staged && fits)
             << what << " (x rows that cannot stream)";
@@ -508,12 +508,13 @@ TEST(DecodeHost, BulkByDefaultOnH100ClassMemory) {
     }
   EXPECT_EQ(decode_plan_for_sms(4096, 14336, 16, true, 32, true, 132, h100).warps_n, 2);
   // The staged rule's bounds (x rows that cannot stream): x of 6 tokens at K = 10880 (127.5 KB) in, K = 10944 out; 32 MB
-  // of weights in, 33 MB out; 7 tokens out. Streamed: 7 tokens in, a K with a tail past a multiple of 64 out.
+  // of weights in, 33 MB out; 7 tokens out. Streamed: 33 MB in, 7 tokens in, a K with a tail past a multiple of 64 out.
   EXPECT_GT(decode_plan_for_sms(4096, 10880, 6, false, 128, false, 132, h100).bulk_stages, 0);
   EXPECT_EQ(decode_plan_for_sms(4096, 10944, 6, false, 128, false, 132, h100).bulk_stages, 0);
   EXPECT_GT(decode_plan_for_sms(4096, 10944, 6, false, 128, true, 132, h100).bulk_stages, 0);
   EXPECT_GT(decode_plan_for_sms(8192, 8192, 4, false, 128, false, 132, h100).bulk_stages, 0);
-  EXPECT_EQ(decode_plan_for_sms(8448, 8192, 4, false, 128, true, 132, h100).bulk_stages, 0);
+  EXPECT_EQ(decode_plan_for_sms(8448, 8192, 4, false, 128, false, 132, h100).bulk_stages, 0);
+  EXPECT_TRUE(decode_plan_for_sms(8448, 8192, 4, false, 128, true, 132, h100).bulk_xstream);
   EXPECT_EQ(decode_plan_for_sms(8192, 8192, 7, false, 128, false, 132, h100).bulk_stages, 0);
   EXPECT_TRUE(decode_plan_for_sms(8192, 8192, 7, false, 128, true, 132, h100).bulk_xstream);
   EXPECT_EQ(decode_plan_for_sms(8192, 8192 + 32, 7, false, 32, true, 132, h100).bulk_stages, 0);

@@ -138,9 +138,9 @@ constexpr unsigned bulk_x_swizzled(unsigned line, unsigned chunk) { return (line
 // the kernel enabled decode_plan then takes it before the small-layer kernel's rule.
 // Below sm_90 code (dev.sm90 false) it never fits.
 // xstream_ok (16-byte x rows, no act-order perm, as decode_plan's): W4A16_DECODE_BULK_XSTREAM=1 then streams x per stage
-// where K is a multiple of 64 (bulk_xstream), =0 never; unset: at 4..8 tokens on layers of <= 32 MB (H100-class
-// memory) or <= 8 MB (faster memory), at 9..16 on every layer of H100-class memory (decode_plan then takes the plan
-// where its items keep the SMs busy), never where the device's peak bandwidth is unknown (decode_plan.cu).
+// where K is a multiple of 64 (bulk_xstream), =0 never; unset: at 4..16 tokens on every layer of H100-class memory
+// (decode_plan takes the plan at 9..16 where its items keep the SMs busy), at 4..8 on layers of <= 8 MB of faster
+// memory, never where the device's peak bandwidth is unknown (decode_plan.cu).
 DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool zeros, int group_size, int sms,
                                     const DecodeDevice& dev = {}, bool xstream_ok = false);
 // Whether the launch of plan `p` runs the tile-pair variant of its kernel (tiles 2j, 2j + 1 share one scale / zero

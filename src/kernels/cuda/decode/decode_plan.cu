@@ -304,7 +304,8 @@ constexpr std::int64_t kBulkSlowDramXBytes = 128 * 1024;
 constexpr std::int64_t kBulkSlowDramLayerBytes = std::int64_t{32} << 20;
 
 // Where the bulk kernel streams x per stage by default (W4A16_DECODE_BULK_XSTREAM unset; where x rows allow it): on
-// H100-class memory at 4..8 tokens on layers of at most kBulkSlowDramLayerBytes. Measured on an H100 (stop 44 call 4,
+// H100-class memory at 4..16 tokens on every layer (until stop 74: 4..8 tokens on layers of at most
+// kBulkSlowDramLayerBytes, with one copy per token row). Measured on an H100 (stop 44 call 4,
 // the bulk kernel with streamed x forced against the default plans, 2 rounds, docs/benchmarks/decode.md version 22):
 // M = 4 / 8: 8192x8192 1.03-1.05 / 1.06-1.08x, llama8b.down 1.10-1.12 / 1.16-1.17x, llama8b.o 1.11-1.14 / 1.26-1.27x,
 // llama8b.qkv 1.00 / 1.03x, qwen0.5b.down 1.30 / 1.21x, qwen0.5b.gate_up 1.04-1.07 / 1.03-1.05x (no staging of x before
@@ -327,11 +328,12 @@ constexpr std::int64_t kBulkSlowDramLayerBytes = std::int64_t{32} << 20;
 // plan's 224 items on 132 blocks, balance 0.85, the one layer the balance rule leaves out). g = 32 on llama8b.down uint4
 // (the G rows): 17.6-18.0 us at 9 / 12 tokens against the streaming kernel's 28.0-28.8 (stop 73).
 // Before the TMA box (one copy per token row, stop 72 call B) it won only on llama8b.down uint4 and lost elsewhere.
+// With the box, at 4..8 tokens on H100-class memory the layers over kBulkSlowDramLayerBytes take it too (stop 74 call 2,
+// forced against the default: llama8b.gate_up 1.02-1.19x, llama70b.gate_up 0.99-1.06x, fp16 / bf16 x both scalar types).
 bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodeDevice& dev) {
   if (dev.dram_tb_per_s <= 0 || m_chunk < 4 || m_chunk > 16) return false;
   const bool slow = dev.dram_tb_per_s < kBulkSlowDramTbPerS;
-  if (m_chunk > 8) return slow;
-  return n * k / 2 <= (slow ? kBulkSlowDramLayerBytes : kBulkSmallLayerBytes);
+  return slow || (m_chunk <= 8 && n * k / 2 <= kBulkSmallLayerBytes);
 }
 // Where the bulk kernel's plan `bp` (one that fits: bulk_stages > 0) is the default, from A/Bs on the
 // H200 (every row against f64; docs/benchmarks/decode.md versions 12 and 13): the bulk kernel forced
