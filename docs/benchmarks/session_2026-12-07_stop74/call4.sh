@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Stop 74 call 4 (carry .carry-l74b: main at the one-round rule + the H100 hybrid columns: w4a16_bench_gpu (N),
+# Stop 74 call 4 (carry .carry-l74b: main at 4d3c411 (the one-round rule, the H100 hybrid columns, 4..8 tokens on every layer): w4a16_bench_gpu (N),
 # w4a16_test_gpu_decode; call 2's build as w4a16_bench_gpu_c2 (C)). Any card.
 #  1. decode tests: every configuration at M = 1..16 (the default plans), the streamed bulk kernel's
-#  2. the default plans C against N on the layers the one-round rule moves or could (llama8b.o) and two it must not,
+#  2. the default plans C against N on the layers the one-round rule moves (llama8b.o) or must not, and the gate_up layers
+#     (x streamed at 4..8 tokens now on H100-class memory),
 #     M = 4 / 6 / 8, fp16, uint4b8 / uint4, 2 interleaved rounds
 #  3. the hybrid against both paths through the registry at M = 8 / 9 / 12 / 16 on the layers whose H100 column moved,
 #     fp16 / bf16 x uint4b8 / uint4
@@ -14,7 +15,7 @@ tar -xJf .carry-l74b/b.tar.xz -C $S/b
 log() { echo "$1 (${SECONDS}s)" | tee -a $OUT/gpu.txt; }
 timeout 90 $S/b/w4a16_test_gpu_decode --gtest_filter='Decode.EveryConfigurationM1To16:Decode.BulkStreamedX:Decode.BulkForcedPlansPersistentItems' > $OUT/t_decode.log 2>&1
 log "decode tests rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED \]" $OUT/t_decode.log | head
-D="--shapes llama8b.o,llama8b.qkv,8192x8192 --ms 4,6,8 --dtypes f16 --scalars uint4b8,uint4 --no-extra-groups --no-cublas --decode-max-m 16"
+D="--shapes llama8b.o,llama8b.qkv,8192x8192,llama8b.gate_up,llama70b.gate_up --ms 4,6,8 --dtypes f16 --scalars uint4b8,uint4 --no-extra-groups --no-cublas --decode-max-m 16"
 for r in 1 2; do
   for side in C N; do
     B=$S/b/w4a16_bench_gpu; [ $side = C ] && B=$S/b/w4a16_bench_gpu_c2
