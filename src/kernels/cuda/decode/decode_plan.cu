@@ -369,8 +369,7 @@ bool bulk_xstream_by_default(int m_chunk, std::int64_t n, std::int64_t k, const 
 //    llama8b.gate_up (56 MB) 0.94x at 6, every layer 0.92-0.99x at 8.
 //  - And the bulk kernel with x streamed per stage (bulk_xstream_by_default) wherever its plan streams x; past 8 tokens
 //    (the one rule there) where the plan runs one round of items or balances its rounds to kBulkWideBalance.
-bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, bool zeros, int group_size, const DecodePlan& bp, int sms,
-                     const DecodeDevice& dev) {
+bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, const DecodePlan& bp, int sms, const DecodeDevice& dev) {
   if (m_chunk == 1) return true;
   if (bp.bulk_xstream && bulk_xstream_by_default(m_chunk, n, k, dev))
     return m_chunk <= 8 || bulk_rounds(bp) == 1 || bulk_balance(bp, sms) >= kBulkWideBalance;
@@ -378,7 +377,7 @@ bool bulk_by_default(int m_chunk, std::int64_t n, std::int64_t k, bool zeros, in
   if (dev.dram_tb_per_s > 0 && dev.dram_tb_per_s < kBulkSlowDramTbPerS && m_chunk <= 6 &&
       m_chunk * k * 2 <= kBulkSlowDramXBytes && n * k / 2 <= kBulkSlowDramLayerBytes)
     return true;
-  if (m_chunk <= 8 && bulk_rounds(bp) >= 4) return true;
+  if (bulk_rounds(bp) >= 4) return true;
   if (m_chunk == 2) return 2 * k * 2 <= kBulkAutoXBytes;
   if (m_chunk == 3 && bulk_balance(bp, sms) >= 0.8 && 2 * k * 2 <= kBulkAutoXBytes) return true;
   return n * k / 2 < kBulkSmallLayerBytes && (m_chunk <= 6 || m_chunk * k * 2 <= kBulkAutoXBytes);
@@ -576,7 +575,7 @@ DecodePlan decode_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk, bool
   // (bulk_by_default: from 9 tokens only where x streams by default)
   if (bo == 1 || (bo == -1 && so != 1 && (m_chunk <= 8 || bulk_xstream_by_default(m_chunk, n, k, dev)))) {
     const DecodePlan bp = decode_bulk_plan_for_sms(n, k, m_chunk, zeros, group_size, sms, dev, rows16);
-    if (bp.bulk_stages > 0 && (bo == 1 || bulk_by_default(m_chunk, n, k, zeros, group_size, bp, sms, dev))) return bp;
+    if (bp.bulk_stages > 0 && (bo == 1 || bulk_by_default(m_chunk, n, k, bp, sms, dev))) return bp;
   }
   // The small-layer kernel where its plan fits one wave (decode.hpp: the rule and its knobs).
   if (so != 0 && rows16) {
