@@ -115,6 +115,7 @@
 // prefill path still leads on llama8b.qkv uint4b8 (0.89-0.95), llama8b.gate_up uint4b8 (0.93-0.98) and llama8b.o
 // uint4b8 (0.98-1.00). So the H100 columns: decode up to 16 on llama8b.down uint4b8, 8192x8192 uint4b8, qwen0.5b.gate_up,
 // llama8b.o uint4 and llama8b.qkv uint4 (-1.7% at M = 9), up to 12 on llama70b.gate_up uint4b8; the rest as before.
+// 8192x8192 then took the default in every column and left the table (its H100 uint4b8 entry had been 11, stop 52).
 // What the runs show: the decode path wins at M <= 16 on the large layers (since stop 47 also llama8b.o, and llama8b.down
 // uint4b8, on the H200), the prefill path from M = 9 on the small Qwen layers (H200), llama8b.down uint4 and, on
 // H100-class memory, llama8b.o / down; decode loses at M = 32 everywhere.
@@ -149,7 +150,6 @@ inline constexpr HybridShape kHybridShapes[] = {
     {57344, 8192, 8, 16, 12, 16},  // llama70b.gate_up  fp16 uint4b8 M = 8: 64.65 / 76.77; M = 9: 82.87 / 77.30 (stop 51)
     {28672, 4096, 8, 16, 8, 16},  // llama8b.gate_up   fp16 uint4b8 M = 8: 21.32 / 23.52; M = 9: 24.64 / 23.84 (stop 51)
     {6144, 4096, 8, 8, 8, 16},    // llama8b.qkv       fp16 uint4b8 M = 9: decode 8.64 us, prefill (bm16 s8) 7.96 at M = 16 (stop 51); uint4 M = 9: 9.63 / 9.07 (stop 52)
-    {8192, 8192, 16, 16, 16, 16},  // 8192x8192        H100 fp16 uint4b8 M = 12: decode 18.73 us, prefill 17.97; M = 9: 17.63 / 17.97 (stop 52)
     {4096, 4096, 8, 8, 8, 16},    // llama8b.o         fp16 uint4b8 M = 9: decode 7.22, prefill (bm16_bn64 s8) 6.51 at M = 16 (stop 51); uint4 M = 9: 8.32 / 6.86 (stop 52); H100 M = 9: 1.02x
 };
 
