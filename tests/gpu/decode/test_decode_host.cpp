@@ -507,6 +507,12 @@ TEST(DecodeHost, BulkByDefaultOnH100ClassMemory) {
       EXPECT_EQ(p.row_blocks, p.grid_rows) << p.describe();
     }
   EXPECT_EQ(decode_plan_for_sms(4096, 14336, 16, true, 32, true, 132, h100).warps_n, 2);
+  // qwen0.5b.down at 13..16 tokens: the x slot counts in the ring's bytes in flight, so the one-stripe plan on 56 blocks
+  // (2 stages of 16 KB of weights + 52..64 KB of x each) is not charged as a short ring against 2 stripes on 28 blocks
+  for (int m = 13; m <= 16; ++m) {
+    const DecodePlan p = decode_plan_for_sms(896, 4864, m, false, 128, true, 132, h100);
+    EXPECT_TRUE(p.bulk_xstream && p.warps_n == 1 && p.grid_rows == 56) << "m=" << m << ": " << p.describe();
+  }
   // The staged rule's bounds (x rows that cannot stream): x of 6 tokens at K = 10880 (127.5 KB) in, K = 10944 out; 32 MB
   // of weights in, 33 MB out; 7 tokens out. Streamed: 33 MB in, 7 tokens in, a K with a tail past a multiple of 64 out.
   EXPECT_GT(decode_plan_for_sms(4096, 10880, 6, false, 128, false, 132, h100).bulk_stages, 0);

@@ -283,12 +283,13 @@ DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, b
 // over the forced-plan sweeps of 2026-12-04 (every plan on 8 PERF.md shapes x 1..16 tokens; calls 2
 // and 3, docs/benchmarks/decode.md version 12). Ties go to one block per SM (decode_bulk_plan_for_sms
 // tries it first).
-double bulk_cost(const DecodePlan& p, std::int64_t kt, int sms) {
+double bulk_cost(const DecodePlan& p, std::int64_t kt, int m, int sms) {
   constexpr double kItemTiles = 48, kInflight = 64 * 1024;
   const std::int64_t span = static_cast<std::int64_t>(p.warps_k) * kBulkTiles;
   const std::int64_t item_tiles = (kt + span - 1) / span * span * p.warps_n;
   const std::int64_t rounds = bulk_rounds(p), per_sm = bulk_blocks_on_busiest_sm(p, sms);
-  const double inflight = static_cast<double>(per_sm * (p.bulk_stages - 1)) * kBulkTiles * kWarps * 512;
+  const double stage_bytes = kBulkTiles * kWarps * 512.0 + (p.bulk_xstream ? bulk_x_slot_bytes(m, static_cast<int>(span)) : 0.0);
+  const double inflight = static_cast<double>(per_sm * (p.bulk_stages - 1)) * stage_bytes;
   const double tiles = static_cast<double>(per_sm * rounds * item_tiles) + kItemTiles * static_cast<double>(rounds);
   const bool short_ring = p.bulk_stages < bulk_share(p, kt);
   return short_ring && inflight < kInflight ? tiles * kInflight / inflight : tiles;
@@ -426,7 +427,7 @@ DecodePlan decode_bulk_plan_for_sms(std::int64_t n, std::int64_t k, int m_chunk,
     for (int wn : {8, 4, 2, 1}) {
       const DecodePlan p = make_bulk_plan(nt, kt, m_chunk, zeros, g32, wn, b, sms, xs);
       if (p.bulk_stages == 0) continue;
-      const double cost = bulk_cost(p, kt, sms);
+      const double cost = bulk_cost(p, kt, m_chunk, sms);
       if (cost < best_cost - 1e-9) { best_cost = cost; best = p; }
     }
   // One round of items over more than half the SMs, one block a SM, too large to fit twice: where a ring cut to fit twice
