@@ -282,7 +282,10 @@ DecodePlan make_bulk_plan(std::int64_t nt, std::int64_t kt, int m, bool zeros, b
 // the ring is shorter than the block's share and holds less than 64 KB. The constants: a grid search
 // over the forced-plan sweeps of 2026-12-04 (every plan on 8 PERF.md shapes x 1..16 tokens; calls 2
 // and 3, docs/benchmarks/decode.md version 12). Ties go to one block per SM (decode_bulk_plan_for_sms
-// tries it first).
+// tries it first). A stage of a streamed-x plan carries its x slot too (m tokens x the box's tiles): those bytes count in
+// flight beside the weights (stop 76 call 2, an H100: the one plan it moved, qwen0.5b.down at 13..16 tokens from 2
+// stripes on 28 blocks to 1 stripe on 56, ran 1.06-1.15x faster, fp16 / bf16 x both scalar types, 2 rounds; decode.md
+// version 29).
 double bulk_cost(const DecodePlan& p, std::int64_t kt, int m, int sms) {
   constexpr double kItemTiles = 48, kInflight = 64 * 1024;
   const std::int64_t span = static_cast<std::int64_t>(p.warps_k) * kBulkTiles;
