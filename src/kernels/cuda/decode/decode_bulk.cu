@@ -189,6 +189,16 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
         pdl_launch_dependents();
       }
     } else {
+      // Timing-only (W4A16_DIAG_BULK_X_ONCE, CMakeLists.txt W4A16_DIAG_DECODE; wrong results): stage q >= stages copies no
+      // x, its slot keeps the x of an earlier stage.
+      auto x_once = [&](int q) {
+#ifdef W4A16_DIAG_BULK_X_ONCE
+        return q >= a.stages;
+#else
+        (void)q;
+        return false;
+#endif
+      };
       // Stage q of the block (item q / nsteps, step q % nsteps) into ring slot `slot`: its weights, scale (and zero)
       // rows, and the full barrier's expected bytes (x's too where streamed: those copies follow in issue_x).
       auto issue_w = [&](int q, int slot) {
@@ -197,7 +207,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
         const int kt0 = (q % nsteps) * span;
         const int tiles = min(span, a.kt_count - kt0);
         const unsigned full = full0 + 8 * slot, stage = ring + static_cast<unsigned>(slot) * St::kBytes;
-        const unsigned x_tx = kXs ? static_cast<unsigned>(a.m * xbox * 128) : 0u;  // the whole box (tiles past K: zeros)
+        const unsigned x_tx = kXs && !x_once(q) ? static_cast<unsigned>(a.m * xbox * 128) : 0u;  // the whole box (tiles past K: zeros)
         if (lane == 0) mbar_arrive_expect_tx(full, static_cast<unsigned>(stripes * tiles * 512) + x_tx);
         __syncwarp();
         if (lane < stripes) {
@@ -223,7 +233,7 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
       };
       // x streamed: the stage's box (k tiles kt0 .. kt0 + xbox - 1 of the m tokens) into the slot, by lane 16.
       auto issue_x = [&](int q, int slot) {
-        if (lane != 16) return;
+        if (lane != 16 || x_once(q)) return;
         tma_load_3d(smem_addr(xs) + static_cast<unsigned>(slot) * x_slot, &xmap, (q % nsteps) * span, full0 + 8 * slot);
       };
       if (lane == 16) asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(&xmap)) : "memory");
