@@ -6,7 +6,7 @@
 #  2. llama8b.qkv (384 stripes: the default bulk plan runs 96 items on 96 of 132 SMs) with the bulk kernel's 1- and
 #     2-stripe plans forced (Q1 / Q2: 384 / 192 items on 132 blocks) against the default (QD), M = 1, 2, 4, 8, 12, 16,
 #     fp16, both scalar types, 2 rounds
-#  3. scripts/gpu-check without the sweeps (every GPU test binary, compute-sanitizer subsets, the SASS check)
+#  3. scripts/gpu-check without the sweeps and the sanitizer (every GPU test binary, the SASS check)
 set -u
 . scripts/lib/device-env.sh
 S=/tmp/s76; rm -rf $S; mkdir -p $S/r
@@ -33,7 +33,7 @@ for r in 1 2; do
   W4A16_DECODE_BULK=1 W4A16_DECODE_BULK_PLAN=2,1 timeout 30 $B $Q --csv $S/r/Q2_$r.csv > /dev/null 2>&1; log "Q2 $r rc=$?"
 done
 pack
-OUT=/tmp/gc W4A16_SKIP_SWEEP=1 W4A16_SKIP_PEERS=1 W4A16_SKIP_MOE=1 W4A16_SKIP_READ=1 W4A16_SKIP_PREFILL_IL=1 \
+OUT=/tmp/gc W4A16_SKIP_SANITIZER=1 W4A16_SKIP_SWEEP=1 W4A16_SKIP_PEERS=1 W4A16_SKIP_MOE=1 W4A16_SKIP_READ=1 W4A16_SKIP_PREFILL_IL=1 \
   timeout 400 bash scripts/gpu-check > /dev/null 2>&1
 log "gpu-check rc=$?"
 cp /tmp/gc/gpu-check.log $OUT/ 2>/dev/null; tar -czf $OUT/gc.tar.gz -C /tmp gc
