@@ -58,6 +58,14 @@
 namespace w4a16::kernels::cuda::decode_detail {
 namespace {
 
+// Timing-only diagnostic (CMakeLists.txt W4A16_DIAG_DECODE=W4A16_DIAG_BULK_X_ONCE; wrong results by design): the
+// streamed-x kernels copy x into the first ring stages only, so the x stream's cost shows against a release build.
+#ifdef W4A16_DIAG_BULK_X_ONCE
+constexpr bool kDiagXOnce = true;
+#else
+constexpr bool kDiagXOnce = false;
+#endif
+
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900  // the kernel body below is sm_90 only
 __device__ __forceinline__ void bulk_copy_g2s(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst), "l"(src),
@@ -189,16 +197,8 @@ __global__ void __launch_bounds__(kBulkThreads, kBulkMinBlocks<MB>) decode_bulk_
         pdl_launch_dependents();
       }
     } else {
-      // Timing-only (W4A16_DIAG_BULK_X_ONCE, CMakeLists.txt W4A16_DIAG_DECODE; wrong results): stage q >= stages copies no
-      // x, its slot keeps the x of an earlier stage.
-      auto x_once = [&](int q) {
-#ifdef W4A16_DIAG_BULK_X_ONCE
-        return q >= a.stages;
-#else
-        (void)q;
-        return false;
-#endif
-      };
+      // Timing-only (kDiagXOnce; wrong results): stage q >= stages copies no x, its slot keeps the x of an earlier stage.
+      auto x_once = [&](int q) { return kDiagXOnce && q >= a.stages; };
       // Stage q of the block (item q / nsteps, step q % nsteps) into ring slot `slot`: its weights, scale (and zero)
       // rows, and the full barrier's expected bytes (x's too where streamed: those copies follow in issue_x).
       auto issue_w = [&](int q, int slot) {
